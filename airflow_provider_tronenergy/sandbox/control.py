@@ -1,0 +1,180 @@
+"""The /sandbox control API: drive the emulated world from tests and demos.
+
+No authentication, so by default it answers only clients on the loopback
+interface (``--allow-remote-control`` lifts that).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+
+from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from airflow_provider_tronenergy.sandbox import params
+from airflow_provider_tronenergy.sandbox.api import json_response, sandbox
+from airflow_provider_tronenergy.sandbox.faults import ERROR_CODES, KINDS
+from airflow_provider_tronenergy.sandbox.pricing import trx_to_sun
+from airflow_provider_tronenergy.sandbox.world import WorldError
+
+
+class ForbiddenError(Exception):
+    pass
+
+
+def _loopback_only(request: Request) -> None:
+    if sandbox(request).config.allow_remote_control:
+        return
+    host = request.client.host if request.client else ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host in ("localhost", "testclient")
+    if not loopback:
+        raise ForbiddenError(f"control API is loopback-only; {host} is not")
+
+
+router = APIRouter(prefix="/sandbox", include_in_schema=False,
+                   dependencies=[Depends(_loopback_only)])
+
+
+def reply(request: Request, payload: Any) -> Response:
+    return json_response(request, {"success": True, "data": payload}, 0)
+
+
+async def _body(request: Request, *, required: bool = True) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip() and not required:
+        return {}
+    return params.json_object(raw)
+
+
+@router.get("/health")
+async def health(request: Request) -> Response:
+    return reply(request, {"status": "ok"})
+
+
+@router.post("/transfers")
+async def transfer(request: Request) -> Response:
+    body = await _body(request)
+    from_address = params.address(params.field(body, "from"), "from")
+    to_address = params.address(params.field(body, "to"), "to")
+    amount = params.amount(params.field(body, "amount"))
+    token = params.string(params.field(body, "token"), "token", default="TRX", max_length=20)
+    state = sandbox(request)
+    result = state.world.transfer(from_address, to_address, amount, token)
+    if result["delivery_id"] is not None and state.dispatcher is not None:
+        state.dispatcher.wake()
+    return reply(request, result)
+
+
+@router.get("/orders")
+async def orders(request: Request) -> Response:
+    return reply(request, sandbox(request).world.all_orders())
+
+
+@router.post("/orders/{order_id}/fail")
+async def fail_order(request: Request, order_id: str) -> Response:
+    return reply(request, sandbox(request).world.end_order(order_id, "failed"))
+
+
+@router.post("/orders/{order_id}/cancel")
+async def cancel_order(request: Request, order_id: str) -> Response:
+    return reply(request, sandbox(request).world.end_order(order_id, "cancelled"))
+
+
+@router.post("/balance")
+async def set_balance(request: Request) -> Response:
+    body = await _body(request)
+    balance = params.field(body, "balance")
+    sun = 0 if balance in (0, "0") else trx_to_sun(params.amount(balance, "balance"))
+    world = sandbox(request).world
+    world.set_balance(sun)
+    return reply(request, world.account())
+
+
+@router.post("/addresses/{address}/activate")
+async def seed_activated(request: Request, address: str) -> Response:
+    params.address(address, "address")
+    world = sandbox(request).world
+    world.set_activated(address)
+    return reply(request, world.check_address(address))
+
+
+@router.post("/addresses/{address}/holder")
+async def seed_holder(request: Request, address: str) -> Response:
+    params.address(address, "address")
+    body = await _body(request, required=False)
+    token = params.string(params.field(body, "token"), "token", default="USDT", max_length=20)
+    world = sandbox(request).world
+    world.set_holder(address, token)
+    return reply(request, world.check_address(address))
+
+
+@router.get("/deliveries")
+async def deliveries(request: Request) -> Response:
+    status = request.query_params.get("status") or None
+    return reply(request, sandbox(request).world.all_deliveries(status))
+
+
+@router.post("/deliveries/{delivery_id}/resend")
+async def resend(request: Request, delivery_id: int) -> Response:
+    state = sandbox(request)
+    if state.dispatcher is None:
+        raise WorldError(ErrorCode.UPSTREAM_UNAVAILABLE, "dispatcher is not running")
+    return reply(request, await state.dispatcher.resend(delivery_id))
+
+
+@router.get("/faults")
+async def list_faults(request: Request) -> Response:
+    return reply(request, [f.to_dict() for f in sandbox(request).faults.list()])
+
+
+@router.post("/faults")
+async def add_fault(request: Request) -> Response:
+    """``{kind, path, method?, status?, retry_after?, latency_ms?, after_processing?,
+    count?, probability?}``; path is relative to /v1 and may end in ``*``."""
+    body = await _body(request)
+    kind = params.string(params.field(body, "kind"), "kind")
+    if kind not in KINDS:
+        raise params.invalid(f"kind must be one of {', '.join(KINDS)}")
+    spec: dict[str, Any] = {"kind": kind}
+    spec["path"] = params.string(params.field(body, "path"), "path", default="*")
+    method = params.field(body, "method")
+    if method not in (None, params.MISSING):
+        spec["method"] = params.string(method, "method").upper()
+    status = params.integer(params.field(body, "status"), "status", 500)
+    if status not in ERROR_CODES:
+        raise params.invalid("status must be 500 or 503")
+    spec["status"] = status
+    spec["retry_after"] = params.integer(params.field(body, "retry_after"), "retry_after", 1)
+    spec["latency_ms"] = params.integer(params.field(body, "latency_ms"), "latency_ms", 0)
+    spec["after_processing"] = params.field(body, "after_processing") is True
+    count = params.field(body, "count")
+    if count not in (None, params.MISSING):
+        spec["count"] = params.integer(count, "count")
+        if spec["count"] < 1:
+            raise params.invalid("count must be at least 1")
+    probability = params.field(body, "probability")
+    if probability not in (None, params.MISSING):
+        value = params.amount(probability, "probability")
+        if value > 1:
+            raise params.invalid("probability must be above 0 and at most 1")
+        spec["probability"] = value
+    fault = sandbox(request).faults.add(**spec)
+    return reply(request, fault.to_dict())
+
+
+@router.delete("/faults")
+async def clear_faults(request: Request) -> Response:
+    sandbox(request).faults.clear()
+    return reply(request, [])
+
+
+@router.delete("/faults/{fault_id}")
+async def remove_fault(request: Request, fault_id: int) -> Response:
+    if not sandbox(request).faults.remove(fault_id):
+        raise WorldError(ErrorCode.NOT_FOUND, f"fault {fault_id} not found")
+    return reply(request, [])

@@ -1,0 +1,157 @@
+"""Fault injection on /v1: errors, rate limits, latency and dropped connections.
+
+The ``drop`` fault lets the request be fully processed and then closes the
+connection without an answer: the case in which a blind client retry would buy
+twice. It is an ASGI middleware so that it wraps real request handling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from decimal import Decimal
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from airflow_provider_tronenergy.sandbox.jsonout import dumps
+
+log = logging.getLogger("tronenergy.sandbox.faults")
+
+KINDS = ("error", "rate_limit", "latency", "drop")
+ERROR_CODES = {500: ErrorCode.INTERNAL_ERROR, 503: ErrorCode.UPSTREAM_UNAVAILABLE}
+
+
+@dataclass
+class Fault:
+    id: int
+    kind: str
+    path: str = "*"
+    method: str | None = None
+    status: int = 500
+    retry_after: int = 1
+    latency_ms: int = 0
+    after_processing: bool = False
+    count: int | None = None
+    probability: Decimal = Decimal(1)
+    fired: int = field(default=0)
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method is not None and self.method != method:
+            return False
+        if self.path == "*":
+            return True
+        if self.path.endswith("*"):
+            return path.startswith(self.path[:-1])
+        return path == self.path
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class FaultRegistry:
+    def __init__(self, seed: int | None = None) -> None:
+        self._faults: list[Fault] = []
+        self._ids = itertools.count(1)
+        self._random = random.Random(seed)
+
+    def add(self, **spec: Any) -> Fault:
+        fault = Fault(id=next(self._ids), **spec)
+        self._faults.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        self._faults.clear()
+
+    def remove(self, fault_id: int) -> bool:
+        before = len(self._faults)
+        self._faults = [f for f in self._faults if f.id != fault_id]
+        return len(self._faults) != before
+
+    def list(self) -> list[Fault]:
+        return list(self._faults)
+
+    def take(self, method: str, path: str) -> Fault | None:
+        """The first matching fault that fires for this request, consuming one of its count."""
+        for fault in self._faults:
+            if not fault.matches(method, path):
+                continue
+            if fault.probability < 1.0 and self._random.random() >= fault.probability:
+                continue
+            fault.fired += 1
+            if fault.count is not None and fault.fired >= fault.count:
+                self._faults.remove(fault)
+            return fault
+        return None
+
+
+class FaultMiddleware:
+    def __init__(self, app: ASGIApp, registry: FaultRegistry, prefix: str = "/v1") -> None:
+        self.app = app
+        self.registry = registry
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(self.prefix + "/"):
+            await self.app(scope, receive, send)
+            return
+        fault = self.registry.take(scope["method"], path[len(self.prefix):])
+        if fault is None:
+            await self.app(scope, receive, send)
+            return
+        log.info("fault %s (%s) on %s %s", fault.id, fault.kind, scope["method"], path)
+        if fault.kind == "latency":
+            await self.app(scope, receive, _delayed(send, fault.latency_ms / 1000))
+        elif fault.kind == "rate_limit":
+            await _send_error(scope, send, ErrorCode.RATE_LIMITED, "rate limited (injected)",
+                              {"retry-after": str(fault.retry_after)})
+        elif fault.kind == "error":
+            code = ERROR_CODES.get(fault.status, ErrorCode.INTERNAL_ERROR)
+            if fault.after_processing:
+                await self.app(scope, receive, _swallow)
+            await _send_error(scope, send, code, f"injected {fault.status}", {},
+                              status=fault.status)
+        elif fault.kind == "drop":
+            await self.app(scope, receive, _swallow)
+            _drop_connection(receive)
+
+
+async def _swallow(message: Message) -> None:
+    """Discard the processed request's answer."""
+
+
+def _delayed(send: Send, seconds: float) -> Send:
+    async def delayed_send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            await asyncio.sleep(seconds)
+        await send(message)
+
+    return delayed_send
+
+
+async def _send_error(scope: Scope, send: Send, code: ErrorCode, message: str,
+                      headers: dict[str, str], status: int | None = None) -> None:
+    scope.setdefault("state", {})["code"] = int(code)
+    body = dumps({"success": False, "code": int(code), "message": message, "data": None}).encode()
+    raw_headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode())]
+    raw_headers += [(k.encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status or code.http_status,
+                "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _drop_connection(receive: Receive) -> None:
+    """Close the socket with no answer at all (uvicorn keeps the transport on its cycle)."""
+    cycle = getattr(receive, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None:
+        raise RuntimeError("drop fault needs uvicorn: no transport found")
+    cycle.keep_alive = False
+    cycle.disconnected = True  # stops uvicorn from writing a 500 to the closed socket
+    transport.abort()
