@@ -1,0 +1,178 @@
+"""The sandbox's callback dispatcher, against real receivers over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.protocol.signing import sign_callback
+from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support.receiver import RecordingReceiver
+from support.signed import SignedSession
+
+# 10 s / 60 s / 300 s become 20 ms / 120 ms / 600 ms.
+TIME_SCALE = 0.002
+
+
+@pytest.fixture
+def sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(SandboxConfig(port=0, time_scale=TIME_SCALE)) as server:
+        yield server
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> SignedSession:
+    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+
+
+def watch(api: SignedSession, url: str, **extra: object) -> str:
+    address = random_address()
+    api.data("POST", "/v1/tron-monitor/addresses", {"address": address, "webhook_url": url,
+                                                     **extra})
+    return address
+
+
+def send_transfer(api: SignedSession, to: str, amount: str = "12.5", token: str = "TRX") -> str:
+    result = api.control("POST", "/transfers",
+                         {"from": random_address(), "to": to, "amount": amount, "token": token})
+    tx_hash: str = result["tx_hash"]
+    return tx_hash
+
+
+def wait_status(api: SignedSession, status: str, count: int = 1) -> list[dict]:
+    import time
+
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        found = api.control("GET", f"/deliveries?status={status}")
+        if len(found) >= count:
+            return list(found)
+        time.sleep(0.02)
+    raise AssertionError(f"no {count} deliveries reached {status}: {api.control('GET', '/deliveries')}")
+
+
+def test_signed_event_fails_twice_then_delivered(sandbox: SandboxServer, api: SignedSession):
+    with RecordingReceiver(respond=lambda n: 500 if n < 2 else 200) as receiver:
+        address = watch(api, receiver.url, label="hot wallet")
+        tx_hash = send_transfer(api, address, amount="12.5")
+        deliveries = receiver.wait_for(3)
+        delivered = wait_status(api, "delivered")
+
+    for delivery in deliveries:
+        assert delivery.headers["content-type"] == "application/json"
+        assert delivery.headers["x-signature"] == sign_callback(sandbox.webhook_secret,
+                                                                delivery.body)
+        event = json.loads(delivery.body)
+        assert event["event"] == "tron.transfer"
+        assert str(event["timestamp"]) == delivery.headers["x-timestamp"]
+        assert event["data"]["tx_hash"] == tx_hash
+        assert event["data"]["to"] == address
+        assert event["data"]["amount"] == "12.5"
+        assert event["data"]["token"] == "TRX"
+        assert isinstance(event["data"]["block_number"], int)
+        assert isinstance(event["data"]["block_timestamp"], int)
+
+    history = delivered[0]["history"]
+    assert [h["status_code"] for h in history] == [500, 500, 200]
+    assert history[0]["response_body"] == '{"error": "nope"}'
+    gaps = [
+        (_ts(history[i + 1]["at"]) - _ts(history[i]["at"])) for i in range(len(history) - 1)
+    ]
+    # The schedule is 10 s then 60 s, times the time-scale: never earlier than that.
+    assert gaps[0] >= 10 * TIME_SCALE * 0.99
+    assert gaps[1] >= 60 * TIME_SCALE * 0.99
+    stats = api.data("GET", "/v1/tron-monitor/stats")
+    assert stats["total_callbacks"] == 1
+    assert stats["success_callbacks"] == 1
+    listed = api.data("GET", "/v1/tron-monitor/addresses")["addresses"][0]
+    assert listed["total_callbacks"] == 1
+    assert listed["last_callback_at"] is not None
+
+
+def _ts(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_three_failed_retries_mark_failed_then_manual_resend(sandbox, api):
+    state = {"up": False}
+    with RecordingReceiver(respond=lambda n: 200 if state["up"] else 503) as receiver:
+        address = watch(api, receiver.url)
+        tx_hash = send_transfer(api, address)
+        failed = wait_status(api, "failed")[0]
+        assert len(receiver.received) == 4  # first attempt and three retries, no more
+        assert [h["status_code"] for h in failed["history"]] == [503] * 4
+        assert api.data("GET", "/v1/tron-monitor/stats")["failed_callbacks"] == 1
+
+        state["up"] = True
+        resent = api.control("POST", f"/deliveries/{failed['id']}/resend")
+        assert resent["status"] == "delivered"
+        assert resent["history"][-1]["manual"] is True
+        assert json.loads(receiver.received[-1].body)["data"]["tx_hash"] == tx_hash
+    stats = api.data("GET", "/v1/tron-monitor/stats")
+    assert (stats["success_callbacks"], stats["failed_callbacks"]) == (1, 0)
+
+
+def test_unreachable_receiver_is_retried_and_logged(sandbox, api):
+    closed_port_url = "http://127.0.0.1:9/callbacks"
+    address = watch(api, closed_port_url)
+    send_transfer(api, address)
+    failed = wait_status(api, "failed")[0]
+    assert len(failed["history"]) == 4
+    assert all(h["status_code"] is None and h["error"] for h in failed["history"])
+
+
+def test_address_level_secret_signs_its_callbacks(sandbox, api):
+    with RecordingReceiver() as receiver:
+        address = watch(api, receiver.url, webhook_secret="per-address-secret")
+        send_transfer(api, address)
+        delivery = receiver.wait_for(1)[0]
+    assert delivery.headers["x-signature"] == sign_callback("per-address-secret", delivery.body)
+    assert delivery.headers["x-signature"] != sign_callback(sandbox.webhook_secret, delivery.body)
+
+
+def test_only_watched_tokens_and_active_addresses_get_callbacks(sandbox, api):
+    with RecordingReceiver() as receiver:
+        address = watch(api, receiver.url, tokens=["USDT"])
+        send_transfer(api, address, token="TRX")
+        usdt = send_transfer(api, address, token="USDT")
+        receiver.wait_for(1)
+        api.data("DELETE", f"/v1/tron-monitor/addresses/{address}")
+        send_transfer(api, address, token="USDT")
+        wait_status(api, "delivered")
+    assert [json.loads(d.body)["data"]["tx_hash"] for d in receiver.received] == [usdt]
+    assert len(api.control("GET", "/deliveries")) == 1
+
+
+def test_delivery_never_blocks_request_handling(sandbox, api):
+    hold = threading.Event()
+    with RecordingReceiver(hold=hold) as receiver:
+        address = watch(api, receiver.url)
+        send_transfer(api, address)
+        receiver.wait_for(1)  # the receiver now holds the sandbox's callback open
+        response = requests.get(f"{sandbox.url}/energy/price",
+                                headers={"X-API-Key": sandbox.api_key}, timeout=2)
+        assert response.status_code == 200
+        assert not hold.is_set()
+        assert api.control("GET", "/deliveries")[0]["status"] == "pending"
+        hold.set()
+        wait_status(api, "delivered")
+
+
+def test_transfer_updates_chain_state(sandbox, api):
+    fresh = random_address()
+    assert api.data("POST", "/v1/energy/check-address", {"address": fresh})["is_activated"] is False
+    send_transfer(api, fresh, token="TRX")
+    assert api.data("POST", "/v1/energy/check-address", {"address": fresh})["is_activated"] is True
+    sender = random_address()
+    api.control("POST", f"/addresses/{sender}/activate")
+    before = api.data("POST", "/v1/energy/auto-buy", {"from_address": sender, "to_address": fresh})
+    send_transfer(api, fresh, token="USDT")
+    after = api.data("POST", "/v1/energy/auto-buy", {"from_address": sender, "to_address": fresh})
+    assert (before["energy_amount"], after["energy_amount"]) == (131000, 65000)

@@ -1,0 +1,1 @@
+"""Test support: real receivers and a signed-request helper for talking to the sandbox."""

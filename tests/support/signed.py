@@ -1,0 +1,66 @@
+"""Signed requests to the sandbox with nothing but requests and the protocol module.
+
+Deliberately independent of the provider's client, so sandbox tests do not
+depend on the code the sandbox is used to test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+
+from airflow_provider_tronenergy.protocol.signing import sign_request
+
+
+class SignedSession:
+    def __init__(self, root_url: str, api_key: str, api_secret: str, scheme: str = "v1") -> None:
+        self.root_url = root_url.rstrip("/")
+        self.api_key = api_key
+        self.api_secret = api_secret
+        self.scheme = scheme
+        self.session = requests.Session()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: dict[str, Any] | None = None,
+        *,
+        raw_body: bytes | None = None,
+        timestamp: int | None = None,
+        timeout: float = 10,
+    ) -> requests.Response:
+        """``path`` is relative to the server root and starts with /v1."""
+        data = raw_body if raw_body is not None else (
+            b"" if body is None else json.dumps(body).encode()
+        )
+        path_and_query = path + ("?" + urlencode(params) if params else "")
+        ts = str(int(time.time()) if timestamp is None else timestamp)
+        headers = {
+            "X-API-Key": self.api_key,
+            "X-Timestamp": ts,
+            "X-Signature": sign_request(self.api_secret, self.scheme, ts, method,
+                                        path_and_query, data),
+            "Content-Type": "application/json",
+        }
+        return self.session.request(method, self.root_url + path_and_query, data=data,
+                                    headers=headers, timeout=timeout)
+
+    def data(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        response = self.call(method, path, body, **kw)
+        payload = json.loads(response.text, parse_float=Decimal)
+        assert response.status_code == 200 and payload["success"], response.text
+        return payload.get("data", payload)
+
+    def control(self, method: str, path: str, body: Any = None) -> Any:
+        response = self.session.request(method, f"{self.root_url}/sandbox{path}", json=body,
+                                        timeout=10)
+        payload = json.loads(response.text, parse_float=Decimal)
+        assert response.status_code == 200, response.text
+        return payload["data"]
