@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from typing import Final, Literal
 
 SignatureScheme = Literal["v1", "ts.body"]
 SCHEMES: Final[tuple[str, ...]] = ("v1", "ts.body")
 TIMESTAMP_TOLERANCE_SECONDS: Final = 300
+_TIMESTAMP = re.compile(r"-?[0-9]{1,12}")
 
 
 def string_to_sign(
@@ -64,7 +66,7 @@ def timestamp_in_window(
     timestamp: str, now: float, tolerance: int = TIMESTAMP_TOLERANCE_SECONDS
 ) -> bool:
     """True when ``timestamp`` is integer Unix seconds within ``tolerance`` of ``now``."""
-    if not timestamp.isascii() or not timestamp.lstrip("-").isdigit() or len(timestamp) > 12:
+    if _TIMESTAMP.fullmatch(timestamp) is None:
         return False
     return abs(int(timestamp) - now) <= tolerance
 

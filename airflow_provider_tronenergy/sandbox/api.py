@@ -192,10 +192,11 @@ async def activate(request: Request) -> Response:
     return json_response(request, payload, SUCCESS_ENERGY)
 
 
-@router.get("/energy/order/{order_id}", responses={200: {"model": schemas.OrderResponse}})
-async def get_order(request: Request, order_id: str) -> Response:
+@router.get("/energy/order/{order_id}", responses={200: {"model": schemas.OrderResponse}},
+            openapi_extra=schemas.path_param("order_id", "the order_id a purchase returned"))
+async def get_order(request: Request) -> Response:
     await authenticate(request)
-    return ok(request, sandbox(request).world.order(order_id))
+    return ok(request, sandbox(request).world.order(request.path_params["order_id"]))
 
 
 # -- monitoring -----------------------------------------------------------------
@@ -256,9 +257,10 @@ async def add_address(request: Request) -> Response:
 
 
 @router.delete("/tron-monitor/addresses/{address}",
-               responses={200: {"model": schemas.DeletedResponse}})
-async def delete_address(request: Request, address: str) -> Response:
+               responses={200: {"model": schemas.DeletedResponse}},
+               openapi_extra=schemas.path_param("address", "the monitored TRON address"))
+async def delete_address(request: Request) -> Response:
     await authenticate(request)
-    params.address(address, "address")
+    address = params.address(request.path_params["address"], "address")
     sandbox(request).world.monitor_delete(address)
     return ok(request, None, code=SUCCESS_MONITOR, message=f"address {address} removed")

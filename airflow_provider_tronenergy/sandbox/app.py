@@ -84,6 +84,9 @@ def create_app(state: SandboxState) -> ASGIApp:
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        # The service never redirects: "/energy/account/" is an unknown path (40040),
+        # not a 307 whose new path the request's signature no longer covers.
+        redirect_slashes=False,
     )
     app.state.sandbox = state
 

@@ -150,7 +150,7 @@ def _drop_connection(receive: Receive) -> None:
     """Close the socket with no answer at all (uvicorn keeps the transport on its cycle)."""
     cycle = getattr(receive, "__self__", None)
     transport = getattr(cycle, "transport", None)
-    if transport is None:
+    if cycle is None or transport is None:
         raise RuntimeError("drop fault needs uvicorn: no transport found")
     cycle.keep_alive = False
     cycle.disconnected = True  # stops uvicorn from writing a 500 to the closed socket

@@ -10,7 +10,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-_encode_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_str = json.encoder.encode_basestring_ascii
 
 
 def dumps(value: Any) -> str:

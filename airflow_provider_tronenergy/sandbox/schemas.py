@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 Amount = Annotated[Decimal, WithJsonSchema({"type": "number", "description": "TRX, 6 decimals"})]
 Address = Annotated[str, Field(min_length=34, max_length=34, pattern="^T[1-9A-HJ-NP-Za-km-z]{33}$")]
 RentTime = Annotated[Decimal, WithJsonSchema({"type": "number"})]
+PurchaseRentTime = Annotated[
+    Decimal, WithJsonSchema({"type": "number", "enum": [0.25, 1, 24], "default": 1})
+]
 
 
 class _Strict(BaseModel):
@@ -180,26 +183,26 @@ class DeletedResponse(_Envelope):
 class BuyBody(BaseModel):
     target_address: Address
     energy_amount: int = Field(65000, ge=32000, le=5_000_000)
-    rent_time: Literal[0.25, 1, 24] = 1
+    rent_time: PurchaseRentTime = Decimal(1)
 
 
 class AutoBuyBody(BaseModel):
     from_address: Address
     to_address: Address
-    rent_time: Literal[0.25, 1, 24] = 1
+    rent_time: PurchaseRentTime = Decimal(1)
 
 
 class BuyCountBody(BaseModel):
     target_address: Address
     count: int = Field(1, ge=1, le=76)
-    rent_time: Literal[0.25, 1, 24] = 1
+    rent_time: PurchaseRentTime = Decimal(1)
 
 
 class SmartBuyBody(BaseModel):
     receiver_address: Address
     to_address: Address
     from_address: Address | None = None
-    rent_time: Literal[0.25, 1, 24] = 1
+    rent_time: PurchaseRentTime = Decimal(1)
 
 
 class AddressBody(BaseModel):
@@ -227,6 +230,13 @@ def request_body(model: type[BaseModel]) -> dict[str, Any]:
 
 def query_params(*params: dict[str, Any]) -> dict[str, Any]:
     return {"parameters": [{"in": "query", "required": False, **p} for p in params]}
+
+
+def path_param(name: str, description: str) -> dict[str, Any]:
+    """Declared by hand (handlers read ``request.path_params``), so that FastAPI does not
+    document a 422 response the sandbox never sends: its validation errors are 400."""
+    return {"parameters": [{"in": "path", "name": name, "required": True,
+                            "description": description, "schema": {"type": "string"}}]}
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {

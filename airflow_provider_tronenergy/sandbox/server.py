@@ -16,7 +16,9 @@ from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxStat
 def bind_socket(host: str, port: int) -> socket.socket:
     """Bind before serving, so that port 0 works and the real port is known at once."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on such sockets, and without
+    # it every keep-alive answer waits for a delayed ACK (~40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)

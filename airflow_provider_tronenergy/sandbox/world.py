@@ -548,7 +548,8 @@ class World:
         )
 
     def monitor_list(self, page: int, page_size: int, status: str | None) -> dict[str, Any]:
-        where, args = "", ()
+        where = ""
+        args: tuple[int, ...] = ()
         if status is not None:
             where, args = "WHERE m.is_active = ?", (1 if status == "active" else 0,)
         total = self.db.execute(f"SELECT COUNT(*) FROM monitored m {where}", args).fetchone()[0]

@@ -1,0 +1,140 @@
+"""Where the receiver's settings come from: flags, environment, or Airflow (when installed).
+
+Webhook secrets come from exactly one source, so it is always clear which one
+is in force:
+
+1. explicit values (CLI ``--webhook-secret``) or the environment:
+   ``TRONENERGY_WEBHOOK_SECRET`` (several comma-separated while rotating) and
+   ``TRONENERGY_ADDRESS_WEBHOOK_SECRETS`` (JSON ``{"T...": "secret" | ["s1", "s2"]}``);
+2. otherwise the Airflow connection (id from ``TRONENERGY_CONN_ID``, else
+   ``[tronenergy] conn_id``, else ``tronenergy_default``): extra
+   ``webhook_secret`` (string, comma-separated string or list) and optional
+   ``address_webhook_secrets`` (object as above).
+
+The store URL: ``TRONENERGY_CALLBACK_STORE``, else ``[tronenergy] callback_store``,
+else a SQLite file in ``$AIRFLOW_HOME``. Nothing here logs a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, default_url
+from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONN_ID: Final = "tronenergy_default"
+ENV_CONN_ID: Final = "TRONENERGY_CONN_ID"
+ENV_WEBHOOK_SECRET: Final = "TRONENERGY_WEBHOOK_SECRET"  # noqa: S105 - a variable name
+ENV_ADDRESS_SECRETS: Final = "TRONENERGY_ADDRESS_WEBHOOK_SECRETS"
+EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"  # noqa: S105 - a field name
+EXTRA_ADDRESS_SECRETS: Final = "address_webhook_secrets"
+CONF_SECTION: Final = "tronenergy"
+
+
+class ConfigError(ValueError):
+    """A setting is present but unusable; the message never contains a secret."""
+
+
+def airflow_conf(key: str) -> str | None:
+    """``[tronenergy] key`` from Airflow's configuration, or None without Airflow."""
+    try:
+        from airflow.configuration import conf
+    except Exception:  # Airflow absent or unconfigurable: the standalone receiver
+        return None
+    value = conf.get(CONF_SECTION, key, fallback=None)
+    return str(value) if value not in (None, "") else None
+
+
+def conn_id(explicit: str | None = None) -> str:
+    return (explicit or os.environ.get(ENV_CONN_ID, "").strip() or airflow_conf("conn_id")
+            or DEFAULT_CONN_ID)
+
+
+def store_url(explicit: str | None = None) -> str:
+    return (explicit or os.environ.get(ENV_STORE_URL, "").strip()
+            or airflow_conf("callback_store") or default_url())
+
+
+def _address_secrets(value: Any, where: str) -> Mapping[str, Any]:
+    if value in (None, ""):
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ConfigError(f"{where} is not JSON") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be an object mapping addresses to secrets")
+    return value
+
+
+def _build(key_level: Any, by_address: Mapping[str, Any], where: str) -> WebhookSecrets:
+    try:
+        return WebhookSecrets.build(key_level, by_address)
+    except (TypeError, ValueError) as exc:
+        # AddressError names the address, never a secret.
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def secrets_from_env(environ: Mapping[str, str] | None = None) -> WebhookSecrets | None:
+    """The environment's secrets, or None when neither variable is set."""
+    env = os.environ if environ is None else environ
+    key_level = env.get(ENV_WEBHOOK_SECRET, "")
+    by_address = env.get(ENV_ADDRESS_SECRETS, "")
+    if not key_level.strip() and not by_address.strip():
+        return None
+    return _build(key_level, _address_secrets(by_address, ENV_ADDRESS_SECRETS),
+                  "environment")
+
+
+def connection_extra(conn_id: str) -> dict[str, Any] | None:
+    """The connection's extras, or None without Airflow or without that connection.
+
+    Uses ``Connection.get_connection_from_secrets``: in the API server (and any
+    process with metadata-database access) that walks the configured secrets
+    backends, environment variables and the metastore, like every Airflow component.
+    """
+    try:
+        from airflow.exceptions import (  # type: ignore[attr-defined,unused-ignore]
+            AirflowNotFoundException,
+        )
+        from airflow.models.connection import Connection
+    except ImportError:
+        return None
+    try:
+        connection = Connection.get_connection_from_secrets(conn_id)
+    except AirflowNotFoundException:
+        return None
+    extra = connection.extra_dejson
+    return dict(extra) if isinstance(extra, dict) else {}
+
+
+def secrets_from_connection(conn_id_: str) -> WebhookSecrets | None:
+    extra = connection_extra(conn_id_)
+    if extra is None:
+        return None
+    where = f"connection {conn_id_!r}"
+    return _build(extra.get(EXTRA_WEBHOOK_SECRET),
+                  _address_secrets(extra.get(EXTRA_ADDRESS_SECRETS), f"{where} extra "
+                                   f"{EXTRA_ADDRESS_SECRETS!r}"), where)
+
+
+def load_secrets(conn_id_: str | None = None) -> WebhookSecrets | None:
+    """Environment first; else the Airflow connection; None when neither has a secret."""
+    from_env = secrets_from_env()
+    if from_env is not None:
+        return from_env or None
+    found = secrets_from_connection(conn_id(conn_id_))
+    return found or None
+
+
+def describe(secrets: WebhookSecrets) -> str:
+    """How many secrets are in force: fit for a log line or a banner."""
+    return (f"{len(secrets.key_level)} key-level secret(s), "
+            f"{len(secrets.by_address)} address(es) with their own")

@@ -1,0 +1,115 @@
+"""The receiver inside the Airflow 3 API server: ``POST /tronenergy/callbacks``.
+
+Registered through the ``airflow.plugins`` entry point. Every Airflow component
+imports plugins, so importing this module must stay cheap and never fail: the
+receiver app is built on its first request, not here. Airflow does not
+authenticate plugin apps; the callback signature is the only gate.
+
+Secrets: ``TRONENERGY_WEBHOOK_SECRET`` in the API server's environment, else the
+``tronenergy`` connection (``[tronenergy] conn_id`` / ``TRONENERGY_CONN_ID``,
+default ``tronenergy_default``), extra ``webhook_secret``. The connection is
+re-read every minute, so a rotation (``"new,old"``, later ``"new"``) needs no
+restart. With no secret configured ``/tronenergy/callbacks`` answers 503 with
+the reason, and the rest of the API server is unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from airflow.plugins_manager import AirflowPlugin
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+URL_PREFIX = "/tronenergy"
+
+
+def build_receiver_app() -> ASGIApp:
+    """The receiver as Airflow configures it (imports deferred to the first request)."""
+    from airflow_provider_tronenergy.callbacks import config
+    from airflow_provider_tronenergy.callbacks.app import create_app
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+    from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
+
+    conn_id = config.conn_id()
+    store = CallbackStore(config.store_url())
+    tolerance = int(config.airflow_conf("callback_timestamp_tolerance") or DEFAULT_TOLERANCE)
+    secrets = RefreshingSecrets(lambda: config.load_secrets(conn_id))
+    log.info("tronenergy callback receiver: store %s, secrets from the environment or "
+             "connection %r", store.safe_url, conn_id)
+    return create_app(store, secrets, tolerance=tolerance)
+
+
+class LazyReceiverApp:
+    """An ASGI app that builds the real one on first use and answers 503 until it can."""
+
+    def __init__(self, build: Callable[[], ASGIApp] = build_receiver_app,
+                 *, retry: float = 5.0) -> None:
+        self.build = build
+        self.retry = retry
+        self.app: ASGIApp | None = None
+        self._failed_at: float | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def _get(self) -> ASGIApp | None:
+        if self.app is not None:
+            return self.app
+        loop = asyncio.get_running_loop()
+        if self._failed_at is not None and loop.time() - self._failed_at < self.retry:
+            return None
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.app is None:
+                try:
+                    self.app = await asyncio.to_thread(self.build)
+                    self._failed_at = None
+                except Exception:
+                    log.exception("the tronenergy callback receiver could not be built")
+                    self._failed_at = loop.time()
+        return self.app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":  # only when served on its own; Airflow mounts it
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        app = await self._get()
+        if app is not None:
+            await app(scope, receive, send)
+            return
+        body = json.dumps({"success": False, "error": "receiver_unavailable",
+                           "message": "the callback receiver failed to start; see the "
+                                      "API server log"}).encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+receiver_app = LazyReceiverApp()
+
+
+class TronEnergyCallbacksPlugin(AirflowPlugin):
+    """Mounts the callback receiver at ``/tronenergy`` in the Airflow API server."""
+
+    name = "tronenergy_callbacks"
+    fastapi_apps = [
+        {"app": receiver_app, "url_prefix": URL_PREFIX, "name": "TRON energy callback receiver"},
+    ]

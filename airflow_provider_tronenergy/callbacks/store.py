@@ -1,0 +1,514 @@
+"""The durable callback store: an append-only log of verified transfers, plus consumer offsets.
+
+SQLAlchemy Core only, so the same code runs on SQLAlchemy 1.4 (Airflow 3.0.x)
+and 2.x, on SQLite (one host: a file under ``$AIRFLOW_HOME``, WAL with
+``synchronous=FULL``, so a commit survives power loss) and on PostgreSQL
+(several receiver processes or hosts share one store).
+
+Guarantees the rest of the provider relies on:
+
+* **Dedupe by constraint.** ``tx_hash`` is UNIQUE and rows go in with
+  ``INSERT .. ON CONFLICT DO NOTHING``: never check-then-insert, so concurrent
+  deliveries and several receiver processes cannot store a transfer twice.
+* **Ids become visible in order.** Consumers read "rows with id > my offset";
+  that is only safe if a smaller id can never commit after a larger one was
+  read. SQLite serialises writers (``BEGIN IMMEDIATE``); on PostgreSQL every
+  write transaction first takes a transaction-level advisory lock, so ids are
+  assigned and committed in one order across processes. Ids may have gaps.
+* **Exact amounts.** The decimal text as sent, plus an integer in 1e-6 units
+  for comparisons. No NUMERIC column: SQLite's NUMERIC affinity would turn
+  decimals into floats.
+
+Schema changes: tables are created on first use, and ``<prefix>meta`` records
+``schema_version`` (now 1). A later release that changes the schema bumps the
+version and ships forward-only migration steps in :data:`MIGRATIONS`, applied
+in order by :meth:`CallbackStore.ensure_schema` inside the same serialised
+write transaction (DDL is transactional on both backends), so whichever
+process opens the store first migrates it exactly once. The log itself is
+append-only: columns may be added, existing ones are never rewritten. A store
+whose version is newer than the code refuses to open rather than guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.pool import QueuePool, StaticPool
+
+from airflow_provider_tronenergy.callbacks.events import (
+    RecordResult,
+    StoredTransfer,
+    TransferEvent,
+    threshold_micro,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION: Final = 1
+MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {}
+"""``{n: step}``: the step that moves a store from version ``n - 1`` to ``n``."""
+
+DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
+ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
+MAX_LIMIT: Final = 10_000
+_SQLA_2: Final = int(sa.__version__.split(".")[0]) >= 2
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used as configured (bad URL, newer schema, ...)."""
+
+
+def default_url() -> str:
+    """``$TRONENERGY_CALLBACK_STORE``, else a SQLite file in ``$AIRFLOW_HOME`` (or ~/airflow)."""
+    configured = os.environ.get(ENV_STORE_URL, "").strip()
+    if configured:
+        return configured
+    home = os.environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
+    return f"sqlite:///{os.path.join(os.path.abspath(home), DEFAULT_FILENAME)}"
+
+
+def _with_driver(url: URL) -> URL:
+    """``postgresql://`` means psycopg2 on SQLAlchemy 1.4/2.0 but psycopg 3 on 2.1:
+    pick whichever of the two is installed, so one URL works everywhere."""
+    if url.drivername != "postgresql":
+        return url
+    import importlib.util
+
+    for module, driver in (("psycopg2", "postgresql+psycopg2"), ("psycopg", "postgresql+psycopg")):
+        if importlib.util.find_spec(module) is not None:
+            return url.set(drivername=driver)
+    return url
+
+
+def _lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory-lock key per store (schema and prefix)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+class CallbackStore:
+    """``CallbackStore(url)``: record verified transfers, list them, track consumer offsets.
+
+    Thread-safe; one instance per process is enough. ``schema`` (PostgreSQL) and
+    ``table_prefix`` let several stores share one database.
+    """
+
+    def __init__(
+        self,
+        url: str | URL | None = None,
+        *,
+        table_prefix: str = "tronenergy_",
+        schema: str | None = None,
+        pool_size: int = 5,
+    ) -> None:
+        self.url = _with_driver(make_url(url or default_url()))
+        self.backend = self.url.get_backend_name()
+        if self.backend not in ("sqlite", "postgresql"):
+            raise StoreError(f"unsupported store backend {self.backend!r}: "
+                             "use sqlite or postgresql")
+        if schema is not None and self.backend != "postgresql":
+            raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")
+        self.engine = self._create_engine(pool_size)
+        self.metadata = sa.MetaData(schema=schema)
+        p = table_prefix
+        self.transfers = sa.Table(
+            f"{p}transfers", self.metadata,
+            sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+                      primary_key=True, autoincrement=True),
+            sa.Column("tx_hash", sa.String(64), nullable=False),
+            sa.Column("token", sa.String(64), nullable=False),
+            sa.Column("from_address", sa.String(34), nullable=False),
+            sa.Column("to_address", sa.String(34), nullable=False),
+            sa.Column("amount", sa.String(96), nullable=False),
+            sa.Column("amount_micro", sa.BigInteger(), nullable=False),
+            sa.Column("block_number", sa.BigInteger(), nullable=False),
+            sa.Column("block_timestamp_ms", sa.BigInteger(), nullable=False),
+            sa.Column("sent_at", sa.BigInteger(), nullable=False),
+            sa.Column("received_at_ms", sa.BigInteger(), nullable=False),
+            sa.Column("verified_by", sa.String(16), nullable=False),
+            sa.Column("signature", sa.String(64), nullable=False),
+            sa.Column("raw_body", sa.LargeBinary(), nullable=False),
+            sa.UniqueConstraint("tx_hash", name=f"{p}transfers_tx_hash_key"),
+            sa.Index(f"{p}transfers_to_id", "to_address", "id"),
+            sqlite_autoincrement=True,  # never reuse an id, even after a manual delete
+        )
+        self.offsets = sa.Table(
+            f"{p}consumer_offsets", self.metadata,
+            sa.Column("consumer", sa.String(250), primary_key=True),
+            sa.Column("last_id", sa.BigInteger(), nullable=False),
+            sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
+        )
+        self.meta = sa.Table(
+            f"{p}meta", self.metadata,
+            sa.Column("key", sa.String(64), primary_key=True),
+            sa.Column("value", sa.String(255), nullable=False),
+        )
+        self._lock_key = _lock_key(f"{schema or ''}.{p}transfers")
+        self._ready = threading.Event()
+        self._ready_lock = threading.Lock()
+        self._dialect_insert = pg_insert if self.backend == "postgresql" else sqlite_insert
+        # One multi-row INSERT per batch rather than an executemany: one statement, one
+        # round trip, and on SQLite one GIL release instead of one per row (a commit
+        # thread that must win the GIL back once per row starves behind a busy event
+        # loop). Old SQLite builds allow only 999 bound variables per statement.
+        variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
+        per_row = len(self.transfers.c) - 1
+        self._rows_per_statement = min(500, variables // per_row)
+
+    # -- engine -----------------------------------------------------------------------
+
+    def _create_engine(self, pool_size: int) -> Engine:
+        kwargs: dict[str, Any] = {} if _SQLA_2 else {"future": True}
+        if self.backend == "sqlite":
+            database = self.url.database or ""
+            memory = database in ("", ":memory:") or "mode=memory" in str(self.url)
+            if not memory:
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            kwargs["poolclass"] = StaticPool if memory else QueuePool
+            if not memory:
+                kwargs.update(pool_size=pool_size, max_overflow=pool_size)
+            engine = sa.create_engine(self.url, **kwargs)
+            sa.event.listen(engine, "connect", _sqlite_on_connect(memory))
+            sa.event.listen(engine, "begin", _sqlite_on_begin)
+            return engine
+        kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        return sa.create_engine(self.url, **kwargs)
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden: the only form that may reach a log."""
+        return self.url.render_as_string(hide_password=True)
+
+    def __repr__(self) -> str:
+        return f"CallbackStore({self.safe_url!r})"
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One serialised write transaction (see the module docstring for why)."""
+        with self.engine.connect() as plain:
+            conn = plain.execution_options(tronenergy_immediate=True)
+            with conn.begin():
+                if self.backend == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
+                                 {"key": self._lock_key})
+                yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        self.ensure_schema()
+        with self.engine.connect() as conn:
+            yield conn
+
+    # -- schema -----------------------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        """Create the tables (first use) or migrate them; once per process."""
+        if self._ready.is_set():
+            return
+        with self._ready_lock:
+            if self._ready.is_set():
+                return
+            for attempt in range(5):
+                try:
+                    with self._write() as conn:
+                        self._create_or_migrate(conn)
+                    break
+                except sa.exc.DBAPIError:
+                    # Another process raced us through DDL the lock did not cover
+                    # (e.g. an older release); look again.
+                    if attempt == 4:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
+            self._ready.set()
+
+    def _create_or_migrate(self, conn: Connection) -> None:
+        self.metadata.create_all(conn, checkfirst=True)
+        row = conn.execute(
+            sa.select(self.meta.c.value).where(self.meta.c.key == "schema_version")
+        ).first()
+        if row is None:
+            conn.execute(self.meta.insert().values(key="schema_version",
+                                                   value=str(SCHEMA_VERSION)))
+            log.info("created callback store tables in %s", self.safe_url)
+            return
+        version = int(row[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"callback store schema is version {version}, newer than this code "
+                f"({SCHEMA_VERSION}): upgrade airflow-provider-tronenergy"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            MIGRATIONS[target](conn, self)
+            log.info("migrated callback store %s to schema version %d", self.safe_url, target)
+        if version < SCHEMA_VERSION:
+            conn.execute(self.meta.update().where(self.meta.c.key == "schema_version")
+                         .values(value=str(SCHEMA_VERSION)))
+
+    def ping(self) -> None:
+        """Raise unless the store answers (and its tables exist): the health check."""
+        with self._read() as conn:
+            conn.execute(sa.select(sa.literal(1))).scalar()
+
+    # -- writes -----------------------------------------------------------------------
+
+    def record(self, event: TransferEvent) -> RecordResult:
+        return self.record_many([event])[0]
+
+    def record_many(self, events: Sequence[TransferEvent]) -> list[RecordResult]:
+        """Insert in one transaction (one fsync); a tx_hash already stored is a duplicate.
+
+        When this returns, every row is durably committed. The rows go in with one
+        ``INSERT .. ON CONFLICT (tx_hash) DO NOTHING`` executemany: the constraint is
+        what keeps a transfer single. The ``duplicate`` flags come from a lookup made
+        under the same serialised write lock, so they are exact too, but nothing
+        depends on them except the answer's ``duplicate`` field and the log.
+        """
+        if not events:
+            return []
+        self.ensure_schema()
+        t = self.transfers
+        fresh: dict[str, dict[str, Any]] = {}
+        for event in events:
+            fresh.setdefault(event.tx_hash, _row(event))
+        with self._write() as conn:
+            stored = {
+                str(tx) for tx, in conn.execute(
+                    sa.select(t.c.tx_hash).where(t.c.tx_hash.in_(list(fresh)))
+                )
+            }
+            rows = [row for tx, row in fresh.items() if tx not in stored]
+            for start in range(0, len(rows), self._rows_per_statement):
+                chunk = rows[start:start + self._rows_per_statement]
+                conn.execute(self._dialect_insert(t).values(chunk)
+                             .on_conflict_do_nothing(index_elements=["tx_hash"]))
+        first: set[str] = set()
+        results = []
+        for event in events:
+            new = event.tx_hash not in stored and event.tx_hash not in first
+            first.add(event.tx_hash)
+            results.append(RecordResult(event.tx_hash, duplicate=not new))
+        return results
+
+    # -- reads ------------------------------------------------------------------------
+
+    def list_transfers(
+        self,
+        address: str | Iterable[str] | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+        *,
+        token: str | None = None,
+        min_amount: Decimal | int | str | None = None,
+        from_address: str | None = None,
+        include_raw: bool = False,
+    ) -> list[StoredTransfer]:
+        """Transfers with ``id > after_id`` in id order, optionally filtered.
+
+        ``address`` is the recipient (one or several); ``token`` is compared
+        upper-cased; ``min_amount`` is inclusive and exact (at most 6 decimals).
+        """
+        if not 0 < limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
+        t = self.transfers
+        columns = [c for c in t.c if c.name not in ("signature", "raw_body")]
+        if include_raw:
+            columns.append(t.c.raw_body)
+        query = sa.select(*columns).where(t.c.id > after_id)
+        if address is not None:
+            addresses = [address] if isinstance(address, str) else list(address)
+            if not addresses:
+                return []
+            query = query.where(t.c.to_address.in_(addresses) if len(addresses) > 1
+                                else t.c.to_address == addresses[0])
+        if token is not None:
+            query = query.where(t.c.token == token.upper())
+        if min_amount is not None:
+            query = query.where(t.c.amount_micro >= threshold_micro(min_amount))
+        if from_address is not None:
+            query = query.where(t.c.from_address == from_address)
+        query = query.order_by(t.c.id).limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [_transfer(row) for row in rows]
+
+    def get_transfer(self, tx_hash: str) -> StoredTransfer | None:
+        t = self.transfers
+        columns = [c for c in t.c if c.name != "signature"]
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(*columns).where(t.c.tx_hash == tx_hash.lower())
+            ).mappings().first()
+        return None if row is None else _transfer(row)
+
+    def audit_record(self, tx_hash: str) -> tuple[bytes, str] | None:
+        """``(raw_body, signature)`` as received, to re-verify a stored callback."""
+        t = self.transfers
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(t.c.raw_body, t.c.signature).where(t.c.tx_hash == tx_hash.lower())
+            ).first()
+        return None if row is None else (bytes(row[0]), str(row[1]))
+
+    def max_id(self) -> int:
+        """The newest id (0 when empty): where a consumer that wants only new events starts."""
+        with self._read() as conn:
+            value = conn.execute(sa.select(sa.func.max(self.transfers.c.id))).scalar()
+        return int(value or 0)
+
+    def count_by_recipient(
+        self, addresses: Iterable[str] | None = None, *, token: str | None = None
+    ) -> dict[str, int]:
+        """Stored transfers per recipient: what reconciliation compares with the service."""
+        t = self.transfers
+        query = sa.select(t.c.to_address, sa.func.count()).group_by(t.c.to_address)
+        wanted = None if addresses is None else list(addresses)
+        if wanted is not None:
+            if not wanted:
+                return {}
+            query = query.where(t.c.to_address.in_(wanted))
+        if token is not None:
+            query = query.where(t.c.token == token.upper())
+        with self._read() as conn:
+            counts = {str(a): int(n) for a, n in conn.execute(query)}
+        if wanted is not None:
+            return {a: counts.get(a, 0) for a in wanted}
+        return counts
+
+    # -- consumer offsets -------------------------------------------------------------
+
+    def get_offset(self, consumer: str) -> int:
+        """The last id ``consumer`` has finished with (0 when it never committed)."""
+        o = self.offsets
+        with self._read() as conn:
+            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
+        return int(value or 0)
+
+    def commit_offset(self, consumer: str, last_id: int) -> int:
+        """Move ``consumer``'s offset forward to ``last_id`` (never back); return it.
+
+        Forward-only, so a late or repeated commit cannot make a consumer re-fire
+        events it already handled. Use :meth:`set_offset` to rewind on purpose.
+        """
+        if last_id < 0:
+            raise ValueError("last_id must be >= 0")
+        self.ensure_schema()
+        o = self.offsets
+        insert = self._dialect_insert(o).values(
+            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
+        )
+        upsert = insert.on_conflict_do_update(
+            index_elements=["consumer"],
+            set_={
+                "last_id": sa.case((insert.excluded.last_id > o.c.last_id,
+                                    insert.excluded.last_id), else_=o.c.last_id),
+                "updated_at_ms": insert.excluded.updated_at_ms,
+            },
+        )
+        with self._write() as conn:
+            conn.execute(upsert)
+            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
+        return int(value or 0)
+
+    def set_offset(self, consumer: str, last_id: int) -> None:
+        """Set ``consumer``'s offset exactly, backwards too (an operator's replay)."""
+        if last_id < 0:
+            raise ValueError("last_id must be >= 0")
+        self.ensure_schema()
+        o = self.offsets
+        insert = self._dialect_insert(o).values(
+            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
+        )
+        upsert = insert.on_conflict_do_update(
+            index_elements=["consumer"],
+            set_={"last_id": insert.excluded.last_id,
+                  "updated_at_ms": insert.excluded.updated_at_ms},
+        )
+        with self._write() as conn:
+            conn.execute(upsert)
+
+    # -- tests and operations ---------------------------------------------------------
+
+    def drop_tables(self) -> None:
+        """Drop this store's tables (tests, and removing a store on purpose)."""
+        with self._write() as conn:
+            self.metadata.drop_all(conn, checkfirst=True)
+        self._ready.clear()
+
+
+def _row(event: TransferEvent) -> dict[str, Any]:
+    return {
+        "tx_hash": event.tx_hash,
+        "token": event.token,
+        "from_address": event.from_address,
+        "to_address": event.to_address,
+        "amount": event.amount,
+        "amount_micro": event.amount_micro,
+        "block_number": event.block_number,
+        "block_timestamp_ms": event.block_timestamp_ms,
+        "sent_at": event.sent_at,
+        "received_at_ms": event.received_at_ms,
+        "verified_by": event.verified_by,
+        "signature": event.signature,
+        "raw_body": event.raw_body,
+    }
+
+
+def _transfer(row: Any) -> StoredTransfer:
+    raw = row.get("raw_body")
+    return StoredTransfer(
+        id=int(row["id"]),
+        tx_hash=row["tx_hash"],
+        from_address=row["from_address"],
+        to_address=row["to_address"],
+        amount=Decimal(row["amount"]),
+        amount_text=row["amount"],
+        amount_micro=int(row["amount_micro"]),
+        token=row["token"],
+        block_number=int(row["block_number"]),
+        block_timestamp_ms=int(row["block_timestamp_ms"]),
+        sent_at=int(row["sent_at"]),
+        received_at_ms=int(row["received_at_ms"]),
+        verified_by=row["verified_by"],
+        raw_body=None if raw is None else bytes(raw),
+    )
+
+
+def _sqlite_on_connect(memory: bool) -> Callable[[Any, Any], None]:
+    def on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+        # Take transaction control from pysqlite, so "begin" below decides how a
+        # transaction starts (and DDL is transactional too).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            if not memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=FULL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+        finally:
+            cursor.close()
+
+    return on_connect
+
+
+def _sqlite_on_begin(conn: Connection) -> None:
+    # A writer takes the write lock up front (waiting up to busy_timeout), instead of
+    # failing with SQLITE_BUSY when a read transaction tries to upgrade.
+    immediate = conn.get_execution_options().get("tronenergy_immediate", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,87 @@
+"""Framework-free client for the TRON energy-rental and monitoring service.
+
+No Airflow import here: the hook wraps these classes, and anything else
+(scripts, services, tests) can use them directly.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+from airflow_provider_tronenergy.client.core import DEFAULT_TIMEOUT, Timeout
+from airflow_provider_tronenergy.client.errors import (
+    AddressAlreadyActivatedError,
+    AddressNotActivatedError,
+    AmbiguousPurchaseError,
+    AuthenticationError,
+    ConflictError,
+    InsufficientBalanceError,
+    InvalidAddressError,
+    InvalidRequestError,
+    NoResponseError,
+    NotFoundError,
+    RateLimitedError,
+    ServerError,
+    ServiceUnreachableError,
+    TransportError,
+    TronEnergyError,
+    UnexpectedResponseError,
+    ValidationError,
+)
+from airflow_provider_tronenergy.client.models import (
+    Account,
+    Activation,
+    AddressCheck,
+    MonitoredAddress,
+    MonitoredAddressPage,
+    MonitorRegistration,
+    MonitorStats,
+    Order,
+    OrderStatus,
+    Price,
+    Purchase,
+    SmartPurchase,
+    TransferEvent,
+)
+from airflow_provider_tronenergy.client.retry import RetryPolicy, Safety
+from airflow_provider_tronenergy.client.sync import TronEnergyClient
+from airflow_provider_tronenergy.client.validation import ValidationRules
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Account",
+    "Activation",
+    "AddressAlreadyActivatedError",
+    "AddressCheck",
+    "AddressNotActivatedError",
+    "AmbiguousPurchaseError",
+    "AsyncTronEnergyClient",
+    "AuthenticationError",
+    "ConflictError",
+    "InsufficientBalanceError",
+    "InvalidAddressError",
+    "InvalidRequestError",
+    "MonitorRegistration",
+    "MonitorStats",
+    "MonitoredAddress",
+    "MonitoredAddressPage",
+    "NoResponseError",
+    "NotFoundError",
+    "Order",
+    "OrderStatus",
+    "Price",
+    "Purchase",
+    "RateLimitedError",
+    "RetryPolicy",
+    "Safety",
+    "ServerError",
+    "ServiceUnreachableError",
+    "SmartPurchase",
+    "Timeout",
+    "TransferEvent",
+    "TransportError",
+    "TronEnergyClient",
+    "TronEnergyError",
+    "UnexpectedResponseError",
+    "ValidationError",
+    "ValidationRules",
+]

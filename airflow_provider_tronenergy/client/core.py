@@ -1,0 +1,448 @@
+"""The one request-building and answer-reading core that the sync and async clients share.
+
+Transports only move bytes: this module decides the exact method, path, query
+and body, signs them (``protocol.signing``), reads the envelope, and turns every
+failure into the error hierarchy, so both clients behave identically.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
+
+from airflow_provider_tronenergy import __version__
+from airflow_provider_tronenergy.client.errors import (
+    AmbiguousPurchaseError,
+    NoResponseError,
+    NotFoundError,
+    ServerError,
+    TransportError,
+    TronEnergyError,
+    UnexpectedResponseError,
+    ValidationError,
+    error_from_answer,
+)
+from airflow_provider_tronenergy.client.retry import Safety, provably_not_processed
+from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, lookup
+from airflow_provider_tronenergy.protocol.signing import SCHEMES, sign_request
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SUCCESS_CODES = (SUCCESS_ENERGY, SUCCESS_MONITOR)
+DEFAULT_POOL_SIZE = 32
+USER_AGENT = f"airflow-provider-tronenergy/{__version__}"
+RentTime = int | float | Decimal | str
+_ENVELOPE_KEYS = ("success", "code")
+_MAX_MESSAGE = 300
+_PATH_SAFE = "/:@!$&'()*+,;=~"
+
+
+class Secret:
+    """Holds a credential so that no repr, log line or traceback local shows it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """Seconds to connect and to wait for the answer; only ``connect`` is safe to resend."""
+
+    connect: float = 5.0
+    read: float = 30.0
+
+    @classmethod
+    def of(cls, value: float | tuple[float, float] | Timeout) -> Timeout:
+        if isinstance(value, Timeout):
+            return value
+        if isinstance(value, tuple):
+            connect, read = value
+            return cls(float(connect), float(read))
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError("timeout", "must be seconds, (connect, read) or a Timeout")
+        return cls(float(value), float(value))
+
+    def __post_init__(self) -> None:
+        if not (self.connect > 0 and self.read > 0):
+            raise ValidationError("timeout", "must be positive")
+
+
+DEFAULT_TIMEOUT = Timeout()
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One endpoint call, fully validated: what to send and how to read the answer.
+
+    ``flat``: False for the usual envelope with ``data``; True for the flat
+    activation answer; None when either may come (generic requests).
+    ``gone_means_done``: a 404 on a resend after an unclear attempt means the
+    first attempt already did the job (deleting a monitored address).
+    """
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    safety: Safety = Safety.IDEMPOTENT
+    query: tuple[tuple[str, str], ...] = ()
+    body: Any = None
+    target: str | None = None
+    flat: bool | None = False
+    gone_means_done: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The exact bytes of a call: ``target`` is the path and query as sent and signed."""
+
+    method: str
+    path: str
+    target: str
+    url: str
+    body: bytes
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact JSON in which a Decimal is written as an exact number, never via float."""
+    out: list[str] = []
+    _write_json(value, out)
+    return "".join(out).encode()
+
+
+def _write_json(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(json.dumps(value))
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, (Decimal, float)):
+        if not (value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)):
+            raise ValidationError("json", "non-finite numbers cannot be sent as JSON")
+        out.append(format(value, "f") if isinstance(value, Decimal) else repr(value))
+    elif isinstance(value, Mapping):
+        out.append("{")
+        for index, (key, item) in enumerate(value.items()):
+            if not isinstance(key, str):
+                raise ValidationError("json", "object keys must be strings")
+            out.append("," if index else "")
+            out.append(json.dumps(key))
+            out.append(":")
+            _write_json(item, out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for index, item in enumerate(value):
+            out.append("," if index else "")
+            _write_json(item, out)
+        out.append("]")
+    else:
+        raise ValidationError("json", f"cannot send a {type(value).__name__} as JSON")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_json(body: bytes) -> Any:
+    """Parse an answer with exact decimals; raises ValueError on anything that is not JSON."""
+    try:
+        return json.loads(body, parse_float=Decimal, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def query_value(value: Any, field: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    raise ValidationError(field, f"cannot send a {type(value).__name__} as a query value")
+
+
+def query_items(params: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """Query pairs in the caller's order; None values are left out, sequences repeat."""
+    if not params:
+        return ()
+    if not isinstance(params, Mapping):
+        raise ValidationError("params", "must be a mapping")
+    items: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if not isinstance(key, str) or not key:
+            raise ValidationError("params", "keys must be non-empty strings")
+        values = value if isinstance(value, (list, tuple)) else [value]
+        items.extend((key, query_value(v, f"params.{key}")) for v in values if v is not None)
+    return tuple(items)
+
+
+def relative_path(path: Any) -> str:
+    """A caller-given path below the base URL, percent-encoded as it will be sent."""
+    if not isinstance(path, str) or not path.strip("/"):
+        raise ValidationError("path", "must be a non-empty path such as /energy/rent")
+    if "://" in path or path.startswith("//"):
+        raise ValidationError("path", "must be relative to the base URL, not a full URL")
+    if "?" in path or "#" in path:
+        raise ValidationError("path", "must not contain '?' or '#'; pass the query as params")
+    if not path.startswith("/"):
+        path = "/" + path
+    if any(segment in (".", "..") for segment in path.split("/")):
+        raise ValidationError("path", "must not contain '.' or '..' segments")
+    return quote(path, safe=_PATH_SAFE)
+
+
+def path_segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if unreadable."""
+    if value is None:
+        return None
+    text = value.strip()[:64]
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - now
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+class RequestCore:
+    """Builds, signs and reads requests for one account; holds its credentials."""
+
+    def __init__(
+        self, base_url: str, api_key: str, api_secret: str, signature_scheme: str = "v1"
+    ) -> None:
+        if not isinstance(base_url, str):
+            raise ValidationError("base_url", "must be a string")
+        parts = urlsplit(base_url.strip())
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or "@" in parts.netloc
+            or parts.query
+            or parts.fragment
+        ):
+            raise ValidationError(
+                "base_url", "must be an http(s) URL with no credentials, e.g. https://host/v1"
+            )
+        if signature_scheme not in SCHEMES:
+            raise ValidationError("signature_scheme", f"must be one of {', '.join(SCHEMES)}")
+        for name, value in (("api_key", api_key), ("api_secret", api_secret)):
+            if not isinstance(value, str) or not value:
+                raise ValidationError(name, "must be a non-empty string")
+        self.root = f"{parts.scheme}://{parts.netloc}"
+        self.prefix = parts.path.rstrip("/")
+        self.base_url = self.root + self.prefix
+        self.signature_scheme = signature_scheme
+        self._api_key = Secret(api_key)
+        self._api_secret = Secret(api_secret)
+        self.clock: Callable[[], float] = time.time
+
+    def __repr__(self) -> str:
+        return (f"RequestCore(base_url={self.base_url!r}, "
+                f"signature_scheme={self.signature_scheme!r})")
+
+    # -- building -------------------------------------------------------------------
+
+    def prepare(self, call: Call[Any]) -> Prepared:
+        path = self.prefix + call.path
+        target = path
+        if call.query:
+            target = f"{path}?{urlencode(call.query, quote_via=quote, safe='')}"
+        body = b"" if call.body is None else encode_json(call.body)
+        return Prepared(call.method, path, target, self.root + target, body)
+
+    def headers(self, prepared: Prepared) -> dict[str, str]:
+        """Fresh signed headers; made per attempt, so a resend carries a current timestamp."""
+        timestamp = str(int(self.clock()))
+        signature = sign_request(
+            self._api_secret.reveal(), self.signature_scheme, timestamp, prepared.method,
+            prepared.target, prepared.body,
+        )
+        headers = {
+            "Accept": "application/json",
+            "X-API-Key": self._api_key.reveal(),
+            "X-Timestamp": timestamp,
+            "X-Signature": signature,
+        }
+        if prepared.body:
+            headers["Content-Type"] = "application/json"
+        return headers
+
+    def start(self, call: Call[T]) -> CallRun[T]:
+        return CallRun(self, call)
+
+    # -- reading --------------------------------------------------------------------
+
+    def redact(self, text: str) -> str:
+        """Cut a service-supplied text down and blank any credential it might echo."""
+        text = text[:_MAX_MESSAGE]
+        for secret in (self._api_key.reveal(), self._api_secret.reveal()):
+            if len(secret) >= 3:
+                text = text.replace(secret, "***")
+        return text
+
+    def decode(
+        self, call: Call[T], prepared: Prepared, status: int, headers: Mapping[str, str],
+        body: bytes,
+    ) -> T:
+        """The call's result from one HTTP answer, or the matching TronEnergyError."""
+        context: dict[str, Any] = {
+            "status": status, "method": prepared.method, "path": prepared.path,
+        }
+        try:
+            payload: Any = load_json(body)
+        except ValueError as exc:
+            if not 200 <= status < 300:
+                raise self._failure(None, status, headers, prepared) from None
+            reason = self.redact(str(exc))[:120]
+            raise UnexpectedResponseError(f"answer is not JSON: {reason}", **context) from None
+        if not 200 <= status < 300:
+            raise self._failure(payload, status, headers, prepared)
+        if not isinstance(payload, dict):
+            raise UnexpectedResponseError(
+                f"answer is a JSON {type(payload).__name__}, not an object", **context
+            )
+        success = payload.get("success")
+        code = payload.get("code")
+        if success is False or (success is True and lookup(code) is not None):
+            raise self._failure(payload, status, headers, prepared)
+        if success is not True:
+            raise UnexpectedResponseError("answer has no boolean 'success'", **context)
+        if code is not None and (isinstance(code, bool) or code not in SUCCESS_CODES):
+            raise UnexpectedResponseError(
+                f"success answer with unexpected code {str(code)[:40]!r}", **context
+            )
+        try:
+            return call.parse(self._data(payload, call.flat))
+        except UnexpectedResponseError as exc:
+            exc.status, exc.method, exc.path = status, prepared.method, prepared.path
+            exc.message = self.redact(exc.message)
+            raise
+        except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
+            # A shape the readers did not foresee must still end as a clear error.
+            raise UnexpectedResponseError(
+                f"answer could not be read: {type(exc).__name__}", **context
+            ) from None
+
+    @staticmethod
+    def _data(payload: dict[str, Any], flat: bool | None) -> Any:
+        if "data" in payload and (flat is not True or isinstance(payload["data"], dict)):
+            data = payload["data"]
+            if flat and "message" in payload and "message" not in data:
+                data = {**data, "message": payload["message"]}
+            return data
+        if flat is False:
+            raise UnexpectedResponseError("answer has no 'data'")
+        return {key: value for key, value in payload.items() if key not in _ENVELOPE_KEYS}
+
+    def _failure(
+        self, payload: Any, status: int, headers: Mapping[str, str], prepared: Prepared
+    ) -> TronEnergyError:
+        code: Any = None
+        message = ""
+        if isinstance(payload, dict):
+            code = payload.get("code")
+            if isinstance(payload.get("message"), str):
+                message = self.redact(payload["message"])
+        return error_from_answer(
+            code=code, status=status, message=message, method=prepared.method,
+            path=prepared.path,
+            retry_after=parse_retry_after(headers.get("Retry-After"), self.clock()),
+        )
+
+
+class CallRun(Generic[T]):
+    """One logical call across its attempts; the transports call into it.
+
+    It remembers whether an earlier attempt may have been processed, and turns
+    the final failure of a money-moving call into AmbiguousPurchaseError when
+    the service may have acted on it.
+    """
+
+    def __init__(self, core: RequestCore, call: Call[T]) -> None:
+        self.core = core
+        self.call = call
+        self.prepared = core.prepare(call)
+        self.attempts = 0
+        self.sent_at = datetime.now(timezone.utc)
+        self.maybe_processed = False
+
+    def headers(self) -> dict[str, str]:
+        self.attempts += 1
+        self.sent_at = datetime.now(timezone.utc)
+        return self.core.headers(self.prepared)
+
+    def answer(self, status: int, headers: Mapping[str, str], body: bytes, started: float) -> T:
+        self._log(str(status), started)
+        try:
+            return self.core.decode(self.call, self.prepared, status, headers, body)
+        except NotFoundError:
+            if self.call.gone_means_done and self.maybe_processed:
+                return self.call.parse(None)
+            raise
+        except (ServerError, UnexpectedResponseError):
+            self.maybe_processed = True
+            raise
+
+    def no_answer(self, error: TransportError, started: float) -> TransportError:
+        error.method, error.path = self.prepared.method, self.prepared.path
+        error.message = self.core.redact(error.message)
+        self._log(type(error).__name__, started)
+        if isinstance(error, NoResponseError):
+            self.maybe_processed = True
+        return error
+
+    def settle(self, error: TronEnergyError) -> TronEnergyError:
+        """The error to raise once no attempt is left."""
+        if self.call.safety is Safety.MONEY and not provably_not_processed(error):
+            return AmbiguousPurchaseError(
+                endpoint=f"{self.prepared.method} {self.prepared.path}",
+                target=self.call.target,
+                time=self.sent_at,
+                cause=error,
+            )
+        return error
+
+    def _log(self, outcome: str, started: float) -> None:
+        log.debug(
+            "%s %s -> %s in %.1f ms (attempt %d)", self.prepared.method, self.prepared.path,
+            outcome, (time.perf_counter() - started) * 1000, self.attempts,
+        )

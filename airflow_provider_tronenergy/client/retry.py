@@ -1,0 +1,106 @@
+"""When a failed call may be sent again, and how long to wait first.
+
+The rule that protects money: a call that moves money is resent only when the
+request provably never reached the server. Anything else (a timeout while
+waiting for the answer, a connection dropped after sending, a 5xx) may have
+bought energy already, so it ends in :class:`AmbiguousPurchaseError` instead.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from airflow_provider_tronenergy.client.errors import (
+    RateLimitedError,
+    ServerError,
+    ServiceUnreachableError,
+    TransportError,
+    TronEnergyError,
+    ValidationError,
+)
+from airflow_provider_tronenergy.protocol.codes import lookup
+
+
+class Safety(Enum):
+    """What resending a call could do."""
+
+    IDEMPOTENT = "idempotent"  # reads, check-address, monitor delete: resend freely
+    UNSAFE = "unsafe"  # changes state but moves no money (add monitored address)
+    MONEY = "money"  # the four buys, activate, non-idempotent generic requests
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Attempts and waits for resending; ``max_attempts=1`` turns resending off.
+
+    Waits grow exponentially from ``initial_wait`` with jitter, capped at
+    ``max_wait``. A 429 waits at least its ``Retry-After``; when that is longer
+    than ``max_wait`` the :class:`RateLimitedError` is raised at once instead.
+    """
+
+    max_attempts: int = 4
+    initial_wait: float = 0.5
+    max_wait: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("RetryPolicy: max_attempts must be at least 1")
+        if self.initial_wait < 0 or self.max_wait < 0:
+            raise ValueError("RetryPolicy: waits must not be negative")
+
+    def should_retry(self, safety: Safety, error: BaseException) -> bool:
+        if isinstance(error, ServiceUnreachableError):
+            return True
+        if safety is not Safety.IDEMPOTENT:
+            return False
+        if isinstance(error, RateLimitedError):
+            return error.retry_after is None or error.retry_after <= self.max_wait
+        return isinstance(error, (TransportError, ServerError))
+
+    def wait_seconds(self, error: BaseException | None, attempt_number: int) -> float:
+        """Pause before the next attempt (``attempt_number`` = attempts made so far)."""
+        ceiling = min(self.max_wait, self.initial_wait * 2.0 ** max(attempt_number - 1, 0))
+        wait = ceiling / 2 + random.uniform(0, ceiling / 2)
+        if isinstance(error, RateLimitedError) and error.retry_after is not None:
+            wait = max(wait, error.retry_after)
+        return wait
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome is not None else None
+        return self.wait_seconds(error, state.attempt_number)
+
+    def retrying(self, safety: Safety) -> Retrying:
+        return Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(lambda error: self.should_retry(safety, error)),
+            reraise=True,
+        )
+
+    def async_retrying(self, safety: Safety) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(lambda error: self.should_retry(safety, error)),
+            reraise=True,
+        )
+
+
+def provably_not_processed(error: TronEnergyError) -> bool:
+    """True when the service certainly did not act on the request that led to ``error``."""
+    if isinstance(error, (ServiceUnreachableError, ValidationError)):
+        return True
+    if isinstance(error, (TransportError, ServerError)):
+        return False
+    status = error.status
+    if status is None:
+        return False
+    if 400 <= status < 500:
+        return True  # the service (or a proxy before it) refused the request
+    known = lookup(error.code)
+    # A 2xx carrying a known refusal code is a refusal too; anything else is unclear.
+    return 200 <= status < 300 and known is not None and int(known) < 50000

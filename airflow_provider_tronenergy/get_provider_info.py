@@ -1,0 +1,76 @@
+"""What Airflow's ProvidersManager learns about this package (``apache_airflow_provider``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_tronenergy import __version__
+
+INTEGRATION = "TRON Energy"
+PACKAGE = "airflow_provider_tronenergy"
+
+_EXTRA_FIELDS: dict[str, Any] = {
+    "webhook_secret": {
+        "label": "Webhook secret",
+        "description": "Verifies the service's signed callbacks (never the API secret).",
+        "schema": {"type": ["string", "null"], "format": "password"},
+    },
+    "signature_scheme": {
+        "label": "Signature scheme",
+        "description": "How requests are signed: v1 (default) or ts.body.",
+        "schema": {"type": ["string", "null"], "enum": ["v1", "ts.body", None], "default": "v1"},
+    },
+    "timeout": {
+        "label": "Timeout (seconds)",
+        "description": "Seconds to wait for the service's answer.",
+        "schema": {"type": ["number", "null"], "default": 30},
+    },
+    "max_retries": {
+        "label": "Max retries",
+        "description": "Resends of idempotent calls; purchases are never resent once sent.",
+        "schema": {"type": ["integer", "null"], "default": 3},
+    },
+    "price_rent_times": {
+        "label": "Price rent times (hours)",
+        "description": "Override the rent_time values GET /energy/price accepts, e.g. 0.08,0.17,1.",
+        "schema": {"type": ["string", "null"]},
+    },
+    "purchase_rent_times": {
+        "label": "Purchase rent times (hours)",
+        "description": "Override the rent_time values purchases accept, e.g. 0.25,1,24.",
+        "schema": {"type": ["string", "null"]},
+    },
+}
+
+
+def get_provider_info() -> dict[str, Any]:
+    return {
+        "package-name": "airflow-provider-tronenergy",
+        "name": INTEGRATION,
+        "description": "Rent TRON energy, activate and check addresses, and watch deposits "
+        "through signed callbacks, as Airflow tasks.",
+        "versions": [__version__],
+        "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
+        "hooks": [
+            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.hooks.tronenergy"]}
+        ],
+        "connection-types": [
+            {
+                "connection-type": "tronenergy",
+                "hook-class-name": f"{PACKAGE}.hooks.tronenergy.TronEnergyHook",
+                "hook-name": INTEGRATION,
+                "conn-fields": _EXTRA_FIELDS,
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema", "port"],
+                    "relabeling": {
+                        "host": "Base URL", "login": "API key", "password": "API secret",
+                    },
+                    "placeholders": {
+                        "host": "https://api.example.com/v1",
+                        "login": "your API key",
+                        "password": "your API secret",
+                    },
+                },
+            }
+        ],
+    }

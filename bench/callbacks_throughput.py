@@ -1,0 +1,193 @@
+"""Durably committed callbacks per second, against the same receiver with storage switched off.
+
+The receiver runs as its own process (uvloop and httptools, as the CLI runs it)
+on a SQLite file (WAL, synchronous=FULL: every 200 follows an fsync'd group
+commit). Load comes from client processes with 32 concurrent senders in all,
+each on a persistent connection, each callback unique and freshly signed.
+Storage off and on are measured alternately in one run, so the ratio compares
+like with like; p50/p99 are per-request latencies seen by the senders.
+
+    .venv/bin/python bench/callbacks_throughput.py [--seconds 4] [--senders 32] [--rounds 2]
+            [--store postgresql://postgres@127.0.0.1/test]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from airflow_provider_tronenergy.protocol.signing import sign_callback  # noqa: E402
+from support.callbacks import RawConnection, callback_body  # noqa: E402
+
+SECRET = "whsec_bench"
+
+
+# -- the receiver process ------------------------------------------------------------------
+
+
+def serve(store_url: str | None) -> None:
+    import uvicorn
+
+    from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+    from airflow_provider_tronenergy.callbacks.cli import _run, bind_socket
+
+    store = CallbackStore(store_url) if store_url else None
+    if store is not None:
+        store.ensure_schema()
+    app = create_app(store, SECRET, storage=store is not None)
+    sock = bind_socket("127.0.0.1", 0)
+    print(f"listening on {sock.getsockname()[1]}", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False,
+                                           http="httptools", lifespan="on"))
+    _run(server.serve(sockets=[sock]))
+    stats = app.state.committer.stats if app.state.committer else None
+    print(json.dumps(stats.__dict__ if stats else {}), flush=True)
+
+
+class Receiver:
+    def __init__(self, store_url: str | None) -> None:
+        args = [sys.executable, __file__, "--serve"] + (["--store", store_url] if store_url
+                                                         else [])
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        match = re.search(r"listening on (\d+)", self.process.stdout.readline())
+        if match is None:
+            raise SystemExit("receiver did not start")
+        self.url = f"http://127.0.0.1:{match.group(1)}/callbacks"
+
+    def stop(self) -> dict[str, int]:
+        self.process.terminate()
+        out, _ = self.process.communicate(timeout=30)
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        return json.loads(lines[-1]) if lines else {}
+
+
+# -- the senders ---------------------------------------------------------------------------
+
+
+def _client(url: str, senders: int, seconds: float, out: multiprocessing.Queue) -> None:
+    async def sender(deadline: float, latencies: list[float]) -> int:
+        conn = RawConnection(url)
+        done = 0
+        while time.perf_counter() < deadline:
+            body = callback_body()
+            headers = {"Content-Type": "application/json",
+                       "X-Signature": sign_callback(SECRET, body)}
+            started = time.perf_counter()
+            status, answer = await conn.post(body, headers, timeout=10)
+            if status != 200:
+                raise SystemExit(f"callback answered {status}: {answer!r}")
+            latencies.append(time.perf_counter() - started)
+            done += 1
+        conn.close()
+        return done
+
+    async def main() -> tuple[int, list[float]]:
+        latencies: list[float] = []
+        deadline = time.perf_counter() + seconds
+        counts = await asyncio.gather(*(sender(deadline, latencies) for _ in range(senders)))
+        return sum(counts), latencies
+
+    try:
+        import uvloop
+
+        done, latencies = uvloop.run(main())
+    except ImportError:
+        done, latencies = asyncio.run(main())
+    out.put((done, latencies))
+
+
+def measure(url: str, senders: int, seconds: float, processes: int) -> tuple[float, list[float]]:
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    per_process = [senders // processes + (i < senders % processes) for i in range(processes)]
+    workers = [multiprocessing.Process(target=_client, args=(url, n, seconds, queue))
+               for n in per_process]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    results = [queue.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+        if worker.exitcode:
+            raise SystemExit("a sender failed")
+    elapsed = time.perf_counter() - started
+    latencies = sorted(x for _, lat in results for x in lat)
+    return sum(done for done, _ in results) / elapsed, latencies
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--senders", type=int, default=32)
+    parser.add_argument("--processes", type=int, default=2, help="client processes")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--store", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.store)
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store_url = args.store or f"sqlite:///{os.path.join(tmp, 'bench.db')}"
+        results: dict[str, list[tuple[float, list[float]]]] = {"off": [], "on": []}
+        stats: dict[str, int] = {}
+        receivers = {"off": Receiver(None), "on": Receiver(store_url)}
+        try:
+            for mode, receiver in receivers.items():  # warm-up
+                measure(receiver.url, args.senders, 0.5, args.processes)
+            for _ in range(args.rounds):
+                for mode in ("off", "on"):
+                    results[mode].append(measure(receivers[mode].url, args.senders,
+                                                 args.seconds, args.processes))
+        finally:
+            receivers["off"].stop()
+            stats = receivers["on"].stop()
+
+        from airflow_provider_tronenergy.callbacks import CallbackStore
+
+        store = CallbackStore(store_url)
+        stored = store.max_id()
+        if args.store:
+            store.drop_tables()
+        store.close()
+
+    def summary(mode: str) -> tuple[float, float, float]:
+        rate = sum(r for r, _ in results[mode]) / len(results[mode])
+        latencies = sorted(x for _, lat in results[mode] for x in lat)
+        return rate, percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000
+
+    off, on = summary("off"), summary("on")
+    backend = "PostgreSQL" if args.store and "postgres" in args.store else "SQLite (WAL, FULL)"
+    print(f"callback receiver, {args.senders} concurrent senders in {args.processes} processes, "
+          f"{args.rounds} x {args.seconds:g} s per mode, store: {backend}")
+    print(f"  storage off (ceiling): {off[0]:8.0f} callbacks/s   p50 {off[1]:6.1f} ms   "
+          f"p99 {off[2]:6.1f} ms")
+    print(f"  stored durably       : {on[0]:8.0f} callbacks/s   p50 {on[1]:6.1f} ms   "
+          f"p99 {on[2]:6.1f} ms")
+    if stats.get("batches"):
+        print(f"  group commit: {stats['rows']} rows in {stats['batches']} commits "
+              f"(mean {stats['rows'] / stats['batches']:.1f}, largest {stats['largest_batch']});"
+              f" rows in the store: {stored}")
+    ratio = on[0] / off[0]
+    print(f"  stored / ceiling ratio: {ratio:.2f} "
+          f"({'meets' if ratio >= 0.5 else 'BELOW'} the 0.5 aim)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""The receiver mounted in a real Airflow 3 API server, through the airflow.plugins entry point."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from airflow_provider_tronenergy.callbacks import CallbackStore
+from airflow_provider_tronenergy.callbacks.plugin import LazyReceiverApp
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support.callbacks import ServedApp, callback_body, post, signed_headers, wait_until
+from support.signed import SignedSession
+
+SERVER_SCRIPT = Path(__file__).parents[1] / "support" / "airflow_api_server.py"
+
+
+@dataclass
+class ApiServer:
+    process: subprocess.Popen[str]
+    root_url: str
+    store_url: str
+
+
+@pytest.fixture(scope="module")
+def airflow_api(tmp_path_factory) -> Iterator[ApiServer]:
+    home = tmp_path_factory.mktemp("airflow_home")
+    store_url = f"sqlite:///{home / 'callbacks.db'}"
+    env = {
+        **{k: v for k, v in os.environ.items()
+           if not k.startswith(("AIRFLOW", "TRONENERGY_"))},
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        "TRONENERGY_CALLBACK_STORE": store_url,
+        "PYTHONUNBUFFERED": "1",
+    }
+    airflow = str(Path(sys.executable).with_name("airflow"))
+    migrated = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
+                              text=True, timeout=180)
+    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen([sys.executable, str(SERVER_SCRIPT)], env=env,
+                               stdout=subprocess.PIPE, stderr=log, text=True)
+    assert process.stdout is not None
+    match = None
+    for line in iter(process.stdout.readline, ""):  # Airflow may print warnings first
+        match = re.search(r"^listening on (\d+)", line)
+        if match:
+            break
+    if match is None:
+        process.kill()
+        log.seek(0)
+        raise RuntimeError(f"API server did not start: {line!r} {log.read()[-3000:]}")
+    server = ApiServer(process, f"http://127.0.0.1:{match.group(1)}", store_url)
+    wait_until(lambda: _get(f"{server.root_url}/api/v2/version") == 200, 60, "API server")
+    try:
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _get(url: str) -> int | None:
+    try:
+        return httpx.get(url, timeout=2, trust_env=False).status_code
+    except httpx.HTTPError:
+        return None
+
+
+def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
+    callbacks = f"{airflow_api.root_url}/tronenergy/callbacks"
+    health = f"{airflow_api.root_url}/tronenergy/health"
+
+    # 1. Installed but not configured: a clear 503, and the API server itself is fine.
+    body = callback_body()
+    unconfigured = post(callbacks, body, signed_headers("anything", body))
+    assert unconfigured.status_code == 503
+    assert unconfigured.json()["error"] == "not_configured"
+    assert "webhook_secret" in unconfigured.json()["message"]
+    assert _get(health) == 503
+    assert _get(f"{airflow_api.root_url}/api/v2/version") == 200
+    plugins = httpx.get(f"{airflow_api.root_url}/api/v2/plugins", trust_env=False).json()
+    ours = [p for p in plugins["plugins"] if p["name"] == "tronenergy_callbacks"]
+    assert ours and ours[0]["fastapi_apps"][0]["url_prefix"] == "/tronenergy"
+
+    with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as sandbox:
+        # 2. An operator adds the connection (here through Airflow's REST API): no restart.
+        created = httpx.post(
+            f"{airflow_api.root_url}/api/v2/connections", trust_env=False, timeout=10,
+            json={"connection_id": "tronenergy_default", "conn_type": "generic",
+                  "host": sandbox.url,
+                  "extra": json.dumps({"webhook_secret": sandbox.webhook_secret})},
+        )
+        assert created.status_code == 201, created.text
+        wait_until(lambda: _get(health) == 200, 15, "the receiver to pick up the secret")
+
+        # 3. A real signed callback from the sandbox lands in the store.
+        api = SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+        address = random_address()
+        api.data("POST", "/v1/tron-monitor/addresses",
+                 {"address": address, "webhook_url": callbacks})
+        tx_hash = api.control("POST", "/transfers", {"from": random_address(), "to": address,
+                                                     "amount": "42.000001", "token": "TRX"})[
+            "tx_hash"]
+        wait_until(lambda: len(api.control("GET", "/deliveries?status=delivered")) == 1, 15,
+                   "the delivery")
+
+        # 4. Airflow does not authenticate plugin apps: the signature still gates everything.
+        forged = callback_body()
+        assert post(callbacks, forged, signed_headers("forged", forged)).status_code == 403
+        assert post(callbacks, forged, {}).status_code == 403
+
+    store = CallbackStore(airflow_api.store_url)
+    stored = store.list_transfers()
+    store.close()
+    assert [(t.tx_hash, t.amount_text, t.to_address) for t in stored] == \
+        [(tx_hash, "42.000001", address)]
+
+
+def test_lazy_app_answers_503_until_it_can_be_built(sqlite_store):
+    from airflow_provider_tronenergy.callbacks import create_app
+
+    attempts: list[int] = []
+
+    def build():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("postgresql://user:hunter2@db/x is unreachable")
+        return create_app(sqlite_store, "s")
+
+    with ServedApp(LazyReceiverApp(build, retry=0.2)) as served:
+        body = callback_body()
+        first = post(served.callback_url, body, signed_headers("s", body))
+        assert first.status_code == 503 and first.json()["error"] == "receiver_unavailable"
+        assert "hunter2" not in first.text
+        # Within the retry interval it does not rebuild on every request.
+        assert post(served.callback_url, body, signed_headers("s", body)).status_code == 503
+        assert len(attempts) == 1
+        time.sleep(0.25)
+        assert post(served.callback_url, body, signed_headers("s", body)).status_code == 200
+        assert post(served.callback_url, body, signed_headers("s", body)).json()["duplicate"]
+    assert len(attempts) == 2
+
+
+def test_loading_the_plugin_builds_nothing(tmp_path):
+    """Every Airflow component loads plugins: that must not open a store or need a secret."""
+    store_dir = tmp_path / "not-created"
+    code = ("from airflow import plugins_manager as pm; pm.ensure_plugins_loaded(); "
+            "from airflow_provider_tronenergy.callbacks.plugin import receiver_app as app; "
+            "plugins = [p.name for p in pm._get_plugins()[0]]; "
+            "assert 'tronenergy_callbacks' in plugins, plugins; assert app.app is None")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TRONENERGY_")},
+           "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "TRONENERGY_CALLBACK_STORE": f"sqlite:///{store_dir / 'callbacks.db'}"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert not store_dir.exists()
+
+
+def test_refreshing_secrets_follow_a_rotation():
+    from airflow_provider_tronenergy.callbacks.verify import RefreshingSecrets, WebhookSecrets
+
+    current = {"value": None}
+    loads: list[int] = []
+
+    def load():
+        loads.append(1)
+        value = current["value"]
+        if value == "boom":
+            raise OSError("metadata database unavailable")
+        return WebhookSecrets.build(value) if value else None
+
+    source = RefreshingSecrets(load, ttl=0.2, retry=0.05)
+
+    async def scenario() -> None:
+        assert await source.get() is None  # not configured yet
+        current["value"] = "old"
+        await asyncio.sleep(0.06)
+        assert (await source.get()).key_level == ("old",)
+        current["value"] = "new,old"
+        assert (await source.get()).key_level == ("old",)  # cached within the ttl
+        await asyncio.sleep(0.21)
+        assert (await source.get()).key_level == ("new", "old")
+        current["value"] = "boom"
+        await asyncio.sleep(0.21)
+        assert (await source.get()).key_level == ("new", "old")  # last good value kept
+
+    asyncio.run(scenario())
+    assert len(loads) == 4

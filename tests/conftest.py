@@ -1,0 +1,40 @@
+"""Session-wide test set-up: a private AIRFLOW_HOME, set before anything imports Airflow.
+
+Airflow reads its configuration once, at import; so the environment is fixed
+here, at conftest import time, and never points at a user's real Airflow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_HOME = Path(tempfile.mkdtemp(prefix="tronenergy-airflow-home-"))
+os.environ["AIRFLOW_HOME"] = str(_HOME)
+os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(_HOME / "dags")
+os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO")
+for _name in [n for n in os.environ if n.startswith("AIRFLOW_CONN_")]:
+    del os.environ[_name]
+
+
+@pytest.fixture(scope="session")
+def airflow_home() -> Path:
+    return _HOME
+
+
+@pytest.fixture(scope="session")
+def airflow_db(airflow_home: Path) -> Iterator[Path]:
+    """A migrated SQLite metadata DB (made once per session, in a child process)."""
+    subprocess.run(
+        [sys.executable, "-m", "airflow", "db", "migrate"],
+        check=True, capture_output=True, env=os.environ.copy(), timeout=300,
+    )
+    yield airflow_home / "airflow.db"
