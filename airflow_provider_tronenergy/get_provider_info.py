@@ -54,6 +54,12 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [
             {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.hooks.tronenergy"]}
         ],
+        "sensors": [
+            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.sensors.order"]}
+        ],
+        "triggers": [
+            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.triggers.order"]}
+        ],
         "connection-types": [
             {
                 "connection-type": "tronenergy",

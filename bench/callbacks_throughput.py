@@ -38,21 +38,34 @@ SECRET = "whsec_bench"
 
 def serve(store_url: str | None) -> None:
     import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount, Route
 
     from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
     from airflow_provider_tronenergy.callbacks.cli import _run, bind_socket
 
+    if os.environ.get("SWITCH"):
+        sys.setswitchinterval(float(os.environ["SWITCH"]))
     store = CallbackStore(store_url) if store_url else None
     if store is not None:
         store.ensure_schema()
-    app = create_app(store, SECRET, storage=store is not None)
+    receiver = create_app(store, SECRET, storage=store is not None)
+
+    async def stats(request: Request) -> JSONResponse:
+        committer = receiver.state.committer
+        return JSONResponse(committer.stats.__dict__ if committer else {})
+
+    app = Starlette(routes=[Route("/bench/stats", stats), Mount("/", receiver)])
     sock = bind_socket("127.0.0.1", 0)
     print(f"listening on {sock.getsockname()[1]}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False,
-                                           http="httptools", lifespan="on"))
-    _run(server.serve(sockets=[sock]))
-    stats = app.state.committer.stats if app.state.committer else None
-    print(json.dumps(stats.__dict__ if stats else {}), flush=True)
+                                           http="httptools", lifespan="off"))
+    if os.environ.get("NOUVLOOP"):
+        asyncio.run(server.serve(sockets=[sock]))
+    else:
+        _run(server.serve(sockets=[sock]))
 
 
 class Receiver:
@@ -64,13 +77,18 @@ class Receiver:
         match = re.search(r"listening on (\d+)", self.process.stdout.readline())
         if match is None:
             raise SystemExit("receiver did not start")
-        self.url = f"http://127.0.0.1:{match.group(1)}/callbacks"
+        self.root = f"http://127.0.0.1:{match.group(1)}"
+        self.url = f"{self.root}/callbacks"
 
-    def stop(self) -> dict[str, int]:
+    def stats(self) -> dict[str, int]:
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.root}/bench/stats", timeout=10) as response:
+            return dict(json.load(response))
+
+    def stop(self) -> None:
         self.process.terminate()
-        out, _ = self.process.communicate(timeout=30)
-        lines = [line for line in out.splitlines() if line.startswith("{")]
-        return json.loads(lines[-1]) if lines else {}
+        self.process.wait(30)
 
 
 # -- the senders ---------------------------------------------------------------------------
@@ -155,9 +173,10 @@ def main() -> None:
                 for mode in ("off", "on"):
                     results[mode].append(measure(receivers[mode].url, args.senders,
                                                  args.seconds, args.processes))
+            stats = receivers["on"].stats()
         finally:
-            receivers["off"].stop()
-            stats = receivers["on"].stop()
+            for receiver in receivers.values():
+                receiver.stop()
 
         from airflow_provider_tronenergy.callbacks import CallbackStore
 
@@ -182,8 +201,9 @@ def main() -> None:
           f"p99 {on[2]:6.1f} ms")
     if stats.get("batches"):
         print(f"  group commit: {stats['rows']} rows in {stats['batches']} commits "
-              f"(mean {stats['rows'] / stats['batches']:.1f}, largest {stats['largest_batch']});"
-              f" rows in the store: {stored}")
+              f"(mean {stats['rows'] / stats['batches']:.1f}, largest {stats['largest_batch']}, "
+              f"{stats['commit_seconds'] / stats['batches'] * 1000:.1f} ms each); "
+              f"rows in the store: {stored}")
     ratio = on[0] / off[0]
     print(f"  stored / ceiling ratio: {ratio:.2f} "
           f"({'meets' if ratio >= 0.5 else 'BELOW'} the 0.5 aim)")

@@ -19,7 +19,9 @@ _HOME = Path(tempfile.mkdtemp(prefix="tronenergy-airflow-home-"))
 os.environ["AIRFLOW_HOME"] = str(_HOME)
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
-os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(_HOME / "dags")
+# dag.test() runs only DAGs its bundle can parse: test DAGs live in tests/dags.
+DAGS_FOLDER = Path(__file__).parent / "dags"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS_FOLDER)
 os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO")
 for _name in [n for n in os.environ if n.startswith("AIRFLOW_CONN_")]:
     del os.environ[_name]

@@ -37,6 +37,8 @@ class CommitStats:
     rows: int = 0
     largest_batch: int = 0
     failures: int = 0
+    commit_seconds: float = 0.0
+    """Wall time spent in ``record_many`` (includes waiting for the GIL and the fsync)."""
 
 
 _Item = tuple[TransferEvent, "asyncio.Future[RecordResult]"]
@@ -90,6 +92,7 @@ class GroupCommitter:
             while len(batch) < self.max_batch and not queue.empty():
                 batch.append(queue.get_nowait())
             events = [event for event, _ in batch]
+            started = loop.time()
             try:
                 results = await loop.run_in_executor(self._executor, self.store.record_many,
                                                      events)
@@ -102,6 +105,7 @@ class GroupCommitter:
                               "retried by the service", len(batch))
                 _fail(batch, exc)
                 continue
+            self.stats.commit_seconds += loop.time() - started
             self.stats.batches += 1
             self.stats.rows += len(batch)
             self.stats.largest_batch = max(self.stats.largest_batch, len(batch))

@@ -160,13 +160,10 @@ class CallbackStore:
         self._ready = threading.Event()
         self._ready_lock = threading.Lock()
         self._dialect_insert = pg_insert if self.backend == "postgresql" else sqlite_insert
-        # One multi-row INSERT per batch rather than an executemany: one statement, one
-        # round trip, and on SQLite one GIL release instead of one per row (a commit
-        # thread that must win the GIL back once per row starves behind a busy event
-        # loop). Old SQLite builds allow only 999 bound variables per statement.
+        # Old SQLite builds allow only 999 bound variables per statement.
         variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
-        per_row = len(self.transfers.c) - 1
-        self._rows_per_statement = min(500, variables // per_row)
+        self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
+        self._insert_statements: dict[int, str] = {}
 
     # -- engine -----------------------------------------------------------------------
 
@@ -274,37 +271,111 @@ class CallbackStore:
     def record_many(self, events: Sequence[TransferEvent]) -> list[RecordResult]:
         """Insert in one transaction (one fsync); a tx_hash already stored is a duplicate.
 
-        When this returns, every row is durably committed. The rows go in with one
-        ``INSERT .. ON CONFLICT (tx_hash) DO NOTHING`` executemany: the constraint is
-        what keeps a transfer single. The ``duplicate`` flags come from a lookup made
-        under the same serialised write lock, so they are exact too, but nothing
-        depends on them except the answer's ``duplicate`` field and the log.
+        When this returns, every row is durably committed. Rows go in with
+        ``INSERT .. ON CONFLICT (tx_hash) DO NOTHING``: the constraint is what keeps
+        a transfer single. Which rows were new comes from the insert itself
+        (``RETURNING`` on PostgreSQL; on SQLite the inserted ids are consecutive
+        under the write lock), so the ``duplicate`` flags are exact as well.
         """
         if not events:
             return []
         self.ensure_schema()
-        t = self.transfers
-        fresh: dict[str, dict[str, Any]] = {}
+        fresh: dict[str, tuple[Any, ...]] = {}
         for event in events:
-            fresh.setdefault(event.tx_hash, _row(event))
-        with self._write() as conn:
-            stored = {
-                str(tx) for tx, in conn.execute(
-                    sa.select(t.c.tx_hash).where(t.c.tx_hash.in_(list(fresh)))
-                )
-            }
-            rows = [row for tx, row in fresh.items() if tx not in stored]
-            for start in range(0, len(rows), self._rows_per_statement):
-                chunk = rows[start:start + self._rows_per_statement]
-                conn.execute(self._dialect_insert(t).values(chunk)
-                             .on_conflict_do_nothing(index_elements=["tx_hash"]))
-        first: set[str] = set()
+            fresh.setdefault(event.tx_hash, _row_values(event))
+        rows = list(fresh.values())
+        inserted: set[str] = set()
+        if self.backend == "sqlite" and len(rows) <= self._rows_per_statement:
+            inserted = self._insert_sqlite_statement(rows)
+        else:
+            with self._write() as conn:
+                for start in range(0, len(rows), self._rows_per_statement):
+                    chunk = rows[start:start + self._rows_per_statement]
+                    inserted |= self._insert_chunk(conn, chunk)
         results = []
         for event in events:
-            new = event.tx_hash not in stored and event.tx_hash not in first
-            first.add(event.tx_hash)
+            new = event.tx_hash in inserted
+            inserted.discard(event.tx_hash)  # a repeat within the batch is a duplicate
             results.append(RecordResult(event.tx_hash, duplicate=not new))
         return results
+
+    def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]]) -> set[str]:
+        """The whole batch as one autocommit statement: its own transaction and fsync.
+
+        On SQLite a lone statement is atomic and, with ``synchronous=FULL``, durable
+        when it returns: write lock, rows, commit and fsync all happen inside one
+        ``sqlite3_step``. So the commit thread gives up the GIL once per batch, not
+        once each for BEGIN, INSERT and COMMIT; each time it must win the GIL back
+        from a busy event loop, which can take the interpreter's whole switch
+        interval (5 ms).
+        """
+        hashes = {row[0] for row in rows}
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            try:
+                cursor.execute(self._insert_sql(len(rows)),
+                               tuple(value for row in rows for value in row))
+                count, last = cursor.rowcount, int(cursor.lastrowid or 0)
+                if count == len(rows):
+                    return hashes
+                if count <= 0:
+                    return set()
+                # Some were stored already. The new rows took the consecutive ids
+                # (last - count, last] under the write lock; nobody else can own them.
+                cursor.execute(self._select_ids_sql(), (last - count, last))
+                return {str(tx) for tx, in cursor.fetchall()} & hashes
+            finally:
+                cursor.close()
+        finally:
+            raw.close()
+
+    def _select_ids_sql(self) -> str:
+        quote = self.engine.dialect.identifier_preparer
+        return (f"SELECT tx_hash FROM {quote.format_table(self.transfers)} "
+                "WHERE id > ? AND id <= ?")
+
+    def _insert_chunk(self, conn: Connection, chunk: list[tuple[Any, ...]]) -> set[str]:
+        """Insert ``chunk`` with one statement; return the tx_hashes actually inserted."""
+        params = tuple(value for row in chunk for value in row)
+        result = conn.exec_driver_sql(self._insert_sql(len(chunk)), params)
+        if self.backend == "postgresql":
+            return {str(tx) for tx, in result}
+        count = result.rowcount
+        hashes = {row[0] for row in chunk}
+        if count == len(chunk):
+            return hashes
+        if count <= 0:
+            return set()
+        # Some were already stored: the new rows took the ids (last - count, last].
+        last = int(result.lastrowid or 0)
+        t = self.transfers
+        found = conn.execute(sa.select(t.c.tx_hash).where(t.c.id > last - count,
+                                                          t.c.id <= last))
+        return {str(tx) for tx, in found} & hashes
+
+    def _insert_sql(self, count: int) -> str:
+        """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING``, cached.
+
+        Written out and run with ``exec_driver_sql`` rather than built with
+        ``insert().values([...])``: SQLAlchemy recompiles a multi-row VALUES
+        construct on every call, which costs more than the commit, on a thread
+        that competes with the event loop for the GIL. One multi-row statement is
+        also one round trip, and on SQLite one GIL release instead of one per row.
+        The syntax is the same on SQLite (>= 3.24) and PostgreSQL.
+        """
+        sql = self._insert_statements.get(count)
+        if sql is None:
+            quote = self.engine.dialect.identifier_preparer
+            marker = "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
+            row = "(" + ", ".join([marker] * len(_INSERT_COLUMNS)) + ")"
+            sql = (f"INSERT INTO {quote.format_table(self.transfers)} "
+                   f"({', '.join(quote.quote(c) for c in _INSERT_COLUMNS)}) "
+                   f"VALUES {', '.join([row] * count)} ON CONFLICT (tx_hash) DO NOTHING")
+            if self.backend == "postgresql":
+                sql += " RETURNING tx_hash"
+            self._insert_statements[count] = sql
+        return sql
 
     # -- reads ------------------------------------------------------------------------
 
@@ -452,22 +523,20 @@ class CallbackStore:
         self._ready.clear()
 
 
-def _row(event: TransferEvent) -> dict[str, Any]:
-    return {
-        "tx_hash": event.tx_hash,
-        "token": event.token,
-        "from_address": event.from_address,
-        "to_address": event.to_address,
-        "amount": event.amount,
-        "amount_micro": event.amount_micro,
-        "block_number": event.block_number,
-        "block_timestamp_ms": event.block_timestamp_ms,
-        "sent_at": event.sent_at,
-        "received_at_ms": event.received_at_ms,
-        "verified_by": event.verified_by,
-        "signature": event.signature,
-        "raw_body": event.raw_body,
-    }
+_INSERT_COLUMNS: Final = (
+    "tx_hash", "token", "from_address", "to_address", "amount", "amount_micro",
+    "block_number", "block_timestamp_ms", "sent_at", "received_at_ms", "verified_by",
+    "signature", "raw_body",
+)
+
+
+def _row_values(event: TransferEvent) -> tuple[Any, ...]:
+    """One row in :data:`_INSERT_COLUMNS` order (tx_hash first)."""
+    return (
+        event.tx_hash, event.token, event.from_address, event.to_address, event.amount,
+        event.amount_micro, event.block_number, event.block_timestamp_ms, event.sent_at,
+        event.received_at_ms, event.verified_by, event.signature, event.raw_body,
+    )
 
 
 def _transfer(row: Any) -> StoredTransfer:

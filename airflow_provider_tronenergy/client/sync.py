@@ -10,7 +10,12 @@ from typing import Any, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NewConnectionError,
+    ProxyError,
+)
 
 from airflow_provider_tronenergy.client.core import (
     DEFAULT_POOL_SIZE,
@@ -53,6 +58,8 @@ def transport_error(exc: requests.RequestException) -> TransportError:
     reason: object = exc.args[0] if exc.args else exc
     if isinstance(reason, MaxRetryError) and reason.reason is not None:
         reason = reason.reason
+    if isinstance(reason, ProxyError) and isinstance(reason.original_error, Exception):
+        reason = reason.original_error  # could not reach the proxy: nothing was sent
     detail = f"{type(reason).__name__}: {str(reason)[:200]}"
     if isinstance(exc, requests.ConnectTimeout) or (
         isinstance(exc, requests.ConnectionError)
@@ -111,6 +118,11 @@ class TronEnergyClient:
     @property
     def signature_scheme(self) -> str:
         return self._core.signature_scheme
+
+    @property
+    def rules(self) -> ValidationRules:
+        """The argument checks this client applies (callers can check early with them)."""
+        return self._api.rules
 
     def __repr__(self) -> str:
         return (f"TronEnergyClient(base_url={self.base_url!r}, "

@@ -75,6 +75,17 @@ async def orders(request: Request) -> Response:
     return reply(request, sandbox(request).world.all_orders())
 
 
+@router.post("/orders/outcome")
+async def plan_outcome(request: Request) -> Response:
+    """``{"status": "failed", "count": N}``: the next N orders fail when they complete."""
+    body = await _body(request)
+    if params.field(body, "status") != "failed":
+        raise params.invalid("status must be failed")
+    count = params.integer(params.field(body, "count"), "count", 1)
+    sandbox(request).world.fail_next_orders(count)
+    return reply(request, {"fail_next_orders": count})
+
+
 @router.post("/orders/{order_id}/fail")
 async def fail_order(request: Request, order_id: str) -> Response:
     return reply(request, sandbox(request).world.end_order(order_id, "failed"))

@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS orders (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     processing_at REAL NOT NULL,
-    complete_at REAL NOT NULL);
+    complete_at REAL NOT NULL,
+    outcome TEXT NOT NULL DEFAULT 'success');
 CREATE INDEX IF NOT EXISTS orders_status ON orders (status);
 CREATE TABLE IF NOT EXISTS monitored (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -312,7 +313,7 @@ class World:
         """Move every order whose time has come; success spends its frozen amount."""
         now = self.clock()
         due = self.db.execute(
-            "SELECT order_id, energy_cost_sun FROM orders "
+            "SELECT order_id, energy_cost_sun, outcome FROM orders "
             "WHERE status IN (?, ?) AND complete_at <= ?",
             (*IN_FLIGHT, now),
         ).fetchall()
@@ -324,6 +325,10 @@ class World:
             return
         with self._tx() as db:
             for row in due:
+                if row["outcome"] == "failed":  # planned through /sandbox/orders/outcome
+                    db.execute("UPDATE orders SET status = 'failed', updated_at = ? "
+                               "WHERE order_id = ?", (now, row["order_id"]))
+                    continue
                 db.execute(
                     "UPDATE orders SET status = 'success', tx_hash = ?, updated_at = ? "
                     "WHERE order_id = ?",
@@ -372,19 +377,24 @@ class World:
         now = self.clock()
         order_id = uuid.uuid4().hex
         with self._tx() as db:
+            outcome = "success"
+            failing = int(self._meta("fail_next_orders") or 0)
+            if failing > 0:
+                outcome = "failed"
+                self._set_meta("fail_next_orders", str(failing - 1))
             if activate_to and to_address is not None:
                 self.set_activated(to_address)
                 self._set_meta("balance_sun", str(self._balance_sun() - activation))
             db.execute(
                 "INSERT INTO orders (order_id, kind, target_address, to_address, energy_amount,"
                 " rent_time, cost_sun, energy_cost_sun, activation_sun, status, tx_hash,"
-                " created_at, updated_at, processing_at, complete_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, ?, ?, ?)",
+                " created_at, updated_at, processing_at, complete_at, outcome)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, ?, ?, ?, ?)",
                 (
                     order_id, kind, target, to_address, energy, str(rent_time), total,
                     energy_cost, activation, now, now,
                     now + PROCESSING_AFTER * self.time_scale,
-                    now + SUCCESS_AFTER * self.time_scale,
+                    now + SUCCESS_AFTER * self.time_scale, outcome,
                 ),
             )
         return self.order(order_id)
@@ -493,6 +503,10 @@ class World:
         self.advance()
         rows = self.db.execute("SELECT * FROM orders ORDER BY seq").fetchall()
         return [self._order_dict(row) for row in rows]
+
+    def fail_next_orders(self, count: int) -> None:
+        """The next ``count`` energy orders will end ``failed`` instead of ``success``."""
+        self._set_meta("fail_next_orders", str(count))
 
     def end_order(self, order_id: str, status: str) -> dict[str, Any]:
         """Fail (pending or processing) or cancel (pending only); frozen cost is released."""

@@ -43,6 +43,23 @@ def test_duplicates_are_stored_once_and_flagged(store: CallbackStore):
     assert store.max_id() == rows[2].id
 
 
+@pytest.mark.parametrize("rows_per_statement", [None, 3])
+def test_duplicate_flags_are_exact_in_mixed_batches(store: CallbackStore, rows_per_statement):
+    """Old and new rows interleaved, repeats inside a batch, batches split in statements."""
+    if rows_per_statement:
+        store._rows_per_statement = rows_per_statement  # several statements, one transaction
+    old = [event() for _ in range(5)]
+    store.record_many(old[1::2])
+    new = [event() for _ in range(5)]
+    batch = [old[0], new[0], old[1], new[1], new[1], old[3], new[2], new[3], old[0], new[4]]
+    results = store.record_many(batch)
+    assert [r.tx_hash for r in results] == [e.tx_hash for e in batch]
+    assert [r.duplicate for r in results] == \
+        [False, False, True, False, True, True, False, False, True, False]
+    assert len(store.list_transfers()) == 2 + 6
+    assert store.record_many([]) == []
+
+
 def test_amounts_are_exact_and_compared_in_micro_units(store: CallbackStore):
     to = random_address()
     amounts = ["12.50", "0.000001", "0.0000009", "123456789.123456789", "1",

@@ -1,0 +1,122 @@
+"""Operators that register and unregister addresses for transfer callbacks.
+
+Both are idempotent, so a scheduled DAG can declare the set of watched
+addresses and re-run safely: "already monitored" and "not monitored" are the
+states the task wanted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
+
+from airflow_provider_tronenergy.client import ConflictError, NotFoundError, ValidationError
+from airflow_provider_tronenergy.client import validation as checks
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.operators.batch import (
+    DEFAULT_MAX_CONCURRENCY,
+    RateGate,
+    failure_report,
+    normalize_addresses,
+    run_batch,
+)
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+
+def _validated(addresses: list[str]) -> None:
+    try:
+        for address in addresses:
+            checks.address(address, "address")
+    except ValidationError as exc:
+        raise AirflowFailException(str(exc)) from None
+
+
+class AddMonitorOperator(BaseOperator):
+    """Watch one address or several for incoming transfers of ``tokens``.
+
+    :param addresses: TRON address(es) to watch.
+    :param webhook_url: where callbacks go; may be omitted when the API key has one.
+    :param label: free text shown in the service's console.
+    :param tokens: tokens to watch (the service's default is ``["TRX"]``).
+    :param fail_if_exists: fail instead of succeeding when already monitored.
+    """
+
+    template_fields: Sequence[str] = ("addresses", "webhook_url", "label", "tokens")
+
+    def __init__(self, *, addresses: str | Sequence[str], webhook_url: str | None = None,
+                 label: str | None = None, tokens: Sequence[str] | None = None,
+                 fail_if_exists: bool = False,
+                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
+                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.addresses = addresses
+        self.webhook_url = webhook_url
+        self.label = label
+        self.tokens = tokens
+        self.fail_if_exists = fail_if_exists
+        self.tronenergy_conn_id = tronenergy_conn_id
+        self.max_concurrency = max_concurrency
+
+    def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
+        addresses, single = normalize_addresses(self.addresses)
+        _validated(addresses)
+        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        gate = RateGate()
+        tokens = list(self.tokens) if self.tokens else None
+
+        def add(address: str) -> dict[str, Any]:
+            try:
+                registration = gate.call(lambda: client.add_monitored_address(
+                    address, webhook_url=self.webhook_url or None, label=self.label,
+                    tokens=tokens))
+            except ConflictError:
+                if self.fail_if_exists:
+                    raise
+                return {"address": address, "status": "active", "added": False}
+            return {**registration.to_dict(), "added": True}
+
+        results, failures = run_batch(addresses, add, max_concurrency=self.max_concurrency,
+                                      log=self.log, verb="registered")
+        self.log.info("watching %d addresses (%d newly added)",
+                      sum("error" not in r for r in results),
+                      sum(bool(r.get("added")) for r in results))
+        if failures:
+            raise AirflowException(failure_report("registered", len(addresses), failures))
+        return results[0] if single else results
+
+
+class RemoveMonitorOperator(BaseOperator):
+    """Stop watching one address or several; an address not monitored is already done."""
+
+    template_fields: Sequence[str] = ("addresses",)
+
+    def __init__(self, *, addresses: str | Sequence[str],
+                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
+                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.addresses = addresses
+        self.tronenergy_conn_id = tronenergy_conn_id
+        self.max_concurrency = max_concurrency
+
+    def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
+        addresses, single = normalize_addresses(self.addresses)
+        _validated(addresses)
+        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        gate = RateGate()
+
+        def remove(address: str) -> dict[str, Any]:
+            try:
+                gate.call(lambda: client.remove_monitored_address(address))
+            except NotFoundError:
+                return {"address": address, "removed": False}
+            return {"address": address, "removed": True}
+
+        results, failures = run_batch(addresses, remove, max_concurrency=self.max_concurrency,
+                                      log=self.log, verb="removed")
+        if failures:
+            raise AirflowException(failure_report("removed", len(addresses), failures))
+        return results[0] if single else results

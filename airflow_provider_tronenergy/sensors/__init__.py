@@ -1,0 +1,1 @@
+"""Sensors: tasks that wait until something at the service is finished."""
