@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from airflow_provider_tronenergy.protocol.signing import sign_callback  # noqa: E402
-from support.callbacks import RawConnection, callback_body  # noqa: E402
+from airflow_provider_tronenergy.protocol.signing import sign_callback
+from support.callbacks import RawConnection, callback_body
 
 SECRET = "whsec_bench"
 
@@ -167,7 +167,7 @@ def main() -> None:
         stats: dict[str, int] = {}
         receivers = {"off": Receiver(None), "on": Receiver(store_url)}
         try:
-            for mode, receiver in receivers.items():  # warm-up
+            for receiver in receivers.values():  # warm-up
                 measure(receiver.url, args.senders, 0.5, args.processes)
             for _ in range(args.rounds):
                 for mode in ("off", "on"):

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -141,6 +142,9 @@ class CallbackStore:
             sa.Column("verified_by", sa.String(16), nullable=False),
             sa.Column("signature", sa.String(64), nullable=False),
             sa.Column("raw_body", sa.LargeBinary(), nullable=False),
+            # The commit that stored the row (random, shared by a batch): lets a writer
+            # tell its own rows from earlier deliveries of the same transfers.
+            sa.Column("receipt", sa.String(16), nullable=False),
             sa.UniqueConstraint("tx_hash", name=f"{p}transfers_tx_hash_key"),
             sa.Index(f"{p}transfers_to_id", "to_address", "id"),
             sqlite_autoincrement=True,  # never reuse an id, even after a manual delete
@@ -273,25 +277,26 @@ class CallbackStore:
 
         When this returns, every row is durably committed. Rows go in with
         ``INSERT .. ON CONFLICT (tx_hash) DO NOTHING``: the constraint is what keeps
-        a transfer single. Which rows were new comes from the insert itself
-        (``RETURNING`` on PostgreSQL; on SQLite the inserted ids are consecutive
-        under the write lock), so the ``duplicate`` flags are exact as well.
+        a transfer single. The ``duplicate`` flags are exact too: PostgreSQL returns
+        the inserted rows; on SQLite, when fewer rows went in than were offered, the
+        batch's random ``receipt`` (stored on each row) tells its own rows apart.
         """
         if not events:
             return []
         self.ensure_schema()
+        receipt = secrets.token_hex(8)
         fresh: dict[str, tuple[Any, ...]] = {}
         for event in events:
-            fresh.setdefault(event.tx_hash, _row_values(event))
+            fresh.setdefault(event.tx_hash, _row_values(event, receipt))
         rows = list(fresh.values())
         inserted: set[str] = set()
         if self.backend == "sqlite" and len(rows) <= self._rows_per_statement:
-            inserted = self._insert_sqlite_statement(rows)
+            inserted = self._insert_sqlite_statement(rows, receipt)
         else:
             with self._write() as conn:
                 for start in range(0, len(rows), self._rows_per_statement):
                     chunk = rows[start:start + self._rows_per_statement]
-                    inserted |= self._insert_chunk(conn, chunk)
+                    inserted |= self._insert_chunk(conn, chunk, receipt)
         results = []
         for event in events:
             new = event.tx_hash in inserted
@@ -299,7 +304,7 @@ class CallbackStore:
             results.append(RecordResult(event.tx_hash, duplicate=not new))
         return results
 
-    def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]]) -> set[str]:
+    def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]], receipt: str) -> set[str]:
         """The whole batch as one autocommit statement: its own transaction and fsync.
 
         On SQLite a lone statement is atomic and, with ``synchronous=FULL``, durable
@@ -309,55 +314,51 @@ class CallbackStore:
         from a busy event loop, which can take the interpreter's whole switch
         interval (5 ms).
         """
-        hashes = {row[0] for row in rows}
         raw = self.engine.raw_connection()
         try:
             cursor = raw.cursor()
             try:
                 cursor.execute(self._insert_sql(len(rows)),
                                tuple(value for row in rows for value in row))
-                count, last = cursor.rowcount, int(cursor.lastrowid or 0)
-                if count == len(rows):
-                    return hashes
-                if count <= 0:
-                    return set()
-                # Some were stored already. The new rows took the consecutive ids
-                # (last - count, last] under the write lock; nobody else can own them.
-                cursor.execute(self._select_ids_sql(), (last - count, last))
-                return {str(tx) for tx, in cursor.fetchall()} & hashes
+                count = cursor.rowcount
+                if count == len(rows) or count <= 0:
+                    return {row[0] for row in rows} if count > 0 else set()
+                hashes = [row[0] for row in rows]
+                cursor.execute(self._own_rows_sql(len(hashes)), (receipt, *hashes))
+                return {str(tx) for tx, in cursor.fetchall()}
             finally:
                 cursor.close()
         finally:
             raw.close()
 
-    def _select_ids_sql(self) -> str:
-        quote = self.engine.dialect.identifier_preparer
-        return (f"SELECT tx_hash FROM {quote.format_table(self.transfers)} "
-                "WHERE id > ? AND id <= ?")
-
-    def _insert_chunk(self, conn: Connection, chunk: list[tuple[Any, ...]]) -> set[str]:
-        """Insert ``chunk`` with one statement; return the tx_hashes actually inserted."""
+    def _insert_chunk(
+        self, conn: Connection, chunk: list[tuple[Any, ...]], receipt: str
+    ) -> set[str]:
+        """Insert ``chunk`` inside a transaction; return the tx_hashes actually inserted."""
         params = tuple(value for row in chunk for value in row)
         result = conn.exec_driver_sql(self._insert_sql(len(chunk)), params)
         if self.backend == "postgresql":
             return {str(tx) for tx, in result}
         count = result.rowcount
-        hashes = {row[0] for row in chunk}
-        if count == len(chunk):
-            return hashes
-        if count <= 0:
-            return set()
-        # Some were already stored: the new rows took the ids (last - count, last].
-        last = int(result.lastrowid or 0)
-        t = self.transfers
-        found = conn.execute(sa.select(t.c.tx_hash).where(t.c.id > last - count,
-                                                          t.c.id <= last))
-        return {str(tx) for tx, in found} & hashes
+        if count == len(chunk) or count <= 0:
+            return {row[0] for row in chunk} if count > 0 else set()
+        hashes = [row[0] for row in chunk]
+        found = conn.exec_driver_sql(self._own_rows_sql(len(hashes)), (receipt, *hashes))
+        return {str(tx) for tx, in found}
+
+    def _marker(self) -> str:
+        return "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
+
+    def _own_rows_sql(self, count: int) -> str:
+        quote = self.engine.dialect.identifier_preparer
+        marker = self._marker()
+        return (f"SELECT tx_hash FROM {quote.format_table(self.transfers)} "
+                f"WHERE receipt = {marker} AND tx_hash IN ({', '.join([marker] * count)})")
 
     def _insert_sql(self, count: int) -> str:
         """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING``, cached.
 
-        Written out and run with ``exec_driver_sql`` rather than built with
+        Written out and run on the driver rather than built with
         ``insert().values([...])``: SQLAlchemy recompiles a multi-row VALUES
         construct on every call, which costs more than the commit, on a thread
         that competes with the event loop for the GIL. One multi-row statement is
@@ -367,8 +368,7 @@ class CallbackStore:
         sql = self._insert_statements.get(count)
         if sql is None:
             quote = self.engine.dialect.identifier_preparer
-            marker = "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
-            row = "(" + ", ".join([marker] * len(_INSERT_COLUMNS)) + ")"
+            row = "(" + ", ".join([self._marker()] * len(_INSERT_COLUMNS)) + ")"
             sql = (f"INSERT INTO {quote.format_table(self.transfers)} "
                    f"({', '.join(quote.quote(c) for c in _INSERT_COLUMNS)}) "
                    f"VALUES {', '.join([row] * count)} ON CONFLICT (tx_hash) DO NOTHING")
@@ -398,7 +398,7 @@ class CallbackStore:
         if not 0 < limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
         t = self.transfers
-        columns = [c for c in t.c if c.name not in ("signature", "raw_body")]
+        columns = [c for c in t.c if c.name not in ("signature", "raw_body", "receipt")]
         if include_raw:
             columns.append(t.c.raw_body)
         query = sa.select(*columns).where(t.c.id > after_id)
@@ -421,7 +421,7 @@ class CallbackStore:
 
     def get_transfer(self, tx_hash: str) -> StoredTransfer | None:
         t = self.transfers
-        columns = [c for c in t.c if c.name != "signature"]
+        columns = [c for c in t.c if c.name not in ("signature", "receipt")]
         with self._read() as conn:
             row = conn.execute(
                 sa.select(*columns).where(t.c.tx_hash == tx_hash.lower())
@@ -526,16 +526,16 @@ class CallbackStore:
 _INSERT_COLUMNS: Final = (
     "tx_hash", "token", "from_address", "to_address", "amount", "amount_micro",
     "block_number", "block_timestamp_ms", "sent_at", "received_at_ms", "verified_by",
-    "signature", "raw_body",
+    "signature", "raw_body", "receipt",
 )
 
 
-def _row_values(event: TransferEvent) -> tuple[Any, ...]:
+def _row_values(event: TransferEvent, receipt: str) -> tuple[Any, ...]:
     """One row in :data:`_INSERT_COLUMNS` order (tx_hash first)."""
     return (
         event.tx_hash, event.token, event.from_address, event.to_address, event.amount,
         event.amount_micro, event.block_number, event.block_timestamp_ms, event.sent_at,
-        event.received_at_ms, event.verified_by, event.signature, event.raw_body,
+        event.received_at_ms, event.verified_by, event.signature, event.raw_body, receipt,
     )
 
 

@@ -45,7 +45,7 @@ class AddMonitorOperator(BaseOperator):
     :param fail_if_exists: fail instead of succeeding when already monitored.
     """
 
-    template_fields: Sequence[str] = ("addresses", "webhook_url", "label", "tokens")
+    template_fields: Sequence[str] = ("addresses", "webhook_url", "monitor_label", "tokens")
 
     def __init__(self, *, addresses: str | Sequence[str], webhook_url: str | None = None,
                  label: str | None = None, tokens: Sequence[str] | None = None,
@@ -55,7 +55,7 @@ class AddMonitorOperator(BaseOperator):
         super().__init__(**kwargs)
         self.addresses = addresses
         self.webhook_url = webhook_url
-        self.label = label
+        self.monitor_label = label  # BaseOperator.label is taken
         self.tokens = tokens
         self.fail_if_exists = fail_if_exists
         self.tronenergy_conn_id = tronenergy_conn_id
@@ -71,7 +71,7 @@ class AddMonitorOperator(BaseOperator):
         def add(address: str) -> dict[str, Any]:
             try:
                 registration = gate.call(lambda: client.add_monitored_address(
-                    address, webhook_url=self.webhook_url or None, label=self.label,
+                    address, webhook_url=self.webhook_url or None, label=self.monitor_label,
                     tokens=tokens))
             except ConflictError:
                 if self.fail_if_exists:

@@ -120,3 +120,34 @@ def test_storage_off_verifies_but_stores_nothing(sqlite_store: CallbackStore):
     assert ok.status_code == 200 and ok.json() == {"success": True}
     assert forged.status_code == 403
     assert sqlite_store.max_id() == 0
+
+
+def test_a_full_queue_is_refused_not_buffered(sqlite_store: CallbackStore):
+    from airflow_provider_tronenergy.callbacks.batcher import GroupCommitter, Overloaded
+    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
+    from airflow_provider_tronenergy.protocol.signing import sign_callback
+
+    def event():
+        body = callback_body()
+        return parse_transfer(body, signature=sign_callback(SECRET, body), verified_by="key")
+
+    gated = GatedStore(sqlite_store)
+    committer = GroupCommitter(gated, max_pending=2)
+
+    async def scenario() -> list[bool]:
+        first = committer.submit(event())
+        await asyncio.sleep(0.05)  # the writer took it and is held at the gate
+        queued = [committer.submit(event()), committer.submit(event())]
+        try:
+            committer.submit(event())
+        except Overloaded:
+            refused = True
+        else:
+            refused = False
+        gated.gate.set()
+        results = await asyncio.gather(first, *queued)
+        await committer.aclose()
+        return [refused, *(r.duplicate for r in results)]
+
+    assert asyncio.run(scenario()) == [True, False, False, False]
+    assert len(sqlite_store.list_transfers()) == 3

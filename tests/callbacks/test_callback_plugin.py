@@ -52,7 +52,7 @@ def airflow_api(tmp_path_factory) -> Iterator[ApiServer]:
     migrated = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
                               text=True, timeout=180)
     assert migrated.returncode == 0, migrated.stderr[-3000:]
-    log = tempfile.TemporaryFile(mode="w+")
+    log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - outlives this block (the child's)
     process = subprocess.Popen([sys.executable, str(SERVER_SCRIPT)], env=env,
                                stdout=subprocess.PIPE, stderr=log, text=True)
     assert process.stdout is not None

@@ -111,7 +111,8 @@ class ReceiverProcess:
 
 def start_receiver(*args: str, env: dict[str, str] | None = None) -> ReceiverProcess:
     """Start the CLI (``python -m ...callbacks``) and wait until it answers /health."""
-    stderr = tempfile.TemporaryFile(mode="w+")  # a pipe nobody reads could block the child
+    # A file, not a pipe: a pipe nobody reads could block the child. It lives as long as it.
+    stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
     process = subprocess.Popen(
         [sys.executable, "-m", "airflow_provider_tronenergy.callbacks", "--log-level", "warning",
          *args],

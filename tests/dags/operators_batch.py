@@ -1,0 +1,52 @@
+"""Batch and monitoring operators driven by dag_run.conf (tests/operators)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_tronenergy.operators.energy import (
+    ActivateAddressOperator,
+    CheckAddressOperator,
+)
+from airflow_provider_tronenergy.operators.monitor import (
+    AddMonitorOperator,
+    RemoveMonitorOperator,
+)
+
+START = pendulum.datetime(2026, 1, 1, tz="UTC")
+
+with DAG("te_check", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True) as te_check:
+    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
+                         max_concurrency=4)
+
+with DAG("te_check_mapped", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True) as te_check_mapped:
+    CheckAddressOperator.partial(task_id="check").expand(
+        addresses=["TAPSuYQbz8CA3jrTucrXFsQSs1FNXGwRH1", "TFYa9uzYUHmedMh5PrNPVQL1P4egQ5tBqe"])
+
+with DAG("te_activate", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True,
+         default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_activate:
+    ActivateAddressOperator(task_id="activate", addresses="{{ dag_run.conf['addresses'] }}",
+                            max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
+                            dry_run="{{ dag_run.conf.get('dry_run', False) }}")
+
+with DAG("te_monitor", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True) as te_monitor:
+    add = AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                             webhook_url="http://127.0.0.1:9/callbacks", label="deposits",
+                             tokens=["USDT", "TRX"])
+    add_again = AddMonitorOperator(task_id="add_again",
+                                   addresses="{{ dag_run.conf['addresses'] }}",
+                                   webhook_url="http://127.0.0.1:9/callbacks")
+    strict = AddMonitorOperator(task_id="add_strict", addresses="{{ dag_run.conf['addresses'] }}",
+                                webhook_url="http://127.0.0.1:9/callbacks", fail_if_exists=True)
+    remove = RemoveMonitorOperator(task_id="remove", addresses="{{ dag_run.conf['addresses'] }}",
+                                   trigger_rule="all_done")
+    remove_again = RemoveMonitorOperator(task_id="remove_again",
+                                         addresses="{{ dag_run.conf['addresses'] }}")
+    add >> add_again >> strict >> remove >> remove_again

@@ -1,0 +1,97 @@
+"""Check, activate and monitor operators on batches, in real Airflow against the sandbox."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import operators_batch as dags
+
+from airflow_provider_tronenergy.protocol.address import random_address
+
+
+def test_check_batch_with_invalid_addresses_checks_the_rest(run_dag, control, caplog, capfd):
+    holder = control.activated(holder=True)
+    fresh = random_address()
+    bad = fresh[:-1] + ("1" if fresh[-1] != "1" else "2")  # one character changed
+    caplog.set_level("INFO")
+    out = run_dag(dags.te_check, addresses=[holder, bad, fresh, "not-an-address"])
+    assert out["check"][:2] == ("failed", 1)
+    # The two good addresses were still checked; the bad ones never left the worker.
+    sent = [r for r in caplog.records if r.name == "tronenergy.sandbox.access"
+            and "/v1/energy/check-address 200" in r.getMessage()]
+    assert len(sent) == 2
+    task_log = capfd.readouterr().out  # the task's own log, as Airflow writes it
+    report = task_log[task_log.index("2 of 4 addresses could not be checked"):]
+    assert f"{bad}: ValidationError" in report
+    assert "not-an-address: ValidationError" in report
+    assert f"{holder}:" not in report
+
+
+def test_check_batch_results(run_dag, control):
+    holder = control.activated(holder=True)
+    fresh = random_address()
+    active = control.activated()
+    out = run_dag(dags.te_check, addresses=[holder, fresh, active])
+    state, _, results = out["check"]
+    assert state == "success"
+    assert [r["address"] for r in results] == [holder, fresh, active]
+    assert [r["is_activated"] for r in results] == [True, False, True]
+    assert [r["transfer_energy"] for r in results] == [65000, 131000, 131000]
+
+
+def test_check_single_address_and_mapping(run_dag, control):
+    out = run_dag(dags.te_check, addresses=control.activated())
+    assert out["check"][2]["is_activated"] is True  # one address in, one dict out
+    mapped = run_dag(dags.te_check_mapped)
+    assert mapped["check[0]"][0] == mapped["check[1]"][0] == "success"
+    assert mapped["check[0]"][2]["address"] == "TAPSuYQbz8CA3jrTucrXFsQSs1FNXGwRH1"
+
+
+def test_activate_batch_skips_active_and_survives_failures(run_dag, control):
+    active = control.activated()
+    fresh = [random_address() for _ in range(4)]
+    # Two activations get a 503: ambiguous for a money call, so they fail this try;
+    # the retry checks first, finds them inactive, and activates them.
+    control.fault(kind="error", status=503, path="/energy/activate", count=2)
+    out = run_dag(dags.te_activate, addresses=[active, *fresh, "bogus"])
+    state, tries, _ = out["activate"]
+    assert (state, tries) == ("failed", 2)  # "bogus" fails both tries, by name
+    activations = [o for o in control.orders() if o["kind"] == "activate"
+                   and o["target_address"] in fresh]
+    assert sorted(o["target_address"] for o in activations) == sorted(fresh)
+    assert all(o["target_address"] != active for o in control.orders() if o["kind"] == "activate")
+
+
+def test_activate_batch_results_and_costs(run_dag, control):
+    active = control.activated()
+    fresh = [random_address() for _ in range(3)]
+    out = run_dag(dags.te_activate, addresses=[fresh[0], active, fresh[1], fresh[2]])
+    state, _, results = out["activate"]
+    assert state == "success"
+    assert [r["address"] for r in results] == [fresh[0], active, fresh[1], fresh[2]]
+    assert [r["activated"] for r in results] == [True, False, True, True]
+    assert sum(Decimal(r["cost"]) for r in results) == Decimal("3.3")
+
+
+def test_activate_guards(run_dag, control):
+    fresh = [random_address() for _ in range(3)]
+    before = len(control.orders())
+    out = run_dag(dags.te_activate, addresses=fresh, max_cost="3.2")  # 3 x 1.1 = 3.3
+    assert out["activate"][:2] == ("failed", 1)
+    out = run_dag(dags.te_activate, addresses=fresh, dry_run=True)
+    assert out["activate"][2] == {"dry_run": True, "to_activate": fresh, "cost": "3.3"}
+    control.balance("3")
+    out = run_dag(dags.te_activate, addresses=fresh)
+    assert out["activate"][:2] == ("failed", 1)
+    assert len(control.orders()) == before
+
+
+def test_monitor_operators_are_idempotent(run_dag, control, sandbox):
+    addresses = [random_address(), random_address()]
+    out = run_dag(dags.te_monitor, addresses=addresses)
+    assert [r["added"] for r in out["add"][2]] == [True, True]
+    assert out["add"][2][0]["address"] == addresses[0]
+    assert [r["added"] for r in out["add_again"][2]] == [False, False]
+    assert out["add_strict"][0] == "failed"
+    assert [r["removed"] for r in out["remove"][2]] == [True, True]
+    assert [r["removed"] for r in out["remove_again"][2]] == [False, False]
