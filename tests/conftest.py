@@ -6,6 +6,7 @@ here, at conftest import time, and never points at a user's real Airflow.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["support.dagrun"]
+
 _HOME = Path(tempfile.mkdtemp(prefix="tronenergy-airflow-home-"))
 os.environ["AIRFLOW_HOME"] = str(_HOME)
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
@@ -22,6 +25,13 @@ os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 # dag.test() runs only DAGs its bundle can parse: test DAGs live in tests/dags.
 DAGS_FOLDER = Path(__file__).parent / "dags"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS_FOLDER)
+EXAMPLE_DAGS = Path(__file__).parent.parent / "example_dags"
+os.environ["AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST"] = json.dumps([
+    {"name": "test-dags", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+     "kwargs": {"path": str(DAGS_FOLDER), "refresh_interval": 0}},
+    {"name": "example-dags", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+     "kwargs": {"path": str(EXAMPLE_DAGS), "refresh_interval": 0}},
+])
 os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO")
 for _name in [n for n in os.environ if n.startswith("AIRFLOW_CONN_")]:
     del os.environ[_name]

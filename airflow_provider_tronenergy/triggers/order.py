@@ -42,24 +42,34 @@ _TERMINAL_EVENT: dict[OrderStatus, EventStatus] = {
 }
 
 
+_VERB = {
+    OrderStatus.PENDING: "is pending",
+    OrderStatus.PROCESSING: "is processing",
+    OrderStatus.SUCCESS: "succeeded",
+    OrderStatus.FAILED: "failed",
+    OrderStatus.CANCELLED: "was cancelled",
+}
+
+
 def describe_order(order: Order) -> str:
-    """One human sentence about an order, e.g. ``energy order 8f3... succeeded: ...``."""
-    verb = {
-        OrderStatus.SUCCESS: "succeeded",
-        OrderStatus.FAILED: "failed",
-        OrderStatus.CANCELLED: "was cancelled",
-    }.get(order.status, f"is {order.status.value}")
-    details = []
+    """One human sentence about an order, e.g. ``energy order 8f3... succeeded: 65,000 ...``.
+
+    Only a success is told as ``verb: what, cost, tx``; any other status puts the
+    order's details in parentheses, so a quoted cost never reads as money spent.
+    """
+    parts = []
     if order.energy_amount is not None:
         target = f" for {order.target_address}" if order.target_address else ""
-        details.append(f"{order.energy_amount:,} energy{target}")
-    if order.rent_time is not None:
-        details.append(f"{order.rent_time} h")
+        rent = f" ({order.rent_time} h)" if order.rent_time is not None else ""
+        parts.append(f"{order.energy_amount:,} energy{target}{rent}")
     if order.cost is not None:
-        details.append(f"{order.cost} TRX")
-    if order.tx_hash:
-        details.append(f"tx {order.tx_hash}")
-    return f"energy order {order.order_id} {verb}" + (f": {', '.join(details)}" if details else "")
+        parts.append(f"{order.cost} TRX")
+    sentence = f"energy order {order.order_id} {_VERB[order.status]}"
+    if order.status is OrderStatus.SUCCESS:
+        if order.tx_hash:
+            parts.append(f"tx {order.tx_hash}")
+        return f"{sentence}: {', '.join(parts)}" if parts else sentence
+    return f"{sentence} ({', '.join(parts)})" if parts else sentence
 
 
 def order_event(

@@ -168,7 +168,7 @@ def test_deferrable_defers_a_pending_order(control: Control, conn):
     assert deferred.value.method_name == "execute_complete"
     trigger = deferred.value.trigger
     assert isinstance(trigger, EnergyOrderTrigger)
-    path, kwargs = trigger.serialize()
+    _, kwargs = trigger.serialize()
     assert kwargs["order_id"] == order_id
     assert kwargs["tronenergy_conn_id"] == "tronenergy_default"
     assert kwargs["poll_interval"] == 2.5

@@ -117,14 +117,20 @@ def test_event_of_a_terminal_order(status):
 def test_success_message_says_what_was_bought():
     message = order_event("ord-1", order=an_order(OrderStatus.SUCCESS))["message"]
     assert message == ("energy order ord-1 succeeded: 65,000 energy for "
-                       f"TJRabPrwbZy45sbavfcjinPJC18kjpRTv8, 1 h, 2.925 TRX, tx {'ab' * 32}")
+                       f"TJRabPrwbZy45sbavfcjinPJC18kjpRTv8 (1 h), 2.925 TRX, tx {'ab' * 32}")
 
 
 @pytest.mark.parametrize(("status", "words"), [("failed", "failed"),
                                                 ("cancelled", "was cancelled")])
 def test_failure_message_names_order_and_status(status, words):
     message = order_event("ord-1", order=an_order(OrderStatus(status)))["message"]
-    assert message.startswith(f"energy order ord-1 {words}")
+    assert message == (f"energy order ord-1 {words} (65,000 energy for "
+                       "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8 (1 h), 2.925 TRX)")
+
+
+def test_message_of_an_order_with_only_id_and_status():
+    bare = Order(order_id="ord-9", status=OrderStatus.SUCCESS)
+    assert order_event("ord-9", order=bare)["message"] == "energy order ord-9 succeeded"
 
 
 def test_timeout_and_error_events_carry_the_last_order_seen():

@@ -1,3 +1,8 @@
+"""Fixtures for tests that run DAGs with dag.test() against an in-process sandbox.
+
+Registered for the whole suite through ``pytest_plugins`` in tests/conftest.py.
+"""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +15,6 @@ import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-
-RESULTS: dict[str, Any] = {}
-
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[SandboxServer]:

@@ -1,0 +1,83 @@
+"""The batch-payout example DAG, end to end in dag.test() against the sandbox."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import batch_payout_preparation as example
+import pytest
+from airflow.providers.common.compat.sdk import AirflowFailException
+
+from airflow_provider_tronenergy.protocol.address import random_address
+
+
+def test_parse_payouts_reports_every_bad_row_by_line():
+    good = random_address()
+    rows = [[good, "10.5"], ["T" + "1" * 33, "1"], [good, "-1"], [good], [good, "1.0000001"],
+            [], [good, "abc"]]
+    with pytest.raises(AirflowFailException) as info:
+        example.parse_payouts(rows, first_line=2)
+    message = str(info.value)
+    for line in (3, 4, 5, 6, 8):
+        assert f"line {line}:" in message
+    assert "line 2:" not in message and "line 7:" not in message
+
+
+def test_plan_orders_buys_exactly_what_transfers_need():
+    checks = [{"transfer_energy": 65_000}] * 80 + [{"transfer_energy": 131_000}] * 40
+    plan = example.plan_orders(checks)
+    assert [o["count"] for o in plan["count_orders"]] == [76, 4]
+    assert [o["energy_amount"] for o in plan["buy_orders"]] == [38 * 131_000, 2 * 131_000]
+    energy = sum(o["count"] * 65_000 for o in plan["count_orders"]) + sum(
+        o["energy_amount"] for o in plan["buy_orders"])
+    assert energy == 80 * 65_000 + 40 * 131_000
+    assert all(o["energy_amount"] <= 5_000_000 for o in plan["buy_orders"])
+
+
+def _batch(control, tmp_path):
+    sender = control.activated()
+    holders = [control.activated(holder=True) for _ in range(3)]
+    active_new = [control.activated() for _ in range(2)]
+    inactive = [random_address() for _ in range(2)]
+    payouts = tmp_path / "payouts.csv"
+    lines = ["recipient,amount"] + [f"{a},{10 + i}.5" for i, a in
+                                    enumerate(holders + active_new + inactive)]
+    payouts.write_text("\n".join(lines) + "\n")
+    return sender, holders, active_new, inactive, payouts
+
+
+def test_batch_payout_end_to_end(run_dag, control, tmp_path):
+    sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100")
+    assert out["__run__"] == "success", out
+    ready = out["publish_batch_ready"][2]
+    assert ready["transfers"] == 7 and ready["activations"] == 2
+    assert ready["total_energy"] == 3 * 65_000 + 4 * 131_000
+    orders = control.orders(sender)
+    assert sorted((o["kind"], o["energy_amount"]) for o in orders) == [
+        ("buy", 4 * 131_000), ("buy_count", 3 * 65_000)]
+    assert all(o["status"] == "success" for o in orders)
+    assert Decimal(ready["energy_cost"]) == sum(Decimal(str(o["cost"])) for o in orders)
+    assert Decimal(ready["activation_cost"]) == Decimal("2.2")
+    assert Decimal(ready["saving"]) > 0
+    activations = {o["target_address"] for o in control.orders() if o["kind"] == "activate"}
+    assert set(inactive) <= activations and not activations & set(holders + active_new)
+
+
+def test_batch_payout_over_ceiling_buys_nothing(run_dag, control, tmp_path):
+    sender, *_, payouts = _batch(control, tmp_path)
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="5")
+    assert out["__run__"] == "failed"
+    assert out["plan_energy"][0] == "failed"
+    assert control.orders(sender) == []
+
+
+def test_failed_order_fails_the_run(run_dag, control, tmp_path):
+    sender, *_, payouts = _batch(control, tmp_path)
+    control.fail_next_orders(1)
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100")
+    assert out["__run__"] == "failed"
+    assert out["publish_batch_ready"][0] != "success"
