@@ -37,9 +37,37 @@ def trigger_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return fired
 
 
+def json_bodies_for_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test-harness fix for Airflow 3.0's dag.test() with a current FastAPI (not our code).
+
+    The 3.0 Task SDK's in-process Execution API client sends JSON bodies without a
+    Content-Type; FastAPI's ``strict_content_type`` (on by default in recent
+    releases) then answers 422 before any task runs. Airflow >= 3.1 sends it.
+    """
+    from airflow.sdk.execution_time import supervisor
+
+    original = supervisor.InProcessTestSupervisor._api_client
+    client = original()
+    if client.headers.get("content-type"):
+        return
+
+    def with_json_content_type(dag: Any = None) -> Any:
+        api_client = original(dag)
+        api_client.headers["content-type"] = "application/json"
+        return api_client
+
+    monkeypatch.setattr(supervisor.InProcessTestSupervisor, "_api_client",
+                        staticmethod(with_json_content_type))
+
+
 @pytest.fixture
-def run_dag(airflow_db, conn) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+def run_dag(airflow_db, conn, monkeypatch: pytest.MonkeyPatch
+            ) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
     """dag.test() one of the sensor DAGs; {task_id: (state, try_number, XCom)} and the run."""
+    from airflow import __version__ as airflow_version
+
+    if airflow_version.startswith("3.0."):
+        json_bodies_for_airflow_3_0(monkeypatch)
 
     def run(dag_id: str, conf: dict[str, Any]) -> dict[str, Any]:
         from airflow.models.taskinstance import TaskInstance

@@ -1,71 +1,7 @@
-"""Run the sandbox CLI as a real child process (for restarts and kills)."""
+"""The sandbox as a child process (the launcher is part of the package)."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
-import sys
-from dataclasses import dataclass
+from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 
-
-@dataclass
-class SandboxProcess:
-    process: subprocess.Popen[str]
-    url: str
-    api_key: str
-    api_secret: str
-    webhook_secret: str
-
-    @property
-    def root_url(self) -> str:
-        return self.url[: -len("/v1")]
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs, as when a machine dies."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def start_sandbox(*args: str, log_level: str = "warning") -> SandboxProcess:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "airflow_provider_tronenergy.sandbox", "--port", "0",
-         "--log-level", log_level, *args],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert process.stdout is not None
-    banner = [process.stdout.readline() for _ in range(4)]
-    match = re.search(r"listening on (\S+)", banner[0])
-    if match is None:
-        process.kill()
-        raise RuntimeError(f"sandbox did not start: {banner!r}")
-    fields = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip() for line in banner[1:]}
-    sandbox = SandboxProcess(process, match.group(1), fields["api key"], fields["api secret"],
-                             fields["webhook secret"])
-    _wait_ready(sandbox.root_url)
-    return sandbox
-
-
-def _wait_ready(root_url: str) -> None:
-    import time
-
-    import requests
-
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{root_url}/sandbox/health", timeout=1).ok:
-                return
-        except requests.ConnectionError:
-            time.sleep(0.05)
-    raise RuntimeError("sandbox did not become ready")
+__all__ = ["SandboxProcess", "start_sandbox"]

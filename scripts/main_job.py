@@ -1,0 +1,179 @@
+"""The main job: the batch-payout DAG end to end against the embedded sandbox.
+
+Run through ``bash scripts/main.sh`` (which makes the virtual environment). It
+starts a sandbox on a free loopback port, configures the ``tronenergy``
+connection through the environment, runs ``airflow dags test
+batch_payout_preparation`` in a fresh AIRFLOW_HOME on SQLite, prints a short
+report, and stops everything it started, on success, failure or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".main-job"
+DAG_ID = "batch_payout_preparation"
+
+
+def step(message: str) -> None:
+    print(f"\033[1m==>\033[0m {message}", flush=True)
+
+
+def detail(message: str) -> None:
+    print(f"    {message}", flush=True)
+
+
+class Sandbox:
+    """The control API, to set up the world a payout batch meets."""
+
+    def __init__(self, sandbox: SandboxProcess) -> None:
+        self.root = f"{sandbox.root_url}/sandbox"
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        response = requests.request(method, self.root + path, json=body, timeout=10)
+        response.raise_for_status()
+        return json.loads(response.text, parse_float=Decimal)["data"]
+
+    def wallet(self, *, activated: bool, holder: bool) -> str:
+        address = random_address()
+        if activated:
+            self.call("POST", f"/addresses/{address}/activate")
+        if holder:
+            self.call("POST", f"/addresses/{address}/holder", {"token": "USDT"})
+        return address
+
+
+def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update({
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
+        "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
+        "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
+            "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
+            "password": sandbox.api_secret,
+            "extra": {"webhook_secret": sandbox.webhook_secret}}),
+    })
+    return env
+
+
+def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path) -> int:
+    """``airflow dags test``, showing each task as it starts and ends."""
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.write(line)
+            if "[DAG TEST] end task" in line:
+                task = line.split("task_id=", 1)[1].split()[0]
+                detail(f"done: {task}")
+            elif "bought " in line and " energy for " in line:
+                detail(line.split("] ", 1)[-1].split(" [airflow", 1)[0].strip())
+        return process.wait()
+
+
+def read_result(home: Path) -> dict[str, Any] | None:
+    with sqlite3.connect(home / "airflow.db") as db:
+        row = db.execute(
+            "SELECT value FROM xcom WHERE dag_id = ? AND task_id = 'publish_batch_ready' "
+            "AND key = 'return_value' ORDER BY timestamp DESC LIMIT 1", (DAG_ID,)).fetchone()
+    if row is None:
+        return None
+    value = row[0]
+    while isinstance(value, (str, bytes)):
+        value = json.loads(value, parse_float=Decimal)
+    return value if isinstance(value, dict) else None
+
+
+def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
+    step("report")
+    detail(f"{'recipient':36} {'amount':>10} {'energy':>9} {'cost':>7} {'activated':>9}")
+    for row in ready["recipients"]:
+        detail(f"{row['recipient']:36} {row['amount']:>10} {row['energy']:>9,} "
+               f"{row['energy_cost']:>7} {'yes' if row['activated'] else '':>9}")
+    detail("")
+    detail(f"transfers prepared      {ready['transfers']}")
+    detail(f"recipients activated    {ready['activations']} ({ready['activation_cost']} TRX)")
+    detail(f"energy rented           {ready['total_energy']:,} for "
+           f"{ready['rent_time']} h in {len(ready['orders'])} orders:")
+    for order in ready["orders"]:
+        detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>8} TRX  "
+               f"{order['status']}  tx {str(order.get('tx_hash'))[:16]}...")
+    detail(f"energy cost             {ready['energy_cost']} TRX")
+    detail(f"burning instead         {ready['burn_cost']} TRX")
+    detail(f"saved                   {ready['saving']} TRX "
+           f"({ready['saving_factor']}x cheaper than burning)")
+    detail(f"total spent             {ready['total_cost']} TRX")
+    detail(f"sandbox orders placed   {len(orders)} "
+           f"({sum(o['kind'] == 'activate' for o in orders)} activations)")
+
+
+def main() -> int:
+    started = time.monotonic()
+    shutil.rmtree(WORK, ignore_errors=True)
+    home = WORK / "airflow-home"
+    home.mkdir(parents=True)
+    processes: list[SandboxProcess] = []
+    try:
+        step("starting the sandbox (a local emulator of the energy service)")
+        sandbox = start_sandbox("--time-scale", "0.05", "--state", str(WORK / "sandbox.sqlite"),
+                                log_level="info", log_file=str(WORK / "sandbox.log"))
+        processes.append(sandbox)
+        detail(f"listening on {sandbox.url}")
+        env = airflow_env(home, sandbox)
+
+        step("preparing a fresh Airflow metadata database (SQLite)")
+        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        step("setting up a payout batch: 3 USDT holders, 2 first-time, 2 inactive recipients")
+        world = Sandbox(sandbox)
+        sender = world.wallet(activated=True, holder=True)
+        recipients = ([world.wallet(activated=True, holder=True) for _ in range(3)]
+                      + [world.wallet(activated=True, holder=False) for _ in range(2)]
+                      + [world.wallet(activated=False, holder=False) for _ in range(2)])
+        payouts = WORK / "payouts.csv"
+        payouts.write_text("recipient,amount\n" + "".join(
+            f"{address},{125 + 10 * i}.50\n" for i, address in enumerate(recipients)))
+        detail(f"hot wallet {sender}; payouts in {payouts.relative_to(ROOT)}")
+
+        step(f"running the {DAG_ID} DAG (airflow dags test)")
+        log = WORK / "dag-test.log"
+        code = run_dag_test(env, {"payouts_file": str(payouts), "sender_address": sender,
+                                  "rent_time": "1", "max_cost_trx": "100"}, log)
+        ready = read_result(home)
+        if code != 0 or ready is None:
+            step(f"the DAG run FAILED (exit {code}); its log: {log.relative_to(ROOT)}")
+            return 1
+        report(ready, world.call("GET", "/orders"))
+        step(f"done in {time.monotonic() - started:.0f} s; logs in {WORK.relative_to(ROOT)}/")
+        return 0
+    except KeyboardInterrupt:
+        step("interrupted")
+        return 130
+    finally:
+        for process in processes:
+            process.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
