@@ -23,10 +23,10 @@ os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import requests  # noqa: E402
+import requests
 
-from airflow_provider_tronenergy.protocol.signing import sign_request  # noqa: E402
-from support.process import start_sandbox  # noqa: E402
+from airflow_provider_tronenergy.protocol.signing import sign_request
+from support.process import start_sandbox
 
 PATH = "/v1/energy/account"
 

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from airflow_provider_tronenergy.protocol.signing import sign_request  # noqa: E402
-from support.process import start_sandbox  # noqa: E402
+from airflow_provider_tronenergy.protocol.signing import sign_request
+from support.process import start_sandbox
 
 PATH = "/v1/energy/price?rent_time=1"
 

@@ -13,7 +13,7 @@ if [ "$status" -eq 5 ]; then
 fi
 if [ "${LINT:-1}" = "1" ]; then
   say "ruff"
-  ruff check airflow_provider_tronenergy tests bench || status=1
+  ruff check airflow_provider_tronenergy tests bench scripts example_dags || status=1
   say "mypy"
   mypy airflow_provider_tronenergy || status=1
 fi

@@ -53,7 +53,9 @@ def _mask(*values: object) -> None:
             mask_secret(value)
 
 
-def _rent_times(extras: dict[str, Any], name: str, default: frozenset[Decimal]) -> frozenset[Decimal]:
+def _rent_times(
+    extras: dict[str, Any], name: str, default: frozenset[Decimal]
+) -> frozenset[Decimal]:
     raw = extras.get(name)
     if raw in (None, ""):
         return default

@@ -210,7 +210,8 @@ class EnergyPurchaseOperator(BaseOperator):
                 f"orders for {self.target} placed around {_utc(time.time())} before "
                 "running this task again.")
             if self.on_ambiguous == "rebuy":
-                raise AirflowException(message + " on_ambiguous='rebuy': a retry buys again.")
+                raise AirflowException(
+                    message + " on_ambiguous='rebuy': a retry buys again.") from None
             raise AirflowFailException(message) from None
         except (RateLimitedError, ServiceUnreachableError) as exc:
             ledger.forget()  # provably not processed: a retry may buy
@@ -484,7 +485,7 @@ class AutoBuyEnergyOperator(EnergyPurchaseOperator):
 
 
 class SmartBuyEnergyOperator(EnergyPurchaseOperator):
-    """One call: activate ``to_address`` if needed, estimate precisely, buy for ``receiver_address``."""
+    """One call: activate ``to_address`` if needed, estimate, buy for ``receiver_address``."""
 
     mode = "smart_buy"
     template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,

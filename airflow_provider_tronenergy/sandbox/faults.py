@@ -11,8 +11,8 @@ import asyncio
 import itertools
 import logging
 import random
-from decimal import Decimal
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send

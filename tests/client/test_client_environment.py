@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.client import RetryPolicy, ServiceUnreachableError, TronEnergyClient
+from airflow_provider_tronenergy.client import (
+    RetryPolicy,
+    ServiceUnreachableError,
+    TronEnergyClient,
+)
 
 
 def test_proxy_from_environment_is_used(monkeypatch):
@@ -15,7 +19,7 @@ def test_proxy_from_environment_is_used(monkeypatch):
                               timeout=1, retry=RetryPolicy(max_attempts=1))
     assert client._session.proxies["http"] == "http://127.0.0.1:9"
     # The request really goes to the (dead) proxy, not to the unresolvable host.
-    with pytest.raises(ServiceUnreachableError, match="(?i)proxy|connect"):
+    with pytest.raises(ServiceUnreachableError, match=r"(?i)proxy|connect"):
         client.get_account()
 
 

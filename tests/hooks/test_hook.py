@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import json
-import logging
+import re
 from decimal import Decimal
 
 import pytest
 import requests
+from hooks.conftest import connection_json
 
 from airflow_provider_tronenergy.client import (
     AsyncTronEnergyClient,
@@ -22,7 +22,6 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyHook,
 )
 from airflow_provider_tronenergy.protocol.address import random_address
-from hooks.conftest import connection_json
 
 
 def test_client_is_built_once_and_reused(tronenergy_conn):

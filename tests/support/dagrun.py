@@ -16,6 +16,7 @@ import requests
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
 
+
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[SandboxServer]:
     with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:

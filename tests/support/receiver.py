@@ -30,7 +30,7 @@ class RecordingReceiver:
         self._arrived = threading.Condition(self._lock)
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with receiver._lock:
                     index = len(receiver.received)
