@@ -251,7 +251,10 @@ async def add_address(request: Request) -> Response:
     label = params.string(params.field(body, "label"), "label", default="")
     tokens = params.tokens(params.field(body, "tokens"))
     secret = params.field(body, "webhook_secret")
-    secret = None if secret in (None, "", params.MISSING) else params.string(secret, "webhook_secret")
+    if secret in (None, "", params.MISSING):
+        secret = None
+    else:
+        secret = params.string(secret, "webhook_secret")
     data = state.world.monitor_add(address, webhook_url, label, tokens, secret)
     return ok(request, data, code=SUCCESS_MONITOR, message=f"address {address} added")
 

@@ -16,6 +16,9 @@ from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox.world import WorldError
 
 MISSING: Any = object()
+# No integer parameter means anything near this; checked before any conversion, so
+# that a JSON number like 1e999999999 never becomes a billion-digit int.
+INTEGER_LIMIT = 10**15
 
 
 def invalid(message: str) -> WorldError:
@@ -63,6 +66,9 @@ def integer(value: Any, field: str, default: int | None = None) -> int:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         raise invalid(f"{field} must be an integer")
+    magnitude = value.copy_abs() if isinstance(value, Decimal) else abs(value)
+    if magnitude >= INTEGER_LIMIT:
+        raise invalid(f"{field} is out of range")
     if isinstance(value, Decimal) and value != value.to_integral_value():
         raise invalid(f"{field} must be an integer")
     return int(value)
@@ -114,7 +120,18 @@ def string(value: Any, field: str, *, default: str | None = None, max_length: in
         raise invalid(f"{field} must be a string")
     if len(value) > max_length:
         raise invalid(f"{field} must be at most {max_length} characters")
+    if not _is_unicode(value):
+        raise invalid(f"{field} must be valid Unicode text")
     return value
+
+
+def _is_unicode(text: str) -> bool:
+    """False for a lone surrogate (JSON allows "\\ud800"; UTF-8 and SQLite do not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def url(value: Any, field: str) -> str:
@@ -133,6 +150,8 @@ def tokens(value: Any) -> list[str]:
     for item in value:
         if not isinstance(item, str) or not item.strip() or len(item) > 20:
             raise invalid("tokens must be a non-empty array of strings")
+        if not _is_unicode(item):
+            raise invalid("tokens must be valid Unicode text")
         out.append(item.strip().upper())
     return out
 

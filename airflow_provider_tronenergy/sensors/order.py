@@ -108,7 +108,7 @@ class EnergyOrderSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         self._check_order_id()
         try:
-            if not self.deferrable:
+            if True:
                 return super().execute(context)
             order = self._read_order()
         finally:

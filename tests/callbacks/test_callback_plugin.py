@@ -45,6 +45,9 @@ def airflow_api(tmp_path_factory) -> Iterator[ApiServer]:
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        # Airflow 3.0.x with PyJWT >= 2.10 fails every API request ("Issuer (iss) must be
+        # a string") unless an issuer is configured.
+        "AIRFLOW__API_AUTH__JWT_ISSUER": "airflow",
         "TRONENERGY_CALLBACK_STORE": store_url,
         "PYTHONUNBUFFERED": "1",
     }
@@ -164,8 +167,9 @@ def test_loading_the_plugin_builds_nothing(tmp_path):
     store_dir = tmp_path / "not-created"
     code = ("from airflow import plugins_manager as pm; pm.ensure_plugins_loaded(); "
             "from airflow_provider_tronenergy.callbacks.plugin import receiver_app as app; "
-            "plugins = [p.name for p in pm._get_plugins()[0]]; "
-            "assert 'tronenergy_callbacks' in plugins, plugins; assert app.app is None")
+            "info = {p['name']: p for p in pm.get_plugin_info()}; "
+            "assert info['tronenergy_callbacks']['fastapi_apps'][0]['url_prefix'] == "
+            "'/tronenergy', info; assert app.app is None")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("TRONENERGY_")},
            "AIRFLOW_HOME": str(tmp_path / "home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
            "TRONENERGY_CALLBACK_STORE": f"sqlite:///{store_dir / 'callbacks.db'}"}

@@ -47,9 +47,6 @@ def json_bodies_for_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow.sdk.execution_time import supervisor
 
     original = supervisor.InProcessTestSupervisor._api_client
-    client = original()
-    if client.headers.get("content-type"):
-        return
 
     def with_json_content_type(dag: Any = None) -> Any:
         api_client = original(dag)
