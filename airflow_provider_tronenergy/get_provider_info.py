@@ -22,13 +22,15 @@ _EXTRA_FIELDS: dict[str, Any] = {
     },
     "timeout": {
         "label": "Timeout (seconds)",
-        "description": "Seconds to wait for the service's answer.",
-        "schema": {"type": ["number", "null"], "default": 30},
+        "description": "Seconds to wait for the service's answer (default: 5 to connect, "
+        "30 to read).",
+        "schema": {"type": ["number", "null"]},
     },
     "max_retries": {
         "label": "Max retries",
-        "description": "Resends of idempotent calls; purchases are never resent once sent.",
-        "schema": {"type": ["integer", "null"], "default": 3},
+        "description": "Resends of idempotent calls (default 3); purchases are never "
+        "resent once sent.",
+        "schema": {"type": ["integer", "null"]},
     },
     "price_rent_times": {
         "label": "Price rent times (hours)",
@@ -51,6 +53,12 @@ def get_provider_info() -> dict[str, Any]:
         "through signed callbacks, as Airflow tasks.",
         "versions": [__version__],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [f"{PACKAGE}.operators.energy", f"{PACKAGE}.operators.monitor"],
+            }
+        ],
         "hooks": [
             {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.hooks.tronenergy"]}
         ],

@@ -46,8 +46,6 @@ def serve(store_url: str | None) -> None:
     from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
     from airflow_provider_tronenergy.callbacks.cli import _run, bind_socket
 
-    if os.environ.get("SWITCH"):
-        sys.setswitchinterval(float(os.environ["SWITCH"]))
     store = CallbackStore(store_url) if store_url else None
     if store is not None:
         store.ensure_schema()
@@ -62,10 +60,7 @@ def serve(store_url: str | None) -> None:
     print(f"listening on {sock.getsockname()[1]}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False,
                                            http="httptools", lifespan="off"))
-    if os.environ.get("NOUVLOOP"):
-        asyncio.run(server.serve(sockets=[sock]))
-    else:
-        _run(server.serve(sockets=[sock]))
+    _run(server.serve(sockets=[sock]))
 
 
 class Receiver:
@@ -94,14 +89,25 @@ class Receiver:
 # -- the senders ---------------------------------------------------------------------------
 
 
-def _client(url: str, senders: int, seconds: float, out: multiprocessing.Queue) -> None:
+def _signed(count: int) -> list[tuple[bytes, dict[str, str]]]:
+    """Unique, signed callbacks made before the clock starts: the senders stay cheap."""
+    out = []
+    for _ in range(count):
+        body = callback_body()
+        out.append((body, {"Content-Type": "application/json",
+                           "X-Signature": sign_callback(SECRET, body)}))
+    return out
+
+
+def _client(url: str, senders: int, seconds: float, out: multiprocessing.Queue,
+            ready: multiprocessing.Barrier) -> None:
+    prepared = _signed(int(seconds * 6000))
+
     async def sender(deadline: float, latencies: list[float]) -> int:
         conn = RawConnection(url)
         done = 0
         while time.perf_counter() < deadline:
-            body = callback_body()
-            headers = {"Content-Type": "application/json",
-                       "X-Signature": sign_callback(SECRET, body)}
+            body, headers = prepared.pop() if prepared else _signed(1)[0]
             started = time.perf_counter()
             status, answer = await conn.post(body, headers, timeout=10)
             if status != 200:
@@ -111,27 +117,30 @@ def _client(url: str, senders: int, seconds: float, out: multiprocessing.Queue) 
         conn.close()
         return done
 
-    async def main() -> tuple[int, list[float]]:
+    async def main() -> tuple[float, list[float]]:
         latencies: list[float] = []
-        deadline = time.perf_counter() + seconds
-        counts = await asyncio.gather(*(sender(deadline, latencies) for _ in range(senders)))
-        return sum(counts), latencies
+        started = time.perf_counter()
+        counts = await asyncio.gather(*(sender(started + seconds, latencies)
+                                        for _ in range(senders)))
+        return sum(counts) / (time.perf_counter() - started), latencies
 
+    ready.wait()
     try:
         import uvloop
 
-        done, latencies = uvloop.run(main())
+        rate, latencies = uvloop.run(main())
     except ImportError:
-        done, latencies = asyncio.run(main())
-    out.put((done, latencies))
+        rate, latencies = asyncio.run(main())
+    out.put((rate, latencies))
 
 
 def measure(url: str, senders: int, seconds: float, processes: int) -> tuple[float, list[float]]:
+    """Callbacks per second (all client processes together) and sorted latencies."""
     queue: multiprocessing.Queue = multiprocessing.Queue()
+    ready = multiprocessing.Barrier(processes)
     per_process = [senders // processes + (i < senders % processes) for i in range(processes)]
-    workers = [multiprocessing.Process(target=_client, args=(url, n, seconds, queue))
+    workers = [multiprocessing.Process(target=_client, args=(url, n, seconds, queue, ready))
                for n in per_process]
-    started = time.perf_counter()
     for worker in workers:
         worker.start()
     results = [queue.get() for _ in workers]
@@ -139,9 +148,17 @@ def measure(url: str, senders: int, seconds: float, processes: int) -> tuple[flo
         worker.join()
         if worker.exitcode:
             raise SystemExit("a sender failed")
-    elapsed = time.perf_counter() - started
     latencies = sorted(x for _, lat in results for x in lat)
-    return sum(done for done, _ in results) / elapsed, latencies
+    return sum(rate for rate, _ in results), latencies
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all threads (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -164,6 +181,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store_url = args.store or f"sqlite:///{os.path.join(tmp, 'bench.db')}"
         results: dict[str, list[tuple[float, list[float]]]] = {"off": [], "on": []}
+        cpu = {"off": 0.0, "on": 0.0}
         stats: dict[str, int] = {}
         receivers = {"off": Receiver(None), "on": Receiver(store_url)}
         try:
@@ -171,8 +189,11 @@ def main() -> None:
                 measure(receiver.url, args.senders, 0.5, args.processes)
             for _ in range(args.rounds):
                 for mode in ("off", "on"):
+                    pid = receivers[mode].process.pid
+                    before = cpu_seconds(pid)
                     results[mode].append(measure(receivers[mode].url, args.senders,
                                                  args.seconds, args.processes))
+                    cpu[mode] += cpu_seconds(pid) - before
             stats = receivers["on"].stats()
         finally:
             for receiver in receivers.values():
@@ -186,19 +207,21 @@ def main() -> None:
             store.drop_tables()
         store.close()
 
-    def summary(mode: str) -> tuple[float, float, float]:
+    def summary(mode: str) -> tuple[float, float, float, float]:
         rate = sum(r for r, _ in results[mode]) / len(results[mode])
         latencies = sorted(x for _, lat in results[mode] for x in lat)
-        return rate, percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000
+        cpu_us = cpu[mode] / len(latencies) * 1e6
+        return (rate, percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000,
+                cpu_us)
 
     off, on = summary("off"), summary("on")
     backend = "PostgreSQL" if args.store and "postgres" in args.store else "SQLite (WAL, FULL)"
     print(f"callback receiver, {args.senders} concurrent senders in {args.processes} processes, "
-          f"{args.rounds} x {args.seconds:g} s per mode, store: {backend}")
-    print(f"  storage off (ceiling): {off[0]:8.0f} callbacks/s   p50 {off[1]:6.1f} ms   "
-          f"p99 {off[2]:6.1f} ms")
-    print(f"  stored durably       : {on[0]:8.0f} callbacks/s   p50 {on[1]:6.1f} ms   "
-          f"p99 {on[2]:6.1f} ms")
+          f"{args.rounds} x {args.seconds:g} s per mode, store: {backend}, {os.cpu_count()} CPUs")
+    for label, (rate, p50, p99, cpu_us) in (("storage off (ceiling)", off),
+                                            ("stored durably       ", on)):
+        print(f"  {label}: {rate:8.0f} callbacks/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms"
+              f"   receiver CPU {cpu_us:5.0f} us/callback")
     if stats.get("batches"):
         print(f"  group commit: {stats['rows']} rows in {stats['batches']} commits "
               f"(mean {stats['rows'] / stats['batches']:.1f}, largest {stats['largest_batch']}, "

@@ -143,8 +143,9 @@ with DAG(
                               description="CSV with recipient,amount rows (header optional)"),
         "payouts": Param([], type="array", description="or the rows themselves"),
         "sender_address": Param("", type="string", description="the hot wallet that pays"),
-        "rent_time": Param("1", enum=["0.25", "1", "24"],
-                           description="hours the energy is rented"),
+        "rent_time": Param("1", enum=["1"], description=(
+            "hours the energy is rented: 1, the only purchase duration the price "
+            "endpoint quotes, so the cost ceiling can be checked before buying")),
         "max_cost_trx": Param("100", type="string", description="refuse above this quote"),
     },
     render_template_as_native_obj=True,
@@ -178,8 +179,11 @@ with DAG(
         client = hook.get_conn()
         sender = valid_address(params["sender_address"], "sender_address")
         rent_time = Decimal(str(params["rent_time"]))
-        quote_time = rent_time if rent_time in client.rules.price_rent_times else Decimal(1)
-        price = client.get_price(quote_time).price_per_10k
+        if rent_time not in client.rules.price_rent_times:
+            raise AirflowFailException(
+                f"rent_time {rent_time} h cannot be quoted by the price endpoint, so the "
+                "cost ceiling cannot be checked; nothing was bought")
+        price = client.get_price(rent_time).price_per_10k
         energy_by_recipient = {c["address"]: c["transfer_energy"] for c in checks}
         activation_by_recipient = {c["address"]: c["need_activate"] for c in checks}
         rows = []
@@ -214,7 +218,6 @@ with DAG(
             "burn_cost": text(burn_cost(total_energy)),
             "saving_quote": text(burn_cost(total_energy) - energy_cost),
             "price_per_10k": text(price),
-            "quoted_at_rent_time": text(quote_time),
             "count_orders": [{**o, "target_address": sender} for o in orders["count_orders"]],
             "buy_orders": [{**o, "target_address": sender} for o in orders["buy_orders"]],
         }

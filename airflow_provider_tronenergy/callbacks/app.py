@@ -15,10 +15,15 @@ from typing import Final, Protocol
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from airflow_provider_tronenergy.callbacks.batcher import GroupCommitter, Overloaded, Recorder
+from airflow_provider_tronenergy.callbacks.batcher import (
+    CommitTimeout,
+    GroupCommitter,
+    Overloaded,
+    Recorder,
+)
 from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_MAX_BODY,
     DEFAULT_TOLERANCE,
@@ -38,6 +43,12 @@ NOT_CONFIGURED: Final = (
     "the callback receiver has no webhook secret: set the extra 'webhook_secret' on the "
     "tronenergy connection or the TRONENERGY_WEBHOOK_SECRET environment variable"
 )
+
+
+# Pre-encoded bodies; a fresh Response each time, since middlewares may edit its headers.
+_STORED: Final = b'{"success":true,"duplicate":false}'
+_DUPLICATE: Final = b'{"success":true,"duplicate":true}'
+_OK: Final = b'{"success":true}'
 
 
 def _error(status: int, error: str, message: str) -> JSONResponse:
@@ -93,9 +104,10 @@ def create_app(
     if tolerance < 0:
         raise ValueError("tolerance must be >= 0 (0 disables the check)")
     source = secrets_source(secrets, address_secrets)
-    committer = GroupCommitter(store, max_batch=max_batch) if storage and store else None
+    committer = (GroupCommitter(store, max_batch=max_batch, commit_timeout=commit_timeout)
+                 if storage and store is not None else None)
 
-    async def receive_callback(request: Request) -> JSONResponse:
+    async def receive_callback(request: Request) -> Response:
         current = await source.get()
         if not current:
             return _error(503, "not_configured", not_configured)
@@ -109,10 +121,10 @@ def create_app(
                         rejection.message)
             return JSONResponse(rejection.to_json(), status_code=rejection.status)
         if committer is None:
-            return JSONResponse({"success": True})
+            return Response(_OK, media_type="application/json")
         try:
-            result = await asyncio.wait_for(committer.submit(event), commit_timeout)
-        except asyncio.TimeoutError:
+            result = await committer.submit(event)
+        except CommitTimeout:
             log.error("callback %s not committed within %.1f s; answered 503", event.tx_hash,
                       commit_timeout)
             return _error(503, "commit_timeout", "not stored in time; please retry")
@@ -127,7 +139,8 @@ def create_app(
         log.info("callback %s %s: %s %s to %s (block %d)", event.tx_hash,
                  "duplicate" if result.duplicate else "stored", event.amount, event.token,
                  event.to_address, event.block_number)
-        return JSONResponse({"success": True, "duplicate": result.duplicate})
+        return Response(_DUPLICATE if result.duplicate else _STORED,
+                        media_type="application/json")
 
     async def health(request: Request) -> JSONResponse:
         if not await source.get():

@@ -11,6 +11,7 @@ gathers: batches grow with load and a lone request waits for nothing.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from collections.abc import Sequence
@@ -31,6 +32,10 @@ class Overloaded(RuntimeError):
     """The queue is full: answer 503 and let the service retry."""
 
 
+class CommitTimeout(RuntimeError):
+    """Not committed within the deadline: answer 503 (the row may still land later)."""
+
+
 @dataclass
 class CommitStats:
     batches: int = 0
@@ -45,13 +50,31 @@ _Item = tuple[TransferEvent, "asyncio.Future[RecordResult]"]
 
 
 class GroupCommitter:
-    """``await committer.submit(event)`` returns once ``event`` is durably stored."""
+    """``await committer.submit(event)`` returns once ``event`` is durably stored.
 
-    def __init__(self, store: Recorder, *, max_batch: int = 500, max_pending: int = 10_000) -> None:
+    It raises :class:`CommitTimeout` after ``commit_timeout`` seconds instead: a
+    200 must never come so late that the service has already given up on it.
+    """
+
+    def __init__(
+        self,
+        store: Recorder,
+        *,
+        max_batch: int = 500,
+        max_pending: int = 10_000,
+        commit_timeout: float = 4.0,
+    ) -> None:
         self.store = store
         self.max_batch = max_batch
         self.max_pending = max_pending
+        self.commit_timeout = commit_timeout
         self.stats = CommitStats()
+        # (deadline, future) in submission order, so deadlines are sorted: one sweeper
+        # enforces them all, cheaper than a timer per request.
+        self._deadlines: collections.deque[tuple[float, asyncio.Future[RecordResult]]] = (
+            collections.deque()
+        )
+        self._sweeper: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tronenergy-commit")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[_Item] | None = None
@@ -69,6 +92,8 @@ class GroupCommitter:
             self._queue = asyncio.Queue()
             self._writer = loop.create_task(self._write_loop(self._queue),
                                             name="tronenergy-group-commit")
+            self._deadlines.clear()
+            self._sweeper = loop.create_task(self._sweep(), name="tronenergy-commit-deadlines")
         return self._queue
 
     def submit(self, event: TransferEvent) -> asyncio.Future[RecordResult]:
@@ -81,9 +106,24 @@ class GroupCommitter:
         queue = self._started()
         if queue.qsize() >= self.max_pending:
             raise Overloaded(f"{queue.qsize()} callbacks are already waiting for a commit")
-        future: asyncio.Future[RecordResult] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[RecordResult] = loop.create_future()
         queue.put_nowait((event, future))
+        self._deadlines.append((loop.time() + self.commit_timeout, future))
         return future
+
+    async def _sweep(self) -> None:
+        """Fail every future still waiting past its deadline with :class:`CommitTimeout`."""
+        loop = asyncio.get_running_loop()
+        tick = min(0.05, self.commit_timeout / 4)
+        while True:
+            await asyncio.sleep(tick)
+            now = loop.time()
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, future = self._deadlines.popleft()
+                if not future.done():
+                    future.set_exception(CommitTimeout(
+                        f"not committed within {self.commit_timeout:g} s"))
 
     async def _write_loop(self, queue: asyncio.Queue[_Item]) -> None:
         loop = asyncio.get_running_loop()
@@ -116,10 +156,11 @@ class GroupCommitter:
     async def aclose(self) -> None:
         """Stop the writer; requests still waiting get an error (never a false 200)."""
         self._closed = True
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._writer
+        for task in (self._writer, self._sweeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self._queue is not None:
             pending = []
             while not self._queue.empty():

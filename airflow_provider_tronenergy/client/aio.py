@@ -97,6 +97,11 @@ class AsyncTronEnergyClient:
     def signature_scheme(self) -> str:
         return self._core.signature_scheme
 
+    @property
+    def rules(self) -> ValidationRules:
+        """The argument checks this client applies (callers can check early with them)."""
+        return self._api.rules
+
     def __repr__(self) -> str:
         return (f"AsyncTronEnergyClient(base_url={self.base_url!r}, "
                 f"signature_scheme={self.signature_scheme!r})")

@@ -39,10 +39,10 @@ _TERMINAL = frozenset({OrderStatus.SUCCESS, OrderStatus.FAILED, OrderStatus.CANC
 
 def jsonable(value: Any) -> Any:
     """JSON-safe copy: Decimal and datetime as strings, enums as values, tuples as lists."""
+    if isinstance(value, Enum):  # before str: OrderStatus is a str too
+        return jsonable(value.value)
     if value is None or isinstance(value, (bool, int, str)):
         return value
-    if isinstance(value, Enum):
-        return jsonable(value.value)
     if isinstance(value, Decimal):
         return format(value, "f") if value.is_finite() else str(value)
     if isinstance(value, datetime):

@@ -122,8 +122,9 @@ class TronEnergyHook(BaseHook):
             raise TronEnergyConnectionError(
                 f"extra signature_scheme must be one of {', '.join(SCHEMES)}"
             )
+        raw_retries = extras.get("max_retries")
         try:
-            max_retries = int(extras.get("max_retries", 3))
+            max_retries = 3 if raw_retries in (None, "") else int(raw_retries)
         except (TypeError, ValueError):
             raise TronEnergyConnectionError("extra max_retries must be an integer") from None
         if max_retries < 0:

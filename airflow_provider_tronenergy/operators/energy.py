@@ -614,6 +614,8 @@ class ActivateAddressOperator(BaseOperator):
                     f"available balance {available} TRX is short by {total - available} TRX "
                     f"for {len(needed)} activations; nothing activated")
         if as_bool(self.dry_run_mode):
+            if failures:  # a dry run must not hide addresses that could not be checked
+                raise AirflowException(failure_report("checked", len(addresses), failures))
             return {"dry_run": True, "to_activate": needed, "cost": text(total)}
 
         def activate(address: str) -> dict[str, Any]:

@@ -108,17 +108,15 @@ class EnergyOrderSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         self._check_order_id()
         try:
-            if True:
+            if not self.deferrable:
                 return super().execute(context)
             order = self._read_order()
         finally:
             self.hook.close()
         if order is not None and order.status.is_terminal():
             return self._finish(order_event(self.order_id, order=order))
-        self.log.info("energy order %s is %s; waiting in the triggerer (every %g s, for at "
-                      "most %g s)", self.order_id,
-                      order.status.value if order is not None else "not readable yet",
-                      self.poke_interval, self.timeout)
+        self.log.info("deferring: the triggerer checks energy order %s every %g s, for at "
+                      "most %g s", self.order_id, self.poke_interval, self.timeout)
         self.defer(
             trigger=EnergyOrderTrigger(
                 order_id=self.order_id,

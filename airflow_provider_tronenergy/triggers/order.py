@@ -86,6 +86,8 @@ def order_event(
     ``error`` (``order`` is then the last one seen, or None); ``order`` is
     ``Order.to_dict()`` or None; ``message`` is one human sentence.
     """
+    if order is not None and order.order_id != order_id:
+        raise ValueError(f"order_event: the order is {order.order_id}, not {order_id}")
     if status is None:
         if order is None or order.status not in _TERMINAL_EVENT:
             raise ValueError("order_event: status is required unless a terminal order is given")

@@ -14,10 +14,10 @@ from airflow.providers.common.compat.sdk import (
     AirflowSkipException,
     TaskDeferred,
 )
-from conftest import Control, wait_until
 
 from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor, order_event_result
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from support.orders import Control, wait_until
 
 
 class Recorder:

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from conftest import Control, Director
 from sensors_order import DAGS
 
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from support.orders import Control, Director
 
 # Deferrable: one read by the sensor before deferring, so a second one is the trigger's.
 POLLS_BEFORE_ACTING = {"te_order_sensor_poke": 1, "te_order_sensor_deferrable": 2}

@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from conftest import Control, connection_json, wait_until
 
 from airflow_provider_tronenergy.client import Order, OrderStatus
 from airflow_provider_tronenergy.triggers.order import (
@@ -19,6 +18,7 @@ from airflow_provider_tronenergy.triggers.order import (
     EnergyOrderTrigger,
     order_event,
 )
+from support.orders import Control, connection_json, wait_until
 
 CLASSPATH = "airflow_provider_tronenergy.triggers.order.EnergyOrderTrigger"
 
@@ -151,6 +151,7 @@ def test_timeout_and_error_events_carry_the_last_order_seen():
     (an_order(OrderStatus.FAILED), "success"),
     (None, "failed"),
     (an_order(OrderStatus.SUCCESS), "finished"),    # unknown status
+    (an_order(OrderStatus.SUCCESS, order_id="ord-2"), None),  # another order
 ])
 def test_event_builder_refuses_inconsistent_events(order, status):
     with pytest.raises(ValueError, match="order_event"):
