@@ -30,9 +30,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONN_ID: Final = "tronenergy_default"
 ENV_CONN_ID: Final = "TRONENERGY_CONN_ID"
-ENV_WEBHOOK_SECRET: Final = "TRONENERGY_WEBHOOK_SECRET"  # noqa: S105 - a variable name
+ENV_WEBHOOK_SECRET: Final = "TRONENERGY_WEBHOOK_SECRET"
 ENV_ADDRESS_SECRETS: Final = "TRONENERGY_ADDRESS_WEBHOOK_SECRETS"
-EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"  # noqa: S105 - a field name
+EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"
 EXTRA_ADDRESS_SECRETS: Final = "address_webhook_secrets"
 CONF_SECTION: Final = "tronenergy"
 

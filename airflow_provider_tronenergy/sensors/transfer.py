@@ -1,0 +1,138 @@
+"""Wait for a transfer to arrive at an address, from the stored callbacks.
+
+"After the sensor started" is made durable: the store's last id when the
+sensor first runs is kept in ``task_state_store`` (when Airflow has it), so a
+rescheduled or retried sensor still counts transfers from the same point.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    BaseSensorOperator,
+    PokeReturnValue,
+    conf,
+)
+
+from airflow_provider_tronenergy.client import validation as checks
+from airflow_provider_tronenergy.client.errors import ValidationError
+from airflow_provider_tronenergy.triggers.transfer import (
+    TronTransferTrigger,
+    checked_store_url,
+    open_store,
+    transfer_payload,
+)
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+AFTER_ID_KEY = "tronenergy_transfer_after_id"
+
+
+class TronTransferSensor(BaseSensorOperator):
+    """Succeeds with the first stored transfer to ``address`` that matches.
+
+    :param address: the watched (monitored) recipient address.
+    :param token: only transfers of this token (e.g. ``USDT``); any when None.
+    :param min_amount: only transfers of at least this amount (exact decimal text).
+    :param from_address: only transfers from this sender.
+    :param after_id: count transfers stored after this id; default: those stored
+        after the sensor first ran.
+    :param store_url: the callback store; default from ``TRONENERGY_CALLBACK_STORE``
+        or ``[tronenergy] callback_store`` (a URL with a password is refused).
+    :param deferrable: wait in the triggerer, sharing one store poll with every
+        other waiting sensor.
+    """
+
+    template_fields: Sequence[str] = ("address", "token", "min_amount", "from_address",
+                                      "after_id")
+
+    def __init__(self, *, address: str, token: str | None = None,
+                 min_amount: str | None = None, from_address: str | None = None,
+                 after_id: int | str | None = None, store_url: str | None = None,
+                 poke_interval: timedelta | float = 5.0,
+                 deferrable: bool = conf.getboolean("operators", "default_deferrable",
+                                                    fallback=False),
+                 **kwargs: Any) -> None:
+        super().__init__(poke_interval=poke_interval, **kwargs)
+        self.address = address
+        self.token = token
+        self.min_amount = min_amount
+        self.from_address = from_address
+        self.after_id = after_id
+        self.store_url = checked_store_url(store_url)
+        self.deferrable = deferrable
+        self._start_id: int | None = None
+
+    def _validate(self) -> None:
+        try:
+            checks.address(self.address, "address")
+            if self.from_address:
+                checks.address(self.from_address, "from_address")
+        except ValidationError as exc:
+            raise AirflowFailException(str(exc)) from None
+
+    def _resolve_after_id(self, context: Context) -> int:
+        if self.after_id not in (None, "", "None"):
+            return int(str(self.after_id))
+        store_state = context.get("task_state_store")
+        if store_state is not None:
+            saved = store_state.get(AFTER_ID_KEY)
+            if saved is not None:
+                return int(str(saved))
+        store = open_store(self.store_url)
+        try:
+            start = store.max_id()
+        finally:
+            store.close()
+        if store_state is not None:
+            store_state.set(AFTER_ID_KEY, start)
+        return start
+
+    def execute(self, context: Context) -> Any:
+        self._validate()
+        self._start_id = self._resolve_after_id(context)
+        self.log.info("waiting for a transfer to %s stored after id %d", self.address,
+                      self._start_id)
+        if not self.deferrable:
+            return super().execute(context)
+        timeout = float(self.timeout)  # seconds; BaseSensorOperator keeps them as floats
+        self.defer(
+            trigger=TronTransferTrigger(
+                address=self.address, after_id=self._start_id, token=self.token,
+                min_amount=self.min_amount, from_address=self.from_address,
+                store_url=self.store_url,
+                poll_interval=float(self.poke_interval),
+                end_time=time.time() + timeout,
+            ),
+            method_name="execute_complete",
+        )
+
+    def poke(self, context: Context) -> PokeReturnValue:
+        store = open_store(self.store_url)
+        try:
+            found = store.list_transfers(self.address, self._start_id or 0, 1, token=self.token,
+                                         min_amount=self.min_amount,
+                                         from_address=self.from_address)
+        finally:
+            store.close()
+        if not found:
+            return PokeReturnValue(is_done=False)
+        payload = transfer_payload(found[0])
+        self.log.info("transfer %s of %s %s arrived", payload["tx_hash"], payload["amount"],
+                      payload["token"])
+        return PokeReturnValue(is_done=True, xcom_value=payload)
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
+        if event.get("status") == "success":
+            transfer: dict[str, Any] = event["transfer"]
+            self.log.info("transfer %s of %s %s arrived", transfer["tx_hash"],
+                          transfer["amount"], transfer["token"])
+            return transfer
+        raise AirflowException(event.get("message") or f"transfer wait ended: {event}")

@@ -1,0 +1,325 @@
+"""Triggers that turn stored ``tron.transfer`` callbacks into Airflow events.
+
+The callback receiver appends every verified transfer to the callback store.
+These triggers read that log; they never talk to the service:
+
+- :class:`TronTransferTrigger` waits for one matching transfer (behind
+  :class:`~airflow_provider_tronenergy.sensors.transfer.TronTransferSensor`);
+- :class:`TronTransferWatchTrigger` feeds an ``AssetWatcher``: one Asset event
+  per new matching transfer, the consumer's offset committed only after Airflow
+  persisted the event.
+
+On Airflow >= 3.3 every trigger on one store shares one poll of it (the
+triggerer's shared streams), so 500 waiting sensors cost the database what one
+does. Older releases run each trigger's own poll loop (``run``).
+
+Store URLs in trigger kwargs are stored in the metadata database, so a URL with
+a password is refused: leave ``store_url`` unset and configure
+``TRONENERGY_CALLBACK_STORE`` or ``[tronenergy] callback_store`` in the triggerer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Hashable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+from sqlalchemy.engine import make_url
+
+from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
+from airflow_provider_tronenergy.callbacks.store import CallbackStore
+
+STREAM_BATCH = 500
+
+try:  # Airflow >= 3.3: ack-mode shared streams
+    from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer
+except ImportError:  # pragma: no cover - exercised on the lowest supported Airflow
+    SharedStreamProducer = object  # type: ignore[assignment,misc]
+    AdvanceItem = Any  # type: ignore[assignment,misc]
+
+
+def checked_store_url(store_url: str | None) -> str | None:
+    """Refuse a URL carrying a password: trigger kwargs are not a secret store."""
+    if store_url and make_url(store_url).password:
+        raise ValueError(
+            "store_url must not contain a password (trigger kwargs are stored in the "
+            "metadata DB); configure TRONENERGY_CALLBACK_STORE in the triggerer instead")
+    return store_url or None
+
+
+def open_store(store_url: str | None) -> CallbackStore:
+    from airflow_provider_tronenergy.callbacks.config import store_url as resolve
+
+    return CallbackStore(resolve(store_url))
+
+
+def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
+    """The JSON-safe event payload: exact amount as text, never a float."""
+    return {
+        "id": transfer.id,
+        "tx_hash": transfer.tx_hash,
+        "from": transfer.from_address,
+        "to": transfer.to_address,
+        "amount": transfer.amount_text,
+        "token": transfer.token,
+        "block_number": transfer.block_number,
+        "block_timestamp_ms": transfer.block_timestamp_ms,
+        "received_at": transfer.received_at.isoformat(),
+    }
+
+
+@dataclass(frozen=True)
+class TransferFilter:
+    addresses: frozenset[str] | None = None
+    token: str | None = None
+    min_micro: int | None = None
+    from_address: str | None = None
+
+    @classmethod
+    def of(cls, addresses: Sequence[str] | str | None, token: str | None,
+           min_amount: Decimal | str | None, from_address: str | None) -> TransferFilter:
+        if isinstance(addresses, str):
+            addresses = [addresses]
+        return cls(
+            addresses=frozenset(addresses) if addresses else None,
+            token=token.upper() if token else None,
+            min_micro=None if min_amount in (None, "") else threshold_micro(min_amount),
+            from_address=from_address or None,
+        )
+
+    def matches(self, transfer: StoredTransfer) -> bool:
+        return (
+            (self.addresses is None or transfer.to_address in self.addresses)
+            and (self.token is None or transfer.token == self.token)
+            and (self.min_micro is None or transfer.amount_micro >= self.min_micro)
+            and (self.from_address is None or transfer.from_address == self.from_address)
+        )
+
+
+async def poll_store(store: CallbackStore, after_id: int,
+                     poll_interval: float) -> AsyncIterator[StoredTransfer]:
+    """Every transfer with id > ``after_id``, forever: one query per poll for everyone."""
+    cursor = after_id
+    while True:
+        batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
+        for transfer in batch:
+            cursor = transfer.id
+            yield transfer
+        if len(batch) < STREAM_BATCH:
+            await asyncio.sleep(poll_interval)
+
+
+def _store_identity(store_url: str | None) -> str:
+    return store_url or "default"
+
+
+class TronTransferTrigger(BaseEventTrigger):
+    """Fires once, with the first stored transfer after ``after_id`` that matches.
+
+    Events: ``{"status": "success", "transfer": {...}}`` or
+    ``{"status": "timeout", "message": ...}`` past ``end_time``.
+    """
+
+    def __init__(self, *, address: str, after_id: int, token: str | None = None,
+                 min_amount: str | None = None, from_address: str | None = None,
+                 store_url: str | None = None, poll_interval: float = 2.0,
+                 end_time: float | None = None) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.address = address
+        self.after_id = int(after_id)
+        self.token = token
+        self.min_amount = None if min_amount in (None, "") else str(min_amount)
+        self.from_address = from_address
+        self.store_url = checked_store_url(store_url)
+        self.poll_interval = float(poll_interval)
+        self.end_time = end_time
+        self.filter = TransferFilter.of(address, token, self.min_amount, from_address)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}", {
+            "address": self.address, "after_id": self.after_id, "token": self.token,
+            "min_amount": self.min_amount, "from_address": self.from_address,
+            "store_url": self.store_url, "poll_interval": self.poll_interval,
+            "end_time": self.end_time,
+        })
+
+    # -- one poll shared by every waiting trigger on the same store (Airflow >= 3.3) ---------
+
+    def shared_stream_key(self) -> Hashable | None:
+        return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval)
+
+    @classmethod
+    async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        store = open_store(kwargs.get("store_url"))
+        try:
+            start = await asyncio.to_thread(store.max_id)
+            async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
+                yield transfer
+        finally:
+            store.close()
+
+    async def filter_shared_stream(
+        self, shared_stream: AsyncIterator[Any]
+    ) -> AsyncIterator[TriggerEvent]:
+        # What was stored before this trigger joined the shared poll: one query, once.
+        found = await self._first_stored()
+        if found is not None:
+            yield self._event(found)
+            return
+        iterator = aiter(shared_stream)
+        while True:
+            try:
+                transfer = await asyncio.wait_for(anext(iterator), timeout=self._remaining())
+            except asyncio.TimeoutError:
+                yield self._timeout()
+                return
+            if transfer.id > self.after_id and self.filter.matches(transfer):
+                yield self._event(transfer)
+                return
+
+    # -- standalone poll (Airflow < 3.3, or when the triggerer does not share) ----------------
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        while True:
+            found = await self._first_stored()
+            if found is not None:
+                yield self._event(found)
+                return
+            if self._remaining() is not None and self._remaining() <= 0:  # type: ignore[operator]
+                yield self._timeout()
+                return
+            await asyncio.sleep(self.poll_interval)
+
+    async def _first_stored(self) -> StoredTransfer | None:
+        def query() -> list[StoredTransfer]:
+            store = open_store(self.store_url)
+            try:
+                return store.list_transfers(self.address, self.after_id, 1, token=self.token,
+                                            min_amount=self.min_amount,
+                                            from_address=self.from_address)
+            finally:
+                store.close()
+
+        rows = await asyncio.to_thread(query)
+        return rows[0] if rows else None
+
+    def _remaining(self) -> float | None:
+        return None if self.end_time is None else max(0.0, self.end_time - time.time())
+
+    def _event(self, transfer: StoredTransfer) -> TriggerEvent:
+        self.log.info("transfer %s of %s %s to %s arrived", transfer.tx_hash,
+                      transfer.amount_text, transfer.token, transfer.to_address)
+        return TriggerEvent(  # type: ignore[no-untyped-call]
+            {"status": "success", "transfer": transfer_payload(transfer)})
+
+    def _timeout(self) -> TriggerEvent:
+        return TriggerEvent({"status": "timeout",  # type: ignore[no-untyped-call]
+                             "message": f"no matching transfer to {self.address} in time"})
+
+
+class _OffsetProducer(SharedStreamProducer):
+    """Reads the store from a consumer's committed offset; commits as Airflow confirms."""
+
+    def __init__(self, store_url: str | None, consumer: str, poll_interval: float) -> None:
+        self.store_url = store_url
+        self.consumer = consumer
+        self.poll_interval = poll_interval
+        self.store: CallbackStore | None = None
+
+    async def open_stream(self) -> AsyncIterator[tuple[Any, Any]]:
+        self.store = open_store(self.store_url)
+        start = await asyncio.to_thread(start_offset, self.store, self.consumer)
+        async for transfer in poll_store(self.store, start, self.poll_interval):
+            yield transfer, transfer.id
+
+    async def advance(self, batch: Sequence[Any]) -> None:
+        last = None
+        for item in batch:
+            if item.outcome.failed:
+                # Not persisted: stop here; the group ends and the poll restarts from the
+                # committed offset, so the event is delivered again.
+                raise RuntimeError(f"transfer {item.broker_payload} was not persisted by Airflow")
+            last = item.broker_payload
+        if last is not None and self.store is not None:
+            await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
+
+    async def aclose(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def start_offset(store: CallbackStore, consumer: str) -> int:
+    """A new consumer starts at the present: old transfers never fire it."""
+    offset = store.get_offset(consumer)
+    if offset == 0:
+        offset = store.commit_offset(consumer, store.max_id())
+    return offset
+
+
+class TronTransferWatchTrigger(BaseEventTrigger):
+    """One Asset event per new stored transfer that matches, for ``AssetWatcher``.
+
+    Each event's payload is the transfer. The consumer's offset in the store
+    moves only after Airflow persisted the events up to it, so a triggerer
+    restart resumes where it left off; a crash between persisting and committing
+    can deliver those few events again, which is why consumers record deposits
+    keyed by ``tx_hash``.
+    """
+
+    def __init__(self, *, addresses: Sequence[str] | str | None = None,
+                 token: str | None = None, min_amount: str | None = None,
+                 consumer: str = "tronenergy-watch", store_url: str | None = None,
+                 poll_interval: float = 2.0) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        if isinstance(addresses, str):
+            addresses = [addresses]
+        self.addresses = sorted(addresses) if addresses else None
+        self.token = token
+        self.min_amount = None if min_amount in (None, "") else str(min_amount)
+        self.consumer = consumer
+        self.store_url = checked_store_url(store_url)
+        self.poll_interval = float(poll_interval)
+        self.filter = TransferFilter.of(self.addresses, token, self.min_amount, None)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}", {
+            "addresses": self.addresses, "token": self.token, "min_amount": self.min_amount,
+            "consumer": self.consumer, "store_url": self.store_url,
+            "poll_interval": self.poll_interval,
+        })
+
+    def shared_stream_key(self) -> Hashable | None:
+        return ("tronenergy.watch", _store_identity(self.store_url), self.consumer)
+
+    @classmethod
+    def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> Any:
+        return _OffsetProducer(kwargs.get("store_url"), kwargs["consumer"],
+                               float(kwargs["poll_interval"]))
+
+    async def filter_shared_stream(
+        self, shared_stream: AsyncIterator[Any]
+    ) -> AsyncIterator[TriggerEvent]:
+        async for transfer in shared_stream:
+            if self.filter.matches(transfer):
+                yield self._event(transfer)
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Without shared streams: commit right after each yield (at least once)."""
+        store = open_store(self.store_url)
+        try:
+            start = await asyncio.to_thread(start_offset, store, self.consumer)
+            async for transfer in poll_store(store, start, self.poll_interval):
+                if self.filter.matches(transfer):
+                    yield self._event(transfer)
+                await asyncio.to_thread(store.commit_offset, self.consumer, transfer.id)
+        finally:
+            store.close()
+
+    def _event(self, transfer: StoredTransfer) -> TriggerEvent:
+        self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,
+                      transfer.token, transfer.to_address)
+        return TriggerEvent(transfer_payload(transfer))  # type: ignore[no-untyped-call]
