@@ -45,11 +45,7 @@ class ReconcileCallbacksOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
         monitored = list(client.iter_monitored_addresses(status=self.status or None))
-        store = open_store(self.store_url)
-        try:
-            stored = store.count_by_recipient([m.address for m in monitored])
-        finally:
-            store.close()
+        stored = open_store(self.store_url).count_by_recipient([m.address for m in monitored])
         rows: list[dict[str, Any]] = []
         for item in monitored:
             have = int(stored.get(item.address, 0))

@@ -8,6 +8,7 @@ delivery survives a restart and is attempted again when the sandbox comes back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -82,10 +83,8 @@ class Dispatcher:
             if next_at is not None:
                 wait = min(wait, max(0.005, next_at - self.world.clock()))
             self._wake.clear()
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=wait)
-            except asyncio.TimeoutError:
-                pass
 
     async def resend(self, delivery_id: int) -> dict[str, Any]:
         """Manual resend, as the service's console offers: one attempt now."""

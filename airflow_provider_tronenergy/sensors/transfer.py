@@ -86,11 +86,7 @@ class TronTransferSensor(BaseSensorOperator):
             saved = store_state.get(AFTER_ID_KEY)
             if saved is not None:
                 return int(str(saved))
-        store = open_store(self.store_url)
-        try:
-            start = store.max_id()
-        finally:
-            store.close()
+        start = open_store(self.store_url).max_id()
         if store_state is not None:
             store_state.set(AFTER_ID_KEY, start)
         return start
@@ -115,13 +111,9 @@ class TronTransferSensor(BaseSensorOperator):
         )
 
     def poke(self, context: Context) -> PokeReturnValue:
-        store = open_store(self.store_url)
-        try:
-            found = store.list_transfers(self.address, self._start_id or 0, 1, token=self.token,
-                                         min_amount=self.min_amount,
-                                         from_address=self.from_address)
-        finally:
-            store.close()
+        found = open_store(self.store_url).list_transfers(
+            self.address, self._start_id or 0, 1, token=self.token,
+            min_amount=self.min_amount, from_address=self.from_address)
         if not found:
             return PokeReturnValue(is_done=False)
         payload = transfer_payload(found[0])

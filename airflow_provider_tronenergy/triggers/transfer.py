@@ -21,6 +21,7 @@ a password is refused: leave ``store_url`` unset and configure
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass
@@ -51,10 +52,16 @@ def checked_store_url(store_url: str | None) -> str | None:
     return store_url or None
 
 
+@functools.lru_cache(maxsize=16)
+def _store_for(url: str) -> CallbackStore:
+    return CallbackStore(url)
+
+
 def open_store(store_url: str | None) -> CallbackStore:
+    """One store (one engine, one pool) per URL per process, shared by every trigger."""
     from airflow_provider_tronenergy.callbacks.config import store_url as resolve
 
-    return CallbackStore(resolve(store_url))
+    return _store_for(resolve(store_url))
 
 
 def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
@@ -155,12 +162,9 @@ class TronTransferTrigger(BaseEventTrigger):
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         store = open_store(kwargs.get("store_url"))
-        try:
-            start = await asyncio.to_thread(store.max_id)
-            async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
-                yield transfer
-        finally:
-            store.close()
+        start = await asyncio.to_thread(store.max_id)
+        async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
+            yield transfer
 
     async def filter_shared_stream(
         self, shared_stream: AsyncIterator[Any]
@@ -195,16 +199,11 @@ class TronTransferTrigger(BaseEventTrigger):
             await asyncio.sleep(self.poll_interval)
 
     async def _first_stored(self) -> StoredTransfer | None:
-        def query() -> list[StoredTransfer]:
-            store = open_store(self.store_url)
-            try:
-                return store.list_transfers(self.address, self.after_id, 1, token=self.token,
-                                            min_amount=self.min_amount,
-                                            from_address=self.from_address)
-            finally:
-                store.close()
-
-        rows = await asyncio.to_thread(query)
+        store = open_store(self.store_url)
+        rows = await asyncio.to_thread(
+            lambda: store.list_transfers(self.address, self.after_id, 1, token=self.token,
+                                         min_amount=self.min_amount,
+                                         from_address=self.from_address))
         return rows[0] if rows else None
 
     def _remaining(self) -> float | None:
@@ -247,9 +246,6 @@ class _OffsetProducer(SharedStreamProducer):
         if last is not None and self.store is not None:
             await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
 
-    async def aclose(self) -> None:
-        if self.store is not None:
-            self.store.close()
 
 
 def start_offset(store: CallbackStore, consumer: str) -> int:
@@ -310,14 +306,11 @@ class TronTransferWatchTrigger(BaseEventTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Without shared streams: commit right after each yield (at least once)."""
         store = open_store(self.store_url)
-        try:
-            start = await asyncio.to_thread(start_offset, store, self.consumer)
-            async for transfer in poll_store(store, start, self.poll_interval):
-                if self.filter.matches(transfer):
-                    yield self._event(transfer)
-                await asyncio.to_thread(store.commit_offset, self.consumer, transfer.id)
-        finally:
-            store.close()
+        start = await asyncio.to_thread(start_offset, store, self.consumer)
+        async for transfer in poll_store(store, start, self.poll_interval):
+            if self.filter.matches(transfer):
+                yield self._event(transfer)
+            await asyncio.to_thread(store.commit_offset, self.consumer, transfer.id)
 
     def _event(self, transfer: StoredTransfer) -> TriggerEvent:
         self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,
