@@ -56,17 +56,20 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": [f"{PACKAGE}.operators.energy", f"{PACKAGE}.operators.monitor"],
+                "python-modules": [f"{PACKAGE}.operators.energy", f"{PACKAGE}.operators.monitor",
+                                   f"{PACKAGE}.operators.reconcile"],
             }
         ],
         "hooks": [
             {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.hooks.tronenergy"]}
         ],
         "sensors": [
-            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.sensors.order"]}
+            {"integration-name": INTEGRATION,
+             "python-modules": [f"{PACKAGE}.sensors.order", f"{PACKAGE}.sensors.transfer"]}
         ],
         "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.triggers.order"]}
+            {"integration-name": INTEGRATION,
+             "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.transfer"]}
         ],
         "connection-types": [
             {

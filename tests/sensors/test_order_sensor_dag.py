@@ -16,6 +16,7 @@ import pytest
 from sensors_order import DAGS
 
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from support.airflow_compat import json_bodies_for_airflow_3_0
 from support.orders import Control, Director
 
 # Deferrable: one read by the sensor before deferring, so a second one is the trigger's.
@@ -35,26 +36,6 @@ def trigger_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(EnergyOrderTrigger, "run", spy)
     return fired
-
-
-def json_bodies_for_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Test-harness fix for Airflow 3.0's dag.test() with a current FastAPI (not our code).
-
-    The 3.0 Task SDK's in-process Execution API client sends JSON bodies without a
-    Content-Type; FastAPI's ``strict_content_type`` (on by default in recent
-    releases) then answers 422 before any task runs. Airflow >= 3.1 sends it.
-    """
-    from airflow.sdk.execution_time import supervisor
-
-    original = supervisor.InProcessTestSupervisor._api_client
-
-    def with_json_content_type(dag: Any = None) -> Any:
-        api_client = original(dag)
-        api_client.headers["content-type"] = "application/json"
-        return api_client
-
-    monkeypatch.setattr(supervisor.InProcessTestSupervisor, "_api_client",
-                        staticmethod(with_json_content_type))
 
 
 @pytest.fixture
