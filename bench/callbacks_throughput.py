@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -161,6 +163,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def scratch_store(url: str | None, tmp: str) -> Iterator[str]:
+    """A fresh SQLite file, or a fresh schema on PostgreSQL that is dropped afterwards."""
+    if not url:
+        yield f"sqlite:///{os.path.join(tmp, 'bench.db')}"
+        return
+    import secrets
+    from urllib.parse import quote
+
+    import sqlalchemy as sa
+
+    from airflow_provider_tronenergy.callbacks import CallbackStore
+
+    schema = f"tronenergy_bench_{secrets.token_hex(4)}"
+    engine = CallbackStore(url).engine
+    with engine.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        joiner = "&" if "?" in url else "?"
+        yield f"{url}{joiner}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
 def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p))]
 
@@ -178,8 +206,7 @@ def main() -> None:
         serve(args.store)
         return
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store_url = args.store or f"sqlite:///{os.path.join(tmp, 'bench.db')}"
+    with tempfile.TemporaryDirectory() as tmp, scratch_store(args.store, tmp) as store_url:
         results: dict[str, list[tuple[float, list[float]]]] = {"off": [], "on": []}
         cpu = {"off": 0.0, "on": 0.0}
         stats: dict[str, int] = {}
@@ -203,8 +230,6 @@ def main() -> None:
 
         store = CallbackStore(store_url)
         stored = store.max_id()
-        if args.store:
-            store.drop_tables()
         store.close()
 
     def summary(mode: str) -> tuple[float, float, float, float]:

@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -74,11 +75,12 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
     return env
 
 
-def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path) -> int:
+def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path,
+                 dag_id: str = DAG_ID) -> int:
     """``airflow dags test``, showing each task as it starts and ends."""
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)],
+            [sys.executable, "-m", "airflow", "dags", "test", dag_id, "-c", json.dumps(conf)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         assert process.stdout is not None
         for line in process.stdout:
@@ -86,22 +88,24 @@ def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path) -> int:
             if "[DAG TEST] end task" in line:
                 task = line.split("task_id=", 1)[1].split()[0]
                 detail(f"done: {task}")
-            elif "bought " in line and " energy for " in line:
+            elif ("bought " in line and " energy for " in line) or "credited " in line:
                 detail(line.split("] ", 1)[-1].split(" [airflow", 1)[0].strip())
         return process.wait()
 
 
-def read_result(home: Path) -> dict[str, Any] | None:
+def read_result(home: Path, dag_id: str = DAG_ID,
+                task_id: str = "publish_batch_ready") -> Any:
     with sqlite3.connect(home / "airflow.db") as db:
         row = db.execute(
-            "SELECT value FROM xcom WHERE dag_id = ? AND task_id = 'publish_batch_ready' "
-            "AND key = 'return_value' ORDER BY timestamp DESC LIMIT 1", (DAG_ID,)).fetchone()
+            "SELECT value FROM xcom WHERE dag_id = ? AND task_id = ? "
+            "AND key = 'return_value' ORDER BY timestamp DESC LIMIT 1",
+            (dag_id, task_id)).fetchone()
     if row is None:
         return None
     value = row[0]
     while isinstance(value, (str, bytes)):
         value = json.loads(value, parse_float=Decimal)
-    return value if isinstance(value, dict) else None
+    return value
 
 
 def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
@@ -127,12 +131,93 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
            f"({sum(o['kind'] == 'activate' for o in orders)} activations)")
 
 
+class Receiver:
+    """``tronenergy-receiver`` on a free port: verifies and stores the service's callbacks."""
+
+    def __init__(self, store_url: str, webhook_secret: str, log: Path) -> None:
+        self.log = log.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "airflow_provider_tronenergy.callbacks", "--port", "0",
+             "--store", store_url, "--log-level", "info"],
+            stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env={**os.environ, "TRONENERGY_WEBHOOK_SECRET": webhook_secret,
+                 "PYTHONUNBUFFERED": "1"})
+        assert self.process.stdout is not None
+        first = ""
+        for line in iter(self.process.stdout.readline, ""):
+            if line.startswith("tronenergy receiver listening on "):
+                first = line
+                break
+        if not first:
+            raise RuntimeError(f"the receiver did not start; see {log}")
+        self.url = first.rsplit(" ", 1)[-1].strip()
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.log.close()
+
+
+def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[str, Any]:
+    """What the deposit DAG's AssetWatcher does in the triggerer: one event per transfer."""
+    import asyncio
+
+    from airflow_provider_tronenergy.triggers.transfer import TronTransferWatchTrigger
+
+    trigger = TronTransferWatchTrigger(addresses=[address], consumer=consumer,
+                                       store_url=store_url, poll_interval=0.2)
+
+    async def first() -> dict[str, Any]:
+        async for event in trigger.run():
+            return dict(event.payload)
+        raise RuntimeError("the watcher stopped")
+
+    return asyncio.run(asyncio.wait_for(first(), timeout=60))
+
+
+def deposits(env: dict[str, str], world: Sandbox, receiver: Receiver) -> list[dict[str, Any]]:
+    """Register a deposit address, pay into it, and let the deposit DAG credit it once."""
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+    from airflow_provider_tronenergy.triggers.transfer import start_offset
+
+    store_url = env["TRONENERGY_CALLBACK_STORE"]
+    deposit_address = env["TRONENERGY_DEPOSIT_ADDRESSES"]
+    step("registering the deposit address (deposit_addresses_register DAG)")
+    if run_dag_test(env, {}, WORK / "dag-register.log", "deposit_addresses_register") != 0:
+        raise RuntimeError("deposit_addresses_register failed; see .main-job/dag-register.log")
+    store = CallbackStore(store_url)
+    start_offset(store, "deposit_credit")  # the watcher starts now: older transfers never fire
+    step(f"a customer deposits 250.75 USDT into {deposit_address}")
+    tx = world.call("POST", "/transfers", {"from": random_address(), "to": deposit_address,
+                                           "amount": "250.75", "token": "USDT"})["tx_hash"]
+    detail(f"on-chain tx {tx[:16]}...; the service calls back {receiver.url}")
+    transfer = first_watched_transfer(store_url, deposit_address, "deposit_credit")
+    detail(f"callback verified and stored; the watcher fired for tx {transfer['tx_hash'][:16]}...")
+    step("crediting it (deposit_credit DAG), twice to show a redelivery credits nothing")
+    for attempt in (1, 2):
+        code = run_dag_test(env, {"transfers": [transfer]}, WORK / f"dag-credit-{attempt}.log",
+                            "deposit_credit")
+        if code != 0:
+            raise RuntimeError(f"deposit_credit failed; see .main-job/dag-credit-{attempt}.log")
+    credited = read_result(Path(env["AIRFLOW_HOME"]), "deposit_credit", "credit_deposits")
+    with sqlite3.connect(WORK / "deposits.db") as db:
+        rows = db.execute("SELECT tx_hash, amount, token, to_address FROM credited_deposits"
+                          ).fetchall()
+    detail(f"second run credited {len(credited or [])} (already credited)")
+    return [{"tx_hash": r[0], "amount": r[1], "token": r[2], "to": r[3]} for r in rows]
+
+
 def main() -> int:
     started = time.monotonic()
     shutil.rmtree(WORK, ignore_errors=True)
     home = WORK / "airflow-home"
     home.mkdir(parents=True)
-    processes: list[SandboxProcess] = []
+    processes: list[SandboxProcess | Receiver] = []
     try:
         step("starting the sandbox (a local emulator of the energy service)")
         sandbox = start_sandbox("--time-scale", "0.05", "--state", str(WORK / "sandbox.sqlite"),
@@ -140,13 +225,26 @@ def main() -> int:
         processes.append(sandbox)
         detail(f"listening on {sandbox.url}")
         env = airflow_env(home, sandbox)
+        os.environ.update({k: v for k, v in env.items() if k.startswith("AIRFLOW")})
+
+        step("starting the callback receiver (verifies and stores signed callbacks)")
+        store_url = f"sqlite:///{WORK / 'callbacks.db'}"
+        receiver = Receiver(store_url, sandbox.webhook_secret, WORK / "receiver.log")
+        processes.append(receiver)
+        detail(f"listening on {receiver.url}")
+        world = Sandbox(sandbox)
+        env.update({
+            "TRONENERGY_CALLBACK_STORE": store_url,
+            "TRONENERGY_CALLBACK_URL": receiver.url,
+            "TRONENERGY_DEPOSIT_ADDRESSES": world.wallet(activated=True, holder=False),
+            "TRONENERGY_DEPOSITS_DB": f"sqlite:///{WORK / 'deposits.db'}",
+        })
 
         step("preparing a fresh Airflow metadata database (SQLite)")
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         step("setting up a payout batch: 3 USDT holders, 2 first-time, 2 inactive recipients")
-        world = Sandbox(sandbox)
         sender = world.wallet(activated=True, holder=True)
         recipients = ([world.wallet(activated=True, holder=True) for _ in range(3)]
                       + [world.wallet(activated=True, holder=False) for _ in range(2)]
@@ -161,15 +259,21 @@ def main() -> int:
         code = run_dag_test(env, {"payouts_file": str(payouts), "sender_address": sender,
                                   "rent_time": "1", "max_cost_trx": "100"}, log)
         ready = read_result(home)
-        if code != 0 or ready is None:
+        if code != 0 or not isinstance(ready, dict):
             step(f"the DAG run FAILED (exit {code}); its log: {log.relative_to(ROOT)}")
             return 1
+        credited = deposits(env, world, receiver)
         report(ready, world.call("GET", "/orders"))
+        detail(f"deposits credited       {len(credited)}: " + ", ".join(
+            f"{d['amount']} {d['token']} (tx {d['tx_hash'][:12]}...)" for d in credited))
         step(f"done in {time.monotonic() - started:.0f} s; logs in {WORK.relative_to(ROOT)}/")
         return 0
     except KeyboardInterrupt:
         step("interrupted")
         return 130
+    except RuntimeError as exc:
+        step(f"FAILED: {exc}")
+        return 1
     finally:
         for process in processes:
             process.stop()

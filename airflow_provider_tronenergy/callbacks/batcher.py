@@ -1,21 +1,25 @@
 """Group commit: concurrent callbacks share one transaction and one fsync.
 
-Every request puts its verified event on a queue and waits. One writer task
-drains whatever has queued up, hands the whole batch to the store's blocking
-``record_many`` on a dedicated thread (one transaction, one commit), and only
-then resolves each request's future — so a 200 always follows the durable
-commit of that request's own row. While one batch commits, the next one
-gathers: batches grow with load and a lone request waits for nothing.
+Each request appends its verified event to a pending list and waits on a
+future. When no commit is running, the pending events go to the store's
+blocking ``record_many`` on a dedicated thread as one batch (one statement or
+transaction, one fsync); when it returns, each request's future is resolved —
+so a 200 always follows the durable commit of that request's own row — and
+whatever queued meanwhile is dispatched as the next batch. Batches grow with
+load and a lone request waits for nothing.
+
+Callbacks, not a writer task: the event loop does the least work per request
+(an append, a future) and per batch (one thread hand-off, one wake-up), which
+matters because it is the same loop that parses and verifies every request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
+import concurrent.futures
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,7 +33,7 @@ class Recorder(Protocol):
 
 
 class Overloaded(RuntimeError):
-    """The queue is full: answer 503 and let the service retry."""
+    """Too many callbacks wait for a commit: answer 503 and let the service retry."""
 
 
 class CommitTimeout(RuntimeError):
@@ -43,7 +47,7 @@ class CommitStats:
     largest_batch: int = 0
     failures: int = 0
     commit_seconds: float = 0.0
-    """Wall time spent in ``record_many`` (includes waiting for the GIL and the fsync)."""
+    """Wall time from hand-off to the thread until the loop saw the result."""
 
 
 _Item = tuple[TransferEvent, "asyncio.Future[RecordResult]"]
@@ -69,48 +73,90 @@ class GroupCommitter:
         self.max_pending = max_pending
         self.commit_timeout = commit_timeout
         self.stats = CommitStats()
-        # (deadline, future) in submission order, so deadlines are sorted: one sweeper
-        # enforces them all, cheaper than a timer per request.
-        self._deadlines: collections.deque[tuple[float, asyncio.Future[RecordResult]]] = (
-            collections.deque()
-        )
-        self._sweeper: asyncio.Task[None] | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tronenergy-commit")
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="tronenergy-commit")
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[_Item] | None = None
-        self._writer: asyncio.Task[None] | None = None
+        self._pending: collections.deque[_Item] = collections.deque()
+        # (deadline, future) in submission order, so deadlines are sorted: one timer
+        # task enforces them all, cheaper than a timer per request.
+        self._deadlines: collections.deque[tuple[float, asyncio.Future[RecordResult]]] = (
+            collections.deque())
+        self._sweeper: asyncio.Task[None] | None = None
+        self._in_flight: list[_Item] | None = None
+        self._scheduled = False
         self._closed = False
 
-    def _started(self) -> asyncio.Queue[_Item]:
-        """Start lazily on the running loop: mounted apps get no lifespan events."""
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """Attach to the running loop on first use: mounted apps get no lifespan events."""
         if self._closed:
             raise RuntimeError("receiver is shutting down")
         loop = asyncio.get_running_loop()
-        if self._queue is None or self._loop is not loop or self._writer is None \
-                or self._writer.done():
+        if self._loop is not loop:
             self._loop = loop
-            self._queue = asyncio.Queue()
-            self._writer = loop.create_task(self._write_loop(self._queue),
-                                            name="tronenergy-group-commit")
+            self._pending.clear()
             self._deadlines.clear()
+            self._in_flight = None
+            self._scheduled = False
             self._sweeper = loop.create_task(self._sweep(), name="tronenergy-commit-deadlines")
-        return self._queue
+        return loop
 
     def submit(self, event: TransferEvent) -> asyncio.Future[RecordResult]:
         """Queue ``event``; the future resolves once it is durably committed.
 
-        Cancelling the future (a timeout, a client gone) does not stop the commit:
-        the row may still land, and the service's retry is then a duplicate that
-        gets its 200. A cancelled future is never resolved, so no late 200 exists.
+        A future that times out (or is cancelled) is never resolved later, so no
+        late 200 exists; its row may still land, and the service's retry is then
+        a duplicate that gets its 200.
         """
-        queue = self._started()
-        if queue.qsize() >= self.max_pending:
-            raise Overloaded(f"{queue.qsize()} callbacks are already waiting for a commit")
-        loop = asyncio.get_running_loop()
+        loop = self._bind()
+        if len(self._pending) >= self.max_pending:
+            raise Overloaded(f"{len(self._pending)} callbacks are already waiting for a commit")
         future: asyncio.Future[RecordResult] = loop.create_future()
-        queue.put_nowait((event, future))
+        self._pending.append((event, future))
         self._deadlines.append((loop.time() + self.commit_timeout, future))
+        if self._in_flight is None and not self._scheduled:
+            # Not at once: requests parsed in this same loop iteration join the batch.
+            self._scheduled = True
+            loop.call_soon(self._dispatch, loop)
         return future
+
+    def _dispatch(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._scheduled = False
+        if self._in_flight is not None or not self._pending or self._loop is not loop:
+            return
+        batch = [self._pending.popleft()
+                 for _ in range(min(self.max_batch, len(self._pending)))]
+        self._in_flight = batch
+        started = loop.time()
+        work = self._executor.submit(self.store.record_many, [event for event, _ in batch])
+        work.add_done_callback(
+            lambda done: loop.call_soon_threadsafe(self._finished, loop, batch, done, started))
+
+    def _finished(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: list[_Item],
+        work: concurrent.futures.Future[list[RecordResult]],
+        started: float,
+    ) -> None:
+        if self._loop is not loop:  # the loop was replaced meanwhile: nobody waits
+            return
+        self._in_flight = None
+        exc = work.exception()
+        if exc is not None:
+            self.stats.failures += 1
+            log.error("committing %d callback(s) failed (%s: %s); they get a 503 and are "
+                      "retried by the service", len(batch), type(exc).__name__, exc)
+            _fail(batch, exc)
+        else:
+            self.stats.commit_seconds += loop.time() - started
+            self.stats.batches += 1
+            self.stats.rows += len(batch)
+            self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
+            for (_, future), result in zip(batch, work.result(), strict=True):
+                if not future.done():
+                    future.set_result(result)
+        if self._pending and not self._closed:
+            self._dispatch(loop)
 
     async def _sweep(self) -> None:
         """Fail every future still waiting past its deadline with :class:`CommitTimeout`."""
@@ -125,48 +171,15 @@ class GroupCommitter:
                     future.set_exception(CommitTimeout(
                         f"not committed within {self.commit_timeout:g} s"))
 
-    async def _write_loop(self, queue: asyncio.Queue[_Item]) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            batch = [await queue.get()]
-            while len(batch) < self.max_batch and not queue.empty():
-                batch.append(queue.get_nowait())
-            events = [event for event, _ in batch]
-            started = loop.time()
-            try:
-                results = await loop.run_in_executor(self._executor, self.store.record_many,
-                                                     events)
-            except asyncio.CancelledError:
-                _fail(batch, RuntimeError("receiver is shutting down"))
-                raise
-            except Exception as exc:
-                self.stats.failures += 1
-                log.exception("committing %d callback(s) failed; they get a 503 and are "
-                              "retried by the service", len(batch))
-                _fail(batch, exc)
-                continue
-            self.stats.commit_seconds += loop.time() - started
-            self.stats.batches += 1
-            self.stats.rows += len(batch)
-            self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
-
     async def aclose(self) -> None:
-        """Stop the writer; requests still waiting get an error (never a false 200)."""
+        """Stop: requests still waiting get an error (never a false 200)."""
         self._closed = True
-        for task in (self._writer, self._sweeper):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-        if self._queue is not None:
-            pending = []
-            while not self._queue.empty():
-                pending.append(self._queue.get_nowait())
-            _fail(pending, RuntimeError("receiver is shutting down"))
-        self._executor.shutdown(wait=True)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        pending = list(self._pending) + (self._in_flight or [])
+        self._pending.clear()
+        _fail(pending, RuntimeError("receiver is shutting down"))
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
 
 
 def _fail(batch: list[_Item], exc: BaseException) -> None:

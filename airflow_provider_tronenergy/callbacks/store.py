@@ -12,9 +12,10 @@ Guarantees the rest of the provider relies on:
   deliveries and several receiver processes cannot store a transfer twice.
 * **Ids become visible in order.** Consumers read "rows with id > my offset";
   that is only safe if a smaller id can never commit after a larger one was
-  read. SQLite serialises writers (``BEGIN IMMEDIATE``); on PostgreSQL every
-  write transaction first takes a transaction-level advisory lock, so ids are
-  assigned and committed in one order across processes. Ids may have gaps.
+  read. SQLite serialises writers (a batch is one autocommit statement, or a
+  ``BEGIN IMMEDIATE`` transaction); on PostgreSQL every write transaction first
+  takes a transaction-level advisory lock, so ids are assigned and committed in
+  one order across processes and hosts. Ids may have gaps.
 * **Exact amounts.** The decimal text as sent, plus an integer in 1e-6 units
   for comparisons. No NUMERIC column: SQLite's NUMERIC affinity would turn
   decimals into floats.
@@ -201,12 +202,12 @@ class CallbackStore:
         self.engine.dispose()
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One serialised write transaction (see the module docstring for why)."""
+    def _write(self, *, ordered: bool = True) -> Iterator[Connection]:
+        """One write transaction; ``ordered`` ones are serialised (module docstring)."""
         with self.engine.connect() as plain:
             conn = plain.execution_options(tronenergy_immediate=True)
             with conn.begin():
-                if self.backend == "postgresql":
+                if self.backend == "postgresql" and ordered:
                     conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
                                  {"key": self._lock_key})
                 yield conn
@@ -492,7 +493,7 @@ class CallbackStore:
                 "updated_at_ms": insert.excluded.updated_at_ms,
             },
         )
-        with self._write() as conn:
+        with self._write(ordered=False) as conn:  # offsets need no id ordering
             conn.execute(upsert)
             value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
         return int(value or 0)
@@ -511,7 +512,7 @@ class CallbackStore:
             set_={"last_id": insert.excluded.last_id,
                   "updated_at_ms": insert.excluded.updated_at_ms},
         )
-        with self._write() as conn:
+        with self._write(ordered=False) as conn:  # offsets need no id ordering
             conn.execute(upsert)
 
     # -- tests and operations ---------------------------------------------------------

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import AirflowException, BaseOperator
 
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.triggers.transfer import checked_store_url, open_store
+from airflow_provider_tronenergy.triggers.transfer import (
+    checked_store_url,
+    open_store,
+    optional_text,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -44,7 +48,8 @@ class ReconcileCallbacksOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
-        monitored = list(client.iter_monitored_addresses(status=self.status or None))
+        # A template renders a missing status as "None": that means all addresses.
+        monitored = list(client.iter_monitored_addresses(status=optional_text(self.status)))
         stored = open_store(self.store_url).count_by_recipient([m.address for m in monitored])
         rows: list[dict[str, Any]] = []
         for item in monitored:

@@ -15,17 +15,20 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import (
     AirflowException,
     AirflowFailException,
+    AirflowSensorTimeout,
     BaseSensorOperator,
     PokeReturnValue,
     conf,
 )
 
+from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.triggers.transfer import (
     TronTransferTrigger,
     checked_store_url,
     open_store,
+    optional_text,
     transfer_payload,
 )
 
@@ -71,12 +74,24 @@ class TronTransferSensor(BaseSensorOperator):
         self._start_id: int | None = None
 
     def _validate(self) -> None:
+        # Templates render a missing value as "None" (or ""): that is "no filter", the same
+        # in poke mode (a store query) and in the trigger.
+        self.token = optional_text(self.token)
+        self.min_amount = optional_text(self.min_amount)
+        self.from_address = optional_text(self.from_address)
         try:
             checks.address(self.address, "address")
             if self.from_address:
                 checks.address(self.from_address, "from_address")
         except ValidationError as exc:
             raise AirflowFailException(str(exc)) from None
+        if self.min_amount is not None:
+            try:
+                threshold_micro(self.min_amount)
+            except (ArithmeticError, ValueError) as exc:
+                raise AirflowFailException(
+                    f"min_amount {self.min_amount!r} is not a non-negative decimal with at "
+                    f"most 6 decimal places: {exc}") from None
 
     def _resolve_after_id(self, context: Context) -> int:
         if self.after_id not in (None, "", "None"):
@@ -127,4 +142,7 @@ class TronTransferSensor(BaseSensorOperator):
             self.log.info("transfer %s of %s %s arrived", transfer["tx_hash"],
                           transfer["amount"], transfer["token"])
             return transfer
-        raise AirflowException(event.get("message") or f"transfer wait ended: {event}")
+        message = event.get("message") or f"transfer wait ended: {event}"
+        if event.get("status") == "timeout":
+            raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
+        raise AirflowException(message)

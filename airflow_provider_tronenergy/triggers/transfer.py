@@ -23,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import sqlalchemy as sa
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.engine import make_url
 
@@ -35,6 +37,9 @@ from airflow_provider_tronenergy.callbacks.events import StoredTransfer, thresho
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
 STREAM_BATCH = 500
+RUN_COMMIT_GRACE = 5.0
+"""Seconds an event handed to the triggerer waits before its offset is committed, when
+Airflow cannot confirm persistence (no shared streams): see ``TronTransferWatchTrigger.run``."""
 
 try:  # Airflow >= 3.3: ack-mode shared streams
     from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer
@@ -124,6 +129,19 @@ def _store_identity(store_url: str | None) -> str:
     return store_url or "default"
 
 
+def optional_text(value: Any) -> str | None:
+    """``None`` for an unset optional filter: None, empty, or the text a template renders
+    for a missing value (``"None"``); otherwise the value as text.
+
+    Filters must mean the same in every path: an empty token passed to the store as
+    ``token=""`` would match nothing while :class:`TransferFilter` took it as "any".
+    """
+    if value is None:
+        return None
+    text = str(value).strip()
+    return None if text in ("", "None") else text
+
+
 class TronTransferTrigger(BaseEventTrigger):
     """Fires once, with the first stored transfer after ``after_id`` that matches.
 
@@ -138,13 +156,13 @@ class TronTransferTrigger(BaseEventTrigger):
         super().__init__()  # type: ignore[no-untyped-call]
         self.address = address
         self.after_id = int(after_id)
-        self.token = token
-        self.min_amount = None if min_amount in (None, "") else str(min_amount)
-        self.from_address = from_address
+        self.token = optional_text(token)
+        self.min_amount = optional_text(min_amount)
+        self.from_address = optional_text(from_address)
         self.store_url = checked_store_url(store_url)
         self.poll_interval = float(poll_interval)
         self.end_time = end_time
-        self.filter = TransferFilter.of(address, token, self.min_amount, from_address)
+        self.filter = TransferFilter.of(address, self.token, self.min_amount, self.from_address)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
@@ -193,10 +211,12 @@ class TronTransferTrigger(BaseEventTrigger):
             if found is not None:
                 yield self._event(found)
                 return
-            if self._remaining() is not None and self._remaining() <= 0:  # type: ignore[operator]
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
                 yield self._timeout()
                 return
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(self.poll_interval if remaining is None
+                                else min(self.poll_interval, remaining))
 
     async def _first_stored(self) -> StoredTransfer | None:
         store = open_store(self.store_url)
@@ -237,23 +257,44 @@ class _OffsetProducer(SharedStreamProducer):
 
     async def advance(self, batch: Sequence[Any]) -> None:
         last = None
-        for item in batch:
-            if item.outcome.failed:
-                # Not persisted: stop here; the group ends and the poll restarts from the
-                # committed offset, so the event is delivered again.
-                raise RuntimeError(f"transfer {item.broker_payload} was not persisted by Airflow")
-            last = item.broker_payload
-        if last is not None and self.store is not None:
-            await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
-
+        try:
+            for item in batch:
+                outcome = item.outcome
+                if outcome.failed or not (outcome.acked or outcome.rejected):
+                    # Not persisted (or seen by no one): stop here; the group ends and the
+                    # poll restarts from the committed offset, so the event is delivered
+                    # again. Committing anything after it would skip it for good.
+                    raise RuntimeError(
+                        f"transfer {item.broker_payload} was not persisted by Airflow")
+                last = item.broker_payload
+        finally:
+            # The clean prefix before a failure is committed all the same: those events
+            # were persisted, and redelivering them would fire them twice.
+            if last is not None and self.store is not None:
+                await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
 
 
 def start_offset(store: CallbackStore, consumer: str) -> int:
-    """A new consumer starts at the present: old transfers never fire it."""
-    offset = store.get_offset(consumer)
-    if offset == 0:
-        offset = store.commit_offset(consumer, store.max_id())
-    return offset
+    """A new consumer starts at the present: old transfers never fire it.
+
+    "New" means no offset row at all, not an offset of 0: a consumer that started on an
+    empty store has committed 0, and the transfers stored while its triggerer was down
+    must still fire it.
+    """
+    committed = committed_offset(store, consumer)
+    if committed is None:
+        committed = store.commit_offset(consumer, store.max_id())
+    return committed
+
+
+def committed_offset(store: CallbackStore, consumer: str) -> int | None:
+    """``consumer``'s committed offset, or None when it never committed one."""
+    store.ensure_schema()
+    offsets = store.offsets
+    with store.engine.connect() as conn:
+        value = conn.execute(
+            sa.select(offsets.c.last_id).where(offsets.c.consumer == consumer)).scalar()
+    return None if value is None else int(value)
 
 
 class TronTransferWatchTrigger(BaseEventTrigger):
@@ -274,12 +315,12 @@ class TronTransferWatchTrigger(BaseEventTrigger):
         if isinstance(addresses, str):
             addresses = [addresses]
         self.addresses = sorted(addresses) if addresses else None
-        self.token = token
-        self.min_amount = None if min_amount in (None, "") else str(min_amount)
+        self.token = optional_text(token)
+        self.min_amount = optional_text(min_amount)
         self.consumer = consumer
         self.store_url = checked_store_url(store_url)
         self.poll_interval = float(poll_interval)
-        self.filter = TransferFilter.of(self.addresses, token, self.min_amount, None)
+        self.filter = TransferFilter.of(self.addresses, self.token, self.min_amount, None)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
@@ -304,13 +345,30 @@ class TronTransferWatchTrigger(BaseEventTrigger):
                 yield self._event(transfer)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Without shared streams: commit right after each yield (at least once)."""
+        """Without shared streams (Airflow < 3.3) Airflow never says an event was persisted.
+
+        So an offset is committed only at a poll at least :data:`RUN_COMMIT_GRACE`
+        seconds after the triggerer came back for the next event (it persists what it
+        took within about a second): a crash re-fires the last few transfers, which
+        consumers dedupe by ``tx_hash``, instead of losing one.
+        """
         store = open_store(self.store_url)
-        start = await asyncio.to_thread(start_offset, store, self.consumer)
-        async for transfer in poll_store(store, start, self.poll_interval):
-            if self.filter.matches(transfer):
-                yield self._event(transfer)
-            await asyncio.to_thread(store.commit_offset, self.consumer, transfer.id)
+        cursor = committed = await asyncio.to_thread(start_offset, store, self.consumer)
+        handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
+        while True:
+            batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
+            for transfer in batch:
+                cursor = transfer.id
+                if self.filter.matches(transfer):
+                    yield self._event(transfer)
+                handed.append((time.monotonic(), transfer.id))
+            due, upto = time.monotonic() - RUN_COMMIT_GRACE, committed
+            while handed and handed[0][0] <= due:
+                upto = handed.popleft()[1]
+            if upto > committed:
+                committed = await asyncio.to_thread(store.commit_offset, self.consumer, upto)
+            if len(batch) < STREAM_BATCH:
+                await asyncio.sleep(self.poll_interval)
 
     def _event(self, transfer: StoredTransfer) -> TriggerEvent:
         self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,

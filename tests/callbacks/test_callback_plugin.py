@@ -148,7 +148,7 @@ def test_lazy_app_answers_503_until_it_can_be_built(sqlite_store):
             raise RuntimeError("postgresql://user:hunter2@db/x is unreachable")
         return create_app(sqlite_store, "s")
 
-    with ServedApp(LazyReceiverApp(build, retry=0.2)) as served:
+    with ServedApp(LazyReceiverApp(build, retry=1.0)) as served:
         body = callback_body()
         first = post(served.callback_url, body, signed_headers("s", body))
         assert first.status_code == 503 and first.json()["error"] == "receiver_unavailable"
@@ -156,7 +156,7 @@ def test_lazy_app_answers_503_until_it_can_be_built(sqlite_store):
         # Within the retry interval it does not rebuild on every request.
         assert post(served.callback_url, body, signed_headers("s", body)).status_code == 503
         assert len(attempts) == 1
-        time.sleep(0.25)
+        time.sleep(1.05)
         assert post(served.callback_url, body, signed_headers("s", body)).status_code == 200
         assert post(served.callback_url, body, signed_headers("s", body)).json()["duplicate"]
     assert len(attempts) == 2
@@ -192,7 +192,7 @@ def test_refreshing_secrets_follow_a_rotation():
             raise OSError("metadata database unavailable")
         return WebhookSecrets.build(value) if value else None
 
-    source = RefreshingSecrets(load, ttl=0.2, retry=0.05)
+    source = RefreshingSecrets(load, ttl=0.5, retry=0.05)
 
     async def scenario() -> None:
         assert await source.get() is None  # not configured yet
@@ -201,10 +201,10 @@ def test_refreshing_secrets_follow_a_rotation():
         assert (await source.get()).key_level == ("old",)
         current["value"] = "new,old"
         assert (await source.get()).key_level == ("old",)  # cached within the ttl
-        await asyncio.sleep(0.21)
+        await asyncio.sleep(0.51)
         assert (await source.get()).key_level == ("new", "old")
         current["value"] = "boom"
-        await asyncio.sleep(0.21)
+        await asyncio.sleep(0.51)
         assert (await source.get()).key_level == ("new", "old")  # last good value kept
 
     asyncio.run(scenario())
