@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import requests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +28,9 @@ def test_main_job_runs_end_to_end():
     assert re.search(r"saved\s+39\.545 TRX", output)
     assert "deposits credited       1: 250.75 USDT" in output
     assert "second run credited 0" in output
-    # Everything it started is stopped: no sandbox or receiver is left listening.
-    leftovers = subprocess.run(["pgrep", "-f", "airflow_provider_tronenergy.(sandbox|callbacks)"],
-                               capture_output=True, text=True)
-    assert str(os.getpid()) not in leftovers.stdout
+    # Everything it started is stopped: the sandbox and the receiver no longer answer.
+    urls = re.findall(r"listening on (http://\S+)", output)
+    assert len(urls) == 2, urls
+    for url in urls:
+        with pytest.raises(requests.ConnectionError):
+            requests.get(url, timeout=2)
