@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -57,6 +58,19 @@ def ledger_url() -> str:
     home = os.environ.get("AIRFLOW_HOME", os.path.expanduser("~/airflow"))
     return os.environ.get("TRONENERGY_DEPOSITS_DB",
                           f"sqlite:///{os.path.join(home, 'credited_deposits.db')}")
+
+
+def event_transfer(extra: Any) -> dict[str, Any] | None:
+    """The transfer an Asset event carries, or None.
+
+    Airflow stores a watcher's trigger event as ``{"from_trigger": true, "payload":
+    <the trigger's payload>}``; a transfer given directly (an event posted through the
+    REST API with the transfer as its extra) is accepted as it is.
+    """
+    if not isinstance(extra, Mapping):
+        return None
+    payload = extra.get("payload") if extra.get("from_trigger") else extra
+    return dict(payload) if isinstance(payload, Mapping) and payload.get("tx_hash") else None
 
 
 def credit(transfers: list[dict[str, Any]], url: str) -> list[dict[str, Any]]:
@@ -123,7 +137,13 @@ with DAG(
     @task
     def credit_deposits(**context: Any) -> list[dict[str, Any]]:
         events = context["triggering_asset_events"][DEPOSITS]
-        transfers = [event.extra for event in events if event.extra.get("tx_hash")]
+        transfers = []
+        for event in events:
+            transfer = event_transfer(event.extra)
+            if transfer is None:
+                log.warning("asset event %s carries no transfer; nothing to credit", event.extra)
+            else:
+                transfers.append(transfer)
         # Also accept transfers handed over in dag_run.conf (manual replays, demos).
         conf = context["dag_run"].conf or {}
         transfers += list(conf.get("transfers", []))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from sqlalchemy import exc as sa_exc
 
 from airflow_provider_tronenergy.callbacks import config
 from airflow_provider_tronenergy.callbacks.app import create_app
@@ -112,9 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         store = CallbackStore(config.store_url(args.store))
-        store.ensure_schema()
-    except (StoreError, ValueError) as exc:
+    except sa_exc.ArgumentError:  # its message repeats the URL, password included
+        print("tronenergy-receiver: the store is not a valid SQLAlchemy URL", file=sys.stderr)
+        return 2
+    except (StoreError, ValueError, OSError) as exc:
         print(f"tronenergy-receiver: {exc}", file=sys.stderr)
+        return 2
+    try:
+        store.ensure_schema()
+    except (StoreError, sa_exc.SQLAlchemyError) as exc:
+        reason = getattr(exc, "orig", None) or exc
+        print(f"tronenergy-receiver: cannot open the store {store.safe_url}: "
+              f"{type(reason).__name__}: {str(reason).strip()[:300]}", file=sys.stderr)
         return 2
     app = create_app(store, secrets, tolerance=args.tolerance, max_body=args.max_body)
     sock = bind_socket(args.host, args.port)

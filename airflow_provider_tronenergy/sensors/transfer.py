@@ -101,7 +101,7 @@ class TronTransferSensor(BaseSensorOperator):
             saved = store_state.get(AFTER_ID_KEY)
             if saved is not None:
                 return int(str(saved))
-        start = open_store(self.store_url).max_id()
+        start = 0
         if store_state is not None:
             store_state.set(AFTER_ID_KEY, start)
         return start

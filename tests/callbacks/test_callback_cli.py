@@ -90,3 +90,17 @@ def test_secrets_from_env_parsing(monkeypatch):
     monkeypatch.delenv(config.ENV_WEBHOOK_SECRET)
     monkeypatch.delenv(config.ENV_ADDRESS_SECRETS)
     assert config.secrets_from_env() is None
+
+
+@pytest.mark.parametrize("store", ["postgresql://u:hunter2@127.0.0.1:1/x", "nonsense:hunter2"])
+def test_unusable_store_refuses_to_start_without_showing_the_password(clean_env, store):
+    result = subprocess.run(
+        [sys.executable, "-m", "airflow_provider_tronenergy.callbacks", "--port", "0",
+         "--store", store],
+        env={**os.environ, **clean_env, config.ENV_WEBHOOK_SECRET: "whsec_x"},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert "store" in result.stderr
+    assert "hunter2" not in result.stderr + result.stdout
+    assert "whsec_x" not in result.stderr + result.stdout

@@ -21,9 +21,9 @@ ARGS = {"retries": 1, "retry_delay": timedelta(0)}
 
 
 @task
-def credit(transfer: dict[str, Any]) -> str:
+def credit(transfer: dict[str, Any]) -> dict[str, str]:
     """Stands for the deposit booking that needs the transfer: it receives the XCom."""
-    return f"credited {transfer['amount']} {transfer['token']} from tx {transfer['tx_hash']}"
+    return {"tx_hash": transfer["tx_hash"], "credited": f"{transfer['amount']} {transfer['token']}"}
 
 
 DAGS: dict[str, DAG] = {}

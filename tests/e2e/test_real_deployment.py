@@ -56,7 +56,7 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 PAYOUT_DAG = "batch_payout_preparation"
 REGISTER_DAG = "deposit_addresses_register"
 CREDIT_DAG = "deposit_credit"
-DEPOSITS_URI = "tronenergy://deposits"
+DEPOSITS = "tronenergy://deposits"  # the Asset's name (Airflow normalises its uri)
 WATCH_CONSUMER = "deposit_credit"  # TronTransferWatchTrigger(consumer=...) in deposit_watch.py
 
 
@@ -84,6 +84,14 @@ def pg_database() -> Iterator[str]:
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+
+
+def _payload(extra: Any) -> dict[str, Any]:
+    """A watcher event's payload: Airflow stores ``{"from_trigger": true, "payload": ...}``."""
+    if isinstance(extra, str):
+        extra = json.loads(extra)
+    assert extra.get("from_trigger") is True, extra
+    return dict(extra["payload"])
 
 
 class Metadata:
@@ -116,8 +124,8 @@ class Metadata:
         """The ``tronenergy://deposits`` Asset events' payloads, oldest first."""
         rows = self.rows(
             "SELECT e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id "
-            "WHERE a.uri = %s ORDER BY e.id", DEPOSITS_URI)
-        return [r[0] if isinstance(r[0], dict) else json.loads(r[0]) for r in rows]
+            "WHERE a.name = %s ORDER BY e.id", DEPOSITS)
+        return [_payload(r[0]) for r in rows]
 
     def credit_runs(self) -> list[dict[str, Any]]:
         """Each deposit_credit run with its state and the tx_hashes of its triggering events."""
@@ -129,8 +137,7 @@ class Metadata:
             extras = self.rows(
                 "SELECT e.extra FROM dagrun_asset_event d JOIN asset_event e "
                 "ON e.id = d.event_id WHERE d.dag_run_id = %s ORDER BY e.id", run_pk)
-            hashes = [(x if isinstance(x, dict) else json.loads(x)).get("tx_hash")
-                      for (x,) in extras]
+            hashes = [_payload(x).get("tx_hash") for (x,) in extras]
             out.append({"run_id": run_id, "run_type": run_type, "state": state,
                         "tx_hashes": hashes})
         return out
@@ -143,13 +150,36 @@ class Metadata:
             "SELECT tx_hash, to_address, amount, token FROM credited_deposits "
             "ORDER BY credited_at")]
 
+    def snapshot(self) -> str:
+        """The metadata a failure needs explained: runs, task states, triggers, jobs, events."""
+        queries = {
+            "dag runs": "SELECT dag_id, run_id, run_type, state FROM dag_run ORDER BY id",
+            "unfinished or failed tasks": (
+                "SELECT dag_id, run_id, task_id, map_index, state, try_number "
+                "FROM task_instance WHERE state IS NULL OR state NOT IN ('success', 'skipped') "
+                "ORDER BY dag_id, run_id"),
+            "triggers": "SELECT id, classpath, triggerer_id, created_date FROM trigger",
+            "asset watchers": "SELECT name, asset_id, trigger_id FROM asset_watcher",
+            "assets": "SELECT id, name, uri, \"group\" FROM asset",
+            "jobs": "SELECT id, job_type, state, end_date, latest_heartbeat FROM job ORDER BY id",
+            "asset events": "SELECT id, asset_id, source_dag_id, extra FROM asset_event",
+        }
+        out = []
+        for title, sql in queries.items():
+            try:
+                rows = self.rows(sql)
+            except psycopg2.Error as exc:
+                rows = [(f"({type(exc).__name__}: {exc})",)]
+            out.append(f"-- {title}\n" + "\n".join(str(r)[:300] for r in rows))
+        return "\n".join(out)
+
     def watcher_triggerer(self) -> int | None:
         """The triggerer job the deposits watcher's trigger is assigned to, if it is alive."""
         found = self.rows(
             "SELECT t.triggerer_id FROM trigger t "
             "JOIN asset_watcher w ON w.trigger_id = t.id JOIN asset a ON a.id = w.asset_id "
             "JOIN job j ON j.id = t.triggerer_id "
-            "WHERE a.uri = %s AND j.state = 'running' AND j.end_date IS NULL", DEPOSITS_URI)
+            "WHERE a.name = %s AND j.state = 'running' AND j.end_date IS NULL", DEPOSITS)
         return found[0][0] if found else None
 
 
@@ -516,6 +546,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             print(component.tail())
         print(f"\n===== sandbox =====\n{(tmp_path / 'sandbox.log').read_text()[-3000:]}")
         print(f"\n===== task logs =====\n{_task_log_tails(home)}")
+        print(f"\n===== metadata =====\n{db.snapshot()}")
         raise
     finally:
         for component in components:  # all shut down together, then each is waited for

@@ -6,6 +6,12 @@ from decimal import Decimal
 
 import batch_payout_preparation as example
 import pytest
+
+from support.airflow_compat import requires_airflow
+
+OUTLETS_IN_DAG_TEST = requires_airflow(
+    3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
+    "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -46,6 +52,7 @@ def _batch(control, tmp_path):
     return sender, holders, active_new, inactive, payouts
 
 
+@OUTLETS_IN_DAG_TEST
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,

@@ -16,7 +16,10 @@ def _transfer(to: str, amount: str = "25.5") -> dict:
 
 
 def test_example_dags_import_cleanly():
-    from airflow.dag_processing.dagbag import DagBag
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow < 3.2
+        from airflow.models.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(example.__file__).rsplit("/", 1)[0])
     assert bag.import_errors == {}
@@ -34,6 +37,16 @@ def test_credit_is_exactly_once(tmp_path):
     with sqlite3.connect(tmp_path / "ledger.db") as db:
         rows = db.execute("SELECT tx_hash, amount FROM credited_deposits ORDER BY amount").fetchall()
     assert rows == [(second["tx_hash"], "0.000001"), (first["tx_hash"], "25.5")]
+
+
+def test_event_transfer_unwraps_a_watcher_event():
+    deposit = _transfer(random_address())
+    # What Airflow stores for an AssetWatcher's trigger event (Trigger.submit_event).
+    assert example.event_transfer({"from_trigger": True, "payload": deposit}) == deposit
+    assert example.event_transfer(deposit) == deposit  # a transfer posted as the extra
+    assert example.event_transfer({"from_trigger": True, "payload": {}}) is None
+    assert example.event_transfer({}) is None
+    assert example.event_transfer(None) is None
 
 
 def test_register_then_credit_in_dag_test(run_dag, control, sandbox, tmp_path, monkeypatch):

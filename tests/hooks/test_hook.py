@@ -22,6 +22,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyHook,
 )
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.airflow_compat import requires_airflow
 
 
 def test_client_is_built_once_and_reused(tronenergy_conn):
@@ -114,12 +115,12 @@ def test_webhook_secret_comes_from_extras(sandbox, tronenergy_conn):
 
 SECRET_LOG_SCRIPT = r"""
 import io, logging, sys
-from airflow.sdk.log import configure_logging
-buffer = io.StringIO()
-configure_logging(output=buffer, log_level="DEBUG", colored_console_log=False)
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 hook = TronEnergyHook()
 hook.get_account()                                   # loads the connection: masks its secrets
+from airflow.sdk.log import configure_logging       # the logging tasks get
+buffer = io.StringIO()
+configure_logging(output=buffer, log_level="DEBUG", colored_console_log=False)
 key, secret, webhook = sys.argv[1:4]
 hook.log.info("hook log: %s %s %s", key, secret, webhook)
 logging.getLogger("some.library").warning("stdlib log: %s %s", key, webhook)
@@ -128,6 +129,8 @@ print(buffer.getvalue())
 """
 
 
+@requires_airflow(3, 1, "Airflow 3.0's Task SDK logging set-up cannot be driven in a plain "
+                  "process; the masking itself is Airflow's and is proven on 3.3")
 def test_secrets_never_reach_airflow_logs(sandbox, tronenergy_conn):
     """Airflow's own logging set-up (as tasks get it) masks what the hook registered."""
     import os

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 from airflow_provider_tronenergy.get_provider_info import get_provider_info
+from support.airflow_compat import requires_airflow
 
 
 def airflow_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -24,6 +26,13 @@ def test_providers_manager_knows_hook_and_connection_form():
     assert hook is not None
     assert hook.hook_class_name == "airflow_provider_tronenergy.hooks.tronenergy.TronEnergyHook"
     assert hook.connection_id_attribute_name == "tronenergy_conn_id"
+
+
+@requires_airflow(3, 2, "conn-fields and ui-field-behaviour in provider info arrived in 3.2")
+def test_connection_form_from_provider_info():
+    from airflow.providers_manager import ProvidersManager
+
+    manager = ProvidersManager()
     widgets = manager.connection_form_widgets
     assert widgets["extra__tronenergy__webhook_secret"].is_sensitive
     assert not widgets["extra__tronenergy__timeout"].is_sensitive
@@ -60,7 +69,9 @@ def test_airflow_cli_lists_provider_and_adds_connection(airflow_db, sandbox, cap
     assert added.returncode == 0, added.stderr
     shown = airflow_cli("connections", "get", "tronenergy_cli", "-o", "json")
     assert shown.returncode == 0, shown.stderr
-    record = json.loads(shown.stdout)[0]
+    start = re.search(r"^\[\s*\{", shown.stdout, re.MULTILINE)  # past any log lines
+    assert start is not None, shown.stdout
+    record = json.loads(shown.stdout[start.start():])[0]
     assert record["conn_type"] == "tronenergy"
     assert record["host"] == sandbox.url
 

@@ -25,3 +25,16 @@ def json_bodies_for_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(supervisor.InProcessTestSupervisor, "_api_client",
                         staticmethod(with_json_content_type))
+
+
+def airflow_version() -> tuple[int, int]:
+    from airflow import __version__
+
+    major, minor = __version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def requires_airflow(major: int, minor: int, why: str) -> pytest.MarkDecorator:
+    """Skip, saying why, on Airflow releases older than the feature under test."""
+    return pytest.mark.skipif(airflow_version() < (major, minor),
+                              reason=f"needs Airflow >= {major}.{minor}: {why}")

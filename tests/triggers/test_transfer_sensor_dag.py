@@ -133,7 +133,7 @@ class Injector(threading.Thread):
         try:
             seen = 0
             for amount in self.amounts:
-                wait_until(lambda: self.probe.empty_lookup_after(seen) is not None, 60,
+                wait_until(lambda n=seen: self.probe.empty_lookup_after(n) is not None, 60,
                            "the sensor to look at the store and find nothing")
                 found = self.probe.empty_lookup_after(seen)
                 assert found is not None
@@ -190,7 +190,7 @@ def test_sensor_wakes_on_a_transfer_that_arrives_after_it_started(
         "block_timestamp_ms": stored.block_timestamp_ms,
         "received_at": stored.received_at.isoformat()}
     assert out["credit"][0] == "success"
-    assert out["credit"][2] == f"credited 10 TRX from tx {wanted}"
+    assert out["credit"][2] == {"tx_hash": wanted, "credited": "10 TRX"}
 
     # It started after the earlier transfer and before both injected ones, and it
     # looked at the store again after the small one was stored, without waking.

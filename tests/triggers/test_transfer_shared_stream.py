@@ -13,17 +13,16 @@ import asyncio
 import time
 
 import pytest
+from trigger_helpers import CountingStore, PollClock, Triggerer, record, settle, until
+
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",
     reason="Airflow < 3.3 has no airflow.triggers.shared_stream (shared streams): "
            "the triggers run their own poll loops there (run(), tested in "
            "test_transfer_trigger.py)")
-
-from trigger_helpers import CountingStore, PollClock, Triggerer, record, settle, until
-
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
 
 SharedStreamManager = shared_stream.SharedStreamManager
 

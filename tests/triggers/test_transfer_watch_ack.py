@@ -13,13 +13,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-shared_stream = pytest.importorskip(
-    "airflow.triggers.shared_stream",
-    reason="Airflow < 3.3 has no airflow.triggers.shared_stream (ack-mode shared "
-           "streams): the watch trigger runs its own poll loop there (run(), tested in "
-           "test_transfer_trigger.py)")
-
 from trigger_helpers import PollClock, Triggerer, record, settle, until
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -29,6 +22,12 @@ from airflow_provider_tronenergy.triggers.transfer import (
     _OffsetProducer,
     committed_offset,
 )
+
+shared_stream = pytest.importorskip(
+    "airflow.triggers.shared_stream",
+    reason="Airflow < 3.3 has no airflow.triggers.shared_stream (ack-mode shared "
+           "streams): the watch trigger runs its own poll loop there (run(), tested in "
+           "test_transfer_trigger.py)")
 
 SharedStreamManager = shared_stream.SharedStreamManager
 AdvanceItem = shared_stream.AdvanceItem

@@ -1,0 +1,147 @@
+"""ReconcileCallbacksOperator in real Airflow (dag.test()), against the sandbox.
+
+The sandbox monitors addresses and POSTs signed callbacks: to a running receiver
+that commits them to the SQLite store the DAG run reads, or, for one address, to
+a dead port, so its deliveries fail and never reach the store. Reconciliation
+compares each address's ``total_callbacks`` at the service with the store.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from transfers import DAGS
+
+from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support.airflow_compat import json_bodies_for_airflow_3_0
+from support.callbacks import ServedApp, wait_until
+from support.signed import SignedSession
+
+
+@pytest.fixture
+def sandbox() -> Iterator[SandboxServer]:
+    """Each test its own service: reconciliation covers every monitored address."""
+    with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def dag_test_on_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow import __version__ as airflow_version
+
+    if airflow_version.startswith("3.0."):
+        json_bodies_for_airflow_3_0(monkeypatch)
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> SignedSession:
+    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+
+
+@pytest.fixture
+def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
+    with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
+        yield served
+
+
+@pytest.fixture
+def raised(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
+    """What ReconcileCallbacksOperator.execute raised (dag.test() runs it in-process)."""
+    errors: list[BaseException] = []
+    original = ReconcileCallbacksOperator.execute
+
+    def spy(self: ReconcileCallbacksOperator, context: Any) -> Any:
+        try:
+            return original(self, context)
+        except BaseException as exc:
+            errors.append(exc)
+            raise
+
+    monkeypatch.setattr(ReconcileCallbacksOperator, "execute", spy)
+    return errors
+
+
+def dead_url() -> str:
+    """A loopback port nothing listens on: every delivery is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/callbacks"
+
+
+def monitor(api: SignedSession, url: str, label: str) -> str:
+    address = random_address()
+    api.data("POST", "/v1/tron-monitor/addresses",
+             {"address": address, "webhook_url": url, "label": label})
+    return address
+
+
+def send(api: SignedSession, to: str, amount: str = "1") -> str:
+    result = api.control("POST", "/transfers",
+                         {"from": random_address(), "to": to, "amount": amount})
+    return str(result["tx_hash"])
+
+
+def delivered(api: SignedSession, store: CallbackStore, sent: list[str]) -> None:
+    wait_until(lambda: all(store.get_transfer(tx) is not None for tx in sent), 30,
+               "every callback stored")
+    wait_until(lambda: len(api.control("GET", "/deliveries?status=delivered")) >= len(sent),
+               30, "the service to record the deliveries")
+
+
+def rows_by_address(report: dict) -> dict[str, tuple[int, int, int]]:
+    return {r["address"]: (r["total_callbacks"], r["stored"], r["missing"])
+            for r in report["addresses"]}
+
+
+def test_nothing_missing_when_every_callback_was_stored(api, store, receiver, run_dag):
+    hot = monitor(api, receiver.callback_url, "hot wallet")
+    cold = monitor(api, receiver.callback_url, "cold wallet")
+    quiet = monitor(api, receiver.callback_url, "no traffic")
+    sent = [send(api, hot, "1"), send(api, hot, "2.5"), send(api, cold, "100")]
+    delivered(api, store, sent)
+
+    out = run_dag(DAGS["te_reconcile_strict"])
+    assert out["__run__"] == "success"
+    state, tries, report = out["reconcile"]
+    assert (state, tries) == ("success", 1)
+    assert report["missing_total"] == 0
+    assert rows_by_address(report) == {hot: (2, 2, 0), cold: (1, 1, 0), quiet: (0, 0, 0)}
+    labels = {r["address"]: (r["label"], r["is_active"]) for r in report["addresses"]}
+    assert labels[hot] == ("hot wallet", True)
+
+
+@pytest.mark.parametrize("dag_id", ["te_reconcile_strict", "te_reconcile_report"])
+def test_callbacks_that_never_reached_the_store_are_reported(dag_id, api, store, receiver,
+                                                             run_dag, raised):
+    hot = monitor(api, receiver.callback_url, "hot wallet")
+    lost = monitor(api, dead_url(), "receiver was down")
+    sent = [send(api, hot, "1")]
+    delivered(api, store, sent)
+    failing = [send(api, lost, "7"), send(api, lost, "8")]
+    wait_until(lambda: sum(d["tx_hash"] in failing and d["attempts"] >= 1
+                           for d in api.control("GET", "/deliveries")) == 2, 30,
+               "both deliveries to the dead port attempted")
+
+    out = run_dag(DAGS[dag_id])
+    assert all(store.get_transfer(tx) is None for tx in failing)
+    if dag_id == "te_reconcile_strict":
+        # fail_on_gap=True: the gap fails the task (and the run), no report to hand on.
+        assert out["__run__"] == "failed"
+        assert out["reconcile"] == ("failed", 1, None)
+        assert [type(e).__name__ for e in raised] == ["AirflowException"]
+        assert str(raised[0]).startswith(
+            f"2 callbacks the service sent are not in the store: {lost} (2).")
+    else:
+        assert out["__run__"] == "success"
+        state, tries, report = out["reconcile"]
+        assert (state, tries) == ("success", 1)
+        assert report["missing_total"] == 2
+        assert rows_by_address(report) == {hot: (1, 1, 0), lost: (2, 0, 2)}
+        assert raised == []
