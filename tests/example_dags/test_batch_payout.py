@@ -6,15 +6,14 @@ from decimal import Decimal
 
 import batch_payout_preparation as example
 import pytest
+from airflow.providers.common.compat.sdk import AirflowFailException
 
+from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import requires_airflow
 
 OUTLETS_IN_DAG_TEST = requires_airflow(
     3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
     "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
-from airflow.providers.common.compat.sdk import AirflowFailException
-
-from airflow_provider_tronenergy.protocol.address import random_address
 
 
 def test_parse_payouts_reports_every_bad_row_by_line():

@@ -35,7 +35,8 @@ def test_credit_is_exactly_once(tmp_path):
     assert example.credit([first, second], url) == [first, second]
     assert example.credit([second, first], url) == []  # redelivered: nothing twice
     with sqlite3.connect(tmp_path / "ledger.db") as db:
-        rows = db.execute("SELECT tx_hash, amount FROM credited_deposits ORDER BY amount").fetchall()
+        rows = db.execute(
+            "SELECT tx_hash, amount FROM credited_deposits ORDER BY amount").fetchall()
     assert rows == [(second["tx_hash"], "0.000001"), (first["tx_hash"], "25.5")]
 
 

@@ -7,12 +7,11 @@ from decimal import Decimal
 import operators_purchase as dags
 import pytest
 
+from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import requires_airflow
 
-LEDGER = requires_airflow(3, 3, "task_state_store keeps the purchase ledger across tries; "
-                          "older releases rely on the client never resending (docs/money-safety.md)")
-
-from airflow_provider_tronenergy.protocol.address import random_address
+LEDGER = requires_airflow(3, 3, "task_state_store keeps the purchase ledger across tries; older "
+                          "releases rely on the client never resending (docs/money-safety.md)")
 
 
 def test_buy_with_templated_values_waits_for_success(run_dag, control):
@@ -105,7 +104,6 @@ def test_retry_after_death_mid_request_refuses_to_guess(run_dag, control):
     assert len(control.orders(target)) == 1
 
 
-@LEDGER
 def test_rebuy_after_death_mid_request_when_asked(run_dag, control):
     target = control.activated()
     out = run_dag(dags.te_mid_request_rebuy, target=target)
@@ -121,7 +119,6 @@ def test_dropped_answer_is_ambiguous_and_never_resent(run_dag, control):
     assert len(control.orders(target)) == 1  # the dropped request did buy
 
 
-@LEDGER
 def test_dropped_answer_with_rebuy_retries_once(run_dag, control):
     target = control.activated()
     control.fault(kind="drop", path="/energy/buy", count=1)

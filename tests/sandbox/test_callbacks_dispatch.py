@@ -53,7 +53,8 @@ def wait_status(api: SignedSession, status: str, count: int = 1) -> list[dict]:
         if len(found) >= count:
             return list(found)
         time.sleep(0.02)
-    raise AssertionError(f"no {count} deliveries reached {status}: {api.control('GET', '/deliveries')}")
+    seen = api.control("GET", "/deliveries")
+    raise AssertionError(f"no {count} deliveries reached {status}: {seen}")
 
 
 def test_signed_event_fails_twice_then_delivered(sandbox: SandboxServer, api: SignedSession):
