@@ -12,13 +12,9 @@ users in the process list. No secret is ever printed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import socket
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 from sqlalchemy import exc as sa_exc
@@ -31,6 +27,7 @@ from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_TOLERANCE,
     WebhookSecrets,
 )
+from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,26 +72,6 @@ def resolve_secrets(args: argparse.Namespace) -> tuple[WebhookSecrets | None, st
         raise
     except Exception as exc:  # a secrets backend or the metadata database is down
         raise config.ConfigError(f"could not read {where}: {type(exc).__name__}") from None
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """Bind first, so ``--port 0`` works and the banner shows the real port."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
-
-
-def _run(coro: Coroutine[Any, Any, None]) -> None:
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-    else:
-        uvloop.run(coro)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_graceful_shutdown=5,
     ))
     try:
-        _run(server.serve(sockets=[sock]))
+        run_event_loop(server.serve(sockets=[sock]))
     finally:
         sock.close()
         store.close()

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
-from collections.abc import Coroutine
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 import uvicorn
 
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
 from airflow_provider_tronenergy.sandbox.app import create_app
-from airflow_provider_tronenergy.sandbox.server import base_url, bind_socket
+from airflow_provider_tronenergy.sandbox.server import base_url
 from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
+from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
 
 
 def _decimal(text: str) -> Decimal:
@@ -60,16 +58,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run(coro: Coroutine[Any, Any, None]) -> None:
-    """uvloop where installed (it comes with uvicorn[standard]); asyncio otherwise."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-    else:
-        uvloop.run(coro)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(),
@@ -97,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_graceful_shutdown=2,
     ))
     try:
-        _run(server.serve(sockets=[sock]))
+        run_event_loop(server.serve(sockets=[sock]))
     except KeyboardInterrupt:
         pass
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 from types import TracebackType
 
@@ -11,19 +10,7 @@ import uvicorn
 
 from airflow_provider_tronenergy.sandbox.app import create_app
 from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """Bind before serving, so that port 0 works and the real port is known at once."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on such sockets, and without
-    # it every keep-alive answer waits for a delayed ACK (~40 ms).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
+from airflow_provider_tronenergy.serving import bind_socket
 
 
 def base_url(host: str, port: int) -> str:

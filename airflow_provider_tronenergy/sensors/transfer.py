@@ -101,7 +101,7 @@ class TronTransferSensor(BaseSensorOperator):
             saved = store_state.get(AFTER_ID_KEY)
             if saved is not None:
                 return int(str(saved))
-        start = 0
+        start = open_store(self.store_url).max_id()
         if store_state is not None:
             store_state.set(AFTER_ID_KEY, start)
         return start
@@ -144,5 +144,5 @@ class TronTransferSensor(BaseSensorOperator):
             return transfer
         message = event.get("message") or f"transfer wait ended: {event}"
         if event.get("status") == "timeout":
-            raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
+            raise AirflowException(message)  # like poke mode's timeout: no retry
         raise AirflowException(message)
