@@ -46,7 +46,7 @@ def serve(store_url: str | None) -> None:
     from starlette.routing import Mount, Route
 
     from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
-    from airflow_provider_tronenergy.callbacks.cli import _run, bind_socket
+    from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
 
     store = CallbackStore(store_url) if store_url else None
     if store is not None:
@@ -62,7 +62,7 @@ def serve(store_url: str | None) -> None:
     print(f"listening on {sock.getsockname()[1]}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False,
                                            http="httptools", lifespan="off"))
-    _run(server.serve(sockets=[sock]))
+    run_event_loop(server.serve(sockets=[sock]))
 
 
 class Receiver:

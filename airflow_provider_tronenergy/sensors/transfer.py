@@ -144,5 +144,5 @@ class TronTransferSensor(BaseSensorOperator):
             return transfer
         message = event.get("message") or f"transfer wait ended: {event}"
         if event.get("status") == "timeout":
-            raise AirflowException(message)  # like poke mode's timeout: no retry
+            raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
         raise AirflowException(message)
