@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Hashable, Sequence
@@ -32,11 +33,13 @@ from typing import Any
 import sqlalchemy as sa
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
 STREAM_BATCH = 500
+log = logging.getLogger(__name__)
 RUN_COMMIT_GRACE = 5.0
 """Seconds an event handed to the triggerer waits before its offset is committed, when
 Airflow cannot confirm persistence (no shared streams): see ``TronTransferWatchTrigger.run``."""
@@ -116,8 +119,17 @@ async def poll_store(store: CallbackStore, after_id: int,
                      poll_interval: float) -> AsyncIterator[StoredTransfer]:
     """Every transfer with id > ``after_id``, forever: one query per poll for everyone."""
     cursor = after_id
+    failures = 0
     while True:
-        batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
+        try:
+            batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
+        except SQLAlchemyError as exc:
+            # One database hiccup must not fail every sensor sharing this poll: wait, retry.
+            failures += 1
+            log.warning("callback store query failed (%s); retrying", type(exc).__name__)
+            await asyncio.sleep(min(poll_interval * 2 ** min(failures, 5), 60.0))
+            continue
+        failures = 0
         for transfer in batch:
             cursor = transfer.id
             yield transfer

@@ -177,6 +177,17 @@ def test_unset_optional_filters_mean_any(store: CallbackStore):
     assert (watch.token, watch.min_amount) == (None, None)
 
 
+def test_sensor_refuses_an_inexact_min_amount_without_retry():
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    for bad in ("10.0000001", "ten", "-1"):
+        with pytest.raises(AirflowFailException, match="min_amount"):
+            _sensor(min_amount=bad)._validate()
+    sensor = _sensor(token="None", min_amount="10.5", from_address="")
+    sensor._validate()
+    assert (sensor.token, sensor.min_amount, sensor.from_address) == (None, "10.5", None)
+
+
 # -- TronTransferTrigger.run ----------------------------------------------------------------
 
 
