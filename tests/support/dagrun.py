@@ -118,4 +118,9 @@ def _xcom(session: Any, ti: Any) -> Any:
     if row is None:
         return None
     value = row.value
-    return json.loads(value) if isinstance(value, str) else value
+    if isinstance(value, str):  # older releases store JSON text; newer ones decoded values
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
