@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.providers.common.compat.sdk import AirflowFailException
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
 from airflow.sdk import DAG, Asset, Param, task
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
@@ -153,6 +153,9 @@ with DAG(
 
     @task
     def load_payouts(params: dict[str, Any]) -> list[dict[str, str]]:
+        if not params["payouts_file"] and not params["payouts"]:
+            # A scheduled run with no batch handed to it has nothing to prepare.
+            raise AirflowSkipException("no payouts_file and no payouts: nothing to prepare")
         if params["payouts_file"]:
             content = Path(params["payouts_file"]).read_text(encoding="utf-8")
             rows = list(csv.reader(io.StringIO(content)))

@@ -17,7 +17,9 @@ event-driven ``deposit_credit`` run, restarts the triggerer, injects a second de
 and checks that every deposit fired exactly one Asset event, one run and one ledger row.
 
 Skipped only when PostgreSQL is unreachable. Every process it starts and the database
-are removed, also on failure; on failure the tails of the component logs are printed.
+are removed, also on failure; on failure the tails of the component logs, the last task
+logs and a snapshot of the metadata (runs, tasks, triggers, jobs, Asset events) are
+printed. ``pytest tests/e2e -s`` shows how long each step took.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import psycopg2  # a dev dependency: its absence is a broken set-up, not a reason to skip
 import pytest
 import requests
 
@@ -45,8 +48,6 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from airflow_provider_tronenergy.triggers.transfer import committed_offset
-
-psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is needed to reach PostgreSQL")
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 
@@ -74,7 +75,8 @@ def pg_database() -> Iterator[str]:
     try:
         admin = _pg("postgres")
     except psycopg2.OperationalError as exc:
-        pytest.skip(f"PostgreSQL is unreachable at 127.0.0.1:5432 as user postgres: {exc}")
+        pytest.skip(f"PostgreSQL is unreachable at {PG['host']}:{PG['port']} as user "
+                    f"{PG['user']}: {exc}")
     admin.autocommit = True
     name = f"tronenergy_e2e_{uuid.uuid4().hex[:12]}"
     with admin.cursor() as cur:

@@ -87,3 +87,13 @@ def test_failed_order_fails_the_run(run_dag, control, tmp_path):
                   rent_time="1", max_cost_trx="100")
     assert out["__run__"] == "failed"
     assert out["publish_batch_ready"][0] != "success"
+
+
+def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
+    before = len(control.orders())
+    # A scheduled run: the params keep their empty defaults (given explicitly, because
+    # dag.test() in one process carries an earlier run's conf into the DAG's params).
+    out = run_dag(example.dag, payouts_file="", payouts=[])
+    assert out["load_payouts"][0] == "skipped"
+    assert out["__run__"] == "success"
+    assert len(control.orders()) == before

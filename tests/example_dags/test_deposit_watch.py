@@ -15,7 +15,7 @@ def _transfer(to: str, amount: str = "25.5") -> dict:
             "from": random_address(), "amount": amount, "token": "USDT", "block_number": 7}
 
 
-def test_example_dags_import_cleanly():
+def test_example_dags_import_cleanly(airflow_db):
     try:
         from airflow.dag_processing.dagbag import DagBag
     except ImportError:  # Airflow < 3.2
