@@ -28,7 +28,9 @@ import requests
 from airflow_provider_tronenergy.protocol.signing import sign_request
 from support.process import start_sandbox
 
-PATH = "/v1/energy/account"
+# The cheapest signed GET the service has: the bench compares client stacks, so the
+# server's own work should be as small as possible.
+PATH = "/v1/energy/price?rent_time=1"
 
 
 def signed_headers(key: str, secret: str) -> dict[str, str]:
@@ -66,7 +68,7 @@ def main() -> None:
         http_hook = HttpHook(method="GET", http_conn_id="http_tron")
 
         def via_hook() -> object:
-            return hook.get_account()
+            return hook.get_price(1)
 
         def via_raw() -> object:
             response = session.get(root + PATH,
