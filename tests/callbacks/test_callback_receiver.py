@@ -30,17 +30,8 @@ def api(sandbox: SandboxServer) -> SignedSession:
     return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
 
 
-def watch(api: SignedSession, url: str, **extra: object) -> str:
-    address = random_address()
-    api.data("POST", "/v1/tron-monitor/addresses", {"address": address, "webhook_url": url,
-                                                     **extra})
-    return address
 
 
-def send(api: SignedSession, to: str, amount: str = "12.5", token: str = "TRX") -> str:
-    result = api.control("POST", "/transfers",
-                         {"from": random_address(), "to": to, "amount": amount, "token": token})
-    return str(result["tx_hash"])
 
 
 def deliveries_settled(api: SignedSession, count: int, status: str = "delivered",
@@ -57,10 +48,10 @@ def deliveries_settled(api: SignedSession, count: int, status: str = "delivered"
 
 def test_dispatched_callbacks_are_stored_exactly(sandbox, api, sqlite_store):
     with ServedApp(create_app(sqlite_store, sandbox.webhook_secret)) as receiver:
-        address = watch(api, receiver.callback_url, tokens=["TRX", "USDT"])
-        sent = {send(api, address, amount): amount
+        address = api.watch(receiver.callback_url, tokens=["TRX", "USDT"])
+        sent = {api.transfer(address, amount): amount
                 for amount in ("12.5", "0.000001", "100", "1234567.654321")}
-        sent[send(api, address, "3.5", token="USDT")] = "3.5"
+        sent[api.transfer(address, "3.5", token="USDT")] = "3.5"
         delivered = deliveries_settled(api, 5)
 
         stored = sqlite_store.list_transfers(address, include_raw=True)
@@ -98,11 +89,11 @@ def test_address_level_secret_and_unknown_one(sandbox, api, sqlite_store):
         api.data("POST", "/v1/tron-monitor/addresses",
                  {"address": address, "webhook_url": receiver.callback_url,
                   "webhook_secret": known})
-        stranger = watch(api, receiver.callback_url, webhook_secret=unknown)
-        plain = watch(api, receiver.callback_url)
-        tx_known = send(api, address)
-        tx_plain = send(api, plain)
-        tx_stranger = send(api, stranger)
+        stranger = api.watch(receiver.callback_url, webhook_secret=unknown)
+        plain = api.watch(receiver.callback_url)
+        tx_known = api.transfer(address)
+        tx_plain = api.transfer(plain)
+        tx_stranger = api.transfer(stranger)
         deliveries_settled(api, 2)
         rejected = deliveries_settled_with(api, tx_stranger, lambda d: d["attempts"] >= 1)
 
@@ -130,8 +121,8 @@ def test_rotation_accepts_old_and_new_secret_at_once(sqlite_store):
         api = SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
         app = create_app(sqlite_store, "whsec_old, whsec_new")
         with ServedApp(app) as receiver:
-            address = watch(api, receiver.callback_url)
-            tx_new = send(api, address)
+            address = api.watch(receiver.callback_url)
+            tx_new = api.transfer(address)
             deliveries_settled(api, 1)
             old_body = callback_body(transfer_data(to=address))
             assert post(receiver.callback_url, old_body,
@@ -157,8 +148,8 @@ class SwitchableSecrets:
 def test_forbidden_delivery_is_retried_and_stored_once_fixed(sandbox, api, sqlite_store):
     source = SwitchableSecrets(WebhookSecrets.build("whsec_not_the_one"))
     with ServedApp(create_app(sqlite_store, source)) as receiver:
-        address = watch(api, receiver.callback_url)
-        tx_hash = send(api, address)
+        address = api.watch(receiver.callback_url)
+        tx_hash = api.transfer(address)
         deliveries_settled_with(api, tx_hash, lambda d: d["attempts"] >= 1)
         assert sqlite_store.get_transfer(tx_hash) is None
         source.secrets = WebhookSecrets.build(sandbox.webhook_secret)
@@ -188,8 +179,8 @@ class FailingStore:
 def test_store_failure_answers_503_and_the_retry_stores(sandbox, api, sqlite_store):
     with ServedApp(create_app(FailingStore(sqlite_store, failures=1),
                               sandbox.webhook_secret)) as receiver:
-        address = watch(api, receiver.callback_url)
-        tx_hash = send(api, address)
+        address = api.watch(receiver.callback_url)
+        tx_hash = api.transfer(address)
         delivered = deliveries_settled(api, 1)
     history = delivered[0]["history"]
     assert [a["status_code"] for a in history] == [503, 200]

@@ -30,18 +30,8 @@ def api(sandbox: SandboxServer) -> SignedSession:
     return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
 
 
-def watch(api: SignedSession, url: str, **extra: object) -> str:
-    address = random_address()
-    api.data("POST", "/v1/tron-monitor/addresses", {"address": address, "webhook_url": url,
-                                                     **extra})
-    return address
 
 
-def send_transfer(api: SignedSession, to: str, amount: str = "12.5", token: str = "TRX") -> str:
-    result = api.control("POST", "/transfers",
-                         {"from": random_address(), "to": to, "amount": amount, "token": token})
-    tx_hash: str = result["tx_hash"]
-    return tx_hash
 
 
 def wait_status(api: SignedSession, status: str, count: int = 1) -> list[dict]:
@@ -59,8 +49,8 @@ def wait_status(api: SignedSession, status: str, count: int = 1) -> list[dict]:
 
 def test_signed_event_fails_twice_then_delivered(sandbox: SandboxServer, api: SignedSession):
     with RecordingReceiver(respond=lambda n: 500 if n < 2 else 200) as receiver:
-        address = watch(api, receiver.url, label="hot wallet")
-        tx_hash = send_transfer(api, address, amount="12.5")
+        address = api.watch(receiver.url, label="hot wallet")
+        tx_hash = api.transfer(address, amount="12.5")
         deliveries = receiver.wait_for(3)
         delivered = wait_status(api, "delivered")
 
@@ -104,8 +94,8 @@ def _ts(text: str) -> float:
 def test_three_failed_retries_mark_failed_then_manual_resend(sandbox, api):
     state = {"up": False}
     with RecordingReceiver(respond=lambda n: 200 if state["up"] else 503) as receiver:
-        address = watch(api, receiver.url)
-        tx_hash = send_transfer(api, address)
+        address = api.watch(receiver.url)
+        tx_hash = api.transfer(address)
         failed = wait_status(api, "failed")[0]
         assert len(receiver.received) == 4  # first attempt and three retries, no more
         assert [h["status_code"] for h in failed["history"]] == [503] * 4
@@ -122,8 +112,8 @@ def test_three_failed_retries_mark_failed_then_manual_resend(sandbox, api):
 
 def test_unreachable_receiver_is_retried_and_logged(sandbox, api):
     closed_port_url = "http://127.0.0.1:9/callbacks"
-    address = watch(api, closed_port_url)
-    send_transfer(api, address)
+    address = api.watch(closed_port_url)
+    api.transfer(address)
     failed = wait_status(api, "failed")[0]
     assert len(failed["history"]) == 4
     assert all(h["status_code"] is None and h["error"] for h in failed["history"])
@@ -131,8 +121,8 @@ def test_unreachable_receiver_is_retried_and_logged(sandbox, api):
 
 def test_address_level_secret_signs_its_callbacks(sandbox, api):
     with RecordingReceiver() as receiver:
-        address = watch(api, receiver.url, webhook_secret="per-address-secret")
-        send_transfer(api, address)
+        address = api.watch(receiver.url, webhook_secret="per-address-secret")
+        api.transfer(address)
         delivery = receiver.wait_for(1)[0]
     assert delivery.headers["x-signature"] == sign_callback("per-address-secret", delivery.body)
     assert delivery.headers["x-signature"] != sign_callback(sandbox.webhook_secret, delivery.body)
@@ -140,12 +130,12 @@ def test_address_level_secret_signs_its_callbacks(sandbox, api):
 
 def test_only_watched_tokens_and_active_addresses_get_callbacks(sandbox, api):
     with RecordingReceiver() as receiver:
-        address = watch(api, receiver.url, tokens=["USDT"])
-        send_transfer(api, address, token="TRX")
-        usdt = send_transfer(api, address, token="USDT")
+        address = api.watch(receiver.url, tokens=["USDT"])
+        api.transfer(address, token="TRX")
+        usdt = api.transfer(address, token="USDT")
         receiver.wait_for(1)
         api.data("DELETE", f"/v1/tron-monitor/addresses/{address}")
-        send_transfer(api, address, token="USDT")
+        api.transfer(address, token="USDT")
         wait_status(api, "delivered")
     assert [json.loads(d.body)["data"]["tx_hash"] for d in receiver.received] == [usdt]
     assert len(api.control("GET", "/deliveries")) == 1
@@ -154,8 +144,8 @@ def test_only_watched_tokens_and_active_addresses_get_callbacks(sandbox, api):
 def test_delivery_never_blocks_request_handling(sandbox, api):
     hold = threading.Event()
     with RecordingReceiver(hold=hold) as receiver:
-        address = watch(api, receiver.url)
-        send_transfer(api, address)
+        address = api.watch(receiver.url)
+        api.transfer(address)
         receiver.wait_for(1)  # the receiver now holds the sandbox's callback open
         response = requests.get(f"{sandbox.url}/energy/price",
                                 headers={"X-API-Key": sandbox.api_key}, timeout=2)
@@ -169,11 +159,11 @@ def test_delivery_never_blocks_request_handling(sandbox, api):
 def test_transfer_updates_chain_state(sandbox, api):
     fresh = random_address()
     assert api.data("POST", "/v1/energy/check-address", {"address": fresh})["is_activated"] is False
-    send_transfer(api, fresh, token="TRX")
+    api.transfer(fresh, token="TRX")
     assert api.data("POST", "/v1/energy/check-address", {"address": fresh})["is_activated"] is True
     sender = random_address()
     api.control("POST", f"/addresses/{sender}/activate")
     before = api.data("POST", "/v1/energy/auto-buy", {"from_address": sender, "to_address": fresh})
-    send_transfer(api, fresh, token="USDT")
+    api.transfer(fresh, token="USDT")
     after = api.data("POST", "/v1/energy/auto-buy", {"from_address": sender, "to_address": fresh})
     assert (before["energy_amount"], after["energy_amount"]) == (131000, 65000)

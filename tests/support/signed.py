@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 import requests
 
+from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_request
 
 
@@ -64,3 +65,16 @@ class SignedSession:
         payload = json.loads(response.text, parse_float=Decimal)
         assert response.status_code == 200, response.text
         return payload["data"]
+
+    def watch(self, webhook_url: str, address: str | None = None, **extra: Any) -> str:
+        """Monitor ``address`` (a fresh one by default) with callbacks to ``webhook_url``."""
+        address = address or random_address()
+        self.data("POST", "/v1/tron-monitor/addresses",
+                  {"address": address, "webhook_url": webhook_url, **extra})
+        return address
+
+    def transfer(self, to: str, amount: str = "12.5", token: str = "TRX") -> str:
+        """An on-chain transfer at the sandbox (its control API); returns the tx_hash."""
+        result = self.control("POST", "/transfers", {"from": random_address(), "to": to,
+                                                     "amount": amount, "token": token})
+        return str(result["tx_hash"])

@@ -17,7 +17,6 @@ from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
 from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
 from support.airflow_compat import json_bodies_for_airflow_3_0
 from support.callbacks import ServedApp, wait_until
@@ -75,17 +74,8 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}/callbacks"
 
 
-def monitor(api: SignedSession, url: str, label: str) -> str:
-    address = random_address()
-    api.data("POST", "/v1/tron-monitor/addresses",
-             {"address": address, "webhook_url": url, "label": label})
-    return address
 
 
-def send(api: SignedSession, to: str, amount: str = "1") -> str:
-    result = api.control("POST", "/transfers",
-                         {"from": random_address(), "to": to, "amount": amount})
-    return str(result["tx_hash"])
 
 
 def delivered(api: SignedSession, store: CallbackStore, sent: list[str]) -> None:
@@ -101,10 +91,10 @@ def rows_by_address(report: dict) -> dict[str, tuple[int, int, int]]:
 
 
 def test_nothing_missing_when_every_callback_was_stored(api, store, receiver, run_dag):
-    hot = monitor(api, receiver.callback_url, "hot wallet")
-    cold = monitor(api, receiver.callback_url, "cold wallet")
-    quiet = monitor(api, receiver.callback_url, "no traffic")
-    sent = [send(api, hot, "1"), send(api, hot, "2.5"), send(api, cold, "100")]
+    hot = api.watch(receiver.callback_url, label="hot wallet")
+    cold = api.watch(receiver.callback_url, label="cold wallet")
+    quiet = api.watch(receiver.callback_url, label="no traffic")
+    sent = [api.transfer(hot, "1"), api.transfer(hot, "2.5"), api.transfer(cold, "100")]
     delivered(api, store, sent)
 
     out = run_dag(DAGS["te_reconcile_strict"])
@@ -120,11 +110,11 @@ def test_nothing_missing_when_every_callback_was_stored(api, store, receiver, ru
 @pytest.mark.parametrize("dag_id", ["te_reconcile_strict", "te_reconcile_report"])
 def test_callbacks_that_never_reached_the_store_are_reported(dag_id, api, store, receiver,
                                                              run_dag, raised):
-    hot = monitor(api, receiver.callback_url, "hot wallet")
-    lost = monitor(api, dead_url(), "receiver was down")
-    sent = [send(api, hot, "1")]
+    hot = api.watch(receiver.callback_url, label="hot wallet")
+    lost = api.watch(dead_url(), label="receiver was down")
+    sent = [api.transfer(hot, "1")]
     delivered(api, store, sent)
-    failing = [send(api, lost, "7"), send(api, lost, "8")]
+    failing = [api.transfer(lost, "7"), api.transfer(lost, "8")]
     wait_until(lambda: sum(d["tx_hash"] in failing and d["attempts"] >= 1
                            for d in api.control("GET", "/deliveries")) == 2, 30,
                "both deliveries to the dead port attempted")

@@ -138,7 +138,7 @@ class Injector(threading.Thread):
                 found = self.probe.empty_lookup_after(seen)
                 assert found is not None
                 self.waits.append(found)
-                tx_hash = send(self.api, self.probe.address, amount)
+                tx_hash = self.api.transfer(self.probe.address, amount)
                 wait_until(lambda tx=tx_hash: self.store.get_transfer(tx) is not None, 30,
                            f"callback {tx_hash} stored")
                 self.sent.append(tx_hash)
@@ -154,23 +154,16 @@ class Injector(threading.Thread):
             raise self.error
 
 
-def monitor(api: SignedSession, address: str, webhook_url: str) -> None:
-    api.data("POST", "/v1/tron-monitor/addresses", {"address": address,
-                                                     "webhook_url": webhook_url})
 
 
-def send(api: SignedSession, to: str, amount: str, token: str = "TRX") -> str:
-    result = api.control("POST", "/transfers",
-                         {"from": random_address(), "to": to, "amount": amount, "token": token})
-    return str(result["tx_hash"])
 
 
 @pytest.mark.parametrize("dag_id", ["te_transfer_sensor_poke", "te_transfer_sensor_deferrable"])
 def test_sensor_wakes_on_a_transfer_that_arrives_after_it_started(
         dag_id, api, store, receiver, probe, trigger_runs, run_dag):
     address = probe.address
-    monitor(api, address, receiver.callback_url)
-    earlier = send(api, address, "50")  # matching, but before the sensor started
+    api.watch(receiver.callback_url, address=address)
+    earlier = api.transfer(address, "50")  # matching, but before the sensor started
     wait_until(lambda: store.get_transfer(earlier) is not None, 30, "the earlier callback")
 
     injector = Injector(api, store, probe, ["9.999999", "10"])
@@ -207,7 +200,7 @@ def test_sensor_wakes_on_a_transfer_that_arrives_after_it_started(
 
 def test_deferred_sensor_times_out_without_retry(api, store, receiver, probe, trigger_runs,
                                                  run_dag):
-    monitor(api, probe.address, receiver.callback_url)
+    api.watch(receiver.callback_url, address=probe.address)
     out = run_dag(DAGS["te_transfer_sensor_deferrable_timeout"], address=probe.address,
                   token="USDT")
     assert out["__run__"] == "failed"
