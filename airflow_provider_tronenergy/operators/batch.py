@@ -16,7 +16,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from airflow_provider_tronenergy.client import RateLimitedError
+from airflow.providers.common.compat.sdk import AirflowException, BaseOperator
+
+from airflow_provider_tronenergy.client import RateLimitedError, TronEnergyClient
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 
 T = TypeVar("T")
 DEFAULT_MAX_CONCURRENCY = 16
@@ -110,3 +113,39 @@ def failure_report(verb: str, total: int, failures: Sequence[ItemFailure], limit
     if len(failures) > limit:
         lines.append(f"  ... and {len(failures) - limit} more (see the task's XCom)")
     return "\n".join(lines)
+
+
+class AddressBatchOperator(BaseOperator):
+    """One address or many, one service call each: the shape the batch operators share.
+
+    :param addresses: one TRON address, or a list of them (templated).
+    :param tronenergy_conn_id: connection of type ``tronenergy``.
+    :param max_concurrency: calls in flight at once.
+    """
+
+    template_fields: Sequence[str] = ("addresses",)
+
+    def __init__(self, *, addresses: str | Sequence[str],
+                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
+                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.addresses = addresses
+        self.tronenergy_conn_id = tronenergy_conn_id
+        self.max_concurrency = max_concurrency
+
+    def client(self) -> TronEnergyClient:
+        return TronEnergyHook(self.tronenergy_conn_id).get_conn()
+
+    def per_address(
+        self, addresses: Sequence[str], work: Callable[[str], dict[str, Any]], verb: str
+    ) -> tuple[list[dict[str, Any]], list[ItemFailure]]:
+        return run_batch(addresses, work, max_concurrency=self.max_concurrency, log=self.log,
+                         verb=verb)
+
+    @staticmethod
+    def finish(results: list[dict[str, Any]], failures: Sequence[ItemFailure], single: bool,
+               verb: str) -> dict[str, Any] | list[dict[str, Any]]:
+        """Fail naming every failed address (the rest were processed); else the results."""
+        if failures:
+            raise AirflowException(failure_report(verb, len(results), failures))
+        return results[0] if single else results

@@ -40,11 +40,10 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.batch import (
-    DEFAULT_MAX_CONCURRENCY,
+    AddressBatchOperator,
     RateGate,
     failure_report,
     normalize_addresses,
-    run_batch,
 )
 from airflow_provider_tronenergy.operators.purchase_ledger import PurchaseLedger
 from airflow_provider_tronenergy.operators.quote import (
@@ -520,26 +519,16 @@ class SmartBuyEnergyOperator(EnergyPurchaseOperator):
                                        request["from_address"], Decimal(request["rent_time"]))
 
 
-class CheckAddressOperator(BaseOperator):
+class CheckAddressOperator(AddressBatchOperator):
     """Check one address or a batch: activated? first-time recipient? what a transfer costs.
 
     Returns one dict per address in input order (a single dict for a single
     address), each with ``transfer_energy`` (65,000 or 131,000).
     """
 
-    template_fields: Sequence[str] = ("addresses",)
-
-    def __init__(self, *, addresses: str | Sequence[str],
-                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.addresses = addresses
-        self.tronenergy_conn_id = tronenergy_conn_id
-        self.max_concurrency = max_concurrency
-
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         addresses, single = normalize_addresses(self.addresses)
-        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        client = self.client()
         gate = RateGate()
 
         def check(address: str) -> dict[str, Any]:
@@ -547,19 +536,16 @@ class CheckAddressOperator(BaseOperator):
             result = gate.call(lambda: client.check_address(address))
             return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
 
-        results, failures = run_batch(addresses, check, max_concurrency=self.max_concurrency,
-                                      log=self.log, verb="checked")
+        results, failures = self.per_address(addresses, check, "checked")
         ok = [r for r in results if "error" not in r]
         self.log.info(
             "checked %d addresses: %d activated, %d need activation, %d first-time recipients",
             len(ok), sum(r["is_activated"] for r in ok), sum(r["need_activate"] for r in ok),
             sum(r["transfer_energy"] > 65_000 for r in ok))
-        if failures:
-            raise AirflowException(failure_report("checked", len(addresses), failures))
-        return results[0] if single else results
+        return self.finish(results, failures, single, "checked")
 
 
-class ActivateAddressOperator(BaseOperator):
+class ActivateAddressOperator(AddressBatchOperator):
     """Activate one address or a batch; already active addresses are skipped at no cost.
 
     Checking first makes the task safe to retry: an activation that went through
@@ -568,16 +554,10 @@ class ActivateAddressOperator(BaseOperator):
 
     template_fields: Sequence[str] = ("addresses", "max_cost_trx", "dry_run_mode")
 
-    def __init__(self, *, addresses: str | Sequence[str],
-                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-                 max_cost_trx: Decimal | float | int | str | None = None,
+    def __init__(self, *, max_cost_trx: Decimal | float | int | str | None = None,
                  check_balance: bool = True, dry_run: bool | str = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.addresses = addresses
-        self.tronenergy_conn_id = tronenergy_conn_id
-        self.max_concurrency = max_concurrency
         self.max_cost_trx = max_cost_trx
         self.check_balance = check_balance
         # BaseOperator.dry_run() is a method; the flag lives beside it.
@@ -585,15 +565,14 @@ class ActivateAddressOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         addresses, single = normalize_addresses(self.addresses)
-        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        client = self.client()
         gate = RateGate()
 
         def check(address: str) -> dict[str, Any]:
             checks.address(address, "address")
             return gate.call(lambda: client.check_address(address)).to_dict()
 
-        checked, failures = run_batch(addresses, check, max_concurrency=self.max_concurrency,
-                                      log=self.log, verb="checked")
+        checked, failures = self.per_address(addresses, check, "checked")
         needed = [r["address"] for r in checked if r.get("need_activate")]
         total = ACTIVATION_COST * len(needed)
         self.log.info("%d of %d addresses need activation (%s)", len(needed), len(addresses),
@@ -629,9 +608,7 @@ class ActivateAddressOperator(BaseOperator):
             return {"address": address, "activated": True, "cost": text(activation.cost),
                     "order_id": activation.order_id, "tx_hash": activation.tx_hash}
 
-        activated, activation_failures = run_batch(
-            needed, activate, max_concurrency=self.max_concurrency, log=self.log,
-            verb="activated")
+        activated, activation_failures = self.per_address(needed, activate, "activated")
         by_address = {r["address"]: r for r in activated if "address" in r}
         results: list[dict[str, Any]] = []
         for entry in checked:
@@ -646,7 +623,4 @@ class ActivateAddressOperator(BaseOperator):
         self.log.info("activated %d addresses for %s; %d were already active",
                       sum(bool(r.get("activated")) for r in results), trx(spent),
                       len(addresses) - len(needed) - len(failures))
-        all_failures = failures + activation_failures
-        if all_failures:
-            raise AirflowException(failure_report("activated", len(addresses), all_failures))
-        return results[0] if single else results
+        return self.finish(results, failures + activation_failures, single, "activated")

@@ -10,17 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
+from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.client import ConflictError, NotFoundError, ValidationError
 from airflow_provider_tronenergy.client import validation as checks
-from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.batch import (
-    DEFAULT_MAX_CONCURRENCY,
+    AddressBatchOperator,
     RateGate,
-    failure_report,
     normalize_addresses,
-    run_batch,
 )
 
 if TYPE_CHECKING:
@@ -35,7 +32,7 @@ def _validated(addresses: list[str]) -> None:
         raise AirflowFailException(str(exc)) from None
 
 
-class AddMonitorOperator(BaseOperator):
+class AddMonitorOperator(AddressBatchOperator):
     """Watch one address or several for incoming transfers of ``tokens``.
 
     :param addresses: TRON address(es) to watch.
@@ -47,24 +44,19 @@ class AddMonitorOperator(BaseOperator):
 
     template_fields: Sequence[str] = ("addresses", "webhook_url", "monitor_label", "tokens")
 
-    def __init__(self, *, addresses: str | Sequence[str], webhook_url: str | None = None,
-                 label: str | None = None, tokens: Sequence[str] | None = None,
-                 fail_if_exists: bool = False,
-                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
+    def __init__(self, *, webhook_url: str | None = None, label: str | None = None,
+                 tokens: Sequence[str] | None = None, fail_if_exists: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.addresses = addresses
         self.webhook_url = webhook_url
         self.monitor_label = label  # BaseOperator.label is taken
         self.tokens = tokens
         self.fail_if_exists = fail_if_exists
-        self.tronenergy_conn_id = tronenergy_conn_id
-        self.max_concurrency = max_concurrency
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         addresses, single = normalize_addresses(self.addresses)
         _validated(addresses)
-        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        client = self.client()
         gate = RateGate()
         tokens = list(self.tokens) if self.tokens else None
 
@@ -79,33 +71,20 @@ class AddMonitorOperator(BaseOperator):
                 return {"address": address, "status": "active", "added": False}
             return {**registration.to_dict(), "added": True}
 
-        results, failures = run_batch(addresses, add, max_concurrency=self.max_concurrency,
-                                      log=self.log, verb="registered")
+        results, failures = self.per_address(addresses, add, "registered")
         self.log.info("watching %d addresses (%d newly added)",
                       sum("error" not in r for r in results),
                       sum(bool(r.get("added")) for r in results))
-        if failures:
-            raise AirflowException(failure_report("registered", len(addresses), failures))
-        return results[0] if single else results
+        return self.finish(results, failures, single, "registered")
 
 
-class RemoveMonitorOperator(BaseOperator):
+class RemoveMonitorOperator(AddressBatchOperator):
     """Stop watching one address or several; an address not monitored is already done."""
-
-    template_fields: Sequence[str] = ("addresses",)
-
-    def __init__(self, *, addresses: str | Sequence[str],
-                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.addresses = addresses
-        self.tronenergy_conn_id = tronenergy_conn_id
-        self.max_concurrency = max_concurrency
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         addresses, single = normalize_addresses(self.addresses)
         _validated(addresses)
-        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        client = self.client()
         gate = RateGate()
 
         def remove(address: str) -> dict[str, Any]:
@@ -115,8 +94,5 @@ class RemoveMonitorOperator(BaseOperator):
                 return {"address": address, "removed": False}
             return {"address": address, "removed": True}
 
-        results, failures = run_batch(addresses, remove, max_concurrency=self.max_concurrency,
-                                      log=self.log, verb="removed")
-        if failures:
-            raise AirflowException(failure_report("removed", len(addresses), failures))
-        return results[0] if single else results
+        results, failures = self.per_address(addresses, remove, "removed")
+        return self.finish(results, failures, single, "removed")
