@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 from trigger_helpers import AsyncioWithClock, CountingStore, PollClock
 
+from airflow_provider_tronenergy.callbacks.app import create_app
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
+from airflow_provider_tronenergy.sandbox import SandboxServer
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
+from support.callbacks import ServedApp
+from support.signed import SignedSession
 
 
 @pytest.fixture
@@ -51,3 +55,15 @@ def poll_clock(monkeypatch: pytest.MonkeyPatch) -> PollClock:
     clock = PollClock()
     monkeypatch.setattr(transfer_module, "asyncio", AsyncioWithClock(clock))
     return clock
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> SignedSession:
+    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+
+
+@pytest.fixture
+def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
+    """The callback receiver on the store the DAG run reads (TRONENERGY_CALLBACK_STORE)."""
+    with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
+        yield served

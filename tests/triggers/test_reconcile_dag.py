@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 from transfers import DAGS
 
-from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-from support.airflow_compat import json_bodies_for_airflow_3_0
-from support.callbacks import ServedApp, wait_until
+from support.callbacks import wait_until
 from support.signed import SignedSession
 
 
@@ -28,25 +27,6 @@ def sandbox() -> Iterator[SandboxServer]:
     """Each test its own service: reconciliation covers every monitored address."""
     with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def dag_test_on_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow import __version__ as airflow_version
-
-    if airflow_version.startswith("3.0."):
-        json_bodies_for_airflow_3_0(monkeypatch)
-
-
-@pytest.fixture
-def api(sandbox: SandboxServer) -> SignedSession:
-    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
-
-
-@pytest.fixture
-def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
-    with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
-        yield served
 
 
 @pytest.fixture

@@ -13,41 +13,19 @@ then the one it must return.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from transfers import DAGS
 
-from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
 from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
-from support.airflow_compat import json_bodies_for_airflow_3_0
-from support.callbacks import ServedApp, wait_until
+from support.callbacks import wait_until
 from support.signed import SignedSession
-
-
-@pytest.fixture(autouse=True)
-def dag_test_on_airflow_3_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow import __version__ as airflow_version
-
-    if airflow_version.startswith("3.0."):
-        json_bodies_for_airflow_3_0(monkeypatch)
-
-
-@pytest.fixture
-def api(sandbox: SandboxServer) -> SignedSession:
-    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
-
-
-@pytest.fixture
-def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
-    """The callback receiver on the store the DAG run reads (TRONENERGY_CALLBACK_STORE)."""
-    with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
-        yield served
 
 
 class Probe:
