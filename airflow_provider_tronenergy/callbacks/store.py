@@ -33,6 +33,7 @@ whose version is newer than the code refuses to open rather than guess.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import secrets
@@ -143,8 +144,8 @@ class CallbackStore:
             sa.Column("verified_by", sa.String(16), nullable=False),
             sa.Column("signature", sa.String(64), nullable=False),
             sa.Column("raw_body", sa.LargeBinary(), nullable=False),
-            # The commit that stored the row (random, shared by a batch): lets a writer
-            # tell its own rows from earlier deliveries of the same transfers.
+            # The commit that stored the row (unique per batch): lets a writer tell its
+            # own rows from earlier deliveries of the same transfers.
             sa.Column("receipt", sa.String(16), nullable=False),
             sa.UniqueConstraint("tx_hash", name=f"{p}transfers_tx_hash_key"),
             sa.Index(f"{p}transfers_to_id", "to_address", "id"),
@@ -169,6 +170,9 @@ class CallbackStore:
         variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
         self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
         self._insert_statements: dict[int, str] = {}
+        self._receipt_owner = 0
+        self._receipt_prefix = ""
+        self._receipt_counter = itertools.count()
 
     # -- engine -----------------------------------------------------------------------
 
@@ -285,7 +289,7 @@ class CallbackStore:
         if not events:
             return []
         self.ensure_schema()
-        receipt = secrets.token_hex(8)
+        receipt = self._next_receipt()
         fresh: dict[str, tuple[Any, ...]] = {}
         for event in events:
             fresh.setdefault(event.tx_hash, _row_values(event, receipt))
@@ -304,6 +308,21 @@ class CallbackStore:
             inserted.discard(event.tx_hash)  # a repeat within the batch is a duplicate
             results.append(RecordResult(event.tx_hash, duplicate=not new))
         return results
+
+    def _next_receipt(self) -> str:
+        """16 hex digits unique to one commit: a random per-process prefix and a counter.
+
+        Not ``secrets.token_hex`` per batch: reading the OS's randomness releases
+        the GIL, and every release costs the commit thread a wait to win it back
+        from the busy event loop. The prefix is redrawn in a forked child, so two
+        processes never share a sequence.
+        """
+        pid = os.getpid()
+        if pid != self._receipt_owner:
+            self._receipt_prefix = secrets.token_hex(3)
+            self._receipt_counter = itertools.count()
+            self._receipt_owner = pid
+        return f"{self._receipt_prefix}{next(self._receipt_counter) % 16**10:010x}"
 
     def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]], receipt: str) -> set[str]:
         """The whole batch as one autocommit statement: its own transaction and fsync.
