@@ -32,6 +32,7 @@ whose version is newer than the code refuses to open rather than guess.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -40,6 +41,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -171,6 +173,14 @@ class CallbackStore:
         self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
         self._insert_statements: dict[int, str] = {}
         self._receipt_owner = 0
+        # PostgreSQL: each writing thread keeps one autocommit connection of its own (the
+        # receiver has one writer thread). Held weakly here, only so close() can reach
+        # them: a thread that ends takes its connection with it.
+        self._one_message = (self.backend == "postgresql"
+                             and self.engine.dialect.driver == "psycopg2")
+        self._writer_local = threading.local()
+        self._writers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._writers_lock = threading.Lock()
         self._receipt_prefix = ""
         self._receipt_counter = itertools.count()
 
@@ -203,6 +213,12 @@ class CallbackStore:
         return f"CallbackStore({self.safe_url!r})"
 
     def close(self) -> None:
+        with self._writers_lock:
+            writers = list(self._writers)
+            self._writers.clear()
+        for raw in writers:
+            with contextlib.suppress(Exception):
+                raw.close()
         self.engine.dispose()
 
     @contextmanager
@@ -297,6 +313,8 @@ class CallbackStore:
         inserted: set[str] = set()
         if self.backend == "sqlite" and len(rows) <= self._rows_per_statement:
             inserted = self._insert_sqlite_statement(rows, receipt)
+        elif self._one_message and len(rows) <= self._rows_per_statement:
+            inserted = self._insert_postgres_message(rows)
         else:
             with self._write() as conn:
                 for start in range(0, len(rows), self._rows_per_statement):
@@ -349,6 +367,51 @@ class CallbackStore:
             finally:
                 cursor.close()
         finally:
+            raw.close()
+
+    def _insert_postgres_message(self, rows: list[tuple[Any, ...]]) -> set[str]:
+        """Lock, insert and commit in one round trip: one simple-query message.
+
+        PostgreSQL runs the statements of one message as a single implicit
+        transaction and commits it before answering, so the advisory lock (the
+        id-order guarantee) is held from before the insert until after the commit,
+        exactly as in :meth:`_write`. The transaction path costs four round trips
+        (pool pre-ping, lock, insert, commit), and every one of them makes the
+        commit thread win the GIL back from the busy event loop. psycopg2 only: it
+        binds parameters on the client, so a message may hold several statements.
+        """
+        raw = self._writer_connection()
+        try:
+            cursor = raw.cursor()
+            try:
+                cursor.execute(f"SELECT pg_advisory_xact_lock({self._lock_key}); "
+                               + self._insert_sql(len(rows)),
+                               tuple(value for row in rows for value in row))
+                return {str(tx) for tx, in cursor.fetchall()}
+            finally:
+                cursor.close()
+        except Exception:
+            # The connection may be broken or mid-transaction: never reuse it.
+            self._drop_writer_connection(raw)
+            raise
+
+    def _writer_connection(self) -> Any:
+        raw: Any = getattr(self._writer_local, "connection", None)
+        if raw is None:
+            fairy = self.engine.raw_connection()  # pre-pinged once, here
+            fairy.detach()  # ours until closed: it leaves the pool's accounting
+            raw = fairy.dbapi_connection if _SQLA_2 else fairy.connection
+            raw.autocommit = True
+            self._writer_local.connection = raw
+            with self._writers_lock:
+                self._writers.add(raw)
+        return raw
+
+    def _drop_writer_connection(self, raw: Any) -> None:
+        self._writer_local.connection = None
+        with self._writers_lock:
+            self._writers.discard(raw)
+        with contextlib.suppress(Exception):
             raw.close()
 
     def _insert_chunk(

@@ -249,3 +249,37 @@ def test_unsupported_backend_and_password_never_shown():
         CallbackStore("mysql://u:p@localhost/db")
     store = CallbackStore("postgresql://user:hunter2@db.example/tron")
     assert "hunter2" not in repr(store) and "hunter2" not in store.safe_url
+
+
+@pytest.mark.postgres
+def test_postgres_writer_connection_is_replaced_after_the_server_drops_it(
+        postgres_url: str, pg_schema: str):
+    """Each batch is one message on a kept connection; a dropped one costs one batch."""
+    store = CallbackStore(postgres_url, schema=pg_schema)
+    try:
+        assert store._one_message  # psycopg2: lock, insert and commit in one round trip
+        store.record(event())
+        (kept,) = list(store._writers)
+        with store.engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"),
+                         {"pid": kept.get_backend_pid()})
+        import psycopg2
+
+        with pytest.raises(psycopg2.OperationalError):
+            store.record(event())  # the batch fails: its callbacks get a 503, then retry
+        assert not store._writers
+        again = event()
+        assert store.record(again).duplicate is False  # a fresh connection
+        assert store.get_transfer(again.tx_hash) is not None
+        assert len(store.list_transfers()) == 2
+
+        def write_once() -> None:
+            store.record(event())
+
+        worker = threading.Thread(target=write_once)
+        worker.start()
+        worker.join(30)
+        assert len(store._writers) == 1  # the ended thread's connection went with it
+    finally:
+        store.close()
+    assert not store._writers
