@@ -21,6 +21,7 @@ import requests
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_request
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support.signed import SignedSession
 
 FAST_TIME_SCALE = 0.01
 _UNSET: Any = object()
@@ -74,20 +75,13 @@ class Reply:
         return f"Reply({self.status}, {self.text[:300]!r})"
 
 
-class Signed:
-    """Signed requests to one sandbox (decisions.md section 1).
+class Signed(SignedSession):
+    """Signed requests to one sandbox (decisions.md section 1), every part overridable.
 
     ``path`` starts at the server root (``/v1/...``) and may carry a query string; the
     URL goes on the wire exactly as given, so the signature covers what is sent. The
     ``sign_*`` overrides sign something other than what is sent (negative tests).
     """
-
-    def __init__(self, root_url: str, api_key: str, api_secret: str, scheme: str = "v1") -> None:
-        self.root_url = root_url.rstrip("/")
-        self.api_key = api_key
-        self.api_secret = api_secret
-        self.scheme = scheme
-        self.session = requests.Session()
 
     def request(
         self,
