@@ -16,7 +16,6 @@ import pytest
 from sensors_order import DAGS
 
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
-from support.airflow_compat import json_bodies_for_airflow_3_0
 from support.orders import Control, Director
 
 # Deferrable: one read by the sensor before deferring, so a second one is the trigger's.
@@ -39,32 +38,16 @@ def trigger_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def run_dag(airflow_db, conn, monkeypatch: pytest.MonkeyPatch
-            ) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+def run_sensor_dag(run_dag: Callable[..., dict[str, Any]]
+                   ) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
     """dag.test() one of the sensor DAGs; {task_id: (state, try_number, XCom)} and the run."""
-    from airflow import __version__ as airflow_version
-
-    if airflow_version.startswith("3.0."):
-        json_bodies_for_airflow_3_0(monkeypatch)
 
     def run(dag_id: str, conf: dict[str, Any]) -> dict[str, Any]:
-        from airflow.models.taskinstance import TaskInstance
-        from airflow.models.xcom import XComModel
-        from airflow.utils.session import create_session
-
-        dagrun = DAGS[dag_id].test(run_conf=conf)
-        out: dict[str, Any] = {"run": str(dagrun.state)}
-        with create_session() as session:
-            tis = session.query(TaskInstance).filter(TaskInstance.dag_id == dag_id,
-                                                     TaskInstance.run_id == dagrun.run_id)
-            for ti in tis:
-                row = session.query(XComModel).filter(
-                    XComModel.dag_id == dag_id, XComModel.run_id == dagrun.run_id,
-                    XComModel.task_id == ti.task_id, XComModel.key == "return_value",
-                ).one_or_none()
-                value = None if row is None else XComModel.deserialize_value(row)
-                out[ti.task_id] = (str(ti.state), ti.try_number, value)
-        return out
+        out = run_dag(DAGS[dag_id], **conf)
+        result: dict[str, Any] = {"run": str(out.pop("__run__"))}
+        for task_id, (state, try_number, value) in out.items():
+            result[task_id] = (str(state), try_number, value)
+        return result
 
     return run
 
@@ -79,10 +62,10 @@ def start_director(control: Control, dag_id: str, action: Callable[[str], None]
 
 
 @pytest.mark.parametrize("dag_id", ["te_order_sensor_poke", "te_order_sensor_deferrable"])
-def test_sensor_returns_the_order_when_it_succeeds(dag_id, control: Control, run_dag,
+def test_sensor_returns_the_order_when_it_succeeds(dag_id, control: Control, run_sensor_dag,
                                                    trigger_events):
     order_id, director = start_director(control, dag_id, control.succeed)
-    out = run_dag(dag_id, {"order_id": order_id})
+    out = run_sensor_dag(dag_id, {"order_id": order_id})
     director.check()
 
     assert out["run"] == "success"
@@ -103,11 +86,11 @@ def test_sensor_returns_the_order_when_it_succeeds(dag_id, control: Control, run
 
 @pytest.mark.parametrize("outcome", ["failed", "cancelled"])
 @pytest.mark.parametrize("dag_id", ["te_order_sensor_poke", "te_order_sensor_deferrable"])
-def test_sensor_fails_the_run_without_retry(dag_id, outcome, control: Control, run_dag,
+def test_sensor_fails_the_run_without_retry(dag_id, outcome, control: Control, run_sensor_dag,
                                             trigger_events):
     action = control.fail if outcome == "failed" else control.cancel
     order_id, director = start_director(control, dag_id, action)
-    out = run_dag(dag_id, {"order_id": order_id})
+    out = run_sensor_dag(dag_id, {"order_id": order_id})
     director.check()
 
     assert out["run"] == "failed"
@@ -122,9 +105,9 @@ def test_sensor_fails_the_run_without_retry(dag_id, outcome, control: Control, r
         assert trigger_events == []
 
 
-def test_deferred_sensor_times_out_without_retry(control: Control, run_dag, trigger_events):
+def test_deferred_sensor_times_out_without_retry(control: Control, run_sensor_dag, trigger_events):
     order_id = control.buy()
-    out = run_dag("te_order_sensor_deferrable_timeout", {"order_id": order_id})
+    out = run_sensor_dag("te_order_sensor_deferrable_timeout", {"order_id": order_id})
 
     assert out["run"] == "failed"
     assert out["wait"][:2] == ("failed", 1)
