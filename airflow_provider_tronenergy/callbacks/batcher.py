@@ -165,20 +165,20 @@ class GroupCommitter:
 
     def _post(self, batch: list[_Item], results: list[RecordResult] | None,
               exc: BaseException | None) -> None:
-        """Resolve the batch's futures on the loop that owns them."""
-        first = batch[0][1].get_loop()
-        by_loop: dict[asyncio.AbstractEventLoop, list[int]] = {}
-        if all(future.get_loop() is first for _, future in batch):
-            by_loop[first] = list(range(len(batch)))
-        else:  # the loop was replaced while these waited (tests, a restarted server)
-            for index, (_, future) in enumerate(batch):
-                by_loop.setdefault(future.get_loop(), []).append(index)
-        for loop, indexes in by_loop.items():
-            part = [batch[i] for i in indexes]
-            part_results = None if results is None else [results[i] for i in indexes]
+        """Resolve the batch's futures on the loop that owns them.
+
+        Normally one loop; several only when it was replaced while these waited.
+        """
+        by_loop: dict[asyncio.AbstractEventLoop, tuple[list[_Item], list[RecordResult]]] = {}
+        for index, item in enumerate(batch):
+            items, part_results = by_loop.setdefault(item[1].get_loop(), ([], []))
+            items.append(item)
+            if results is not None:
+                part_results.append(results[index])
+        for loop, (items, part_results) in by_loop.items():
             # A closed loop raises RuntimeError: nobody waits for those answers.
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_resolve, part, part_results, exc)
+                loop.call_soon_threadsafe(_resolve, items, part_results, exc)
 
     # -- deadlines and shutdown -------------------------------------------------------
 
@@ -213,12 +213,11 @@ class GroupCommitter:
             await asyncio.to_thread(self._writer.join)
 
 
-def _resolve(batch: list[_Item], results: list[RecordResult] | None,
+def _resolve(batch: list[_Item], results: list[RecordResult],
              exc: BaseException | None) -> None:
     if exc is not None:
         _fail(batch, exc)
         return
-    assert results is not None
     for (_, future), result in zip(batch, results, strict=True):
         if not future.done():
             future.set_result(result)

@@ -172,7 +172,10 @@ class CallbackStore:
         variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
         self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
         self._insert_statements: dict[int, str] = {}
+        # Drawn by _next_receipt on first use, and again in a forked child.
         self._receipt_owner = 0
+        self._receipt_prefix = ""
+        self._receipt_counter = itertools.count()
         # PostgreSQL: each writing thread keeps one autocommit connection of its own (the
         # receiver has one writer thread). Held weakly here, only so close() can reach
         # them: a thread that ends takes its connection with it.
@@ -181,8 +184,6 @@ class CallbackStore:
         self._writer_local = threading.local()
         self._writers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._writers_lock = threading.Lock()
-        self._receipt_prefix = ""
-        self._receipt_counter = itertools.count()
 
     # -- engine -----------------------------------------------------------------------
 
