@@ -8,10 +8,6 @@ import operators_purchase as dags
 import pytest
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.airflow_compat import requires_airflow
-
-LEDGER = requires_airflow(3, 3, "task_state_store keeps the purchase ledger across tries; older "
-                          "releases rely on the client never resending (docs/money-safety.md)")
 
 
 def test_buy_with_templated_values_waits_for_success(run_dag, control):
@@ -85,7 +81,6 @@ def test_every_mode_buys_what_it_should(run_dag, control):
     assert len(control.orders(sender)) == 3
 
 
-@LEDGER
 def test_retry_after_order_placed_buys_nothing_more(run_dag, control):
     target = control.activated()
     out = run_dag(dags.te_retry_reuse, target=target)
@@ -96,7 +91,6 @@ def test_retry_after_order_placed_buys_nothing_more(run_dag, control):
     assert result["order_id"] == control.orders(target)[0]["order_id"]
 
 
-@LEDGER
 def test_retry_after_death_mid_request_refuses_to_guess(run_dag, control):
     target = control.activated()
     out = run_dag(dags.te_mid_request_fail, target=target)

@@ -1,0 +1,42 @@
+"""The purchase journal: no purchase is placed twice, across tries, clears, runs and workers.
+
+``store`` keeps every attempt in SQLite or PostgreSQL; ``identity`` says which
+purchases are the same; ``policy`` decides, from the newest attempt, whether
+to buy, reuse or stop; ``cli`` is ``tronenergy-purchases`` (list, show, resolve).
+"""
+
+from __future__ import annotations
+
+from airflow_provider_tronenergy.journal.identity import (
+    IdentityError,
+    default_identity,
+    explicit_identity,
+    scope_of,
+)
+from airflow_provider_tronenergy.journal.policy import Decision, Verdict, decide
+from airflow_provider_tronenergy.journal.store import (
+    Entry,
+    EntryState,
+    JournalError,
+    JournalRace,
+    PurchaseJournal,
+    journal_url,
+    open_journal,
+)
+
+__all__ = [
+    "Decision",
+    "Entry",
+    "EntryState",
+    "IdentityError",
+    "JournalError",
+    "JournalRace",
+    "PurchaseJournal",
+    "Verdict",
+    "decide",
+    "default_identity",
+    "explicit_identity",
+    "journal_url",
+    "open_journal",
+    "scope_of",
+]

@@ -1,0 +1,55 @@
+"""What makes two purchases "the same purchase", so the journal can refuse the second.
+
+By default a purchase is identified by where it is made (DAG, task, map index)
+and what it buys (mode and the resolved parameters), never by the run: a new
+run of the same DAG for the same batch is the same purchase. A caller who knows
+better (the batch itself, a payout id) names it with ``purchase_key``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Final
+
+AUTO_PREFIX: Final = "auto:"
+MAX_KEY_LENGTH: Final = 200
+_KEY = re.compile(r"[A-Za-z0-9._:/@+=#-]+")
+
+
+class IdentityError(ValueError):
+    """A ``purchase_key`` that cannot name a purchase."""
+
+
+def explicit_identity(key: Any) -> str:
+    """A caller's ``purchase_key``, checked: printable ASCII without spaces, 1-200 characters."""
+    if not isinstance(key, str):
+        raise IdentityError("purchase_key must be text")
+    text = key.strip()
+    if not text or len(text) > MAX_KEY_LENGTH or not _KEY.fullmatch(text):
+        raise IdentityError(
+            f"purchase_key must be 1 to {MAX_KEY_LENGTH} characters of A-Z a-z 0-9 and "
+            "._:/@+=#- (no spaces)")
+    if text.startswith(AUTO_PREFIX):
+        raise IdentityError(f"purchase_key must not start with {AUTO_PREFIX!r} "
+                            "(reserved for derived identities)")
+    return text
+
+
+def default_identity(dag_id: str, task_id: str, map_index: int, mode: str,
+                     request: dict[str, Any]) -> str:
+    """``auto:<dag>.<task>[<map index>]:<digest of mode and parameters>``."""
+    canonical = json.dumps(
+        {"dag_id": dag_id, "task_id": task_id, "map_index": map_index, "mode": mode,
+         "request": request},
+        sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:24]
+    where = f"{dag_id}.{task_id}" + (f"[{map_index}]" if map_index >= 0 else "")
+    identity = f"{AUTO_PREFIX}{where}:{digest}"
+    return identity if len(identity) <= 400 else f"{AUTO_PREFIX}{digest}"
+
+
+def scope_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
+    """The task instance that sent a purchase: tries and clears of it share this."""
+    return f"{dag_id}/{run_id}/{task_id}/{map_index}"

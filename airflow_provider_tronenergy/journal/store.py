@@ -1,0 +1,354 @@
+"""The purchase journal: every purchase, before it is sent, in a store all workers share.
+
+One row per attempt at a purchase identity, appended, never deleted:
+
+- ``sending``: written *before* the request leaves. If nothing follows, nobody
+  knows whether the service took it (the worker died, the answer was lost):
+  the identity is blocked, in every run, until a person resolves it.
+- ``placed``: the service answered with an order id (or a person said so).
+- ``refused`` / ``not_placed`` / ``abandoned`` / ``ended``: nothing is bought
+  by this attempt (the service refused or never got it; a person said so; a
+  ``rebuy`` superseded it; its order failed or was cancelled).
+
+Attempts are numbered per identity under a UNIQUE constraint, so two workers
+that decide to buy the same identity at once cannot both write ``sending``:
+the second insert fails, and that worker reads the winner's row instead.
+Claiming a person-resolved order for a run is a compare-and-set for the same
+reason. Works on SQLite (one host) and PostgreSQL (a whole deployment).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, RowMapping
+
+from airflow_provider_tronenergy import sqlstore
+
+DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
+_ORDER_ID: Final = re.compile(r"[!-~]{1,128}")
+ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
+CONF_KEY: Final = "purchase_journal"
+
+
+class EntryState(str, Enum):
+    """Where one attempt at a purchase stands."""
+
+    SENDING = "sending"
+    PLACED = "placed"
+    REFUSED = "refused"
+    NOT_PLACED = "not_placed"
+    ABANDONED = "abandoned"
+    ENDED = "ended"
+
+    def blocks(self) -> bool:
+        """Whether a new attempt at the same identity must wait for a person."""
+        return self is EntryState.SENDING
+
+
+class JournalError(RuntimeError):
+    """The journal refuses an operation (nothing to resolve, unknown identity, ...)."""
+
+
+class JournalRace(JournalError):
+    """Another worker wrote the same attempt first: read again and decide again."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One attempt at a purchase, as the journal holds it."""
+
+    id: int
+    identity: str
+    attempt: int
+    state: EntryState
+    explicit_key: bool
+    mode: str
+    target_address: str
+    description: str
+    request: dict[str, Any]
+    scope: str
+    claimed_by: str | None
+    sent_at: float
+    rent_hours: Decimal
+    valid_until: float | None
+    order_id: str | None
+    result: dict[str, Any] | None
+    updated_at: float
+    resolved_by: str | None
+    note: str | None
+
+    def valid_for(self, now: float) -> float:
+        """Seconds the rented energy stays valid from ``now`` (0 once expired or unknown)."""
+        return max(0.0, self.valid_until - now) if self.valid_until is not None else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the CLI and logs (amounts stay text)."""
+        return {
+            "identity": self.identity, "attempt": self.attempt, "state": self.state.value,
+            "explicit_key": self.explicit_key, "mode": self.mode,
+            "target_address": self.target_address, "description": self.description,
+            "request": self.request, "scope": self.scope, "claimed_by": self.claimed_by,
+            "sent_at": _iso(self.sent_at), "rent_hours": format(self.rent_hours, "f"),
+            "valid_until": _iso(self.valid_until) if self.valid_until else None,
+            "order_id": self.order_id, "updated_at": _iso(self.updated_at),
+            "resolved_by": self.resolved_by, "note": self.note,
+        }
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def journal_url(explicit: str | None = None) -> str:
+    """``explicit``, else ``$TRONENERGY_PURCHASE_JOURNAL``, else ``[tronenergy]
+    purchase_journal``, else a SQLite file in ``$AIRFLOW_HOME``."""
+    import os
+
+    return (explicit or os.environ.get(ENV_JOURNAL_URL, "").strip()
+            or sqlstore.airflow_conf(CONF_KEY) or sqlstore.sqlite_in_airflow_home(DEFAULT_FILENAME))
+
+
+def _ms(ts: float) -> int:
+    return int(ts * 1000)
+
+
+class PurchaseJournal:
+    """``PurchaseJournal(url)``: record, read and resolve purchases. Thread-safe."""
+
+    def __init__(self, url: str | URL | None = None, *, table_prefix: str = "tronenergy_",
+                 schema: str | None = None) -> None:
+        self.url = sqlstore.parse_url(url or journal_url())
+        self.engine = sqlstore.create_engine(self.url, pool_size=2)
+        self.metadata = sa.MetaData(schema=schema)
+        self.entries = sa.Table(
+            f"{table_prefix}purchase_journal", self.metadata,
+            sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+                      primary_key=True, autoincrement=True),
+            sa.Column("identity", sa.String(512), nullable=False),
+            sa.Column("attempt", sa.Integer(), nullable=False),
+            sa.Column("state", sa.String(16), nullable=False),
+            sa.Column("explicit_key", sa.Boolean(), nullable=False),
+            sa.Column("mode", sa.String(32), nullable=False),
+            sa.Column("target_address", sa.String(64), nullable=False),
+            sa.Column("description", sa.Text(), nullable=False),
+            sa.Column("request", sa.Text(), nullable=False),
+            sa.Column("scope", sa.String(1024), nullable=False),
+            sa.Column("claimed_by", sa.String(1024), nullable=True),
+            sa.Column("sent_at_ms", sa.BigInteger(), nullable=False),
+            sa.Column("rent_hours", sa.String(32), nullable=False),
+            sa.Column("valid_until_ms", sa.BigInteger(), nullable=True),
+            sa.Column("order_id", sa.String(128), nullable=True),
+            sa.Column("result", sa.Text(), nullable=True),
+            sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
+            sa.Column("resolved_by", sa.String(256), nullable=True),
+            sa.Column("note", sa.Text(), nullable=True),
+            sa.UniqueConstraint("identity", "attempt",
+                                name=f"{table_prefix}purchase_journal_attempt_key"),
+            sa.Index(f"{table_prefix}purchase_journal_scope", "scope"),
+            sa.Index(f"{table_prefix}purchase_journal_state", "state"),
+        )
+        self._lock_key = sqlstore.lock_key(f"{schema or ''}.{table_prefix}purchase_journal")
+        self._ready = False
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden."""
+        return sqlstore.safe_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"PurchaseJournal({self.safe_url!r})"
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        self.ensure_schema()
+        with self.engine.connect() as plain:
+            conn = plain.execution_options(tronenergy_immediate=True)
+            with conn.begin():
+                yield conn
+
+    def ensure_schema(self) -> None:
+        """Create the table on first use; concurrent first uses create it once."""
+        if self._ready:
+            return
+        with self.engine.connect() as plain:
+            conn = plain.execution_options(tronenergy_immediate=True)
+            with conn.begin():
+                if self.url.get_backend_name() == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                 {"k": self._lock_key})
+                self.metadata.create_all(conn, checkfirst=True)
+        self._ready = True
+
+    def _entry(self, row: RowMapping) -> Entry:
+        return Entry(
+            id=int(row["id"]), identity=row["identity"], attempt=int(row["attempt"]),
+            state=EntryState(row["state"]), explicit_key=bool(row["explicit_key"]),
+            mode=row["mode"], target_address=row["target_address"],
+            description=row["description"], request=json.loads(row["request"]),
+            scope=row["scope"], claimed_by=row["claimed_by"],
+            sent_at=row["sent_at_ms"] / 1000, rent_hours=Decimal(row["rent_hours"]),
+            valid_until=(row["valid_until_ms"] / 1000
+                         if row["valid_until_ms"] is not None else None),
+            order_id=row["order_id"],
+            result=json.loads(row["result"]) if row["result"] else None,
+            updated_at=row["updated_at_ms"] / 1000, resolved_by=row["resolved_by"],
+            note=row["note"])
+
+    def _one(self, conn: Connection, where: Any) -> Entry | None:
+        row = conn.execute(
+            sa.select(self.entries).where(where)
+            .order_by(self.entries.c.attempt.desc()).limit(1)).mappings().first()
+        return self._entry(row) if row is not None else None
+
+    def _update(self, entry: Entry, expect: EntryState | None, **values: Any) -> bool:
+        values["updated_at_ms"] = _ms(time.time())
+        where = self.entries.c.id == entry.id
+        if expect is not None:
+            where = sa.and_(where, self.entries.c.state == expect.value)
+        with self._write() as conn:
+            return conn.execute(self.entries.update().where(where).values(**values)).rowcount == 1
+
+    # -- reading -------------------------------------------------------------------------
+
+    def latest(self, identity: str) -> Entry | None:
+        """The newest attempt at ``identity``."""
+        self.ensure_schema()
+        with self.engine.connect() as conn:
+            return self._one(conn, self.entries.c.identity == identity)
+
+    def active_in_scope(self, scope: str) -> list[Entry]:
+        """Attempts of one task instance that bought or may have bought."""
+        self.ensure_schema()
+        states = (EntryState.SENDING.value, EntryState.PLACED.value)
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.entries).where(
+                self.entries.c.scope == scope, self.entries.c.state.in_(states),
+            ).order_by(self.entries.c.id)).mappings().all()
+        return [self._entry(r) for r in rows]
+
+    def list(self, *, state: EntryState | None = None, identity: str | None = None,
+             limit: int = 100) -> list[Entry]:
+        """Newest first; ``state`` / ``identity`` narrow it down."""
+        self.ensure_schema()
+        query = sa.select(self.entries).order_by(self.entries.c.id.desc()).limit(limit)
+        if state is not None:
+            query = query.where(self.entries.c.state == state.value)
+        if identity is not None:
+            query = query.where(self.entries.c.identity == identity)
+        with self.engine.connect() as conn:
+            return [self._entry(r) for r in conn.execute(query).mappings().all()]
+
+    # -- the life of an attempt ------------------------------------------------------------
+
+    def claim(self, identity: str, after: Entry | None, *, scope: str, explicit_key: bool,
+              mode: str, target_address: str, description: str, request: dict[str, Any],
+              rent_hours: Decimal) -> Entry:
+        """Write ``sending`` for the next attempt after ``after``, just before sending.
+
+        Raises :class:`JournalRace` when another worker wrote that attempt first.
+        """
+        now = time.time()
+        attempt = (after.attempt if after is not None else 0) + 1
+        try:
+            with self._write() as conn:
+                if after is not None:  # the newest attempt must still be ``after``
+                    newest = self._one(conn, self.entries.c.identity == identity)
+                    if newest is None or newest.id != after.id or newest.state != after.state:
+                        raise JournalRace(identity)
+                conn.execute(self.entries.insert().values(
+                    identity=identity, attempt=attempt, state=EntryState.SENDING.value,
+                    explicit_key=explicit_key, mode=mode, target_address=target_address,
+                    description=description, request=json.dumps(request, sort_keys=True),
+                    scope=scope, claimed_by=scope, sent_at_ms=_ms(now),
+                    rent_hours=format(rent_hours, "f"), updated_at_ms=_ms(now)))
+        except sa.exc.IntegrityError:
+            raise JournalRace(identity) from None
+        entry = self.latest(identity)
+        if entry is None or entry.attempt != attempt or entry.scope != scope:
+            raise JournalRace(identity)
+        return entry
+
+    def record_placed(self, entry: Entry, order_id: str, result: dict[str, Any]) -> None:
+        """The service answered with an order: the energy is rented until sent + rent time."""
+        self._update(entry, None, state=EntryState.PLACED.value, order_id=order_id,
+                     result=json.dumps(result, sort_keys=True),
+                     valid_until_ms=_ms(entry.sent_at + float(entry.rent_hours) * 3600))
+
+    def record_refused(self, entry: Entry, reason: str) -> None:
+        """The service refused, or provably never got the request: nothing was bought."""
+        self._update(entry, EntryState.SENDING, state=EntryState.REFUSED.value,
+                     note=reason[:1000])
+
+    def abandon(self, entry: Entry, reason: str) -> bool:
+        """Give up on an unknown outcome because the user chose to buy again."""
+        return self._update(entry, EntryState.SENDING, state=EntryState.ABANDONED.value,
+                            note=reason[:1000])
+
+    def mark_ended(self, entry: Entry, status: str) -> bool:
+        """Its order failed or was cancelled: the service released the cost."""
+        return self._update(entry, EntryState.PLACED, state=EntryState.ENDED.value,
+                            note=f"order {entry.order_id} ended {status}")
+
+    def claim_reuse(self, entry: Entry, scope: str) -> bool:
+        """Take a person-resolved order for one task instance (once: compare-and-set)."""
+        values = {"claimed_by": scope, "updated_at_ms": _ms(time.time())}
+        where = sa.and_(self.entries.c.id == entry.id, self.entries.c.claimed_by.is_(None),
+                        self.entries.c.state == EntryState.PLACED.value)
+        with self._write() as conn:
+            return conn.execute(self.entries.update().where(where).values(**values)).rowcount == 1
+
+    def resolve(self, identity: str, *, order_id: str | None = None, not_placed: bool = False,
+                by: str | None = None, note: str | None = None) -> Entry:
+        """A person's answer to an unknown outcome: placed (with its order id) or not placed."""
+        if (order_id is None) == (not not_placed):
+            raise JournalError("resolve with either an order id or not placed, not both")
+        if order_id is not None and not _ORDER_ID.fullmatch(order_id):
+            raise JournalError("an order id is 1 to 128 printable ASCII characters, no spaces")
+        entry = self.latest(identity)
+        if entry is None:
+            raise JournalError(f"no purchase {identity!r} in the journal")
+        if entry.state is not EntryState.SENDING:
+            raise JournalError(
+                f"purchase {identity!r} has no unknown outcome to resolve: its latest attempt "
+                f"({entry.attempt}) is {entry.state.value}")
+        values: dict[str, Any] = {"resolved_by": (by or "")[:256] or None, "note": note}
+        if order_id is not None:
+            values.update(state=EntryState.PLACED.value, order_id=order_id, claimed_by=None,
+                          valid_until_ms=_ms(entry.sent_at + float(entry.rent_hours) * 3600))
+        else:
+            values.update(state=EntryState.NOT_PLACED.value)
+        if not self._update(entry, EntryState.SENDING, **values):
+            raise JournalError(f"purchase {identity!r} changed while resolving; look again")
+        resolved = self.latest(identity)
+        assert resolved is not None
+        return resolved
+
+
+_OPEN: dict[str, PurchaseJournal] = {}
+
+
+def open_journal(url: str | None = None) -> PurchaseJournal:
+    """The process's journal for the configured URL (one engine per URL per process)."""
+    resolved = journal_url(url)
+    journal = _OPEN.get(resolved)
+    if journal is None:
+        journal = _OPEN[resolved] = PurchaseJournal(resolved)
+    return journal
