@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["support.dagrun"]
+pytest_plugins = ["support.dagrun", "support.postgres"]
 
 _HOME = Path(tempfile.mkdtemp(prefix="tronenergy-airflow-home-"))
 os.environ["AIRFLOW_HOME"] = str(_HOME)

@@ -79,3 +79,7 @@ for on_ambiguous in ("fail", "rebuy"):
                           on_ambiguous=on_ambiguous)
     globals()[mid_request.dag_id] = mid_request
     globals()[dropped.dag_id] = dropped
+
+with DAG("te_buy_keyed", schedule=None, start_date=START, catchup=False) as te_buy_keyed:
+    BuyEnergyOperator(task_id="buy", target_address=CONF % "target", purchase_key=CONF % "key",
+                      wait_for_completion=True, poll_interval=0.05)

@@ -1,0 +1,176 @@
+"""The purchase journal on SQLite and PostgreSQL: attempts, races between workers, resolving."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.journal import (
+    EntryState,
+    JournalError,
+    JournalRace,
+    PurchaseJournal,
+)
+
+TARGET = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def make(journal_url: str,
+         request: pytest.FixtureRequest) -> Iterator[Callable[[], PurchaseJournal]]:
+    """Independent journals on one database, as separate workers have."""
+    kwargs: dict[str, Any] = {}
+    if journal_url.startswith("postgresql"):
+        kwargs["schema"] = request.getfixturevalue("pg_schema")
+    made: list[PurchaseJournal] = []
+
+    def factory() -> PurchaseJournal:
+        made.append(PurchaseJournal(journal_url, **kwargs))
+        return made[-1]
+
+    yield factory
+    for journal in made:
+        journal.close()
+
+
+def _claim(journal: PurchaseJournal, identity: str, after: Any = None, scope: str = "d/r1/t/-1"):
+    return journal.claim(identity, after, scope=scope, explicit_key=False, mode="buy",
+                         target_address=TARGET, description="buy 65,000 energy",
+                         request={"energy_amount": 65000, "rent_time": "1"},
+                         rent_hours=Decimal("1"))
+
+
+def test_attempts_follow_each_other_and_keep_history(make):
+    journal = make()
+    first = _claim(journal, "k")
+    assert (first.attempt, first.state) == (1, EntryState.SENDING)
+    assert first.claimed_by == "d/r1/t/-1" and first.valid_until is None
+    journal.record_placed(first, "order-1", {"order_id": "order-1", "cost": "2.925"})
+    placed = journal.latest("k")
+    assert placed is not None and placed.state is EntryState.PLACED
+    assert placed.order_id == "order-1" and placed.result == {"order_id": "order-1",
+                                                               "cost": "2.925"}
+    assert placed.valid_until == pytest.approx(first.sent_at + 3600, abs=0.01)
+    second = _claim(journal, "k", placed, scope="d/r2/t/-1")
+    journal.record_refused(second, "40020 insufficient balance")
+    assert [e.state for e in journal.list(identity="k")] == [EntryState.REFUSED,
+                                                              EntryState.PLACED]
+
+
+def test_a_stale_view_cannot_claim(make):
+    journal = make()
+    first = _claim(journal, "k")
+    with pytest.raises(JournalRace):
+        _claim(journal, "k", None)  # attempt 1 exists: the UNIQUE constraint says no
+    journal.record_placed(first, "o", {})
+    with pytest.raises(JournalRace):
+        _claim(journal, "k", first)  # first was sending when read; it is placed now
+
+
+def _race(url: str, schema: str | None, identity: str, start: float, out: Any) -> None:
+    journal = PurchaseJournal(url, **({"schema": schema} if schema else {}))
+    journal.ensure_schema()
+    while time.time() < start:
+        time.sleep(0.001)
+    try:
+        _claim(journal, identity, None, scope=f"d/r/{os.getpid()}/-1")
+        out.put("claimed")
+    except JournalRace:
+        out.put("race")
+    finally:
+        journal.close()
+
+
+def test_eight_workers_racing_for_one_purchase_let_exactly_one_send(make, journal_url, request):
+    """Separate processes, separate connections: exactly one writes ``sending``."""
+    make().ensure_schema()
+    schema = (request.getfixturevalue("pg_schema") if journal_url.startswith("postgresql")
+              else None)
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    start = time.time() + 3
+    workers = [ctx.Process(target=_race, args=(journal_url, schema, "raced", start, out))
+               for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    results = sorted(out.get(timeout=60) for _ in workers)
+    for worker in workers:
+        worker.join(30)
+    assert results == ["claimed"] + ["race"] * 7
+    entries = make().list(identity="raced")
+    assert len(entries) == 1 and entries[0].state is EntryState.SENDING
+
+
+def test_resolve_placed_is_claimed_once(make):
+    journal = make()
+    _claim(journal, "k")
+    resolved = journal.resolve("k", order_id="order-9", by="alice", note="seen in console")
+    assert resolved.state is EntryState.PLACED and resolved.order_id == "order-9"
+    assert resolved.claimed_by is None and resolved.resolved_by == "alice"
+    assert resolved.valid_until == pytest.approx(resolved.sent_at + 3600, abs=0.01)
+    other = make()
+    assert journal.claim_reuse(resolved, "d/r2/t/-1") is True
+    assert other.claim_reuse(resolved, "d/r3/t/-1") is False
+    assert journal.latest("k").claimed_by == "d/r2/t/-1"
+
+
+def test_resolve_refuses_what_is_not_unknown(make):
+    journal = make()
+    with pytest.raises(JournalError, match="no purchase"):
+        journal.resolve("missing", not_placed=True)
+    entry = _claim(journal, "k")
+    with pytest.raises(JournalError, match="either"):
+        journal.resolve("k")
+    with pytest.raises(JournalError, match="order id"):
+        journal.resolve("k", order_id="has space")
+    journal.resolve("k", not_placed=True)
+    assert journal.latest("k").state is EntryState.NOT_PLACED
+    with pytest.raises(JournalError, match="no unknown outcome"):
+        journal.resolve("k", order_id="o")
+    assert journal.abandon(entry, "late") is False  # no longer sending: nothing changes
+
+
+def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_provider_tronenergy.journal.cli", "--journal", url,
+         *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_cli_lists_shows_and_resolves(tmp_path):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    journal = PurchaseJournal(url)
+    _claim(journal, "auto:d.t:abc")
+    _claim(journal, "payout:batch-7:0")
+    journal.record_placed(journal.latest("payout:batch-7:0"), "o-7", {})
+    listed = _cli(url, "list", "--unknown")
+    assert listed.returncode == 0, listed.stderr
+    assert "UNKNOWN" in listed.stdout and "auto:d.t:abc" in listed.stdout
+    assert "payout:batch-7:0" not in listed.stdout
+    done = _cli(url, "resolve", "auto:d.t:abc", "--order-id", "o-1", "--by", "bob")
+    assert done.returncode == 0, done.stderr
+    assert "placed as order o-1" in done.stdout
+    again = _cli(url, "resolve", "auto:d.t:abc", "--not-placed")
+    assert again.returncode == 1 and "no unknown outcome" in again.stderr
+    shown = _cli(url, "show", "auto:d.t:abc", "--json")
+    assert '"order_id": "o-1"' in shown.stdout and '"resolved_by": "bob"' in shown.stdout
+    missing = _cli(url, "show", "nope")
+    assert missing.returncode == 1
+    bad = _cli("mysql://x/y", "list")
+    assert bad.returncode == 2 and "unsupported" in bad.stderr
+    journal.close()
