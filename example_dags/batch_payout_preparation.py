@@ -14,7 +14,13 @@ to send it cheaply:
    lowest cost, then refuses before buying anything if the quote exceeds
    ``max_cost_trx`` or the available balance.
 5. **buy_for_holders** / **buy_for_new_recipients** rent that energy to the
-   hot wallet (dynamically mapped, one task per order; each retry-safe).
+   hot wallet (dynamically mapped, one task per order). Each order carries a
+   ``purchase_key`` made of the sender, a hash of the payout rows and the
+   order's index, so the purchase journal recognises it: a retry, a cleared
+   task or a **new run of the same batch** reuses an order whose energy is
+   still valid instead of buying it again, and an order whose outcome is
+   unknown (the worker died mid-purchase) stops every run until a person
+   resolves it with ``tronenergy-purchases resolve``.
 6. **wait_for_orders** waits for every order with the deferrable sensor. A
    failed or cancelled order fails the run loudly.
 7. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
@@ -44,7 +50,9 @@ Energy is rented for ``rent_time`` hours: send the payouts within that window.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
@@ -108,6 +116,12 @@ def parse_payouts(rows: Sequence[Sequence[str]], first_line: int = 1) -> list[di
     if not payouts:
         raise AirflowFailException("the payout batch is empty")
     return payouts
+
+
+def batch_key(sender: str, payouts: Sequence[dict[str, str]]) -> str:
+    """Names this batch's purchases: a new run of the same batch reuses its still-valid orders."""
+    rows = json.dumps([[p["recipient"], p["amount"]] for p in payouts], separators=(",", ":"))
+    return f"payout:{sender}:{hashlib.sha256(rows.encode()).hexdigest()[:16]}"
 
 
 def plan_orders(checks: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -174,7 +188,7 @@ with DAG(
     def needing_activation(checks: list[dict[str, Any]]) -> list[str]:
         return [c["address"] for c in checks if c["need_activate"]]
 
-    @task
+    @task(multiple_outputs=False)
     def plan_energy(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
                     params: dict[str, Any]) -> dict[str, Any]:
         """Quote the whole batch and refuse before buying when it is too dear."""
@@ -208,6 +222,7 @@ with DAG(
                 f"{activation_cost}), over max_cost_trx {ceiling}; nothing was bought")
         per_transfer = [{"energy": r["energy"]} for r in rows]
         orders = plan_orders([{"transfer_energy": r["energy"]} for r in per_transfer])
+        batch = batch_key(sender, payouts)
         return {
             "sender": sender,
             "rent_time": text(rent_time),
@@ -221,8 +236,11 @@ with DAG(
             "burn_cost": text(burn_cost(total_energy)),
             "saving_quote": text(burn_cost(total_energy) - energy_cost),
             "price_per_10k": text(price),
-            "count_orders": [{**o, "target_address": sender} for o in orders["count_orders"]],
-            "buy_orders": [{**o, "target_address": sender} for o in orders["buy_orders"]],
+            "batch_key": batch,
+            "count_orders": [{**o, "target_address": sender, "purchase_key": f"{batch}:count{i}"}
+                             for i, o in enumerate(orders["count_orders"])],
+            "buy_orders": [{**o, "target_address": sender, "purchase_key": f"{batch}:buy{i}"}
+                           for i, o in enumerate(orders["buy_orders"])],
         }
 
     @task
@@ -238,7 +256,7 @@ with DAG(
                   new_orders: list[dict[str, Any]] | None) -> list[str]:
         return [o["order_id"] for o in [*(holder_orders or []), *(new_orders or [])]]
 
-    @task(outlets=[PAYOUT_BATCH_READY])
+    @task(outlets=[PAYOUT_BATCH_READY], multiple_outputs=False)
     def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]],
                             activations: list[dict[str, Any]],
                             outlet_events: Any = None) -> dict[str, Any]:

@@ -185,7 +185,7 @@ class EnergyPurchaseOperator(BaseOperator):
         scope = _scope(context)
         journal = self._journal()
         while True:
-            prior = self._decide(journal, client, identity, scope)
+            prior = self._decide(journal, client, identity, scope, request)
             if isinstance(prior, dict):
                 return self._finish(prior, context)
             quote = self._quote(client, request)
@@ -222,7 +222,7 @@ class EnergyPurchaseOperator(BaseOperator):
                 "was bought") from None
 
     def _decide(self, journal: PurchaseJournal, client: TronEnergyClient, identity: str,
-                scope: str) -> Entry | dict[str, Any] | None:
+                scope: str, request: dict[str, Any]) -> Entry | dict[str, Any] | None:
         """The newest attempt to buy after, or the reused result."""
         while True:
             with _journal_errors():
@@ -244,6 +244,11 @@ class EnergyPurchaseOperator(BaseOperator):
                 with _journal_errors():
                     journal.abandon(entry, "on_ambiguous='rebuy'")
                 continue
+            if entry.request != request:
+                raise AirflowFailException(
+                    f"purchase {identity} already placed order {entry.order_id} for different "
+                    f"parameters ({entry.request}); refusing to reuse it for {request} or to "
+                    "buy twice under one purchase_key. Use a new key for a new purchase.")
             reused = self._reuse(journal, client, entry, scope)
             if reused is not None:
                 return reused

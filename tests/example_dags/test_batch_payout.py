@@ -97,3 +97,24 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
     assert out["load_payouts"][0] == "skipped"
     assert out["__run__"] == "success"
     assert len(control.orders()) == before
+
+
+@OUTLETS_IN_DAG_TEST
+def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path):
+    sender, *_, payouts = _batch(control, tmp_path)
+    conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+            "max_cost_trx": "100"}
+    first = run_dag(example.dag, **conf)
+    assert first["__run__"] == "success", first
+    bought = sorted(o["order_id"] for o in control.orders(sender))
+    assert len(bought) == 2
+    second = run_dag(example.dag, **conf)
+    assert second["__run__"] == "success", second
+    assert sorted(o["order_id"] for o in control.orders(sender)) == bought
+    ready = second["publish_batch_ready"][2]
+    assert sorted(o["order_id"] for o in ready["orders"]) == bought
+    # A different batch from the same wallet is a different purchase.
+    payouts.write_text(payouts.read_text().replace(",10.5", ",11.5"))
+    third = run_dag(example.dag, **conf)
+    assert third["__run__"] == "success", third
+    assert len(control.orders(sender)) == 4

@@ -201,3 +201,12 @@ def test_journal_unreachable_buys_nothing(run_dag, control, monkeypatch):
     assert out["buy"][0] in ("failed", "up_for_retry")
     assert control.orders(target) == []
 
+
+
+def test_explicit_key_with_other_parameters_is_refused(run_dag, control):
+    target, other = control.activated(), control.activated()
+    key = f"batch-{target}:conflict"
+    assert run_dag(dags.te_buy_keyed, target=target, key=key)["buy"][0] == "success"
+    out = run_dag(dags.te_buy_keyed, target=other, key=key)
+    assert out["buy"][:2] == ("failed", 1)
+    assert control.orders(other) == [] and len(control.orders(target)) == 1
