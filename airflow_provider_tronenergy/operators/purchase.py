@@ -71,6 +71,8 @@ if TYPE_CHECKING:
 
 ON_AMBIGUOUS = ("fail", "rebuy")
 RESOLVE_COMMAND = "tronenergy-purchases resolve"
+# A purchase sent this recently may still be waiting for its answer in another worker.
+IN_FLIGHT_SECONDS = 120
 
 
 def _utc(ts: float) -> str:
@@ -501,10 +503,15 @@ def _journal_errors() -> Iterator[None]:
 
 
 def _unknown_outcome(entry: Entry) -> str:
+    age = time.time() - entry.sent_at
+    in_flight = (f" It was sent {age:.0f} s ago and may still be in flight in another "
+                 "worker: if `tronenergy-purchases show` soon says placed, just run again."
+                 if age < IN_FLIGHT_SECONDS else "")
     return (
         f"Purchase {entry.identity} ({entry.description}) was sent at {_utc(entry.sent_at)} "
         f"by {entry.scope} and its outcome is unknown: the service may or may not have "
-        "placed it. It is not placed again, in this run or any later run, until resolved. "
+        f"placed it.{in_flight} It is not placed again, in this run or any later run, until "
+        "resolved. "
         f"Nothing was bought now. Look for an order for {entry.target_address} placed around "
         "that time in the service's console, then record what you found:\n"
         f"  {RESOLVE_COMMAND} '{entry.identity}' --order-id <ORDER_ID>\n"
