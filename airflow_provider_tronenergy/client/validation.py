@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
+from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal
 
 
 def _decimals(*values: str) -> frozenset[Decimal]:
@@ -64,11 +65,11 @@ def rent_time(value: Any, allowed: Collection[Decimal], field: str = "rent_time"
     """The rental duration in hours, as the canonical Decimal of ``allowed``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
         raise ValidationError(field, "must be a number of hours")
-    try:
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    except (InvalidOperation, ValueError):
-        raise ValidationError(field, "must be a number of hours") from None
-    if not number.is_finite() or number <= 0:
+    try:  # text in ASCII digits only: an Arabic-Indic one is not 1 hour
+        number = parse_decimal(value, field)
+    except NumberError as exc:
+        raise ValidationError(field, f"must be a number of hours: {exc.reason}") from None
+    if number <= 0:
         raise ValidationError(field, "must be a positive number of hours")
     if not allowed:
         return number

@@ -8,19 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.client import (
-    AddressAlreadyActivatedError,
-    AmbiguousPurchaseError,
-    ValidationError,
-)
-from airflow_provider_tronenergy.client import validation as checks
+from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.operators.batch import (
     AddressBatchOperator,
+    Problems,
     RateGate,
     failure_report,
-    normalize_addresses,
 )
-from airflow_provider_tronenergy.operators.params import as_bool, as_decimal
+from airflow_provider_tronenergy.operators.params import as_decimal, as_flag
 from airflow_provider_tronenergy.operators.quote import ACTIVATION_COST, text, transfer_energy, trx
 
 if TYPE_CHECKING:
@@ -30,17 +25,16 @@ if TYPE_CHECKING:
 class CheckAddressOperator(AddressBatchOperator):
     """Check one address or a batch: activated? first-time recipient? what a transfer costs.
 
-    Returns one dict per address in input order (a single dict for a single
-    address), each with ``transfer_energy`` (65,000 or 131,000).
+    Returns one dict per distinct address in first-occurrence order (a single
+    dict for a single address), each with ``transfer_energy`` (65,000 or 131,000).
     """
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
-        addresses, single = normalize_addresses(self.addresses)
+        addresses, single = self.prepare()
         client = self.client()
         gate = RateGate()
 
         def check(address: str) -> dict[str, Any]:
-            checks.address(address, "address")
             result = gate.call(lambda: client.check_address(address))
             return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
 
@@ -57,7 +51,9 @@ class ActivateAddressOperator(AddressBatchOperator):
     """Activate one address or a batch; already active addresses are skipped at no cost.
 
     Checking first makes the task safe to retry: an activation that went through
-    in an earlier try shows up as active and is not paid for again.
+    in an earlier try shows up as active and is not paid for again. Nothing is
+    activated unless every address was checked: the guards must see the whole
+    batch, or a ceiling could be passed one retry at a time.
     """
 
     template_fields: Sequence[str] = ("addresses", "max_cost_trx", "dry_run_mode")
@@ -72,37 +68,36 @@ class ActivateAddressOperator(AddressBatchOperator):
         self.dry_run_mode = dry_run
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
-        addresses, single = normalize_addresses(self.addresses)
+        problems = Problems()
+        max_cost = problems.read(lambda: _max_cost(self.max_cost_trx), None)
+        check_balance = problems.read(lambda: as_flag(self.check_balance, "check_balance"), True)
+        dry_run = problems.read(lambda: as_flag(self.dry_run_mode, "dry_run"), True)
+        addresses, single = self.prepare(problems)
         client = self.client()
         gate = RateGate()
 
         def check(address: str) -> dict[str, Any]:
-            checks.address(address, "address")
             return gate.call(lambda: client.check_address(address)).to_dict()
 
         checked, failures = self.per_address(addresses, check, "checked")
-        needed = [r["address"] for r in checked if r.get("need_activate")]
+        if failures:  # the guards below must see every address that may need paying for
+            raise AirflowException(failure_report("checked", len(addresses), failures)
+                                   + "\nnothing activated")
+        needed = [r["address"] for r in checked if r["need_activate"]]
         total = ACTIVATION_COST * len(needed)
         self.log.info("%d of %d addresses need activation (%s)", len(needed), len(addresses),
                       trx(total))
-        try:
-            max_cost = (None if self.max_cost_trx in (None, "", "None")
-                        else as_decimal(self.max_cost_trx, "max_cost_trx"))
-        except ValidationError as exc:
-            raise AirflowFailException(str(exc)) from None
         if max_cost is not None and total > max_cost:
             raise AirflowFailException(
                 f"activating {len(needed)} addresses costs {total} TRX, over max_cost_trx "
                 f"{max_cost} TRX; nothing activated")
-        if self.check_balance and needed:
+        if check_balance and needed:
             available = client.get_account().available_balance
             if available < total:
                 raise AirflowFailException(
                     f"available balance {available} TRX is short by {total - available} TRX "
                     f"for {len(needed)} activations; nothing activated")
-        if as_bool(self.dry_run_mode):
-            if failures:  # a dry run must not hide addresses that could not be checked
-                raise AirflowException(failure_report("checked", len(addresses), failures))
+        if dry_run:
             return {"dry_run": True, "to_activate": needed, "cost": text(total)}
 
         def activate(address: str) -> dict[str, Any]:
@@ -118,17 +113,17 @@ class ActivateAddressOperator(AddressBatchOperator):
 
         activated, activation_failures = self.per_address(needed, activate, "activated")
         by_address = {r["address"]: r for r in activated if "address" in r}
-        results: list[dict[str, Any]] = []
-        for entry in checked:
-            if "error" in entry:
-                results.append(entry)
-            elif entry["address"] in by_address:
-                results.append(by_address[entry["address"]])
-            else:
-                results.append({"address": entry["address"], "activated": False, "cost": "0"})
-        spent = sum((Decimal(r.get("cost", "0")) for r in results if "error" not in r),
-                    Decimal(0))
+        # One entry per distinct address, so the costs add up to the orders placed.
+        results = [by_address.get(entry["address"])
+                   or {"address": entry["address"], "activated": False, "cost": "0"}
+                   for entry in checked]
+        spent = sum((Decimal(r["cost"]) for r in results if "error" not in r), Decimal(0))
         self.log.info("activated %d addresses for %s; %d were already active",
                       sum(bool(r.get("activated")) for r in results), trx(spent),
-                      len(addresses) - len(needed) - len(failures))
-        return self.finish(results, failures + activation_failures, single, "activated")
+                      len(addresses) - len(needed))
+        return self.finish(results, activation_failures, single, "activated")
+
+
+def _max_cost(value: Any) -> Decimal | None:
+    """``None``, ``""`` and ``"None"`` (a template of None) mean no ceiling."""
+    return None if value in (None, "", "None") else as_decimal(value, "max_cost_trx")

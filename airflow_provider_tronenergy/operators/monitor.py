@@ -10,26 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import AirflowFailException
-
-from airflow_provider_tronenergy.client import ConflictError, NotFoundError, ValidationError
+from airflow_provider_tronenergy.client import ConflictError, NotFoundError
 from airflow_provider_tronenergy.client import validation as checks
-from airflow_provider_tronenergy.operators.batch import (
-    AddressBatchOperator,
-    RateGate,
-    normalize_addresses,
-)
+from airflow_provider_tronenergy.operators.batch import AddressBatchOperator, Problems, RateGate
+from airflow_provider_tronenergy.operators.params import as_flag
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
 
-def _validated(addresses: list[str]) -> None:
-    try:
-        for address in addresses:
-            checks.address(address, "address")
-    except ValidationError as exc:
-        raise AirflowFailException(str(exc)) from None
+def _tokens(value: Any) -> list[str] | None:
+    """``None`` or an empty list leave the service's default; text is refused, not split."""
+    return None if value is None or (isinstance(value, (list, tuple)) and not value) \
+        else checks.tokens(value)
 
 
 class AddMonitorOperator(AddressBatchOperator):
@@ -54,19 +47,22 @@ class AddMonitorOperator(AddressBatchOperator):
         self.fail_if_exists = fail_if_exists
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
-        addresses, single = normalize_addresses(self.addresses)
-        _validated(addresses)
+        problems = Problems()
+        webhook_url = problems.read(lambda: checks.webhook_url(self.webhook_url or None), None)
+        label = problems.read(lambda: checks.label(self.monitor_label), None)
+        tokens = problems.read(lambda: _tokens(self.tokens), None)
+        fail_if_exists = problems.read(
+            lambda: as_flag(self.fail_if_exists, "fail_if_exists"), True)
+        addresses, single = self.prepare(problems)
         client = self.client()
         gate = RateGate()
-        tokens = list(self.tokens) if self.tokens else None
 
         def add(address: str) -> dict[str, Any]:
             try:
                 registration = gate.call(lambda: client.add_monitored_address(
-                    address, webhook_url=self.webhook_url or None, label=self.monitor_label,
-                    tokens=tokens))
+                    address, webhook_url=webhook_url, label=label, tokens=tokens))
             except ConflictError:
-                if self.fail_if_exists:
+                if fail_if_exists:
                     raise
                 return {"address": address, "status": "active", "added": False}
             return {**registration.to_dict(), "added": True}
@@ -82,8 +78,7 @@ class RemoveMonitorOperator(AddressBatchOperator):
     """Stop watching one address or several; an address not monitored is already done."""
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
-        addresses, single = normalize_addresses(self.addresses)
-        _validated(addresses)
+        addresses, single = self.prepare()
         client = self.client()
         gate = RateGate()
 

@@ -1,41 +1,65 @@
 """Reading operator parameters that templates may have rendered to text.
 
-Money is exact (``Decimal``), counts are whole numbers in ASCII digits, and a
-bad value is a ``ValidationError`` naming the field, raised before any call.
+Money is exact (``Decimal``), counts are whole numbers, both written in ASCII
+digits (:mod:`~airflow_provider_tronenergy.protocol.numbers`), flags are true or
+false and nothing else, and a bad value is a ``ValidationError`` naming the
+field, raised before any call.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client import ValidationError
+from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal, parse_int
+
+TRUE_TEXT = ("1", "true", "yes", "on")
+FALSE_TEXT = ("0", "false", "no", "off", "", "none")
 
 
 def as_decimal(value: Any, field: str) -> Decimal:
-    """Exact TRX from a number or text (templates render to text); floats via their repr."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
-        raise ValidationError(field, "must be a decimal amount of TRX")
+    """Exact, non-negative TRX from a number or plain decimal text; floats via their repr."""
     try:
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip())
-    except InvalidOperation:
-        raise ValidationError(field, "must be a decimal amount of TRX") from None
-    if not number.is_finite() or number < 0:
+        number = parse_decimal(value, field)
+    except NumberError as exc:
+        raise ValidationError(field, exc.reason) from None
+    if number < 0:
         raise ValidationError(field, "must be a non-negative amount of TRX")
     return number
 
 
 def as_int(value: Any, field: str) -> int:
-    if isinstance(value, bool):
-        raise ValidationError(field, "must be a whole number")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    raise ValidationError(field, "must be a whole number")
+    """A whole number from an ``int`` or text in ASCII digits (not Arabic-Indic, full-width...)."""
+    try:
+        return parse_int(value, field)
+    except NumberError as exc:
+        raise ValidationError(field, exc.reason) from None
 
 
 def as_bool(value: Any) -> bool:
+    """Lenient: any text but ``1``/``true``/``yes``/``on`` is false (see :func:`as_flag`)."""
     if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
+        return value.strip().lower() in TRUE_TEXT
     return bool(value)
+
+
+def as_flag(value: Any, field: str) -> bool:
+    """Strict: a typo such as ``"Ture"`` in ``dry_run`` must not mean "spend for real".
+
+    ``True``/``False``, ``None`` (false), ``0``/``1``, and the texts ``1 true yes on``
+    and ``0 false no off none`` (any case, or empty: false).
+    """
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in TRUE_TEXT:
+            return True
+        if text in FALSE_TEXT:
+            return False
+    raise ValidationError(field, f"must be true or false, got {value!r}"[:200])

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from airflow_provider_tronenergy.protocol.numbers import NumberError, is_ascii_digits, parse_decimal
 from airflow_provider_tronenergy.sandbox.world import WorldError
 
 MISSING: Any = object()
@@ -85,10 +86,10 @@ def rent_time(value: Any, allowed: Collection[Decimal], field: str = "rent_time"
 def rent_time_query(value: str | None, allowed: Collection[Decimal]) -> Decimal:
     if value is None or value == "":
         return Decimal("1")
-    try:
-        number = Decimal(value)
-    except InvalidOperation:
-        raise invalid("rent_time must be a number") from None
+    try:  # an Arabic-Indic "1" is not 1: ASCII digits only
+        number = parse_decimal(value, "rent_time")
+    except NumberError:
+        raise invalid("rent_time must be a number in ASCII digits") from None
     return _allowed_rent_time(number, allowed, "rent_time")
 
 
@@ -102,7 +103,7 @@ def _allowed_rent_time(number: Decimal, allowed: Collection[Decimal], field: str
 def int_query(value: str | None, field: str, default: int, low: int, high: int | None) -> int:
     if value is None or value == "":
         return default
-    if not value.isascii() or not value.isdigit() or len(value) > 9:
+    if not is_ascii_digits(value) or len(value) > 9:
         raise invalid(f"{field} must be a whole number")
     number = int(value)
     if number < low or (high is not None and number > high):
@@ -159,10 +160,10 @@ def tokens(value: Any) -> list[str]:
 def amount(value: Any, field: str = "amount") -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
         raise invalid(f"{field} must be a decimal number or decimal string")
-    try:
-        number = Decimal(value)
-    except InvalidOperation:
-        raise invalid(f"{field} must be a decimal number") from None
+    try:  # text: plain decimal in ASCII digits, no exponent (other digits and "1e3" are refused)
+        number = parse_decimal(value, field)
+    except NumberError:
+        raise invalid(f"{field} must be a decimal number in ASCII digits") from None
     limit = Decimal("1e15")
     if not number.is_finite() or not 0 < number < limit or number != round(number, 6):
         raise invalid(f"{field} must be positive, below 1e15, with at most 6 decimal places")

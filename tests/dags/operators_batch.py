@@ -1,4 +1,4 @@
-"""Batch and monitoring operators driven by dag_run.conf (tests/operators)."""
+"""Batch and monitoring operators (and a purchase fed text numbers) driven by dag_run.conf."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from airflow.sdk import DAG
 
 from airflow_provider_tronenergy.operators.energy import (
     ActivateAddressOperator,
+    BuyEnergyOperator,
     CheckAddressOperator,
 )
 from airflow_provider_tronenergy.operators.monitor import (
@@ -50,3 +51,32 @@ with DAG("te_monitor", schedule=None, start_date=START, catchup=False,
     remove_again = RemoveMonitorOperator(task_id="remove_again",
                                          addresses="{{ dag_run.conf['addresses'] }}")
     add >> add_again >> strict >> remove >> remove_again
+
+RETRY = {"retries": 1, "retry_delay": timedelta(0)}
+
+# Every batch operator on one batch, each allowed a retry: invalid input must fail at
+# once (AirflowFailException, one try) and send nothing.
+with DAG("te_batch_strict", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True, default_args=RETRY) as te_batch_strict:
+    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}")
+    ActivateAddressOperator(task_id="activate", addresses="{{ dag_run.conf['addresses'] }}")
+    AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                       webhook_url="http://127.0.0.1:9/callbacks")
+    RemoveMonitorOperator(task_id="remove", addresses="{{ dag_run.conf['addresses'] }}")
+
+# Parameters other than the addresses, bad in ways only execute() can see.
+with DAG("te_batch_params", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True, default_args=RETRY) as te_batch_params:
+    AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                       webhook_url="{{ dag_run.conf['webhook_url'] }}",
+                       tokens="{{ dag_run.conf['tokens'] }}")
+    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
+                         max_concurrency=0)
+
+# A purchase whose numbers come from text (templates render numbers to text).
+with DAG("te_buy_numbers", schedule=None, start_date=START, catchup=False,
+         default_args=RETRY) as te_buy_numbers:
+    BuyEnergyOperator(task_id="buy", target_address="{{ dag_run.conf['target'] }}",
+                      energy_amount="{{ dag_run.conf['energy'] }}",
+                      rent_time="{{ dag_run.conf['rent_time'] }}",
+                      max_cost_trx="{{ dag_run.conf.get('max_cost') }}")
