@@ -26,6 +26,7 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
     ValidationRules,
 )
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
 
 if TYPE_CHECKING:
@@ -75,8 +76,9 @@ def _timeout(extras: dict[str, Any]) -> Timeout:
         return Timeout()
     try:
         if isinstance(raw, list) and len(raw) == 2:
-            return Timeout.of((float(raw[0]), float(raw[1])))  # seconds, not money
-        return Timeout.of(float(raw))
+            return Timeout.of((float(parse_decimal(raw[0], "timeout")),  # seconds, not money
+                               float(parse_decimal(raw[1], "timeout"))))
+        return Timeout.of(float(parse_decimal(raw, "timeout")))  # ASCII digits only
     except (TypeError, ValueError) as exc:
         raise TronEnergyConnectionError(f"extra timeout is invalid: {exc}") from None
 
@@ -124,7 +126,7 @@ class TronEnergyHook(BaseHook):
             )
         raw_retries = extras.get("max_retries")
         try:
-            max_retries = 3 if raw_retries in (None, "") else int(raw_retries)
+            max_retries = 3 if raw_retries in (None, "") else parse_int(raw_retries, "max_retries")
         except (TypeError, ValueError):
             raise TronEnergyConnectionError("extra max_retries must be an integer") from None
         if max_retries < 0:
