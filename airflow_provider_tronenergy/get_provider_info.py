@@ -6,6 +6,9 @@ from typing import Any
 
 from airflow_provider_tronenergy import __version__
 
+REPOSITORY_URL = "https://github.com/airflow-provider-tronenergy/airflow-provider-tronenergy"
+"""The project's home, defined here only: hatch_build.py derives the package's Project-URLs
+and the absolute links of its long description from it."""
 INTEGRATION = "TRON Energy"
 PACKAGE = "airflow_provider_tronenergy"
 
@@ -15,22 +18,26 @@ _EXTRA_FIELDS: dict[str, Any] = {
         "description": "Verifies the service's signed callbacks (never the API secret).",
         "schema": {"type": ["string", "null"], "format": "password"},
     },
+    # The form saves every field, null where left empty; the hook reads null as the default.
+    # "null" in a type makes the field optional; it never goes into an enum (it would be
+    # offered as a choice).
     "signature_scheme": {
         "label": "Signature scheme",
         "description": "How requests are signed: v1 (default) or ts.body.",
-        "schema": {"type": ["string", "null"], "enum": ["v1", "ts.body", None], "default": "v1"},
+        "schema": {"type": ["string", "null"], "enum": ["v1", "ts.body"], "default": "v1"},
     },
     "timeout": {
+        # No pre-filled value: the default (5 s to connect, 30 s to read) is no single number.
         "label": "Timeout (seconds)",
-        "description": "Seconds to wait for the service's answer (default: 5 to connect, "
-        "30 to read).",
-        "schema": {"type": ["number", "null"]},
+        "description": "One number for both the connect and the read timeout. Empty: 5 s to "
+        "connect, 30 s to read.",
+        "schema": {"type": ["number", "null"], "exclusiveMinimum": 0},
     },
     "max_retries": {
         "label": "Max retries",
-        "description": "Resends of idempotent calls (default 3); purchases are never "
-        "resent once sent.",
-        "schema": {"type": ["integer", "null"]},
+        "description": "Resends of idempotent calls; 0 turns resending off, empty means 3. "
+        "Purchases are never resent once sent.",
+        "schema": {"type": ["integer", "null"], "minimum": 0, "default": 3},
     },
     "price_rent_times": {
         "label": "Price rent times (hours)",
@@ -52,7 +59,11 @@ def get_provider_info() -> dict[str, Any]:
         "description": "Rent TRON energy, activate and check addresses, and watch deposits "
         "through signed callbacks, as Airflow tasks.",
         "versions": [__version__],
-        "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
+        "integrations": [{
+            "integration-name": INTEGRATION,
+            "external-doc-url": f"{REPOSITORY_URL}/tree/main/docs",
+            "tags": ["service"],
+        }],
         "operators": [
             {
                 "integration-name": INTEGRATION,

@@ -11,6 +11,8 @@ service whose accepted durations differ from the spec.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -83,6 +85,37 @@ def _timeout(extras: dict[str, Any]) -> Timeout:
         raise TronEnergyConnectionError(f"extra timeout is invalid: {exc}") from None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClientSettings(Mapping[str, Any]):
+    """A client's keyword arguments, read from a connection: ``TronEnergyClient(**settings)``.
+
+    A mapping, so it splats into either client; the API key and secret are left out of its
+    repr, and so out of ``str()``, f-strings, log lines and exception messages that show it.
+    """
+
+    base_url: str
+    api_key: str = field(repr=False)
+    api_secret: str = field(repr=False)
+    signature_scheme: str
+    timeout: Timeout
+    retry: RetryPolicy
+    rules: ValidationRules
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self))
+
+
 class TronEnergyHook(BaseHook):
     """Signed, typed, retry-safe access to the service from Airflow tasks and triggers.
 
@@ -104,7 +137,7 @@ class TronEnergyHook(BaseHook):
     # -- connection ---------------------------------------------------------------------
 
     @classmethod
-    def client_settings(cls, conn: Connection) -> dict[str, Any]:
+    def client_settings(cls, conn: Connection) -> ClientSettings:
         """Keyword arguments for a client, read and checked from a connection."""
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
         base_url = (conn.host or "").rstrip("/")
@@ -140,15 +173,15 @@ class TronEnergyHook(BaseHook):
             buy_count_rent_times=purchase,
             smart_buy_rent_times=purchase,
         )
-        return {
-            "base_url": base_url,
-            "api_key": conn.login,
-            "api_secret": conn.password,
-            "signature_scheme": scheme,
-            "timeout": _timeout(extras),
-            "retry": RetryPolicy(max_attempts=max_retries + 1),
-            "rules": rules,
-        }
+        return ClientSettings(
+            base_url=base_url,
+            api_key=conn.login,
+            api_secret=conn.password,
+            signature_scheme=scheme,
+            timeout=_timeout(extras),
+            retry=RetryPolicy(max_attempts=max_retries + 1),
+            rules=rules,
+        )
 
     def get_conn(self) -> TronEnergyClient:
         """One client per hook instance, reused: one connection pool for all calls."""
@@ -203,7 +236,8 @@ class TronEnergyHook(BaseHook):
                 "host": "https://api.example.com/v1",
                 "login": "your API key",
                 "password": "your API secret",
+                # The defaults, spelled out (timeout: [connect, read]).
                 "extra": json.dumps({"webhook_secret": "...", "signature_scheme": "v1",
-                                     "timeout": 30, "max_retries": 3}),
+                                     "timeout": [5, 30], "max_retries": 3}),
             },
         }

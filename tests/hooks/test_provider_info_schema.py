@@ -1,0 +1,111 @@
+"""get_provider_info() against Airflow's own schemas, and the connection form as the UI gets it."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+import jsonschema
+import pytest
+
+from airflow_provider_tronenergy.client import RetryPolicy, Timeout, ValidationRules
+from airflow_provider_tronenergy.get_provider_info import REPOSITORY_URL, get_provider_info
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.protocol.signing import SCHEMES
+from support.airflow_compat import requires_airflow
+
+
+def airflow_schema(name: str) -> dict[str, Any]:
+    return json.loads((files("airflow") / name).read_text(encoding="utf-8"))
+
+
+def connection_type() -> dict[str, Any]:
+    [conn] = get_provider_info()["connection-types"]
+    return conn
+
+
+def test_provider_info_passes_the_schema_airflow_loads_it_with():
+    """ProvidersManager checks every provider's info against provider_info.schema.json."""
+    schema = airflow_schema("provider_info.schema.json")
+    jsonschema.validators.validator_for(schema)(schema).validate(get_provider_info())
+
+
+@pytest.mark.parametrize("section", ["integrations", "connection-types", "hooks", "operators",
+                                     "sensors", "triggers"])
+def test_provider_info_sections_pass_the_provider_yaml_schema(section):
+    """The stricter provider.yaml schema: an integration needs external-doc-url and tags,
+    conn-fields need a label and a schema type."""
+    schema = airflow_schema("provider.yaml.schema.json")
+    jsonschema.Draft7Validator(schema["properties"][section]).validate(get_provider_info()[section])
+
+
+def test_integration_docs_point_at_the_repository():
+    [integration] = get_provider_info()["integrations"]
+    assert integration["external-doc-url"].startswith(REPOSITORY_URL + "/")
+
+
+def test_conn_fields_defaults_are_valid_and_match_the_hook():
+    fields = connection_type()["conn-fields"]
+    for name, field in fields.items():
+        schema = field["schema"]
+        assert "null" in schema["type"], f"{name}: an empty field must be allowed (not required)"
+        if "default" in schema:
+            jsonschema.Draft7Validator(schema).validate(schema["default"])
+    scheme = fields["signature_scheme"]["schema"]
+    assert scheme["enum"] == list(SCHEMES)  # real schemes only: no "null" option
+    assert scheme["default"] == "v1"
+    assert fields["max_retries"]["schema"]["default"] == 3
+    assert fields["max_retries"]["schema"]["minimum"] == 0
+    assert "default" not in fields["timeout"]["schema"]  # 5 s / 30 s is no single number
+
+
+def form_connection(extra: dict[str, Any]) -> Any:
+    from airflow.sdk import Connection
+
+    return Connection(conn_id="form", conn_type="tronenergy", host="https://api.example.com/v1",
+                      login="key", password="secret", extra=json.dumps(extra))
+
+
+def test_what_the_form_saves_gives_the_hooks_defaults():
+    """The 3.2+ form saves every field: its pre-filled values, or null where left empty."""
+    fields = connection_type()["conn-fields"]
+    pre_filled = {name: field["schema"].get("default") for name, field in fields.items()}
+    cleared = dict.fromkeys(fields)
+    for extra in (pre_filled, cleared, {}):
+        settings = TronEnergyHook.client_settings(form_connection(extra))
+        assert settings["signature_scheme"] == "v1"
+        assert settings["retry"] == RetryPolicy(max_attempts=4)  # max_retries 3
+        assert settings["timeout"] == Timeout()
+        assert settings["rules"] == ValidationRules()
+
+
+def test_legacy_form_placeholder_shows_the_hooks_defaults():
+    """Airflow < 3.2 shows get_ui_field_behaviour()'s extra placeholder: it holds the defaults."""
+    placeholder = json.loads(TronEnergyHook.get_ui_field_behaviour()["placeholders"]["extra"])
+    settings = TronEnergyHook.client_settings(form_connection(placeholder))
+    assert settings["signature_scheme"] == "v1"
+    assert settings["retry"] == RetryPolicy(max_attempts=4)
+    assert settings["timeout"] == Timeout()
+
+
+@requires_airflow(3, 2, "the connection form reads conn-fields from provider info since 3.2")
+def test_connection_form_as_the_ui_receives_it():
+    """What GET /ui/connections/hook_meta sends the React form (Airflow's own code path)."""
+    from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+
+    [meta] = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "tronenergy"]
+    sent = meta.model_dump(mode="json")
+    extra = sent["extra_fields"]
+    assert set(extra) == set(connection_type()["conn-fields"])
+    # The UI picks a dropdown for an enum; each enum entry becomes one option.
+    assert extra["signature_scheme"]["schema"]["enum"] == ["v1", "ts.body"]
+    assert extra["signature_scheme"]["value"] == "v1"
+    assert extra["signature_scheme"]["schema"]["title"] == "Signature scheme"
+    assert extra["max_retries"]["value"] == 3
+    assert extra["timeout"]["value"] is None
+    assert extra["webhook_secret"]["schema"]["format"] == "password"
+    assert extra["webhook_secret"]["value"] is None
+    standard = sent["standard_fields"]
+    assert standard["login"]["title"] == "API key"
+    assert standard["port"]["hidden"] and standard["url_schema"]["hidden"]
