@@ -12,8 +12,8 @@ if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2
 fi
 if [ "${LINT:-1}" = "1" ]; then
-  say "ruff"
-  ruff check airflow_provider_tronenergy tests bench scripts example_dags || status=1
+  say "ruff (pyproject.toml's rules, Airflow's AIR rules among them)"
+  ruff check airflow_provider_tronenergy tests bench scripts example_dags hatch_build.py || status=1
   say "mypy"
   mypy airflow_provider_tronenergy || status=1
 fi

@@ -1,0 +1,107 @@
+"""The sdist and the wheel as a package index gets them: contents, Project-URLs, description.
+
+Builds both with ``python -m build`` (isolated: the build backend comes from PyPI, as on
+any build machine), once for the module.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from email.message import Message
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_tronenergy import __version__
+from airflow_provider_tronenergy.get_provider_info import REPOSITORY_URL, get_provider_info
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the sdist holds at its top level: the package, the example DAGs and the docs the README
+# links to, and what a build needs. No tests: they need this repository's harness.
+SDIST_TOP_LEVEL = {"airflow_provider_tronenergy", "example_dags", "docs", "README.md",
+                   "pyproject.toml", "hatch_build.py", ".gitignore", "PKG-INFO"}
+LINK_TARGET = re.compile(r"\]\(([^()\s]+)\)")
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def sdist_names(dist: Path) -> list[str]:
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    prefix = f"airflow_provider_tronenergy-{__version__}/"
+    assert all(name.startswith(prefix) or name + "/" == prefix for name in names)
+    return [name.removeprefix(prefix) for name in names if name + "/" != prefix]
+
+
+def wheel_metadata(dist: Path) -> Message:
+    [wheel] = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return Parser().parsestr(archive.read(
+            f"airflow_provider_tronenergy-{__version__}.dist-info/METADATA").decode())
+
+
+def test_sdist_holds_no_tests(dist):
+    names = sdist_names(dist)
+    assert {name.split("/")[0] for name in names} == SDIST_TOP_LEVEL
+    assert not [name for name in names if name.startswith("tests") or "/test_" in name]
+    assert "example_dags/batch_payout_preparation.py" in names
+
+
+def test_wheel_holds_the_package_only(dist):
+    [wheel] = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+    assert tops == {"airflow_provider_tronenergy",
+                    f"airflow_provider_tronenergy-{__version__}.dist-info"}
+
+
+def test_project_urls(dist):
+    metadata = wheel_metadata(dist)
+    urls = dict(entry.split(", ", 1) for entry in metadata.get_all("Project-URL"))
+    assert urls == {
+        "Homepage": REPOSITORY_URL,
+        "Documentation": f"{REPOSITORY_URL}/tree/main/docs",
+        "Source": REPOSITORY_URL,
+        "Issues": f"{REPOSITORY_URL}/issues",
+    }
+    # Airflow's provider docs link and the package's point at the same place.
+    [integration] = get_provider_info()["integrations"]
+    assert integration["external-doc-url"] == urls["Documentation"]
+
+
+def test_long_description_links_are_absolute(dist):
+    metadata = wheel_metadata(dist)
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    description = metadata.get_payload()
+    targets = LINK_TARGET.findall(description)
+    assert targets, "the README has links"
+    assert [t for t in targets if not t.startswith(("https://", "http://"))] == []
+    assert "](docs/" not in description
+    assert f"]({REPOSITORY_URL}/blob/main/docs/connection.md)" in description
+    assert f"]({REPOSITORY_URL}#the-example-dag)" in description
+    # The sdist's PKG-INFO carries the same description.
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        member = archive.extractfile(f"airflow_provider_tronenergy-{__version__}/PKG-INFO")
+        assert member is not None
+        assert Parser().parsestr(member.read().decode()).get_payload() == description
+    # In the repository, the README keeps its relative links (they work there).
+    assert "](docs/connection.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    # Code blocks are unchanged.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count("```") == description.count("```")
