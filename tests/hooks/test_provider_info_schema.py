@@ -72,7 +72,8 @@ def test_what_the_form_saves_gives_the_hooks_defaults():
     fields = connection_type()["conn-fields"]
     pre_filled = {name: field["schema"].get("default") for name, field in fields.items()}
     cleared = dict.fromkeys(fields)
-    for extra in (pre_filled, cleared, {}):
+    blank = dict.fromkeys(fields, "")
+    for extra in (pre_filled, cleared, blank, {}):
         settings = TronEnergyHook.client_settings(form_connection(extra))
         assert settings["signature_scheme"] == "v1"
         assert settings["retry"] == RetryPolicy(max_attempts=4)  # max_retries 3
