@@ -223,7 +223,7 @@ class AddressBatchOperator(BaseOperator):
             raise AirflowFailException(invalid_input_report(self.task_id, problems.lines))
         if batch.duplicates:
             self.log.info(
-                "%d addresses were given more than once; each is processed and reported once: "
+                "%d repeated address(es); each address is processed and reported once: "
                 "%s", len(batch.duplicates),
                 ", ".join(f"[{i}] {a} (first at [{f}])" for i, a, f in batch.duplicates[:20]))
         return batch.addresses, batch.single
