@@ -1,1 +1,1 @@
-"""What the client and the sandbox truly share: signing, the address codec, the code table."""
+"""What the client and the sandbox truly share: signing, address codec, codes, ASCII numbers."""
