@@ -125,16 +125,3 @@ def _xcom(session: Any, ti: Any) -> Any:
             return value
     return value
 
-
-def airflow_dags_test(dag_id: str, conf: dict[str, Any], *, timeout: float = 300,
-                      env: dict[str, str] | None = None) -> tuple[int, str]:
-    """``airflow dags test`` in a child process, as a person runs it: (exit code, output)."""
-    import os
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-m", "airflow", "dags", "test", dag_id, "-c", json.dumps(conf)],
-        capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy(),
-        check=False)
-    return done.returncode, done.stdout + done.stderr
