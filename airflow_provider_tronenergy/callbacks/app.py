@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Final, Protocol
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_COMMIT_TIMEOUT: Final = 4.0
 """Below the service's 5 s deadline: a late commit is answered 503, never a late 200."""
+DEFAULT_BODY_TIMEOUT: Final = 10.0
+"""Seconds a client has to send the body once its head arrived (408 past it)."""
 
 NOT_CONFIGURED: Final = (
     "the callback receiver has no webhook secret: set the extra 'webhook_secret' on the "
@@ -51,9 +53,14 @@ _DUPLICATE: Final = b'{"success":true,"duplicate":true}'
 _OK: Final = b'{"success":true}'
 
 
-def _error(status: int, error: str, message: str) -> JSONResponse:
+_CLOSE: Final = {"connection": "close"}
+"""On answers given before the body was read: the rest of it is not wanted (see limits)."""
+
+
+def _error(status: int, error: str, message: str,
+           headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"success": False, "error": error, "message": message},
-                        status_code=status)
+                        status_code=status, headers=headers)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -89,6 +96,7 @@ def create_app(
     commit_timeout: float = DEFAULT_COMMIT_TIMEOUT,
     max_batch: int = 500,
     not_configured: str = NOT_CONFIGURED,
+    body_timeout: float | None = None,
 ) -> Starlette:
     """Build the receiver.
 
@@ -98,6 +106,9 @@ def create_app(
     answers 503 to everything rather than accept anything. ``address_secrets``
     maps a monitored address to its own secret(s). ``storage=False`` verifies
     and answers without storing: it exists only as the benchmark's ceiling.
+    ``body_timeout`` bounds reading the body (408 past it) where the server does
+    not: the plugin sets it; the standalone receiver's server enforces its own.
+    A body refused as too large (413) or too slow (408) also closes the connection.
     """
     if storage and store is None:
         raise ValueError("a store is required unless storage=False")
@@ -112,14 +123,24 @@ def create_app(
         if not current:
             return _error(503, "not_configured", not_configured)
         try:
-            body = await read_body(request, max_body)
+            if body_timeout is None:
+                body = await read_body(request, max_body)
+            else:
+                body = await asyncio.wait_for(read_body(request, max_body), body_timeout)
             event = verify(current, body, request.headers.get("x-signature"),
                            tolerance=tolerance)
         except Rejection as rejection:
             log.warning("callback rejected with %d (%s) from %s: %s", rejection.status,
                         rejection.error, request.client.host if request.client else "?",
                         rejection.message)
-            return JSONResponse(rejection.to_json(), status_code=rejection.status)
+            return JSONResponse(rejection.to_json(), status_code=rejection.status,
+                                headers=_CLOSE if rejection.status == 413 else None)
+        except asyncio.TimeoutError:
+            log.warning("callback body from %s not received within %g s; answered 408",
+                        request.client.host if request.client else "?", body_timeout)
+            return _error(408, "body_timeout", "request body not received in time", _CLOSE)
+        except ClientDisconnect:  # the client left (or the server cut a slow body): nobody hears
+            return Response(status_code=400)
         if committer is None:
             return Response(_OK, media_type="application/json")
         try:
@@ -136,6 +157,13 @@ def create_app(
                         type(exc).__name__)
             return _error(503, "store_unavailable", "the callback store is unavailable; "
                           "please retry")
+        if result.conflict:
+            log.warning("callback %s CONFLICTS with the stored transfer of that tx_hash "
+                        "(%s differ): not stored, kept in the conflicts table for inspection, "
+                        "answered 409; a service bug or a leaked webhook secret", event.tx_hash,
+                        ", ".join(result.conflict))
+            return _error(409, "conflict", "a different transfer with this tx_hash is already "
+                          f"stored ({', '.join(result.conflict)} differ)")
         log.info("callback %s %s: %s %s to %s (block %d)", event.tx_hash,
                  "duplicate" if result.duplicate else "stored", event.amount, event.token,
                  event.to_address, event.block_number)

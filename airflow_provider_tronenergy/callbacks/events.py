@@ -128,7 +128,12 @@ class StoredTransfer:
 
 @dataclass(frozen=True)
 class RecordResult:
-    """What one insert did: stored now, or already there (a retried delivery)."""
+    """What one insert did: stored now, or already there (a retried delivery).
+
+    ``conflict`` names the facts (``from``, ``to``, ``amount``, ``token``) in
+    which a duplicate contradicts the stored transfer; empty for a true retry.
+    """
 
     tx_hash: str
     duplicate: bool
+    conflict: tuple[str, ...] = ()

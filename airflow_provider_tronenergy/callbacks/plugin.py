@@ -11,6 +11,12 @@ default ``tronenergy_default``), extra ``webhook_secret``. The connection is
 re-read every minute, so a rotation (``"new,old"``, later ``"new"``) needs no
 restart. With no secret configured ``/tronenergy/callbacks`` answers 503 with
 the reason, and the rest of the API server is unaffected.
+
+The HTTP server here is Airflow's: the receiver bounds what it can from inside
+the app (a body must arrive within ``[tronenergy] callback_body_timeout``
+seconds, default 10, else 408; a 413 or 408 closes the connection). Head size,
+head deadline, connection caps and proxy headers belong to the server and to
+the proxy in front of it: docs/callbacks.md lists the settings to use.
 """
 
 from __future__ import annotations
@@ -37,17 +43,18 @@ URL_PREFIX = "/tronenergy"
 def build_receiver_app() -> ASGIApp:
     """The receiver as Airflow configures it (imports deferred to the first request)."""
     from airflow_provider_tronenergy.callbacks import config
-    from airflow_provider_tronenergy.callbacks.app import create_app
+    from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT, create_app
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
     from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
 
     conn_id = config.conn_id()
     store = CallbackStore(config.store_url())
     tolerance = int(config.airflow_conf("callback_timestamp_tolerance") or DEFAULT_TOLERANCE)
+    body_timeout = float(config.airflow_conf("callback_body_timeout") or DEFAULT_BODY_TIMEOUT)
     secrets = RefreshingSecrets(lambda: config.load_secrets(conn_id))
     log.info("tronenergy callback receiver: store %s, secrets from the environment or "
              "connection %r", store.safe_url, conn_id)
-    return create_app(store, secrets, tolerance=tolerance)
+    return create_app(store, secrets, tolerance=tolerance, body_timeout=body_timeout)
 
 
 class LazyReceiverApp:

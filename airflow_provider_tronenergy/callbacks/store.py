@@ -21,7 +21,8 @@ Guarantees the rest of the provider relies on:
   decimals into floats.
 
 Schema changes: tables are created on first use, and ``<prefix>meta`` records
-``schema_version`` (now 1). A later release that changes the schema bumps the
+``schema_version`` (now 2: version 2 added ``<prefix>conflicts``, see
+:mod:`.conflicts`). A later release that changes the schema bumps the
 version and ships forward-only migration steps in :data:`MIGRATIONS`, applied
 in order by :meth:`CallbackStore.ensure_schema` inside the same serialised
 write transaction (DDL is transactional on both backends), so whichever
@@ -54,6 +55,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import QueuePool, StaticPool
 
+from airflow_provider_tronenergy.callbacks import conflicts
 from airflow_provider_tronenergy.callbacks.events import (
     RecordResult,
     StoredTransfer,
@@ -63,8 +65,10 @@ from airflow_provider_tronenergy.callbacks.events import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 1
-MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {}
+SCHEMA_VERSION: Final = 2
+MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {
+    2: conflicts.add_conflicts_table,
+}
 """``{n: step}``: the step that moves a store from version ``n - 1`` to ``n``."""
 
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
@@ -164,6 +168,8 @@ class CallbackStore:
             sa.Column("key", sa.String(64), primary_key=True),
             sa.Column("value", sa.String(255), nullable=False),
         )
+        # Validly signed callbacks that contradict a stored transfer (never stored over it).
+        self.conflicts = conflicts.conflicts_table(self.metadata, p)
         self._lock_key = _lock_key(f"{schema or ''}.{p}transfers")
         self._ready = threading.Event()
         self._ready_lock = threading.Lock()
@@ -322,10 +328,15 @@ class CallbackStore:
                     chunk = rows[start:start + self._rows_per_statement]
                     inserted |= self._insert_chunk(conn, chunk, receipt)
         results = []
+        stored_now = 0
         for event in events:
             new = event.tx_hash in inserted
             inserted.discard(event.tx_hash)  # a repeat within the batch is a duplicate
+            stored_now += new
             results.append(RecordResult(event.tx_hash, duplicate=not new))
+        if stored_now < len(events):
+            # Some were stored already: retries, or contradictions (answered 409).
+            results = conflicts.check(self, events, results)
         return results
 
     def _next_receipt(self) -> str:
@@ -520,6 +531,13 @@ class CallbackStore:
                 sa.select(t.c.raw_body, t.c.signature).where(t.c.tx_hash == tx_hash.lower())
             ).first()
         return None if row is None else (bytes(row[0]), str(row[1]))
+
+    def list_conflicts(self, *, tx_hash: str | None = None, after_id: int = 0,
+                       limit: int = 100) -> list[conflicts.Conflict]:
+        """Kept callbacks that contradicted a stored transfer (:mod:`.conflicts`)."""
+        if not 0 < limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
+        return conflicts.list_conflicts(self, tx_hash=tx_hash, after_id=after_id, limit=limit)
 
     def max_id(self) -> int:
         """The newest id (0 when empty): where a consumer that wants only new events starts."""

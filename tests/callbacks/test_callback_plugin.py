@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from airflow_provider_tronenergy.callbacks.plugin import LazyReceiverApp
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
 from support.callbacks import ServedApp, callback_body, post, signed_headers, wait_until
+from support.hostile import trickle_until_closed
 from support.signed import SignedSession
 
 SERVER_SCRIPT = Path(__file__).parents[1] / "support" / "airflow_api_server.py"
@@ -49,6 +51,7 @@ def airflow_api(tmp_path_factory) -> Iterator[ApiServer]:
         # a string") unless an issuer is configured.
         "AIRFLOW__API_AUTH__JWT_ISSUER": "airflow",
         "TRONENERGY_CALLBACK_STORE": store_url,
+        "AIRFLOW__TRONENERGY__CALLBACK_BODY_TIMEOUT": "1",
         "PYTHONUNBUFFERED": "1",
     }
     airflow = str(Path(sys.executable).with_name("airflow"))
@@ -135,6 +138,40 @@ def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
     store.close()
     assert [(t.tx_hash, t.amount_text, t.to_address) for t in stored] == \
         [(tx_hash, "42.000001", address)]
+
+
+def test_plugin_cuts_slow_bodies_and_closes_after_a_413(airflow_api: ApiServer):
+    """Airflow's server has no body deadline and drains refused bodies: the app does both."""
+    created = httpx.post(
+        f"{airflow_api.root_url}/api/v2/connections", trust_env=False, timeout=10,
+        json={"connection_id": "tronenergy_default", "conn_type": "generic",
+              "extra": json.dumps({"webhook_secret": "whsec_plugin_limits"})},
+    )
+    assert created.status_code in (201, 409), created.text  # 409: an earlier test made it
+    wait_until(lambda: _get(f"{airflow_api.root_url}/tronenergy/health") == 200, 15,
+               "the receiver to pick up the secret")
+    port = int(airflow_api.root_url.rsplit(":", 1)[1])
+    head = (b"POST /tronenergy/callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: "
+            + b"ab" * 32)
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+        slow.sendall(head + b"\r\nContent-Length: 1000\r\n\r\n{")
+        closed, answer = trickle_until_closed(slow, 10)  # ten times callback_body_timeout
+    assert closed, "a body trickling for 10 s kept its connection"
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+
+    total, sent = 100 * 1024 * 1024, 0
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as big:
+        big.sendall(head + f"\r\nContent-Length: {total}\r\n\r\n".encode())
+        refused = big.recv(65536)
+        try:
+            while sent < total:
+                big.sendall(b"x" * (1024 * 1024))
+                sent += 1024 * 1024
+        except OSError:
+            pass
+    assert refused.startswith(b"HTTP/1.1 413") and b"connection: close" in refused.lower()
+    assert sent < total, "the API server read and discarded the whole 100 MB body"
 
 
 def test_lazy_app_answers_503_until_it_can_be_built(sqlite_store):
