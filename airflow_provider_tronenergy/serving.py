@@ -22,6 +22,19 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def proxy_settings(forwarded_allow_ips: str | None) -> dict[str, Any]:
+    """uvicorn settings for ``X-Forwarded-For`` / ``-Proto``: honoured only when configured.
+
+    uvicorn honours them by default, from the addresses in ``FORWARDED_ALLOW_IPS``
+    (environment) or loopback. With ``FORWARDED_ALLOW_IPS=*`` anyone could then
+    choose the client address the app sees: the sandbox's loopback-only control
+    API would open to the world, and the receiver's logs would name whoever the
+    client claims to be. So: off, unless a proxy's addresses are given explicitly.
+    """
+    return {"proxy_headers": forwarded_allow_ips is not None,
+            "forwarded_allow_ips": forwarded_allow_ips or "127.0.0.1"}
+
+
 def run_event_loop(coro: Coroutine[Any, Any, None]) -> None:
     """Serve until ``coro`` ends, in a process that does nothing else.
 

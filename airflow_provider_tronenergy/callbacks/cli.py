@@ -41,7 +41,7 @@ from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_TOLERANCE,
     WebhookSecrets,
 )
-from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
+from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
 
 
 def parser() -> argparse.ArgumentParser:
@@ -200,10 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_keep_alive=limits.keep_alive_timeout,
         # h11 bounds the head itself too; ours (the same size) refuses first, with 431.
         h11_max_incomplete_event_size=limits.max_header_bytes + 1,
-        # X-Forwarded-* rewrite the client's address: only from a proxy named on purpose,
-        # never from FORWARDED_ALLOW_IPS in the environment.
-        proxy_headers=args.forwarded_allow_ips is not None,
-        forwarded_allow_ips=args.forwarded_allow_ips or "127.0.0.1",
+        **proxy_settings(args.forwarded_allow_ips),
         timeout_graceful_shutdown=5,
     ))
     try:

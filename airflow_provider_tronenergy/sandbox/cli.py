@@ -13,7 +13,7 @@ from airflow_provider_tronenergy.protocol.signing import SCHEMES
 from airflow_provider_tronenergy.sandbox.app import create_app
 from airflow_provider_tronenergy.sandbox.server import base_url
 from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
-from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
+from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
 
 
 def _decimal(text: str) -> Decimal:
@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--callback-timeout", type=_positive_float, default=5.0)
     p.add_argument("--allow-remote-control", action="store_true",
                    help="let non-loopback clients use the /sandbox control API")
+    p.add_argument("--forwarded-allow-ips",
+                   help="trust X-Forwarded-For/-Proto only from these proxy addresses "
+                   "(comma-separated; default: trust nobody, whatever FORWARDED_ALLOW_IPS says)")
     p.add_argument("--seed", type=int, help="seed for probabilistic faults")
     p.add_argument("--log-level", default="info")
     return p
@@ -67,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         webhook_secret=args.webhook_secret, balance=args.balance, time_scale=args.time_scale,
         state=args.state, signature_scheme=args.signature_scheme, webhook_url=args.webhook_url,
         allow_remote_control=args.allow_remote_control, callback_timeout=args.callback_timeout,
-        seed=args.seed,
+        seed=args.seed, forwarded_allow_ips=args.forwarded_allow_ips,
     )
     state = SandboxState.build(config)
     sock = bind_socket(config.host, config.port)
@@ -82,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     server = uvicorn.Server(uvicorn.Config(
         create_app(state), log_level=args.log_level, access_log=False, lifespan="on",
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=2, **proxy_settings(config.forwarded_allow_ips),
     ))
     try:
         run_event_loop(server.serve(sockets=[sock]))

@@ -10,7 +10,7 @@ import uvicorn
 
 from airflow_provider_tronenergy.sandbox.app import create_app
 from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
-from airflow_provider_tronenergy.serving import bind_socket
+from airflow_provider_tronenergy.serving import bind_socket, proxy_settings
 
 
 def base_url(host: str, port: int) -> str:
@@ -31,6 +31,7 @@ class SandboxServer:
         uv_config = uvicorn.Config(
             create_app(self.state), log_level=log_level, access_log=False, loop="asyncio",
             http="httptools", lifespan="on", timeout_graceful_shutdown=2,
+            **proxy_settings(self.config.forwarded_allow_ips),
         )
         self._server = uvicorn.Server(uv_config)
         self._thread: threading.Thread | None = None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -11,6 +14,11 @@ from airflow_provider_tronenergy.sandbox.world import Credentials, World
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
+
+log = logging.getLogger(__name__)
+
+STATE_FILE_MODE = 0o600
+"""The state file holds the API key, the API secret and the webhook secret: owner only."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,8 @@ class SandboxConfig:
     allow_remote_control: bool = False
     callback_timeout: float = 5.0
     seed: int | None = None
+    forwarded_allow_ips: str | None = None
+    """Proxies whose X-Forwarded-For is believed; None (default): nobody's."""
 
     def __repr__(self) -> str:  # never show the secrets
         return (f"SandboxConfig(host={self.host!r}, port={self.port}, state={self.state!r}, "
@@ -46,6 +56,8 @@ class SandboxState:
     def build(cls, config: SandboxConfig) -> SandboxState:
         from airflow_provider_tronenergy.sandbox.pricing import trx_to_sun
 
+        if config.state:
+            protect_state_file(config.state)
         world = World(config.state, balance_sun=trx_to_sun(config.balance),
                       time_scale=config.time_scale)
         credentials = world.credentials(
@@ -57,3 +69,28 @@ class SandboxState:
         )
         return cls(config=config, world=world, credentials=credentials,
                    faults=FaultRegistry(config.seed))
+
+
+def protect_state_file(path: str) -> None:
+    """Create the state file owner-only (0600) before SQLite opens it, or tighten an old one.
+
+    SQLite creates a missing file with the process's umask (usually 0644: readable
+    by every local user) and gives its ``-wal`` and ``-shm`` files the database
+    file's mode; those hold the same pages. Created here first with 0600 (never
+    wider, whatever the umask), all three stay owner-only. A file an older
+    release left 0644 is tightened, with a warning.
+    """
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, STATE_FILE_MODE)
+    os.close(fd)
+    for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        try:
+            mode = os.stat(name).st_mode & 0o777
+        except FileNotFoundError:
+            continue
+        if mode & ~STATE_FILE_MODE:
+            with contextlib.suppress(PermissionError):
+                os.chmod(name, STATE_FILE_MODE)
+                log.warning("sandbox state file %s was readable by others (mode %o): "
+                            "now %o", name, mode, STATE_FILE_MODE)
