@@ -55,7 +55,7 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import timedelta
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,7 @@ from airflow_provider_tronenergy.operators.quote import (
     rental_cost,
     text,
 )
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
 
 PAYOUT_BATCH_READY = Asset("tronenergy://payout-batch-ready", group="tronenergy")
@@ -103,9 +104,9 @@ def parse_payouts(rows: Sequence[Sequence[str]], first_line: int = 1) -> list[di
             errors.append(f"line {line}: {exc}")
             continue
         try:
-            amount = Decimal(raw_amount)
-        except InvalidOperation:
-            errors.append(f"line {line}: amount {raw_amount!r} is not a number")
+            amount = parse_decimal(raw_amount, "amount")
+        except ValueError as exc:
+            errors.append(f"line {line}: {exc}")
             continue
         if not amount.is_finite() or amount <= 0 or amount != round(amount, 6):
             errors.append(f"line {line}: amount {raw_amount!r} must be positive, 6 decimals max")
@@ -116,6 +117,16 @@ def parse_payouts(rows: Sequence[Sequence[str]], first_line: int = 1) -> list[di
     if not payouts:
         raise AirflowFailException("the payout batch is empty")
     return payouts
+
+
+def batch_params(params: dict[str, Any]) -> tuple[str, Decimal, Decimal]:
+    """Sender, rent time and cost ceiling, checked before anything is checked or paid."""
+    try:
+        return (valid_address(params["sender_address"], "sender_address"),
+                parse_decimal(params["rent_time"], "rent_time"),
+                parse_decimal(params["max_cost_trx"], "max_cost_trx"))
+    except ValueError as exc:
+        raise AirflowFailException(f"bad parameter (nothing was bought): {exc}") from None
 
 
 def batch_key(sender: str, payouts: Sequence[dict[str, str]]) -> str:
@@ -170,6 +181,7 @@ with DAG(
         if not params["payouts_file"] and not params["payouts"]:
             # A scheduled run with no batch handed to it has nothing to prepare.
             raise AirflowSkipException("no payouts_file and no payouts: nothing to prepare")
+        batch_params(params)  # a bad sender or ceiling fails here, before any activation
         if params["payouts_file"]:
             content = Path(params["payouts_file"]).read_text(encoding="utf-8")
             rows = list(csv.reader(io.StringIO(content)))
@@ -194,8 +206,7 @@ with DAG(
         """Quote the whole batch and refuse before buying when it is too dear."""
         hook = TronEnergyHook(CONN_ID)
         client = hook.get_conn()
-        sender = valid_address(params["sender_address"], "sender_address")
-        rent_time = Decimal(str(params["rent_time"]))
+        sender, rent_time, ceiling = batch_params(params)
         if rent_time not in client.rules.price_rent_times:
             raise AirflowFailException(
                 f"rent_time {rent_time} h cannot be quoted by the price endpoint, so the "
@@ -215,7 +226,6 @@ with DAG(
         activations = sum(activation_by_recipient.values())
         activation_cost = ACTIVATION_COST * activations
         total = energy_cost + activation_cost
-        ceiling = Decimal(str(params["max_cost_trx"]))
         if total > ceiling:
             raise AirflowFailException(
                 f"the batch would cost {total} TRX (energy {energy_cost}, activations "

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from airflow_provider_tronenergy.client.errors import UnexpectedResponseError
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _INT_LIMIT = 10**18  # keeps a hostile "1e999999999" from becoming a giant int
@@ -107,9 +108,9 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
             raise self._bad(key, "a decimal number")
         try:
-            number = Decimal(value)
+            number = parse_decimal(value, key) if isinstance(value, str) else Decimal(value)
         except (InvalidOperation, ValueError):
-            raise self._bad(key, "a decimal number") from None
+            raise self._bad(key, "a decimal number in ASCII digits") from None
         if not number.is_finite():
             raise self._bad(key, "a finite decimal number")
         return number

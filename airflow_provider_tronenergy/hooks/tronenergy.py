@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -67,9 +67,10 @@ def _rent_times(
     if not isinstance(raw, list) or not raw:
         raise TronEnergyConnectionError(f"extra {name} must be a list of hours, e.g. [0.25, 1, 24]")
     try:
-        return frozenset(Decimal(str(value)) for value in raw)
-    except InvalidOperation:
-        raise TronEnergyConnectionError(f"extra {name} must hold numbers of hours") from None
+        return frozenset(parse_decimal(value, name) for value in raw)
+    except ValueError:
+        raise TronEnergyConnectionError(
+            f"extra {name} must hold numbers of hours in ASCII digits") from None
 
 
 def _timeout(extras: dict[str, Any]) -> Timeout:

@@ -55,7 +55,7 @@ from airflow_provider_tronenergy.journal import (
     open_journal,
     scope_of,
 )
-from airflow_provider_tronenergy.operators.params import as_bool, as_decimal
+from airflow_provider_tronenergy.operators.params import as_decimal, as_flag
 from airflow_provider_tronenergy.operators.quote import (
     ACTIVATION_COST,
     Quote,
@@ -182,6 +182,7 @@ class EnergyPurchaseOperator(BaseOperator):
             max_cost = (None if self.max_cost_trx in (None, "", "None")
                         else as_decimal(self.max_cost_trx, "max_cost_trx"))
             identity, explicit = self._identity(context, request)
+            dry_run = as_flag(self.dry_run_mode, "dry_run")
         except (ValidationError, IdentityError) as exc:
             raise AirflowFailException(f"{self.mode}: {exc}") from None
         scope = _scope(context)
@@ -192,7 +193,7 @@ class EnergyPurchaseOperator(BaseOperator):
                 return self._finish(prior, context)
             quote = self._quote(client, request)
             self._guard(client, request, quote, max_cost)
-            if as_bool(self.dry_run_mode):
+            if dry_run:
                 self.log.info("dry run: would buy %s", self._describe_quote(quote))
                 return {"mode": self.mode, "dry_run": True, "request": request,
                         "purchase_key": identity,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 import uvicorn
 
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
 from airflow_provider_tronenergy.sandbox.app import create_app
 from airflow_provider_tronenergy.sandbox.server import base_url
@@ -18,9 +19,9 @@ from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run
 
 def _decimal(text: str) -> Decimal:
     try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"not a decimal amount: {text!r}") from None
+        value = parse_decimal(text, "balance")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if not value.is_finite() or value < 0 or value != round(value, 6):
         raise argparse.ArgumentTypeError("balance must be >= 0 with at most 6 decimals")
     return value

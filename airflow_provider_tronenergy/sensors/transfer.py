@@ -24,6 +24,7 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
+from airflow_provider_tronenergy.protocol.numbers import parse_int
 from airflow_provider_tronenergy.triggers.transfer import (
     TronTransferTrigger,
     checked_store_url,
@@ -95,12 +96,15 @@ class TronTransferSensor(BaseSensorOperator):
 
     def _resolve_after_id(self, context: Context) -> int:
         if self.after_id not in (None, "", "None"):
-            return int(str(self.after_id))
+            try:
+                return parse_int(self.after_id, "after_id")
+            except ValueError as exc:
+                raise AirflowFailException(str(exc)) from None
         store_state = context.get("task_state_store")
         if store_state is not None:
             saved = store_state.get(AFTER_ID_KEY)
             if saved is not None:
-                return int(str(saved))
+                return parse_int(saved, AFTER_ID_KEY)
         start = open_store(self.store_url).max_id()
         if store_state is not None:
             store_state.set(AFTER_ID_KEY, start)

@@ -118,3 +118,23 @@ def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path
     third = run_dag(example.dag, **conf)
     assert third["__run__"] == "success", third
     assert len(control.orders(sender)) == 4
+
+
+def test_amounts_in_other_digits_are_bad_rows():
+    good = random_address()
+    with pytest.raises(AirflowFailException) as info:
+        example.parse_payouts([[good, "١٠.٥"], [good, "1e3"], [good, "10.5"]])
+    assert "line 1:" in str(info.value) and "line 2:" in str(info.value)
+    assert "line 3:" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [{"max_cost_trx": "١٠٠"}, {"sender_address": "T" + "1" * 33}])
+def test_bad_batch_parameters_fail_before_any_activation(run_dag, control, tmp_path, bad):
+    sender, *_, payouts = _batch(control, tmp_path)
+    before = len(control.orders())
+    conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+            "max_cost_trx": "100", **bad}
+    out = run_dag(example.dag, **conf)
+    assert out["__run__"] == "failed"
+    assert out["load_payouts"][:2] == ("failed", 1)
+    assert len(control.orders()) == before  # no activation, no energy

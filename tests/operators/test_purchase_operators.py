@@ -53,6 +53,7 @@ def test_money_guards_buy_nothing(run_dag, control, conf, balance, reason):
         {"energy": "65000", "rent_time": "2"},  # unsupported rent_time
         {"energy": "31999", "rent_time": "1"},  # under min_energy
         {"energy": "many", "rent_time": "1"},
+        {"energy": "65000", "rent_time": "1", "dry_run": "Ture"},  # a typo is no real buy
     ],
 )
 def test_bad_input_fails_before_any_money_moves(run_dag, control, conf):
