@@ -52,6 +52,34 @@ _EXTRA_FIELDS: dict[str, Any] = {
 }
 
 
+_CONFIG: dict[str, Any] = {
+    "tronenergy": {
+        "description": "Where the provider keeps its own state. Every Airflow component "
+        "of a deployment must see the same values.",
+        "options": {
+            "purchase_journal": {
+                "description": "SQLAlchemy URL of the purchase journal (every purchase, "
+                "before it is sent). Empty: a SQLite file in AIRFLOW_HOME, right for one host; "
+                "several hosts need one shared PostgreSQL. TRONENERGY_PURCHASE_JOURNAL wins.",
+                "version_added": "0.2.0", "type": "string", "sensitive": True,
+                "example": "postgresql://airflow@db.internal/airflow", "default": None,
+            },
+            "callback_store": {
+                "description": "SQLAlchemy URL of the callback store (received transfers). "
+                "Empty: a SQLite file in AIRFLOW_HOME. TRONENERGY_CALLBACK_STORE wins.",
+                "version_added": "0.1.0", "type": "string", "sensitive": True,
+                "example": "postgresql://airflow@db.internal/airflow", "default": None,
+            },
+            "conn_id": {
+                "description": "Connection whose webhook_secret the callback receiver uses.",
+                "version_added": "0.1.0", "type": "string",
+                "example": "tronenergy_default", "default": None,
+            },
+        },
+    },
+}
+
+
 def get_provider_info() -> dict[str, Any]:
     return {
         "package-name": "airflow-provider-tronenergy",
@@ -82,6 +110,7 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": INTEGRATION,
              "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.transfer"]}
         ],
+        "config": _CONFIG,
         "connection-types": [
             {
                 "connection-type": "tronenergy",

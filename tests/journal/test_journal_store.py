@@ -174,3 +174,20 @@ def test_cli_lists_shows_and_resolves(tmp_path):
     bad = _cli("mysql://x/y", "list")
     assert bad.returncode == 2 and "unsupported" in bad.stderr
     journal.close()
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({}, "sqlite:///{home}/tronenergy_purchases.db"),
+    ({"AIRFLOW__TRONENERGY__PURCHASE_JOURNAL": "sqlite:////srv/j.db"}, "sqlite:////srv/j.db"),
+    ({"AIRFLOW__TRONENERGY__PURCHASE_JOURNAL": "sqlite:////srv/j.db",
+      "TRONENERGY_PURCHASE_JOURNAL": "sqlite:////srv/env.db"}, "sqlite:////srv/env.db"),
+])
+def test_journal_location_needs_no_configuration_and_follows_it(tmp_path, env, expected):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("TRONENERGY_PURCHASE_JOURNAL", "AIRFLOW__TRONENERGY__PURCHASE_JOURNAL")}
+    done = subprocess.run(
+        [sys.executable, "-c", "from airflow_provider_tronenergy.journal import journal_url; "
+         "print(journal_url())"],
+        env={**base, "AIRFLOW_HOME": str(tmp_path), **env}, capture_output=True, text=True,
+        timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-1] == expected.format(home=tmp_path)
