@@ -5,7 +5,9 @@ of any size (64 MB of small headers cost it about 1 GB), with no deadline; a
 connection that never sends a request stays open for ever; there is no
 connection cap that keeps room for the service's callbacks; and after an early
 413 it reads and discards the rest of the body. So the receiver serves with
-its own protocol classes, thin subclasses of uvicorn's, which add per connection:
+its own protocol classes, thin subclasses of uvicorn's (:mod:`.limits_httptools`,
+and :mod:`.limits_h11` where httptools is missing) sharing :class:`_Limited`,
+which add per connection:
 
 * **a bounded head**: at most ``max_header_bytes`` of request line and headers
   (at most one read past it is ever parsed) and ``max_headers`` fields, else
@@ -36,9 +38,6 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Final, cast
-
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT
 
@@ -414,35 +413,6 @@ class _Limited(asyncio.Protocol):
             self._raw.close()
 
 
-class LimitedH11Protocol(_Limited, H11Protocol):
-    """uvicorn's h11 protocol with the limits (h11 itself caps the head's size too)."""
-
-    _seen_cycle: Any = None
-
-    def _sync_phase(self) -> None:
-        cycle = self.cycle
-        if cycle is not None and cycle is not self._seen_cycle:
-            self._seen_cycle = cycle
-            if len(self.headers) > self.guard.limits.max_headers:
-                # h11 has no hook before the app's task exists; it has not run yet, and it
-                # is told the client left, so it reads nothing and answers nobody.
-                cycle.disconnected = True
-                cycle.message_event.set()
-                self.guard.stats.head_too_large += 1
-                self._refuse(431, "Request Header Fields Too Large",
-                             f"more than {self.guard.limits.max_headers} header fields")
-                return
-            self._request_started()
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            if self._phase != _HEAD:
-                self._enter_head()
-        elif state is h11.SEND_BODY:
-            self._phase = _BODY
-        else:
-            self._phase = _WAIT
-
-
 def protocol_class(limits: ConnectionLimits, http: str = "httptools") -> type[asyncio.Protocol]:
     """A protocol class for ``uvicorn.Config(http=...)`` enforcing ``limits``.
 
@@ -457,6 +427,8 @@ def protocol_class(limits: ConnectionLimits, http: str = "httptools") -> type[as
 
         base: type[_Limited] = LimitedHttpToolsProtocol
     elif http == "h11":
+        from airflow_provider_tronenergy.callbacks.limits_h11 import LimitedH11Protocol
+
         base = LimitedH11Protocol
     else:
         raise ValueError(f"unknown HTTP implementation {http!r}")
