@@ -75,6 +75,16 @@ _CONFIG: dict[str, Any] = {
                 "version_added": "0.1.0", "type": "string",
                 "example": "tronenergy_default", "default": None,
             },
+            "callback_timestamp_tolerance": {
+                "description": "Seconds a callback's timestamp may differ from the receiver's "
+                "clock (replay window) when the receiver runs inside the API server.",
+                "version_added": "0.1.0", "type": "integer", "example": "900", "default": "900",
+            },
+            "callback_body_timeout": {
+                "description": "Seconds the receiver inside the API server waits for a "
+                "callback's whole body before answering 408 (slow clients).",
+                "version_added": "0.2.0", "type": "float", "example": "10", "default": "10",
+            },
         },
     },
 }
@@ -95,8 +105,11 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": [f"{PACKAGE}.operators.energy", f"{PACKAGE}.operators.monitor",
-                                   f"{PACKAGE}.operators.reconcile"],
+                "python-modules": [
+                    f"{PACKAGE}.operators.{name}"
+                    for name in ("purchase", "energy", "address", "batch", "monitor", "quote",
+                                 "reconcile")
+                ],
             }
         ],
         "hooks": [

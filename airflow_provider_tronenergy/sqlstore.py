@@ -60,7 +60,7 @@ def parse_url(url: str | URL) -> URL:
     try:
         parsed = with_driver(make_url(url))
     except sa.exc.ArgumentError:
-        raise StoreError("not a valid SQLAlchemy URL") from None
+        raise StoreError("the store URL is not a valid SQLAlchemy URL") from None
     if parsed.get_backend_name() not in BACKENDS:
         raise StoreError(f"unsupported store backend {parsed.get_backend_name()!r}: "
                          "use sqlite or postgresql")

@@ -24,7 +24,7 @@ from typing import Any
 import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".main-job"
@@ -154,12 +154,7 @@ class Receiver:
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process)
         self.log.close()
 
 

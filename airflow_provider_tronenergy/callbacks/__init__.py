@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from airflow_provider_tronenergy.callbacks.app import create_app
 from airflow_provider_tronenergy.callbacks.events import RecordResult, StoredTransfer, TransferEvent
-from airflow_provider_tronenergy.callbacks.store import CallbackStore, StoreError, default_url
+from airflow_provider_tronenergy.callbacks.store import CallbackStore, default_url
 from airflow_provider_tronenergy.callbacks.verify import (
     RefreshingSecrets,
     Rejection,
     WebhookSecrets,
 )
+from airflow_provider_tronenergy.sqlstore import StoreError
 
 __all__ = [
     "CallbackStore",

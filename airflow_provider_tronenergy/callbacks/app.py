@@ -33,6 +33,7 @@ from airflow_provider_tronenergy.callbacks.verify import (
     secrets_source,
     verify,
 )
+from airflow_provider_tronenergy.protocol.numbers import is_ascii_digits
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The raw body, refused with 413 as soon as it exceeds ``limit`` (never buffered past it)."""
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not is_ascii_digits(declared):
             raise Rejection(400, "invalid_body", "Content-Length is not a number")
         if int(declared) > limit:
             raise Rejection(413, "body_too_large", f"body is larger than {limit} bytes")

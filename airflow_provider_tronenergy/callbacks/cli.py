@@ -35,13 +35,14 @@ from airflow_provider_tronenergy.callbacks.limits import (
     fit_to_descriptors,
     protocol_class,
 )
-from airflow_provider_tronenergy.callbacks.store import CallbackStore, StoreError
+from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_MAX_BODY,
     DEFAULT_TOLERANCE,
     WebhookSecrets,
 )
 from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
+from airflow_provider_tronenergy.sqlstore import StoreError
 
 
 def parser() -> argparse.ArgumentParser:

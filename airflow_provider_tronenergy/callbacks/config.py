@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, default_url
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
+from airflow_provider_tronenergy.sqlstore import airflow_conf
 
 log = logging.getLogger(__name__)
 
@@ -34,21 +35,10 @@ ENV_WEBHOOK_SECRET: Final = "TRONENERGY_WEBHOOK_SECRET"
 ENV_ADDRESS_SECRETS: Final = "TRONENERGY_ADDRESS_WEBHOOK_SECRETS"
 EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"
 EXTRA_ADDRESS_SECRETS: Final = "address_webhook_secrets"
-CONF_SECTION: Final = "tronenergy"
 
 
 class ConfigError(ValueError):
     """A setting is present but unusable; the message never contains a secret."""
-
-
-def airflow_conf(key: str) -> str | None:
-    """``[tronenergy] key`` from Airflow's configuration, or None without Airflow."""
-    try:
-        from airflow.configuration import conf
-    except Exception:  # Airflow absent or unconfigurable: the standalone receiver
-        return None
-    value = conf.get(CONF_SECTION, key, fallback=None)
-    return str(value) if value not in (None, "") else None
 
 
 def conn_id(explicit: str | None = None) -> str:

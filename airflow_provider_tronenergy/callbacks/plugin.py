@@ -42,15 +42,20 @@ URL_PREFIX = "/tronenergy"
 
 def build_receiver_app() -> ASGIApp:
     """The receiver as Airflow configures it (imports deferred to the first request)."""
+    from airflow_provider_tronenergy import sqlstore
     from airflow_provider_tronenergy.callbacks import config
     from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT, create_app
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
     from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
+    from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 
     conn_id = config.conn_id()
     store = CallbackStore(config.store_url())
-    tolerance = int(config.airflow_conf("callback_timestamp_tolerance") or DEFAULT_TOLERANCE)
-    body_timeout = float(config.airflow_conf("callback_body_timeout") or DEFAULT_BODY_TIMEOUT)
+    tolerance = parse_int(sqlstore.airflow_conf("callback_timestamp_tolerance")
+                          or DEFAULT_TOLERANCE, "[tronenergy] callback_timestamp_tolerance")
+    body_timeout = float(parse_decimal(sqlstore.airflow_conf("callback_body_timeout")
+                                       or str(DEFAULT_BODY_TIMEOUT),
+                                       "[tronenergy] callback_body_timeout"))
     secrets = RefreshingSecrets(lambda: config.load_secrets(conn_id))
     log.info("tronenergy callback receiver: store %s, secrets from the environment or "
              "connection %r", store.safe_url, conn_id)

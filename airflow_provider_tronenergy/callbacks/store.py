@@ -34,7 +34,6 @@ whose version is newer than the code refuses to open rather than guess.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import logging
 import os
@@ -46,15 +45,14 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.pool import QueuePool, StaticPool
+from sqlalchemy.engine import URL, Connection
 
+from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import conflicts
 from airflow_provider_tronenergy.callbacks.events import (
     RecordResult,
@@ -62,6 +60,7 @@ from airflow_provider_tronenergy.callbacks.events import (
     TransferEvent,
     threshold_micro,
 )
+from airflow_provider_tronenergy.sqlstore import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -74,38 +73,12 @@ MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
 ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
 MAX_LIMIT: Final = 10_000
-_SQLA_2: Final = int(sa.__version__.split(".")[0]) >= 2
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used as configured (bad URL, newer schema, ...)."""
 
 
 def default_url() -> str:
     """``$TRONENERGY_CALLBACK_STORE``, else a SQLite file in ``$AIRFLOW_HOME`` (or ~/airflow)."""
     configured = os.environ.get(ENV_STORE_URL, "").strip()
-    if configured:
-        return configured
-    home = os.environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
-    return f"sqlite:///{os.path.join(os.path.abspath(home), DEFAULT_FILENAME)}"
-
-
-def _with_driver(url: URL) -> URL:
-    """``postgresql://`` means psycopg2 on SQLAlchemy 1.4/2.0 but psycopg 3 on 2.1:
-    pick whichever of the two is installed, so one URL works everywhere."""
-    if url.drivername != "postgresql":
-        return url
-    import importlib.util
-
-    for module, driver in (("psycopg2", "postgresql+psycopg2"), ("psycopg", "postgresql+psycopg")):
-        if importlib.util.find_spec(module) is not None:
-            return url.set(drivername=driver)
-    return url
-
-
-def _lock_key(name: str) -> int:
-    """A stable signed 64-bit advisory-lock key per store (schema and prefix)."""
-    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    return configured or sqlstore.sqlite_in_airflow_home(DEFAULT_FILENAME)
 
 
 class CallbackStore:
@@ -123,14 +96,11 @@ class CallbackStore:
         schema: str | None = None,
         pool_size: int = 5,
     ) -> None:
-        self.url = _with_driver(make_url(url or default_url()))
+        self.url = sqlstore.parse_url(url or default_url())
         self.backend = self.url.get_backend_name()
-        if self.backend not in ("sqlite", "postgresql"):
-            raise StoreError(f"unsupported store backend {self.backend!r}: "
-                             "use sqlite or postgresql")
         if schema is not None and self.backend != "postgresql":
             raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")
-        self.engine = self._create_engine(pool_size)
+        self.engine = sqlstore.create_engine(self.url, pool_size)
         self.metadata = sa.MetaData(schema=schema)
         p = table_prefix
         self.transfers = sa.Table(
@@ -170,7 +140,7 @@ class CallbackStore:
         )
         # Validly signed callbacks that contradict a stored transfer (never stored over it).
         self.conflicts = conflicts.conflicts_table(self.metadata, p)
-        self._lock_key = _lock_key(f"{schema or ''}.{p}transfers")
+        self._lock_key = sqlstore.lock_key(f"{schema or ''}.{p}transfers")
         self._ready = threading.Event()
         self._ready_lock = threading.Lock()
         self._dialect_insert = pg_insert if self.backend == "postgresql" else sqlite_insert
@@ -191,30 +161,10 @@ class CallbackStore:
         self._writers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._writers_lock = threading.Lock()
 
-    # -- engine -----------------------------------------------------------------------
-
-    def _create_engine(self, pool_size: int) -> Engine:
-        kwargs: dict[str, Any] = {} if _SQLA_2 else {"future": True}
-        if self.backend == "sqlite":
-            database = self.url.database or ""
-            memory = database in ("", ":memory:") or "mode=memory" in str(self.url)
-            if not memory:
-                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-            kwargs["poolclass"] = StaticPool if memory else QueuePool
-            if not memory:
-                kwargs.update(pool_size=pool_size, max_overflow=pool_size)
-            engine = sa.create_engine(self.url, **kwargs)
-            sa.event.listen(engine, "connect", _sqlite_on_connect(memory))
-            sa.event.listen(engine, "begin", _sqlite_on_begin)
-            return engine
-        kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
-        return sa.create_engine(self.url, **kwargs)
-
     @property
     def safe_url(self) -> str:
         """The URL with any password hidden: the only form that may reach a log."""
-        return self.url.render_as_string(hide_password=True)
+        return sqlstore.safe_url(self.url)
 
     def __repr__(self) -> str:
         return f"CallbackStore({self.safe_url!r})"
@@ -412,7 +362,7 @@ class CallbackStore:
         if raw is None:
             fairy = self.engine.raw_connection()  # pre-pinged once, here
             fairy.detach()  # ours until closed: it leaves the pool's accounting
-            raw = fairy.dbapi_connection if _SQLA_2 else fairy.connection
+            raw = fairy.dbapi_connection if sqlstore.SQLA_2 else fairy.connection
             raw.autocommit = True
             self._writer_local.connection = raw
             with self._writers_lock:
@@ -659,33 +609,3 @@ def _transfer(row: Any) -> StoredTransfer:
         verified_by=row["verified_by"],
         raw_body=None if raw is None else bytes(raw),
     )
-
-
-def _sqlite_on_connect(memory: bool) -> Callable[[Any, Any], None]:
-    def on_connect(dbapi_connection: Any, connection_record: Any) -> None:
-        # Take transaction control from pysqlite, so "begin" below decides how a
-        # transaction starts (and DDL is transactional too).
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            if not memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
-                # Checkpoint every ~40 MB of WAL rather than 4 MB: the random-keyed
-                # indexes (tx_hash, recipient) dirty a page per row, and rarer
-                # checkpoints write each page back once for many commits. Durability
-                # does not depend on checkpoints; the WAL is fsync'd on every commit.
-                cursor.execute("PRAGMA wal_autocheckpoint=10000")
-                cursor.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
-            cursor.execute("PRAGMA synchronous=FULL")
-            cursor.execute("PRAGMA busy_timeout=30000")
-        finally:
-            cursor.close()
-
-    return on_connect
-
-
-def _sqlite_on_begin(conn: Connection) -> None:
-    # A writer takes the write lock up front (waiting up to busy_timeout), instead of
-    # failing with SQLITE_BUSY when a read transaction tries to upgrade.
-    immediate = conn.get_execution_options().get("tronenergy_immediate", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -9,8 +9,20 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import requests
+
+
+def stop_process(process: subprocess.Popen[Any], grace: float = 10) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds: a child never outlives its owner."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(grace)
 
 
 @dataclass
@@ -34,12 +46,8 @@ class SandboxProcess:
         self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        """Stop the sandbox (SIGTERM, SIGKILL if it lingers)."""
+        stop_process(self.process)
 
 
 def start_sandbox(*args: str, log_level: str = "warning",

@@ -1,58 +1,14 @@
-"""Stores on SQLite (a temp file) and on PostgreSQL (a fresh schema per test, dropped after)."""
+"""Stores on SQLite (a temp file) and on PostgreSQL (a fresh schema per test, from
+support.postgres: ``postgres_url`` and ``pg_schema``)."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-
-PG_HOST = "127.0.0.1"
-PG_PORT = 5432
-PG_DATABASE = "test"
-
-
-def _postgres_url() -> str | None:
-    """The first of the two trust-auth users that can connect, or None (unreachable)."""
-    for user in ("postgres", "root"):
-        url = f"postgresql://{user}@{PG_HOST}:{PG_PORT}/{PG_DATABASE}"
-        engine = CallbackStore(url).engine
-        try:
-            with engine.connect() as conn:
-                conn.execute(sa.text("SELECT 1"))
-            return url
-        except Exception:
-            continue
-        finally:
-            engine.dispose()
-    return None
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> str:
-    url = _postgres_url()
-    if url is None:
-        pytest.skip(f"PostgreSQL unreachable at {PG_HOST}:{PG_PORT}/{PG_DATABASE} "
-                    "(trust auth, user postgres or root)")
-    return url
-
-
-@pytest.fixture
-def pg_schema(postgres_url: str) -> Iterator[str]:
-    schema = f"tronenergy_test_{secrets.token_hex(6)}"
-    engine = CallbackStore(postgres_url).engine
-    with engine.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield schema
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 @pytest.fixture

@@ -234,6 +234,33 @@ def test_endless_body_stops_being_read_past_the_limit(store):
     assert pulled == 5  # 4 chunks are exactly 64 KiB; the 5th crosses the limit
 
 
+@pytest.mark.parametrize("declared", ["\u00b2", "\u00b9\u00b2", "-1", "1e3", ""])
+def test_content_length_must_be_ascii_digits(store, declared):
+    """At the ASGI level (another server may pass what uvicorn's parser refuses):
+    ``Content-Length: ²`` (a Latin-1 digit) is a 400, not a crash."""
+    import asyncio
+
+    app = create_app(store, SECRET)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "POST", "scheme": "http", "path": "/callbacks", "raw_path": b"/callbacks",
+             "root_path": "", "query_string": b"", "server": ("127.0.0.1", 80),
+             "client": ("127.0.0.1", 5000),
+             "headers": [(b"x-signature", b"ab" * 32),
+                         (b"content-length", declared.encode("latin-1"))]}
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 10))
+    assert sent[0]["status"] == 400
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert json.loads(body)["error"] == "invalid_body"
+
+
 def test_huge_content_length_is_refused_before_reading(receiver):
     """Declared 1 GB, sent 2 bytes: the answer comes at once, nothing waits for the rest."""
     import socket

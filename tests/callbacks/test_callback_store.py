@@ -11,10 +11,11 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks import store as store_module
 from airflow_provider_tronenergy.callbacks.events import TransferEvent
-from airflow_provider_tronenergy.callbacks.store import CallbackStore, StoreError
+from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback, verify_callback
+from airflow_provider_tronenergy.sqlstore import StoreError
 from support.callbacks import callback_body, transfer_data
 
 SECRET = "whsec_store_tests"

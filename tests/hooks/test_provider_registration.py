@@ -55,6 +55,47 @@ def test_provider_info_modules_import():
         assert getattr(importlib.import_module(module), name).conn_type == conn["connection-type"]
 
 
+def test_provider_info_lists_every_operator_sensor_and_trigger_module():
+    """A module that defines an operator, sensor or trigger is named in provider info."""
+    import importlib
+    import pkgutil
+
+    from airflow.sdk import BaseOperator
+    from airflow.triggers.base import BaseTrigger
+
+    import airflow_provider_tronenergy
+
+    info = get_provider_info()
+    for section, base in (("operators", BaseOperator), ("sensors", BaseOperator),
+                          ("triggers", BaseTrigger)):
+        listed = {m for entry in info[section] for m in entry["python-modules"]}
+        package = importlib.import_module(f"{airflow_provider_tronenergy.__name__}.{section}")
+        defining = set()
+        for found in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{found.name}")
+            if any(isinstance(value, type) and issubclass(value, base)
+                   and value.__module__ == module.__name__ for value in vars(module).values()):
+                defining.add(module.__name__)
+        assert defining - listed == set(), section
+
+
+def test_every_configuration_option_read_is_declared():
+    """``[tronenergy] x`` read anywhere in the package appears in provider info's config."""
+    from pathlib import Path
+
+    import airflow_provider_tronenergy
+
+    root = Path(airflow_provider_tronenergy.__file__).parent
+    read = set()
+    for path in root.rglob("*.py"):
+        read |= set(re.findall(r"airflow_conf\(\s*\"([a-z_]+)\"", path.read_text()))
+    from airflow_provider_tronenergy.journal.store import CONF_KEY
+
+    read.add(CONF_KEY)  # read through a constant
+    declared = set(get_provider_info()["config"]["tronenergy"]["options"])
+    assert read and read - declared == set()
+
+
 def test_airflow_cli_lists_provider_and_adds_connection(airflow_db, sandbox, caplog):
     listed = airflow_cli("providers", "list")
     assert listed.returncode == 0, listed.stderr

@@ -22,6 +22,7 @@ import uvicorn
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
+from airflow_provider_tronenergy.sandbox.process import stop_process
 
 
 def transfer_data(**overrides: Any) -> dict[str, Any]:
@@ -101,12 +102,7 @@ class ReceiverProcess:
         self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process(self.process)
 
 
 def start_receiver(*args: str, env: dict[str, str] | None = None) -> ReceiverProcess:

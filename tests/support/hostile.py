@@ -21,6 +21,8 @@ from pathlib import Path
 
 import httpx
 
+from airflow_provider_tronenergy.sandbox.process import stop_process
+
 SECRET = "whsec_hardening"
 
 
@@ -58,13 +60,7 @@ class Receiver:
         raise AssertionError("no 'Max open files' line")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
 
 
 def start(tmp: Path, *args: str, env: dict[str, str] | None = None,
