@@ -39,8 +39,8 @@ def main() -> None:
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret})
         from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+        from airflow_provider_tronenergy.operators.address import CheckAddressOperator
         from airflow_provider_tronenergy.operators.batch import DEFAULT_MAX_CONCURRENCY
-        from airflow_provider_tronenergy.operators.energy import CheckAddressOperator
 
         addresses = [random_address() for _ in range(args.addresses)]
         requests.post(f"{sandbox.root_url}/sandbox/faults", timeout=10,

@@ -11,11 +11,12 @@ service whose accepted durations differ from the spec.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
@@ -28,19 +29,45 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
     ValidationRules,
 )
+from airflow_provider_tronenergy.hooks.order_wait import (
+    Log,
+    OrderWatch,
+    await_order,
+    wait_for_order,
+)
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
-# Client methods the hook answers directly (``hook.buy_energy(...)``).
-CLIENT_METHODS = frozenset({
-    "get_account", "get_price", "buy_energy", "auto_buy_energy", "buy_energy_by_count",
-    "smart_buy_energy", "check_address", "activate_address", "get_order",
-    "get_monitor_stats", "list_monitored_addresses", "iter_monitored_addresses",
-    "add_monitored_address", "remove_monitored_address", "request",
-})
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _ClientMethod(Generic[_P, _R]):
+    """A client method the hook answers itself (``hook.buy_energy(...)``), with the client's
+    signature and docstring, so IDEs and mypy see the hook's whole API."""
+
+    def __init__(self, method: Callable[Concatenate[TronEnergyClient, _P], _R]) -> None:
+        self.name = method.__name__
+        self.__doc__ = method.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, hook: None, owner: type) -> _ClientMethod[_P, _R]: ...
+
+    @overload
+    def __get__(self, hook: TronEnergyHook, owner: type) -> Callable[_P, _R]: ...
+
+    def __get__(self, hook: TronEnergyHook | None,
+                owner: type) -> _ClientMethod[_P, _R] | Callable[_P, _R]:
+        if hook is None:
+            return self
+        method: Callable[_P, _R] = getattr(hook.get_conn(), self.name)
+        return method
 
 
 class TronEnergyConnectionError(ValueError):
@@ -205,12 +232,50 @@ class TronEnergyHook(BaseHook):
         _mask(secret)
         return secret or None
 
-    def __getattr__(self, name: str) -> Any:
-        if name in CLIENT_METHODS:
-            return getattr(self.get_conn(), name)
-        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+    # -- the client's calls, answered by the hook's one client ---------------------------
+
+    get_account = _ClientMethod(TronEnergyClient.get_account)
+    get_price = _ClientMethod(TronEnergyClient.get_price)
+    buy_energy = _ClientMethod(TronEnergyClient.buy_energy)
+    auto_buy_energy = _ClientMethod(TronEnergyClient.auto_buy_energy)
+    buy_energy_by_count = _ClientMethod(TronEnergyClient.buy_energy_by_count)
+    smart_buy_energy = _ClientMethod(TronEnergyClient.smart_buy_energy)
+    check_address = _ClientMethod(TronEnergyClient.check_address)
+    activate_address = _ClientMethod(TronEnergyClient.activate_address)
+    get_order = _ClientMethod(TronEnergyClient.get_order)
+    get_monitor_stats = _ClientMethod(TronEnergyClient.get_monitor_stats)
+    list_monitored_addresses = _ClientMethod(TronEnergyClient.list_monitored_addresses)
+    iter_monitored_addresses = _ClientMethod(TronEnergyClient.iter_monitored_addresses)
+    add_monitored_address = _ClientMethod(TronEnergyClient.add_monitored_address)
+    remove_monitored_address = _ClientMethod(TronEnergyClient.remove_monitored_address)
+    request = _ClientMethod(TronEnergyClient.request)
+
+    # -- waiting for an order (the one implementation tasks, sensors and triggers use) ----
+
+    def wait_for_order(self, order_id: str, *, poll_interval: float, timeout: float,
+                       log: Log | None = None,
+                       ) -> dict[str, Any]:
+        """Block until the order ends or ``timeout`` seconds pass; the outcome as an event.
+
+        The event is :func:`~airflow_provider_tronenergy.hooks.order_wait.order_event`'s
+        shape (``success``, ``failed``, ``cancelled``, ``timeout`` or ``error``), the same
+        the deferred wait (:meth:`await_order`) fires.
+        """
+        watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=time.time() + timeout,
+                           log=log or self.log)
+        return wait_for_order(self.get_conn().get_order, watch)
+
+    async def await_order(self, order_id: str, *, poll_interval: float, end_time: float,
+                          log: Log | None = None,
+                          ) -> dict[str, Any]:
+        """The async wait (for triggers) until epoch ``end_time``; its own client, closed after."""
+        watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=end_time,
+                           log=log or self.log)
+        async with await self.aget_client() as client:
+            return await await_order(client.get_order, watch)
 
     def close(self) -> None:
+        """Close the hook's client (its connection pool); the next call opens a new one."""
         if "_client" in self.__dict__:
             self.__dict__.pop("_client").close()
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
+from airflow.providers.common.compat.sdk import AirflowException
 
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.operators.batch import (
@@ -15,8 +15,10 @@ from airflow_provider_tronenergy.operators.batch import (
     RateGate,
     failure_report,
 )
-from airflow_provider_tronenergy.operators.params import as_decimal, as_flag
-from airflow_provider_tronenergy.operators.quote import ACTIVATION_COST, text, transfer_energy, trx
+from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
+from airflow_provider_tronenergy.operators.params import as_flag
+from airflow_provider_tronenergy.operators.quote import ACTIVATION_COST, text, trx
+from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -43,7 +45,7 @@ class CheckAddressOperator(AddressBatchOperator):
         self.log.info(
             "checked %d addresses: %d activated, %d need activation, %d first-time recipients",
             len(ok), sum(r["is_activated"] for r in ok), sum(r["need_activate"] for r in ok),
-            sum(r["transfer_energy"] > 65_000 for r in ok))
+            sum(r["transfer_energy"] > ENERGY_PER_TRANSFER for r in ok))
         return self.finish(results, failures, single, "checked")
 
 
@@ -69,7 +71,7 @@ class ActivateAddressOperator(AddressBatchOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         problems = Problems()
-        max_cost = problems.read(lambda: _max_cost(self.max_cost_trx), None)
+        ceiling = problems.read(lambda: max_cost(self.max_cost_trx), None)
         check_balance = problems.read(lambda: as_flag(self.check_balance, "check_balance"), True)
         dry_run = problems.read(lambda: as_flag(self.dry_run_mode, "dry_run"), True)
         addresses, single = self.prepare(problems)
@@ -87,16 +89,8 @@ class ActivateAddressOperator(AddressBatchOperator):
         total = ACTIVATION_COST * len(needed)
         self.log.info("%d of %d addresses need activation (%s)", len(needed), len(addresses),
                       trx(total))
-        if max_cost is not None and total > max_cost:
-            raise AirflowFailException(
-                f"activating {len(needed)} addresses costs {total} TRX, over max_cost_trx "
-                f"{max_cost} TRX; nothing activated")
-        if check_balance and needed:
-            available = client.get_account().available_balance
-            if available < total:
-                raise AirflowFailException(
-                    f"available balance {available} TRX is short by {total - available} TRX "
-                    f"for {len(needed)} activations; nothing activated")
+        guard_cost(client, total, what=f"activating {len(needed)} addresses", ceiling=ceiling,
+                   check_balance=check_balance, nothing="nothing activated")
         if dry_run:
             return {"dry_run": True, "to_activate": needed, "cost": text(total)}
 
@@ -122,8 +116,3 @@ class ActivateAddressOperator(AddressBatchOperator):
                       sum(bool(r.get("activated")) for r in results), trx(spent),
                       len(addresses) - len(needed))
         return self.finish(results, activation_failures, single, "activated")
-
-
-def _max_cost(value: Any) -> Decimal | None:
-    """``None``, ``""`` and ``"None"`` (a template of None) mean no ceiling."""
-    return None if value in (None, "", "None") else as_decimal(value, "max_cost_trx")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from airflow_provider_tronenergy._deprecated import moved_names
 from airflow_provider_tronenergy.client import (
     Purchase,
     SmartPurchase,
@@ -20,7 +21,9 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.operators.params import as_int
 from airflow_provider_tronenergy.operators.purchase import EnergyPurchaseOperator
-from airflow_provider_tronenergy.operators.quote import text, transfer_energy
+from airflow_provider_tronenergy.operators.quote import text
+from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
+from airflow_provider_tronenergy.templated import optional_text
 
 
 class BuyEnergyOperator(EnergyPurchaseOperator):
@@ -30,7 +33,7 @@ class BuyEnergyOperator(EnergyPurchaseOperator):
     template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,
                                       "target_address", "energy_amount")
 
-    def __init__(self, *, target_address: str, energy_amount: int | str = 65_000,
+    def __init__(self, *, target_address: str, energy_amount: int | str = ENERGY_PER_TRANSFER,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target_address = target_address
@@ -139,7 +142,8 @@ class SmartBuyEnergyOperator(EnergyPurchaseOperator):
         return {
             "receiver_address": checks.address(self.receiver_address, "receiver_address"),
             "to_address": checks.address(self.to_address, "to_address"),
-            "from_address": checks.optional_address(self.from_address or None, "from_address"),
+            "from_address": checks.optional_address(optional_text(self.from_address),
+                                                    "from_address"),
             "rent_time": text(checks.rent_time(self.rent_time, rules.smart_buy_rent_times)),
         }
 
@@ -154,17 +158,15 @@ class SmartBuyEnergyOperator(EnergyPurchaseOperator):
 
 
 # The address operators lived here; DAGs importing them from this module keep working.
-from airflow_provider_tronenergy.operators.address import (  # noqa: E402
-    ActivateAddressOperator,
-    CheckAddressOperator,
-)
+__getattr__ = moved_names(__name__, {
+    name: f"airflow_provider_tronenergy.operators.address:{name}"
+    for name in ("ActivateAddressOperator", "CheckAddressOperator")
+})
 
 __all__ = [
-    "ActivateAddressOperator",
     "AutoBuyEnergyOperator",
     "BuyEnergyByCountOperator",
     "BuyEnergyOperator",
-    "CheckAddressOperator",
     "EnergyPurchaseOperator",
     "SmartBuyEnergyOperator",
 ]

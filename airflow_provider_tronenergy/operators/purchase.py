@@ -12,9 +12,7 @@ and never guesses after an ambiguous failure.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from collections.abc import Sequence
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,9 +27,6 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
-    InvalidRequestError,
-    NotFoundError,
-    Order,
     OrderStatus,
     Purchase,
     RateLimitedError,
@@ -48,14 +43,13 @@ from airflow_provider_tronenergy.journal import (
     IdentityError,
     JournalRace,
     PurchaseJournal,
-    Verdict,
-    decide,
     default_identity,
     explicit_identity,
     open_journal,
     scope_of,
 )
-from airflow_provider_tronenergy.operators.params import as_decimal, as_flag
+from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
+from airflow_provider_tronenergy.operators.params import as_flag
 from airflow_provider_tronenergy.operators.quote import (
     ACTIVATION_COST,
     Quote,
@@ -65,21 +59,19 @@ from airflow_provider_tronenergy.operators.quote import (
     text,
     trx,
 )
+from airflow_provider_tronenergy.operators.reuse import (
+    ON_AMBIGUOUS,
+    RESOLVE_COMMAND,
+    JournalSteps,
+    journal_errors,
+    unknown_outcome,
+)
+from airflow_provider_tronenergy.templated import is_unset
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-ON_AMBIGUOUS = ("fail", "rebuy")
-RESOLVE_COMMAND = "tronenergy-purchases resolve"
-# A purchase sent this recently may still be waiting for its answer in another worker.
-IN_FLIGHT_SECONDS = 120
-
-
-def _utc(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-class EnergyPurchaseOperator(BaseOperator):
+class EnergyPurchaseOperator(JournalSteps, BaseOperator):
     """Shared life of the four purchase modes: validate, journal, quote, guard, buy, wait.
 
     :param tronenergy_conn_id: connection of type ``tronenergy``.
@@ -179,8 +171,7 @@ class EnergyPurchaseOperator(BaseOperator):
         client = self.hook.get_conn()
         try:
             request = self.request(client.rules)
-            max_cost = (None if self.max_cost_trx in (None, "", "None")
-                        else as_decimal(self.max_cost_trx, "max_cost_trx"))
+            ceiling = max_cost(self.max_cost_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
         except (ValidationError, IdentityError) as exc:
@@ -192,14 +183,14 @@ class EnergyPurchaseOperator(BaseOperator):
             if isinstance(prior, dict):
                 return self._finish(prior, context)
             quote = self._quote(client, request)
-            self._guard(client, request, quote, max_cost)
+            self._guard(client, request, quote, ceiling)
             if dry_run:
                 self.log.info("dry run: would buy %s", self._describe_quote(quote))
                 return {"mode": self.mode, "dry_run": True, "request": request,
                         "purchase_key": identity,
                         "quote": quote.to_dict() if quote else None}
             try:
-                with _journal_errors():
+                with journal_errors():
                     entry = journal.claim(
                         identity, prior, scope=scope, explicit_key=explicit, mode=self.mode,
                         target_address=self.target, description=self._describe_quote(quote),
@@ -211,7 +202,7 @@ class EnergyPurchaseOperator(BaseOperator):
             return self._buy(journal, entry, client, request, quote, context)
 
     def _identity(self, context: Context, request: dict[str, Any]) -> tuple[str, bool]:
-        if self.purchase_key not in (None, "", "None"):
+        if not is_unset(self.purchase_key):
             return explicit_identity(self.purchase_key), True
         ti = context["ti"]
         return default_identity(ti.dag_id, ti.task_id, _map_index(ti), self.mode, request), False
@@ -224,107 +215,22 @@ class EnergyPurchaseOperator(BaseOperator):
                 f"{self.mode}: the purchase journal cannot be opened ({exc}); nothing "
                 "was bought") from None
 
-    def _decide(self, journal: PurchaseJournal, client: TronEnergyClient, identity: str,
-                scope: str, request: dict[str, Any]) -> Entry | dict[str, Any] | None:
-        """The newest attempt to buy after, or the reused result."""
-        while True:
-            with _journal_errors():
-                latest = journal.latest(identity)
-            decision = decide(latest, scope=scope, now=time.time(),
-                              min_validity=self.reuse_min_validity)
-            entry = decision.entry
-            if decision.verdict is Verdict.BUY:
-                if entry is None or entry.scope != scope:
-                    self._refuse_other_purchase_in_scope(journal, identity, scope)
-                return entry
-            assert entry is not None
-            if decision.verdict is Verdict.UNKNOWN:
-                if self.on_ambiguous != "rebuy":
-                    raise AirflowFailException(_unknown_outcome(entry))
-                self.log.warning("purchase %s sent at %s has an unknown outcome; "
-                                 "on_ambiguous='rebuy': buying again", identity,
-                                 _utc(entry.sent_at))
-                with _journal_errors():
-                    journal.abandon(entry, "on_ambiguous='rebuy'")
-                continue
-            if entry.request != request:
-                raise AirflowFailException(
-                    f"purchase {identity} already placed order {entry.order_id} for different "
-                    f"parameters ({entry.request}); refusing to reuse it for {request} or to "
-                    "buy twice under one purchase_key. Use a new key for a new purchase.")
-            reused = self._reuse(journal, client, entry, scope)
-            if reused is not None:
-                return reused
-
-    def _refuse_other_purchase_in_scope(self, journal: PurchaseJournal, identity: str,
-                                        scope: str) -> None:
-        """A retry whose parameters changed must not buy a second, different purchase."""
-        with _journal_errors():
-            active = journal.active_in_scope(scope)
-        for other in active:
-            if other.identity != identity:
-                raise AirflowFailException(
-                    f"an earlier try of this task instance sent a different purchase "
-                    f"({other.description}, {other.state.value}, journal identity "
-                    f"{other.identity}); refusing to buy another in the same task instance. "
-                    "Use a new run.")
-
-    def _reuse(self, journal: PurchaseJournal, client: TronEnergyClient, entry: Entry,
-               scope: str) -> dict[str, Any] | None:
-        """The earlier order's result, or None when it turned out to buy nothing."""
-        assert entry.order_id is not None
-        try:
-            order = client.get_order(entry.order_id)
-        except NotFoundError:
-            raise AirflowFailException(
-                f"purchase {entry.identity} is recorded as order {entry.order_id}, which the "
-                "service does not know. Nothing was bought now. If that order id was entered "
-                "by hand, check it in the service's console.") from None
-        except TronEnergyError as exc:
-            raise AirflowException(f"cannot look up order {entry.order_id}: {exc}") from None
-        if order.status in (OrderStatus.FAILED, OrderStatus.CANCELLED):
-            self.log.info("order %s of purchase %s ended %s: it bought nothing; buying anew",
-                          entry.order_id, entry.identity, order.status.value)
-            with _journal_errors():
-                journal.mark_ended(entry, order.status.value)
-            return None
-        if entry.claimed_by is None:
-            with _journal_errors():
-                claimed = journal.claim_reuse(entry, scope)
-            if not claimed:
-                return None  # another run took it first: decide again
-        self.log.info("order %s (purchase %s, sent %s) is reused: nothing more is bought",
-                      entry.order_id, entry.identity, _utc(entry.sent_at))
-        base = entry.result or self._result_of_order(order, entry)
-        return {**base, "status": order.status.value, "tx_hash": order.tx_hash or "",
-                "purchase_key": entry.identity, "reused": True}
-
-    def _result_of_order(self, order: Order, entry: Entry) -> dict[str, Any]:
-        energy = order.energy_amount
-        cost = order.cost if order.cost is not None else Decimal(0)
-        return {"mode": self.mode, "order_id": order.order_id,
-                "target_address": order.target_address or entry.target_address,
-                "energy_amount": energy, "rent_time": entry.request.get("rent_time"),
-                "cost": text(cost), "burn_cost": text(burn_cost(energy)) if energy else None,
-                "saving": text(burn_cost(energy) - cost) if energy else None,
-                "quote": None, "dry_run": False}
-
     def _buy(self, journal: PurchaseJournal, entry: Entry, client: TronEnergyClient,
              request: dict[str, Any], quote: Quote | None, context: Context) -> dict[str, Any]:
         try:
             purchase = self.place(client, request)
         except AmbiguousPurchaseError as exc:
-            message = f"{exc}. {_unknown_outcome(entry)}"
+            message = f"{exc}. {unknown_outcome(entry)}"
             if self.on_ambiguous == "rebuy":
                 raise AirflowException(
                     message + " on_ambiguous='rebuy': a retry buys again.") from None
             raise AirflowFailException(message) from None
         except (RateLimitedError, ServiceUnreachableError) as exc:
-            with _journal_errors():
+            with journal_errors():
                 journal.record_refused(entry, str(exc))
             raise AirflowException(f"{self.mode}: nothing was bought ({exc})") from None
         except TronEnergyError as exc:
-            with _journal_errors():
+            with journal_errors():
                 journal.record_refused(entry, str(exc))
             raise AirflowFailException(f"{self.mode} refused, nothing bought: {exc}") from None
         result = {**self._result(purchase, request, quote), "purchase_key": entry.identity}
@@ -357,24 +263,16 @@ class EnergyPurchaseOperator(BaseOperator):
         )
 
     def _guard(self, client: TronEnergyClient, request: dict[str, Any], quote: Quote | None,
-               max_cost: Decimal | None) -> None:
-        if max_cost is not None:
-            if quote is None:
+               ceiling: Decimal | None) -> None:
+        if quote is None:
+            if ceiling is not None:
                 raise AirflowFailException(
                     f"max_cost_trx is set but {self.mode} for "
                     f"{hours(Decimal(request['rent_time']))} cannot be quoted (the price "
                     "endpoint does not offer that rent_time); nothing bought")
-            if quote.total > max_cost:
-                raise AirflowFailException(
-                    f"quoted cost {quote.total} TRX exceeds max_cost_trx {max_cost} TRX "
-                    f"({self._describe_quote(quote)}); nothing bought")
-        if self.check_balance and quote is not None:
-            available = client.get_account().available_balance
-            if available < quote.total:
-                raise AirflowFailException(
-                    f"available balance {available} TRX is short by "
-                    f"{quote.total - available} TRX for {self._describe_quote(quote)}; "
-                    "nothing bought")
+            return
+        guard_cost(client, quote.total, what=self._describe_quote(quote), ceiling=ceiling,
+                   check_balance=self.check_balance)
 
     def _describe_quote(self, quote: Quote | None) -> str:
         if quote is None:
@@ -432,37 +330,21 @@ class EnergyPurchaseOperator(BaseOperator):
                 method_name="execute_complete",
                 kwargs={"result": result},
             )
-        order = self._poll(result["order_id"])
-        return self._completed(result, order.to_dict())
+        event = self.hook.wait_for_order(result["order_id"], poll_interval=self.poll_interval,
+                                         timeout=self.wait_timeout, log=self.log)
+        return self._completed(result, event)
 
-    def _poll(self, order_id: str) -> Order:
-        client = self.hook.get_conn()
-        deadline = time.monotonic() + self.wait_timeout
-        last_status = None
-        while True:
-            try:
-                order = client.get_order(order_id)
-            except (InvalidRequestError, AmbiguousPurchaseError) as exc:
-                raise AirflowException(f"cannot follow order {order_id}: {exc}") from None
-            except TronEnergyError as exc:
-                self.log.warning("order %s: transient error while polling (%s)", order_id, exc)
-            else:
-                if order.status is not last_status:
-                    self.log.info("order %s is %s", order_id, order.status.value)
-                    last_status = order.status
-                if order.status.is_terminal():
-                    return order
-            if time.monotonic() > deadline:
-                raise AirflowException(
-                    f"order {order_id} not terminal after {self.wait_timeout:g} s")
-            time.sleep(self.poll_interval)
-
-    def _completed(self, result: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
-        status = order.get("status")
-        if status != OrderStatus.SUCCESS.value:
+    def _completed(self, result: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+        """The result of an ended wait: a delivered order, else the matching failure."""
+        status = event.get("status")
+        if status in ("failed", "cancelled"):
             raise AirflowFailException(
                 f"order {result['order_id']} ended {status}: the energy for "
                 f"{result['target_address']} was not delivered")
+        if status != OrderStatus.SUCCESS.value:
+            raise AirflowException(f"waiting for order {result['order_id']} ended with "
+                                   f"{status}: {event.get('message')}")
+        order = event.get("order") or {}
         self.log.info("order %s succeeded: delegation tx %s", result["order_id"],
                       order.get("tx_hash"))
         return {**result, "status": status, "tx_hash": order.get("tx_hash", "")}
@@ -475,11 +357,7 @@ class EnergyPurchaseOperator(BaseOperator):
             result = {"mode": self.mode, "order_id": event.get("order_id"),
                       "target_address": order.get("target_address", self.target),
                       "cost": order.get("cost"), "energy_amount": order.get("energy_amount")}
-        status = event.get("status")
-        if status in ("success", "failed", "cancelled"):
-            return self._completed(result, event.get("order") or {"status": status})
-        raise AirflowException(
-            f"waiting for order {result['order_id']} ended with {status}: {event.get('message')}")
+        return self._completed(result, event)
 
 
 def _map_index(ti: Any) -> int:
@@ -492,28 +370,3 @@ def _scope(context: Context) -> str:
     return scope_of(ti.dag_id, ti.run_id, ti.task_id, _map_index(ti))
 
 
-@contextmanager
-def _journal_errors() -> Iterator[None]:
-    """A journal database failure before buying is retryable and buys nothing."""
-    try:
-        yield
-    except sa.exc.SQLAlchemyError as exc:
-        raise AirflowException(
-            f"the purchase journal is unavailable ({type(exc).__name__}); nothing was bought "
-            "by this attempt") from None
-
-
-def _unknown_outcome(entry: Entry) -> str:
-    age = time.time() - entry.sent_at
-    in_flight = (f" It was sent {age:.0f} s ago and may still be in flight in another "
-                 "worker: if `tronenergy-purchases show` soon says placed, just run again."
-                 if age < IN_FLIGHT_SECONDS else "")
-    return (
-        f"Purchase {entry.identity} ({entry.description}) was sent at {_utc(entry.sent_at)} "
-        f"by {entry.scope} and its outcome is unknown: the service may or may not have "
-        f"placed it.{in_flight} It is not placed again, in this run or any later run, until "
-        "resolved. "
-        f"Nothing was bought now. Look for an order for {entry.target_address} placed around "
-        "that time in the service's console, then record what you found:\n"
-        f"  {RESOLVE_COMMAND} '{entry.identity}' --order-id <ORDER_ID>\n"
-        f"  {RESOLVE_COMMAND} '{entry.identity}' --not-placed")

@@ -10,13 +10,21 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
+from airflow_provider_tronenergy.protocol.energy import (
+    ACTIVATION_COST_SUN,
+    BURN_SUN_PER_ENERGY,
+    ENERGY_FIRST_TRANSFER,
+    ENERGY_PER_TRANSFER,
+    transfer_energy,
+)
+
+__all__ = ["ACTIVATION_COST", "BURN_TRX_PER_ENERGY", "ENERGY_FIRST_TRANSFER",
+           "ENERGY_PER_TRANSFER", "Quote", "burn_cost", "hours", "rental_cost", "text",
+           "transfer_energy", "trx"]
+
 SUN = Decimal("0.000001")
-ENERGY_PER_TRANSFER = 65_000
-# A first transfer of a token to an address writes a new storage slot (decisions.md 5).
-ENERGY_FIRST_TRANSFER = 131_000
-ACTIVATION_COST = Decimal("1.1")
-# Burning instead of renting costs 100 sun per energy.
-BURN_TRX_PER_ENERGY = Decimal("0.0001")
+ACTIVATION_COST = (ACTIVATION_COST_SUN * SUN).normalize()
+BURN_TRX_PER_ENERGY = (BURN_SUN_PER_ENERGY * SUN).normalize()
 
 
 def text(amount: Decimal) -> str:
@@ -30,15 +38,6 @@ def rental_cost(energy: int, price_per_10k: Decimal) -> Decimal:
 
 def burn_cost(energy: int) -> Decimal:
     return (Decimal(energy) * BURN_TRX_PER_ENERGY).quantize(SUN)
-
-
-def transfer_energy(transfer_count: int) -> int:
-    """Energy for one transfer to an address, from check-address's ``transfer_count``.
-
-    1 means the recipient already holds the token (65,000); more means a first
-    transfer, which costs 131,000 (not 2 x 65,000: the figure is the chain's).
-    """
-    return ENERGY_PER_TRANSFER if transfer_count <= 1 else ENERGY_FIRST_TRANSFER
 
 
 @dataclass(frozen=True)

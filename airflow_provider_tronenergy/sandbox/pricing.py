@@ -8,13 +8,15 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, Decimal
 from typing import Final
 
+from airflow_provider_tronenergy.protocol import energy
+
 SUN_PER_TRX: Final = 1_000_000
-ENERGY_PER_TRANSFER: Final = 65_000
-ENERGY_FIRST_TRANSFER: Final = 131_000
+ENERGY_PER_TRANSFER: Final = energy.ENERGY_PER_TRANSFER
+ENERGY_FIRST_TRANSFER: Final = energy.ENERGY_FIRST_TRANSFER
+ACTIVATION_COST_SUN: Final = energy.ACTIVATION_COST_SUN
+BURN_SUN_PER_ENERGY: Final = energy.BURN_SUN_PER_ENERGY
 MIN_ENERGY: Final = 32_000
 MAX_ENERGY: Final = 5_000_000
-ACTIVATION_COST_SUN: Final = 1_100_000
-BURN_SUN_PER_ENERGY: Final = 100
 TOKEN_FOR_ESTIMATES: Final = "USDT"
 
 # Price of 10,000 energy, in sun, by rental duration in hours.

@@ -23,14 +23,11 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_tronenergy.client import Order, TronEnergyError
+from airflow_provider_tronenergy.client import TronEnergyError
+from airflow_provider_tronenergy.hooks.order_wait import OrderWatch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.triggers.order import (
-    TRANSIENT_ERRORS,
-    EnergyOrderTrigger,
-    describe_order,
-    order_event,
-)
+from airflow_provider_tronenergy.templated import is_unset
+from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -98,23 +95,31 @@ class EnergyOrderSensor(BaseSensorOperator):
         self.order_id = order_id
         self.tronenergy_conn_id = tronenergy_conn_id
         self.deferrable = deferrable
-        self._last_status: str | None = None
-        self._answering = True
 
     @cached_property
     def hook(self) -> TronEnergyHook:
         return TronEnergyHook(self.tronenergy_conn_id)
 
+    @cached_property
+    def watch(self) -> OrderWatch:
+        """The wait's memory across pokes; the hook's rules say what each read means."""
+        return OrderWatch(self.order_id, poll_interval=self.poke_interval, end_time=None,
+                          log=self.log)
+
     def execute(self, context: Context) -> Any:
-        self._check_order_id()
+        """Poke in this worker, or check once and defer to :class:`EnergyOrderTrigger`."""
+        if not isinstance(self.order_id, str) or is_unset(self.order_id):
+            raise AirflowFailException(
+                f"order_id is {self.order_id!r}, not an order id; if it comes from XCom, check "
+                "that the purchase task ran and returned an order_id")
         try:
             if not self.deferrable:
                 return super().execute(context)
-            order = self._read_order()
+            event = self._read()
         finally:
             self.hook.close()
-        if order is not None and order.status.is_terminal():
-            return self._finish(order_event(self.order_id, order=order))
+        if event is not None:
+            return self._finish(event)
         self.log.info("deferring: the triggerer checks energy order %s every %g s, for at "
                       "most %g s", self.order_id, self.poke_interval, self.timeout)
         self.defer(
@@ -128,12 +133,11 @@ class EnergyOrderSensor(BaseSensorOperator):
         )
 
     def poke(self, context: Context) -> PokeReturnValue:
-        order = self._read_order()
-        if order is None or not order.status.is_terminal():
+        """One read: done with the order on success; a failed order or an error raises."""
+        event = self._read()
+        if event is None:
             return PokeReturnValue(is_done=False)
-        return PokeReturnValue(is_done=True,
-                               xcom_value=order_event_result(order_event(self.order_id,
-                                                                         order=order)))
+        return PokeReturnValue(is_done=True, xcom_value=order_event_result(event))
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         """Resume from the trigger: the order dict on success, else the matching failure."""
@@ -146,34 +150,12 @@ class EnergyOrderSensor(BaseSensorOperator):
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _check_order_id(self) -> None:
-        value = self.order_id
-        if not isinstance(value, str) or value.strip() in ("", "None"):
-            raise AirflowFailException(
-                f"order_id is {value!r}, not an order id; if it comes from XCom, check "
-                "that the purchase task ran and returned an order_id"
-            )
-
-    def _read_order(self) -> Order | None:
-        """The order, or None when the service did not answer this time (logged)."""
+    def _read(self) -> dict[str, Any] | None:
+        """The outcome event once the order has ended (or cannot be read), else None."""
         try:
-            order = self.hook.get_conn().get_order(self.order_id)
-        except TRANSIENT_ERRORS as exc:
-            if self._answering:
-                self.log.warning("energy order %s: the service did not answer (%s); will "
-                                 "check again", self.order_id, exc)
-            self._answering = False
-            return None
+            return self.watch.read(self.hook.get_conn().get_order(self.order_id))
         except TronEnergyError as exc:
-            raise AirflowException(f"could not read energy order {self.order_id}: {exc}") \
-                from exc
-        if not self._answering:
-            self.log.info("energy order %s: the service answers again", self.order_id)
-            self._answering = True
-        if order.status.value != self._last_status:
-            self._last_status = order.status.value
-            self.log.info("%s", describe_order(order))
-        return order
+            return self.watch.failed(exc)
 
     def _finish(self, event: dict[str, Any]) -> dict[str, Any]:
         """Outcome of an order found ended before deferring, honouring soft_fail/never_fail."""

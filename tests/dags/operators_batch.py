@@ -7,11 +7,11 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_provider_tronenergy.operators.energy import (
+from airflow_provider_tronenergy.operators.address import (
     ActivateAddressOperator,
-    BuyEnergyOperator,
     CheckAddressOperator,
 )
+from airflow_provider_tronenergy.operators.energy import BuyEnergyOperator
 from airflow_provider_tronenergy.operators.monitor import (
     AddMonitorOperator,
     RemoveMonitorOperator,

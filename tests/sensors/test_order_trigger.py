@@ -13,11 +13,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import Order, OrderStatus
-from airflow_provider_tronenergy.triggers.order import (
-    EVENT_STATUSES,
-    EnergyOrderTrigger,
-    order_event,
-)
+from airflow_provider_tronenergy.hooks.order_wait import EVENT_STATUSES, order_event
+from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
 from support.orders import Control, connection_json, wait_until
 
 CLASSPATH = "airflow_provider_tronenergy.triggers.order.EnergyOrderTrigger"

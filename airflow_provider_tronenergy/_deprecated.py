@@ -1,0 +1,31 @@
+"""Old import paths that keep working after a name moved: one warning, then the new object.
+
+A user's DAG written against an earlier release must still import; it is told,
+once per use, where the name lives now. A module keeps its old names with::
+
+    __getattr__ = moved_names(__name__, {"old_name": "package.module:new_name"})
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def moved_names(module: str, targets: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that resolves each old name to ``"module:attribute"``."""
+
+    def __getattr__(name: str) -> Any:
+        target = targets.get(name)
+        if target is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        where, _, attribute = target.partition(":")
+        warnings.warn(
+            f"{module}.{name} moved to {where}.{attribute}; import it from there "
+            "(the old path will be removed in a future release)",
+            DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(where), attribute)
+
+    return __getattr__

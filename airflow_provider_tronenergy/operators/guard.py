@@ -1,0 +1,43 @@
+"""The money guards every paying task passes before it spends: a ceiling and the balance.
+
+One rule for purchases, activations and payout plans: refuse before any call that
+spends when the cost is over ``max_cost_trx`` or over the available balance, with
+a message that says what would have been bought and that nothing was. Refusals are
+:class:`AirflowFailException`: a retry cannot change a quote or a balance.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Protocol
+
+from airflow.providers.common.compat.sdk import AirflowFailException
+
+from airflow_provider_tronenergy.operators.params import as_decimal
+from airflow_provider_tronenergy.templated import is_unset
+
+
+class _AccountReader(Protocol):
+    def get_account(self) -> Any: ...
+
+
+def max_cost(value: Any) -> Decimal | None:
+    """A ``max_cost_trx`` parameter: exact TRX, or None (no ceiling) when it is unset."""
+    return None if is_unset(value) else as_decimal(value, "max_cost_trx")
+
+
+def guard_cost(client: _AccountReader, total: Decimal, *, what: str, ceiling: Decimal | None,
+               check_balance: bool, nothing: str = "nothing bought") -> None:
+    """Raise unless ``total`` TRX for ``what`` is within ``ceiling`` and the balance.
+
+    The balance is read only when something is to be paid (``total > 0``).
+    """
+    if ceiling is not None and total > ceiling:
+        raise AirflowFailException(
+            f"{what} would cost {total} TRX, over max_cost_trx {ceiling} TRX; {nothing}")
+    if check_balance and total > 0:
+        available = client.get_account().available_balance
+        if available < total:
+            raise AirflowFailException(
+                f"available balance {available} TRX is short by {total - available} TRX "
+                f"for {what}; {nothing}")

@@ -1,0 +1,139 @@
+"""The one "wait for an order" (hooks.order_wait): the task's blocking wait, the trigger's
+async wait and the sensor's pokes read each answer the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import warnings
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.hooks import order_wait
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
+from support.orders import Control, connection_json
+
+log = logging.getLogger("test.order_wait")
+
+
+def both_waits(order_id: str, conn_id: str = "tronenergy_default", *, timeout: float = 30.0,
+               poll: float = 0.02) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The blocking wait's event and the async wait's event for the same order."""
+    hook = TronEnergyHook(conn_id)
+    try:
+        blocking = hook.wait_for_order(order_id, poll_interval=poll, timeout=timeout, log=log)
+    finally:
+        hook.close()
+    deferred = asyncio.run(TronEnergyHook(conn_id).await_order(
+        order_id, poll_interval=poll, end_time=time.time() + timeout, log=log))
+    return blocking, deferred
+
+
+def test_both_waits_follow_an_order_to_success(control: Control, conn):
+    order_id = control.buy()
+    control.succeed(order_id)
+    blocking, deferred = both_waits(order_id)
+    assert blocking == deferred
+    assert blocking["status"] == "success"
+    assert blocking["order"]["tx_hash"]
+
+
+def test_bad_credentials_end_both_waits_at_once(control: Control, sandbox, monkeypatch):
+    """The purchase operator used to poll on through a 401 until wait_timeout."""
+    order_id = control.buy()
+    wrong = "wrong-secret-" + "y" * 20
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(sandbox, secret=wrong))
+    started = time.monotonic()
+    blocking, deferred = both_waits(order_id, "tronenergy_bad", timeout=20.0)
+    assert time.monotonic() - started < 10.0  # not the 20 s timeout: the first answer ended it
+    assert blocking["status"] == deferred["status"] == "error"
+    assert blocking["message"] == deferred["message"]
+    assert "signature" in blocking["message"].lower()
+    assert wrong not in json.dumps([blocking, deferred])
+
+
+def test_both_waits_time_out_alike(control: Control, conn):
+    order_id = control.buy()
+    blocking, deferred = both_waits(order_id, timeout=0.1)
+    assert blocking["status"] == deferred["status"] == "timeout"
+    assert "still pending" in blocking["message"] and "still pending" in deferred["message"]
+
+
+def test_transient_failures_keep_the_blocking_wait_going(control: Control, conn):
+    order_id = control.buy()
+    control.succeed(order_id)
+    control.fault(kind="error", path=f"/energy/order/{order_id}", status=503, count=2)
+    control.fault(kind="rate_limit", path=f"/energy/order/{order_id}", retry_after=1, count=1)
+    hook = TronEnergyHook("tronenergy_default")
+    event = hook.wait_for_order(order_id, poll_interval=0.02, timeout=30, log=log)
+    assert event["status"] == "success"
+    assert control.faults() == []
+
+
+def test_sensor_and_waits_agree_on_an_error(control: Control, sandbox, monkeypatch):
+    """A poke fails the try with the very message the waits put in their error event."""
+    from airflow.providers.common.compat.sdk import AirflowException
+
+    order_id = control.buy()
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD",
+                       connection_json(sandbox, secret="wrong-secret-" + "z" * 20))
+    blocking, _ = both_waits(order_id, "tronenergy_bad")
+    sensor = EnergyOrderSensor(task_id="wait", order_id=order_id,
+                               tronenergy_conn_id="tronenergy_bad")
+    with pytest.raises(AirflowException) as caught:
+        sensor.poke({})
+    assert str(caught.value) == blocking["message"]
+
+
+def test_the_hook_declares_every_client_call():
+    """Explicit, typed attributes (no __getattr__): drift from the client fails here."""
+    public = {name for name in dir(TronEnergyClient)
+              if not name.startswith("_") and callable(getattr(TronEnergyClient, name))}
+    public -= {"close", "rules"}  # the hook owns its client's life and rules
+    missing = sorted(name for name in public if name not in TronEnergyHook.__dict__)
+    assert missing == []
+    assert "__getattr__" not in TronEnergyHook.__dict__
+    for name in public:
+        assert TronEnergyHook.__dict__[name].__doc__ == getattr(TronEnergyClient, name).__doc__
+
+
+def test_hook_calls_reach_the_hook_client(control: Control, conn):
+    hook = TronEnergyHook("tronenergy_default")
+    try:
+        assert hook.get_account().username
+        assert hook.get_order(control.buy()).status.value == "pending"
+    finally:
+        hook.close()
+
+
+@pytest.mark.parametrize("name", ["EVENT_STATUSES", "TRANSIENT_ERRORS", "describe_order",
+                                  "order_event", "EventStatus"])
+def test_moved_wait_names_still_import_from_the_trigger_module(name):
+    from airflow_provider_tronenergy.triggers import order as trigger_module
+
+    with pytest.warns(DeprecationWarning, match="hooks.order_wait"):
+        value = getattr(trigger_module, name)
+    assert value is getattr(order_wait, name)
+
+
+@pytest.mark.parametrize("name", ["ActivateAddressOperator", "CheckAddressOperator"])
+def test_address_operators_still_import_from_operators_energy(name):
+    from airflow_provider_tronenergy.operators import address, energy
+
+    with pytest.warns(DeprecationWarning, match="operators.address"):
+        value = getattr(energy, name)
+    assert value is getattr(address, name)
+
+
+def test_unknown_names_are_still_attribute_errors():
+    from airflow_provider_tronenergy.triggers import order as trigger_module
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            trigger_module.no_such_name  # noqa: B018
