@@ -70,6 +70,13 @@ _CONFIG: dict[str, Any] = {
                 "version_added": "0.1.0", "type": "string", "sensitive": True,
                 "example": "postgresql://airflow@db.internal/airflow", "default": None,
             },
+            "deposits_ledger": {
+                "description": "SQLAlchemy URL of the deposit ledger (deposits credited once, "
+                "keyed by tx_hash; airflow_provider_tronenergy.deposits). Empty: a SQLite file "
+                "in AIRFLOW_HOME. TRONENERGY_DEPOSITS_DB wins.",
+                "version_added": "0.2.0", "type": "string", "sensitive": True,
+                "example": "postgresql://airflow@db.internal/airflow", "default": None,
+            },
             "conn_id": {
                 "description": "Connection whose webhook_secret the callback receiver uses.",
                 "version_added": "0.1.0", "type": "string",

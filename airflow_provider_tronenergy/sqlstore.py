@@ -44,6 +44,13 @@ def sqlite_in_airflow_home(filename: str) -> str:
     return f"sqlite:///{os.path.join(os.path.abspath(home), filename)}"
 
 
+def resolve_url(explicit: str | None, *, env: str, conf_key: str, filename: str) -> str:
+    """Where a store lives: ``explicit``, else ``$env``, else ``[tronenergy] conf_key``, else a
+    SQLite file in ``$AIRFLOW_HOME``. Read when the store is opened, never at DAG parse."""
+    return (explicit or os.environ.get(env, "").strip() or airflow_conf(conf_key)
+            or sqlite_in_airflow_home(filename))
+
+
 def with_driver(url: URL) -> URL:
     """``postgresql://`` means psycopg2 on SQLAlchemy 1.4/2.0 but psycopg 3 on 2.1:
     pick whichever of the two is installed, so one URL works everywhere."""

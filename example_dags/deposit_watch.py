@@ -14,32 +14,31 @@ Two DAGs:
   if the triggerer dies between Airflow persisting an event and the watcher
   committing its offset) credits nothing twice.
 
-Settings (environment, read when the DAG file is parsed):
+Settings, read when a task runs (never when the file is parsed):
 
-- ``TRONENERGY_DEPOSIT_ADDRESSES``: comma-separated deposit addresses;
-- ``TRONENERGY_CALLBACK_URL``: where the service sends callbacks;
-- ``TRONENERGY_DEPOSITS_DB``: the credited-deposits ledger (a SQLAlchemy URL;
-  default a SQLite file in ``$AIRFLOW_HOME``).
+- Airflow Variable ``tronenergy_deposit_addresses``: a JSON list of deposit
+  addresses (e.g. ``AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES='["T..."]'``); only
+  transfers into these are credited;
+- Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
+- the credited-deposits ledger: ``[tronenergy] deposits_ledger`` (or
+  ``$TRONENERGY_DEPOSITS_DB``), a SQLAlchemy URL; default a SQLite file in
+  ``$AIRFLOW_HOME`` (:class:`airflow_provider_tronenergy.deposits.DepositLedger`).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Asset, AssetWatcher, task
+from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
+from airflow_provider_tronenergy.deposits import DepositLedger, event_transfer
 from airflow_provider_tronenergy.operators.monitor import AddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronTransferWatchTrigger
 
-ADDRESSES = [a.strip() for a in os.environ.get("TRONENERGY_DEPOSIT_ADDRESSES", "").split(",")
-             if a.strip()]
-CALLBACK_URL = os.environ.get("TRONENERGY_CALLBACK_URL",
-                              "http://localhost:8080/tronenergy/callbacks")
+ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 log = logging.getLogger(__name__)
 
@@ -48,66 +47,10 @@ DEPOSITS = Asset(
     group="tronenergy",
     watchers=[AssetWatcher(
         name="tronenergy_deposits",
-        trigger=TronTransferWatchTrigger(addresses=ADDRESSES or None,
-                                         consumer="deposit_credit", poll_interval=2.0),
+        # Every stored transfer; the credit task keeps those into deposit addresses.
+        trigger=TronTransferWatchTrigger(consumer="deposit_credit", poll_interval=2.0),
     )],
 )
-
-
-def ledger_url() -> str:
-    home = os.environ.get("AIRFLOW_HOME", os.path.expanduser("~/airflow"))
-    return os.environ.get("TRONENERGY_DEPOSITS_DB",
-                          f"sqlite:///{os.path.join(home, 'credited_deposits.db')}")
-
-
-def event_transfer(extra: Any) -> dict[str, Any] | None:
-    """The transfer an Asset event carries, or None.
-
-    Airflow stores a watcher's trigger event as ``{"from_trigger": true, "payload":
-    <the trigger's payload>}``; a transfer given directly (an event posted through the
-    REST API with the transfer as its extra) is accepted as it is.
-    """
-    if not isinstance(extra, Mapping):
-        return None
-    payload = extra.get("payload") if extra.get("from_trigger") else extra
-    return dict(payload) if isinstance(payload, Mapping) and payload.get("tx_hash") else None
-
-
-def credit(transfers: list[dict[str, Any]], url: str) -> list[dict[str, Any]]:
-    """Insert each transfer once (tx_hash is the key); return those credited now."""
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(url)
-    meta = sa.MetaData()
-    table = sa.Table(
-        "credited_deposits", meta,
-        sa.Column("tx_hash", sa.String(64), primary_key=True),
-        sa.Column("to_address", sa.String(34), nullable=False, index=True),
-        sa.Column("from_address", sa.String(34), nullable=False),
-        sa.Column("amount", sa.String(40), nullable=False),  # exact decimal text
-        sa.Column("token", sa.String(20), nullable=False),
-        sa.Column("block_number", sa.BigInteger, nullable=False),
-        sa.Column("credited_at", sa.String(40), nullable=False),
-    )
-    meta.create_all(engine)
-    if engine.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    credited = []
-    with engine.begin() as conn:
-        for t in transfers:
-            # The key decides, not a prior SELECT: a concurrent run cannot credit twice.
-            inserted = conn.execute(insert(table).values(
-                tx_hash=t["tx_hash"], to_address=t["to"], from_address=t["from"],
-                amount=t["amount"], token=t["token"], block_number=t["block_number"],
-                credited_at=pendulum.now("UTC").isoformat(),
-            ).on_conflict_do_nothing(index_elements=["tx_hash"]))
-            if inserted.rowcount:
-                credited.append(t)
-    engine.dispose()
-    return credited
-
 
 with DAG(
     dag_id="deposit_addresses_register",
@@ -118,9 +61,14 @@ with DAG(
     tags=["tronenergy", "deposits"],
     doc_md=__doc__,
     default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
+    render_template_as_native_obj=True,
 ) as dag_register:
-    AddMonitorOperator(task_id="watch_deposit_addresses", addresses=ADDRESSES,
-                       webhook_url=CALLBACK_URL, label="deposits", tokens=["USDT", "TRX"])
+    AddMonitorOperator(
+        task_id="watch_deposit_addresses",
+        addresses=f"{{{{ var.json.get('{ADDRESSES_VARIABLE}', []) }}}}",
+        webhook_url="{{ var.value.get('tronenergy_callback_url', "
+                    "'http://localhost:8080/tronenergy/callbacks') }}",
+        label="deposits", tokens=["USDT", "TRX"])
 
 
 with DAG(
@@ -136,18 +84,20 @@ with DAG(
 
     @task
     def credit_deposits(**context: Any) -> list[dict[str, Any]]:
+        addresses = set(Variable.get(ADDRESSES_VARIABLE, default=[], deserialize_json=True))
         events = context["triggering_asset_events"][DEPOSITS]
-        transfers = []
-        for event in events:
-            transfer = event_transfer(event.extra)
-            if transfer is None:
-                log.warning("asset event %s carries no transfer; nothing to credit", event.extra)
-            else:
-                transfers.append(transfer)
-        # Also accept transfers handed over in dag_run.conf (manual replays, demos).
-        conf = context["dag_run"].conf or {}
-        transfers += list(conf.get("transfers", []))
-        credited = credit(transfers, ledger_url())
+        # Transfers handed over in dag_run.conf are accepted too (manual replays, demos).
+        given = [event_transfer(e.extra) for e in events]
+        given += list((context["dag_run"].conf or {}).get("transfers", []))
+        deposits = [t for t in given if t is not None and t["to"] in addresses]
+        if len(deposits) < len(given):
+            log.warning("%d of %d transfers are not into a deposit address (or carry no "
+                        "transfer): not credited", len(given) - len(deposits), len(given))
+        ledger = DepositLedger()
+        try:
+            credited = ledger.credit(deposits)
+        finally:
+            ledger.close()
         for t in credited:
             log.info("credited %s %s to %s (tx %s)", t["amount"], t["token"], t["to"],
                      t["tx_hash"])

@@ -181,7 +181,7 @@ def deposits(env: dict[str, str], world: Sandbox, receiver: Receiver) -> list[di
     from airflow_provider_tronenergy.triggers.transfer import start_offset
 
     store_url = env["TRONENERGY_CALLBACK_STORE"]
-    deposit_address = env["TRONENERGY_DEPOSIT_ADDRESSES"]
+    (deposit_address,) = json.loads(env["AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES"])
     step("registering the deposit address (deposit_addresses_register DAG)")
     if run_dag_test(env, {}, WORK / "dag-register.log", "deposit_addresses_register") != 0:
         raise RuntimeError("deposit_addresses_register failed; see .main-job/dag-register.log")
@@ -230,8 +230,9 @@ def main() -> int:
         world = Sandbox(sandbox)
         env.update({
             "TRONENERGY_CALLBACK_STORE": store_url,
-            "TRONENERGY_CALLBACK_URL": receiver.url,
-            "TRONENERGY_DEPOSIT_ADDRESSES": world.wallet(activated=True, holder=False),
+            "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": receiver.url,
+            "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps(
+                [world.wallet(activated=True, holder=False)]),
             "TRONENERGY_DEPOSITS_DB": f"sqlite:///{WORK / 'deposits.db'}",
         })
 

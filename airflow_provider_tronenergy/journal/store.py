@@ -114,10 +114,8 @@ def _iso(ts: float) -> str:
 def journal_url(explicit: str | None = None) -> str:
     """``explicit``, else ``$TRONENERGY_PURCHASE_JOURNAL``, else ``[tronenergy]
     purchase_journal``, else a SQLite file in ``$AIRFLOW_HOME``."""
-    import os
-
-    return (explicit or os.environ.get(ENV_JOURNAL_URL, "").strip()
-            or sqlstore.airflow_conf(CONF_KEY) or sqlstore.sqlite_in_airflow_home(DEFAULT_FILENAME))
+    return sqlstore.resolve_url(explicit, env=ENV_JOURNAL_URL, conf_key=CONF_KEY,
+                                filename=DEFAULT_FILENAME)
 
 
 def _ms(ts: float) -> int:

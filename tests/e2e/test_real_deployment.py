@@ -315,8 +315,8 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
             "extra": {"webhook_secret": sandbox.webhook_secret}}),
         # The receiver (api-server) writes, the watcher (triggerer) reads: one store.
         "TRONENERGY_CALLBACK_STORE": store_url,
-        "TRONENERGY_DEPOSIT_ADDRESSES": deposit_address,
-        "TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
+        "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
+        "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
         "PYTHONUNBUFFERED": "1",
     })

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import secrets
-import sqlite3
 
 import deposit_watch as example
 
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.protocol.address import random_address
 
 
@@ -29,30 +30,9 @@ def test_example_dags_import_cleanly(airflow_db):
     assert watcher is not None
 
 
-def test_credit_is_exactly_once(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    first, second = _transfer(random_address()), _transfer(random_address(), "0.000001")
-    assert example.credit([first, second], url) == [first, second]
-    assert example.credit([second, first], url) == []  # redelivered: nothing twice
-    with sqlite3.connect(tmp_path / "ledger.db") as db:
-        rows = db.execute(
-            "SELECT tx_hash, amount FROM credited_deposits ORDER BY amount").fetchall()
-    assert rows == [(second["tx_hash"], "0.000001"), (first["tx_hash"], "25.5")]
-
-
-def test_event_transfer_unwraps_a_watcher_event():
-    deposit = _transfer(random_address())
-    # What Airflow stores for an AssetWatcher's trigger event (Trigger.submit_event).
-    assert example.event_transfer({"from_trigger": True, "payload": deposit}) == deposit
-    assert example.event_transfer(deposit) == deposit  # a transfer posted as the extra
-    assert example.event_transfer({"from_trigger": True, "payload": {}}) is None
-    assert example.event_transfer({}) is None
-    assert example.event_transfer(None) is None
-
-
 def test_register_then_credit_in_dag_test(run_dag, control, sandbox, tmp_path, monkeypatch):
     address = random_address()
-    monkeypatch.setattr(example, "ADDRESSES", [address])
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([address]))
     monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
     dag = next(d for d in [example.dag_register, example.dag_credit]
                if d.dag_id == "deposit_credit")
@@ -62,3 +42,29 @@ def test_register_then_credit_in_dag_test(run_dag, control, sandbox, tmp_path, m
     assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit["tx_hash"]]
     again = run_dag(dag, transfers=[deposit])
     assert again["credit_deposits"][2] == []
+
+
+def test_only_deposit_addresses_are_credited(run_dag, control, tmp_path, monkeypatch):
+    deposit_address = random_address()
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([deposit_address]))
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
+    deposit, elsewhere = _transfer(deposit_address), _transfer(random_address())
+    out = run_dag(example.dag_credit, transfers=[elsewhere, deposit])
+    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit["tx_hash"]]
+
+
+def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox,
+                                                       monkeypatch):
+    """Set after the file was parsed, the Variables still reach the task."""
+    addresses = [control.activated(), control.activated()]
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps(addresses))
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_CALLBACK_URL", "https://example.com/cb")
+    out = run_dag(example.dag_register)
+    assert out["watch_deposit_addresses"][0] == "success", out
+    hook = TronEnergyHook()
+    try:
+        monitored = {m.address: m for m in hook.iter_monitored_addresses()}
+    finally:
+        hook.close()
+    assert set(addresses) <= set(monitored)
+    assert {monitored[a].label for a in addresses} == {"deposits"}

@@ -1,0 +1,233 @@
+"""Preparing a USDT payout batch: read and check the rows, plan the cheapest energy, report.
+
+The library half of the ``batch_payout_preparation`` example DAG, so a DAG that
+prepares payouts is a few task definitions around these functions:
+
+* :func:`load_payouts` / :func:`parse_payouts` turn a CSV file or a list of rows
+  into validated payouts (full base58check address, positive amount with at most
+  6 decimals); every bad row is reported by line and the task fails without retry;
+* :func:`plan_energy` quotes the whole batch at the service's price, refuses
+  before anything is bought when it is over ``max_cost_trx`` or the balance, and
+  splits the energy into orders (:func:`plan_orders`) within the price
+  endpoint's ``min_energy`` / ``max_energy``; each order carries a
+  ``purchase_key`` derived from the batch (:func:`batch_key`), so a new run of the
+  same batch reuses its still-valid orders instead of buying again;
+* :func:`batch_ready` is the payload of the "batch ready" Asset event: what was
+  bought, what it cost, and the saving against burning TRX.
+
+Amounts are exact decimal text throughout (JSON-safe for XCom), never floats.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
+
+from airflow_provider_tronenergy.client import Price, TronEnergyClient
+from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.operators.guard import guard_cost
+from airflow_provider_tronenergy.operators.quote import (
+    ACTIVATION_COST,
+    burn_cost,
+    rental_cost,
+    text,
+)
+from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+
+NOTHING_BOUGHT = "nothing was bought"
+
+
+@dataclass(frozen=True)
+class BatchParams:
+    """The batch's run parameters, checked: who pays, for how long, up to what cost."""
+
+    sender: str
+    rent_time: Decimal
+    max_cost: Decimal
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> BatchParams:
+        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``)."""
+        try:
+            return cls(sender=valid_address(params["sender_address"], "sender_address"),
+                       rent_time=parse_decimal(params["rent_time"], "rent_time"),
+                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"))
+        except ValueError as exc:
+            raise AirflowFailException(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
+
+
+def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[dict[str, str]]:
+    """Validated ``{"recipient", "amount"}`` payouts; every bad row is reported by line."""
+    payouts: list[dict[str, str]] = []
+    errors: list[str] = []
+    for line, row in enumerate(rows, start=first_line):
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != 2:
+            errors.append(f"line {line}: expected 'recipient,amount', got {len(row)} fields")
+            continue
+        recipient, raw_amount = (cell.strip() for cell in row)
+        try:
+            valid_address(recipient, "recipient")
+            amount = parse_decimal(raw_amount, "amount")
+        except ValueError as exc:
+            errors.append(f"line {line}: {exc}")
+            continue
+        if not amount.is_finite() or amount <= 0 or amount != round(amount, 6):
+            errors.append(f"line {line}: amount {raw_amount!r} must be positive, 6 decimals max")
+            continue
+        payouts.append({"recipient": recipient, "amount": text(amount)})
+    if errors:
+        raise AirflowFailException(f"bad payout rows ({NOTHING_BOUGHT}):\n" + "\n".join(errors))
+    if not payouts:
+        raise AirflowFailException("the payout batch is empty")
+    return payouts
+
+
+def load_payouts(params: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The batch of a run: ``payouts_file`` (CSV, header optional) or the ``payouts`` rows.
+
+    Its parameters are checked first, so a bad sender or ceiling fails here, before
+    any address is activated. A run with neither (a scheduled run nobody handed a
+    batch) is skipped: there is nothing to prepare.
+    """
+    path, given = params.get("payouts_file") or "", params.get("payouts") or []
+    if not path and not given:
+        raise AirflowSkipException("no payouts_file and no payouts: nothing to prepare")
+    BatchParams.of(params)
+    if not path:
+        return parse_payouts([[str(r.get("recipient", "")), str(r.get("amount", ""))]
+                              for r in given])
+    rows = list(csv.reader(io.StringIO(Path(path).read_text(encoding="utf-8"))))
+    if rows and rows[0] and rows[0][0].strip().lower() == "recipient":
+        return parse_payouts(rows[1:], first_line=2)
+    return parse_payouts(rows)
+
+
+def recipients(payouts: Sequence[Mapping[str, str]]) -> list[str]:
+    """Each recipient once, in first-occurrence order (what is checked and activated)."""
+    return list(dict.fromkeys(p["recipient"] for p in payouts))
+
+
+def batch_key(sender: str, payouts: Sequence[Mapping[str, str]]) -> str:
+    """Names this batch's purchases: a new run of the same batch reuses its still-valid orders."""
+    rows = json.dumps([[p["recipient"], p["amount"]] for p in payouts], separators=(",", ":"))
+    return f"payout:{sender}:{hashlib.sha256(rows.encode()).hexdigest()[:16]}"
+
+
+def plan_orders(transfer_energies: Sequence[int], *, energy_per_transfer: int, min_energy: int,
+                max_energy: int) -> dict[str, list[dict[str, Any]]]:
+    """Orders that buy exactly the transfers' energy, each within the service's limits.
+
+    Transfers to holders (``energy_per_transfer`` each) go into buy-count orders of
+    up to ``max_energy // energy_per_transfer`` transfers; first transfers
+    (131,000 each) into buy orders of whole transfers up to ``max_energy``. An order
+    the service would refuse (under ``min_energy``, or no transfer fits
+    ``max_energy``) fails here, before anything is bought.
+    """
+    holders = sum(1 for energy in transfer_energies if energy <= energy_per_transfer)
+    newcomers = len(transfer_energies) - holders
+    count_orders = [{"count": n} for n in _chunks(holders, max_energy // energy_per_transfer)]
+    buy_orders = [{"energy_amount": n * ENERGY_FIRST_TRANSFER}
+                  for n in _chunks(newcomers, max_energy // ENERGY_FIRST_TRANSFER)]
+    smallest = min([o["count"] * energy_per_transfer for o in count_orders]
+                   + [o["energy_amount"] for o in buy_orders], default=min_energy)
+    if smallest < min_energy:
+        raise AirflowFailException(
+            f"an order of {smallest:,} energy is under the service's min_energy {min_energy:,}; "
+            f"{NOTHING_BOUGHT}")
+    return {"count_orders": count_orders, "buy_orders": buy_orders}
+
+
+def _chunks(total: int, size: int) -> list[int]:
+    if total and size < 1:
+        raise AirflowFailException(f"no transfer fits the service's max_energy; {NOTHING_BOUGHT}")
+    return [min(size, total - start) for start in range(0, total, size or 1)]
+
+
+def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
+                checks: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+    """Quote the batch, refuse when it is too dear, and plan its orders (see module doc).
+
+    ``checks`` are :class:`~airflow_provider_tronenergy.operators.address.CheckAddressOperator`
+    results (``address``, ``transfer_energy``, ``need_activate``). The ceiling covers
+    energy and activations; the balance must still cover the energy (activations
+    were paid before this step).
+    """
+    batch = BatchParams.of(params)
+    if batch.rent_time not in client.rules.price_rent_times:
+        raise AirflowFailException(
+            f"rent_time {batch.rent_time} h cannot be quoted by the price endpoint, so the "
+            f"cost ceiling cannot be checked; {NOTHING_BOUGHT}")
+    price = client.get_price(batch.rent_time)
+    by_address = {c["address"]: c for c in checks}
+    rows = [{**p, "energy": by_address[p["recipient"]]["transfer_energy"],
+             "activated": by_address[p["recipient"]]["need_activate"]} for p in payouts]
+    for row in rows:
+        row.update(energy_cost=text(rental_cost(row["energy"], price.price_per_10k)),
+                   burn_cost=text(burn_cost(row["energy"])))
+    total_energy = sum(row["energy"] for row in rows)
+    energy_cost = rental_cost(total_energy, price.price_per_10k)
+    activations = sum(bool(c["need_activate"]) for c in by_address.values())
+    activation_cost = ACTIVATION_COST * activations
+    what = (f"the batch ({total_energy:,} energy: {energy_cost} TRX, {activations} "
+            f"activations: {activation_cost} TRX)")
+    guard_cost(client, energy_cost + activation_cost, what=what, ceiling=batch.max_cost,
+               check_balance=False, nothing=NOTHING_BOUGHT)
+    guard_cost(client, energy_cost, what=f"{total_energy:,} energy", ceiling=None,
+               check_balance=True, nothing=NOTHING_BOUGHT)
+    return {
+        "sender": batch.sender,
+        "rent_time": text(batch.rent_time),
+        "recipients": rows,
+        "transfers": len(rows),
+        "activations": activations,
+        "total_energy": total_energy,
+        "energy_cost_quote": text(energy_cost),
+        "activation_cost": text(activation_cost),
+        "total_cost_quote": text(energy_cost + activation_cost),
+        "burn_cost": text(burn_cost(total_energy)),
+        "saving_quote": text(burn_cost(total_energy) - energy_cost),
+        "price_per_10k": text(price.price_per_10k),
+        **_keyed_orders(batch.sender, batch_key(batch.sender, payouts), rows, price),
+    }
+
+
+def _keyed_orders(sender: str, key: str, rows: Sequence[Mapping[str, Any]],
+                  price: Price) -> dict[str, Any]:
+    orders = plan_orders([row["energy"] for row in rows],
+                         energy_per_transfer=price.energy_per_transfer,
+                         min_energy=price.min_energy, max_energy=price.max_energy)
+    return {kind: [{**order, "target_address": sender, "purchase_key": f"{key}:{tag}{i}"}
+                   for i, order in enumerate(orders[kind])]
+            for kind, tag in (("count_orders", "count"), ("buy_orders", "buy"))}
+
+
+def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
+                activations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The "batch ready" payload: the plan, the orders as delivered, and what they cost."""
+    spent = sum((Decimal(o["cost"]) for o in orders), Decimal(0))
+    activation_spent = sum((Decimal(a.get("cost", "0")) for a in activations), Decimal(0))
+    burn = Decimal(plan["burn_cost"])
+    return {
+        **{k: v for k, v in plan.items() if k not in ("count_orders", "buy_orders")},
+        "orders": [{"order_id": o["order_id"], "mode": o.get("kind"),
+                    "energy": o["energy_amount"], "cost": o["cost"],
+                    "status": o["status"], "tx_hash": o.get("tx_hash")} for o in orders],
+        "energy_cost": text(spent),
+        "activation_cost": text(activation_spent),
+        "total_cost": text(spent + activation_spent),
+        "saving": text(burn - spent),
+        "saving_factor": (text((burn / spent).quantize(Decimal("0.01"), ROUND_CEILING))
+                          if spent else None),
+    }

@@ -1,0 +1,159 @@
+"""Payout planning (airflow_provider_tronenergy.payouts): rows, orders within the service's
+limits, and the quote and guards against the sandbox over HTTP."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
+
+from airflow_provider_tronenergy import payouts
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.protocol.address import random_address
+
+LIVE_LIMITS = {"energy_per_transfer": 65_000, "min_energy": 32_000, "max_energy": 5_000_000}
+
+
+def test_parse_payouts_reports_every_bad_row_by_line():
+    good = random_address()
+    rows = [[good, "10.5"], ["T" + "1" * 33, "1"], [good, "-1"], [good], [good, "1.0000001"],
+            [], [good, "abc"]]
+    with pytest.raises(AirflowFailException) as info:
+        payouts.parse_payouts(rows, first_line=2)
+    message = str(info.value)
+    for line in (3, 4, 5, 6, 8):
+        assert f"line {line}:" in message
+    assert "line 2:" not in message and "line 7:" not in message
+
+
+def test_amounts_in_other_digits_are_bad_rows():
+    good = random_address()
+    with pytest.raises(AirflowFailException) as info:
+        payouts.parse_payouts([[good, "١٠.٥"], [good, "1e3"], [good, "10.5"]])
+    assert "line 1:" in str(info.value) and "line 2:" in str(info.value)
+    assert "line 3:" not in str(info.value)
+
+
+def test_plan_orders_buys_exactly_what_transfers_need():
+    energies = [65_000] * 80 + [131_000] * 40
+    plan = payouts.plan_orders(energies, **LIVE_LIMITS)
+    assert [o["count"] for o in plan["count_orders"]] == [76, 4]
+    assert [o["energy_amount"] for o in plan["buy_orders"]] == [38 * 131_000, 2 * 131_000]
+    energy = sum(o["count"] * 65_000 for o in plan["count_orders"]) + sum(
+        o["energy_amount"] for o in plan["buy_orders"])
+    assert energy == 80 * 65_000 + 40 * 131_000
+    assert all(o["energy_amount"] <= 5_000_000 for o in plan["buy_orders"])
+
+
+def test_plan_orders_follows_the_price_endpoints_limits_not_constants():
+    plan = payouts.plan_orders([65_000] * 10 + [131_000] * 5, energy_per_transfer=65_000,
+                               min_energy=32_000, max_energy=300_000)
+    assert [o["count"] for o in plan["count_orders"]] == [4, 4, 2]
+    assert [o["energy_amount"] for o in plan["buy_orders"]] == [262_000, 262_000, 131_000]
+
+
+@pytest.mark.parametrize("limits, words", [
+    ({"min_energy": 200_000, "max_energy": 5_000_000}, "min_energy"),
+    ({"min_energy": 32_000, "max_energy": 100_000}, "max_energy"),
+])
+def test_orders_the_service_would_refuse_fail_before_buying(limits, words):
+    with pytest.raises(AirflowFailException, match=words):
+        payouts.plan_orders([65_000, 131_000], energy_per_transfer=65_000, **limits)
+
+
+def test_an_empty_plan_has_no_orders():
+    assert payouts.plan_orders([], **LIVE_LIMITS) == {"count_orders": [], "buy_orders": []}
+
+
+def test_batch_key_names_the_rows_not_the_run():
+    sender, a, b = random_address(), random_address(), random_address()
+    rows = [{"recipient": a, "amount": "1"}, {"recipient": b, "amount": "2"}]
+    assert payouts.batch_key(sender, rows) == payouts.batch_key(sender, list(rows))
+    assert payouts.batch_key(sender, rows) != payouts.batch_key(sender, rows[::-1])
+    assert payouts.batch_key(sender, rows).startswith(f"payout:{sender}:")
+
+
+def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):
+    sender, a = random_address(), random_address()
+    params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "10"}
+    with_header = tmp_path / "a.csv"
+    with_header.write_text(f"recipient,amount\n{a},1.5\n")
+    bare = tmp_path / "b.csv"
+    bare.write_text(f"{a},1.5\n{a},x\n")
+    expected = [{"recipient": a, "amount": "1.5"}]
+    assert payouts.load_payouts({**params, "payouts_file": str(with_header)}) == expected
+    with pytest.raises(AirflowFailException, match="line 2:"):
+        payouts.load_payouts({**params, "payouts_file": str(bare)})
+    assert payouts.load_payouts({**params, "payouts": [{"recipient": a, "amount": "1.5"}]}) \
+        == expected
+    with pytest.raises(AirflowSkipException):
+        payouts.load_payouts({**params, "payouts_file": "", "payouts": []})
+    with pytest.raises(AirflowFailException, match="sender_address"):
+        payouts.load_payouts({**params, "sender_address": "T" + "1" * 33, "payouts": expected})
+
+
+def _client(sandbox) -> TronEnergyClient:
+    return TronEnergyClient(base_url=sandbox.url, api_key=sandbox.api_key,
+                            api_secret=sandbox.api_secret)
+
+
+def _batch(control) -> tuple[list[dict[str, str]], list[dict[str, object]], dict[str, str]]:
+    holder, newcomer = control.activated(holder=True), random_address()
+    rows = [{"recipient": holder, "amount": "10"}, {"recipient": newcomer, "amount": "20"},
+            {"recipient": holder, "amount": "5"}]
+    checks = [{"address": holder, "transfer_energy": 65_000, "need_activate": False},
+              {"address": newcomer, "transfer_energy": 131_000, "need_activate": True}]
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100"}
+    return rows, checks, params
+
+
+def test_plan_energy_quotes_at_the_services_price_and_keys_each_order(sandbox, control):
+    rows, checks, params = _batch(control)
+    with _client(sandbox) as client:
+        plan = payouts.plan_energy(client, rows, checks, params)
+        price = client.get_price(Decimal(1))
+    assert plan["total_energy"] == 2 * 65_000 + 131_000
+    assert plan["activations"] == 1 and Decimal(plan["activation_cost"]) == Decimal("1.1")
+    assert Decimal(plan["price_per_10k"]) == price.price_per_10k
+    assert Decimal(plan["energy_cost_quote"]) == (
+        Decimal(261_000) * price.price_per_10k / 10_000).quantize(Decimal("0.000001"),
+                                                                  rounding="ROUND_CEILING")
+    key = payouts.batch_key(params["sender_address"], rows)
+    assert plan["count_orders"] == [{"count": 2, "target_address": params["sender_address"],
+                                     "purchase_key": f"{key}:count0"}]
+    assert plan["buy_orders"] == [{"energy_amount": 131_000,
+                                   "target_address": params["sender_address"],
+                                   "purchase_key": f"{key}:buy0"}]
+    assert control.orders(params["sender_address"]) == []  # planning buys nothing
+
+
+def test_plan_energy_refuses_over_the_ceiling_or_the_balance(sandbox, control):
+    rows, checks, params = _batch(control)
+    with _client(sandbox) as client:
+        with pytest.raises(AirflowFailException, match="over max_cost_trx 1 TRX"):
+            payouts.plan_energy(client, rows, checks, {**params, "max_cost_trx": "1"})
+        control.balance("2")
+        with pytest.raises(AirflowFailException, match="available balance 2"):
+            payouts.plan_energy(client, rows, checks, params)
+
+
+def test_plan_energy_refuses_a_rent_time_it_cannot_quote(sandbox, control):
+    rows, checks, params = _batch(control)
+    with _client(sandbox) as client, pytest.raises(AirflowFailException,
+                                                   match="cannot be quoted"):
+        payouts.plan_energy(client, rows, checks, {**params, "rent_time": "24"})
+
+
+def test_batch_ready_reports_what_was_spent_and_saved():
+    plan = {"burn_cost": "26.1", "transfers": 3, "count_orders": [{}], "buy_orders": [{}]}
+    orders = [{"order_id": "o1", "kind": "buy_count", "energy_amount": 130_000, "cost": "5.85",
+               "status": "success", "tx_hash": "ab"},
+              {"order_id": "o2", "kind": "buy", "energy_amount": 131_000, "cost": "5.895",
+               "status": "success", "tx_hash": "cd"}]
+    ready = payouts.batch_ready(plan, orders, [{"cost": "1.1"}, {"cost": "0"}])
+    assert ready["energy_cost"] == "11.745" and ready["activation_cost"] == "1.1"
+    assert ready["total_cost"] == "12.845" and ready["saving"] == "14.355"
+    assert ready["saving_factor"] == "2.23"
+    assert "count_orders" not in ready and "buy_orders" not in ready
+    assert [o["mode"] for o in ready["orders"]] == ["buy_count", "buy"]
