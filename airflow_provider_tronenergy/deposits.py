@@ -76,10 +76,10 @@ class DepositLedger:
 
     def credit(self, transfers: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Insert each transfer (keyed by ``tx_hash``); return those credited by this call."""
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        insert = (postgresql.insert if self.engine.dialect.name == "postgresql"
+                  else sqlite.insert)
         credited = []
         now = datetime.now(timezone.utc).isoformat()
         with self.engine.begin() as conn:
