@@ -1,12 +1,15 @@
 """Framework-free client for the TRON energy-rental and monitoring service.
 
 No Airflow import here: the hook wraps these classes, and anything else
-(scripts, services, tests) can use them directly.
+(scripts, services, tests) can use them directly. The async client (httpx) is
+imported on first use: DAG files and workers that never wait in a triggerer do
+not pay for it.
 """
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+from typing import TYPE_CHECKING, Any
+
 from airflow_provider_tronenergy.client.core import DEFAULT_TIMEOUT, Timeout
 from airflow_provider_tronenergy.client.errors import (
     AddressAlreadyActivatedError,
@@ -45,6 +48,17 @@ from airflow_provider_tronenergy.client.models import (
 from airflow_provider_tronenergy.client.retry import RetryPolicy, Safety
 from airflow_provider_tronenergy.client.sync import TronEnergyClient
 from airflow_provider_tronenergy.client.validation import ValidationRules
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AsyncTronEnergyClient":
+        from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+
+        return AsyncTronEnergyClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -22,7 +22,6 @@ from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.client import (
-    AsyncTronEnergyClient,
     RetryPolicy,
     Timeout,
     TronEnergyClient,
@@ -40,6 +39,8 @@ from airflow_provider_tronenergy.protocol.signing import SCHEMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
+
+    from airflow_provider_tronenergy.client import AsyncTronEnergyClient
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -222,6 +223,8 @@ class TronEnergyHook(BaseHook):
 
     async def aget_client(self) -> AsyncTronEnergyClient:
         """An async client for triggers; the caller closes it (``async with``)."""
+        from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+
         conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
         return AsyncTronEnergyClient(**self.client_settings(conn))
 
