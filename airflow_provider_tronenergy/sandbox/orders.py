@@ -131,25 +131,27 @@ class OrderBook(ChainState, AccountLedger):
         )
 
     def auto_buy(self, from_address: str, to_address: str, rent_time: Decimal) -> dict[str, Any]:
-        return self._place_order(
-            kind="auto_buy",
-            target=from_address,
-            to_address=to_address,
-            energy=self.transfer_energy(to_address),
-            rent_time=rent_time,
-        )
+        return self._transfer_order("auto_buy", from_address, to_address, rent_time)
 
     def smart_buy(
         self, receiver: str, to_address: str, from_address: str, rent_time: Decimal
     ) -> dict[str, Any]:
         del from_address  # the simulated transfer's sender changes nothing in this model
+        return self._transfer_order("smart_buy", receiver, to_address, rent_time,
+                                    activate_to=not self.is_activated(to_address))
+
+    def _transfer_order(
+        self, kind: str, target: str, to_address: str, rent_time: Decimal,
+        *, activate_to: bool = False,
+    ) -> dict[str, Any]:
+        """An order sized for one token transfer to ``to_address`` (65,000 or 131,000)."""
         return self._place_order(
-            kind="smart_buy",
-            target=receiver,
+            kind=kind,
+            target=target,
             to_address=to_address,
             energy=self.transfer_energy(to_address),
             rent_time=rent_time,
-            activate_to=not self.is_activated(to_address),
+            activate_to=activate_to,
         )
 
     def activate(self, address: str) -> dict[str, Any]:
