@@ -12,10 +12,10 @@ from fastapi.responses import Response
 from airflow_provider_tronenergy.protocol import signing
 from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, ErrorCode
 from airflow_provider_tronenergy.sandbox import params, schemas
+from airflow_provider_tronenergy.sandbox.errors import WorldError
 from airflow_provider_tronenergy.sandbox.jsonout import dumps
 from airflow_provider_tronenergy.sandbox.pricing import PRICE_RENT_TIMES, PURCHASE_RENT_TIMES
 from airflow_provider_tronenergy.sandbox.state import SandboxState
-from airflow_provider_tronenergy.sandbox.world import WorldError
 
 router = APIRouter(prefix="/v1", responses=schemas.ERROR_RESPONSES)
 

@@ -17,9 +17,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import api, control
 from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
+from airflow_provider_tronenergy.sandbox.errors import WorldError
 from airflow_provider_tronenergy.sandbox.faults import FaultMiddleware
 from airflow_provider_tronenergy.sandbox.state import SandboxState
-from airflow_provider_tronenergy.sandbox.world import WorldError
 
 access_log = logging.getLogger("tronenergy.sandbox.access")
 log = logging.getLogger("tronenergy.sandbox")

@@ -6,7 +6,7 @@ Amounts are integer sun here; the HTTP layer turns them into TRX decimals.
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, Decimal
-from typing import Final
+from typing import Any, Final
 
 from airflow_provider_tronenergy.protocol import energy
 
@@ -50,3 +50,15 @@ def trx_to_sun(trx: Decimal) -> int:
     if sun != sun.to_integral_value():
         raise ValueError("amount has more than 6 decimal places")
     return int(sun)
+
+
+def quote(rent_time: Decimal) -> dict[str, Any]:
+    """The price endpoint's answer for one rental duration."""
+    return {
+        "price_65k_1hour": sun_to_trx(energy_cost_sun(ENERGY_PER_TRANSFER, Decimal("1"))),
+        "price_per_10k": sun_to_trx(PRICE_PER_10K_SUN[rent_time]),
+        "energy_per_transfer": ENERGY_PER_TRANSFER,
+        "min_energy": MIN_ENERGY,
+        "max_energy": MAX_ENERGY,
+        "rent_time": rent_time,
+    }

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from airflow_provider_tronenergy.sandbox.credentials import Credentials
 from airflow_provider_tronenergy.sandbox.faults import FaultRegistry
-from airflow_provider_tronenergy.sandbox.world import Credentials, World
+from airflow_provider_tronenergy.sandbox.world import World
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher

@@ -16,7 +16,7 @@ import pytest
 from airflow_provider_tronenergy.protocol.address import random_address
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-PROCESSING_AFTER = 1.0  # seconds after purchase at time-scale 1 (world.py)
+PROCESSING_AFTER = 1.0  # seconds after purchase at time-scale 1 (sandbox/orders.py)
 SUCCESS_AFTER = 3.0
 TIME_SCALE = 1.0
 

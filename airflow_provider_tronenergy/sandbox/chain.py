@@ -1,0 +1,85 @@
+"""Chain state: which addresses are activated, which hold a token, confirmed transfers.
+
+What the chain knows decides an order's energy (a first transfer to an address
+writes a new slot) and whether energy can be delegated at all.
+"""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+from typing import Any
+
+from airflow_provider_tronenergy.sandbox import pricing
+from airflow_provider_tronenergy.sandbox.database import Database
+
+
+class ChainState(Database):
+    def is_activated(self, address: str) -> bool:
+        row = self.db.execute(
+            "SELECT activated FROM chain_accounts WHERE address = ?", (address,)
+        ).fetchone()
+        return bool(row and row[0])
+
+    def holds(self, address: str, token: str = pricing.TOKEN_FOR_ESTIMATES) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM holdings WHERE address = ? AND token = ?", (address, token.upper())
+        ).fetchone()
+        return row is not None
+
+    def set_activated(self, address: str) -> None:
+        self.db.execute(
+            "INSERT INTO chain_accounts (address, activated) VALUES (?, 1) "
+            "ON CONFLICT (address) DO UPDATE SET activated = 1",
+            (address,),
+        )
+
+    def set_holder(self, address: str, token: str = pricing.TOKEN_FOR_ESTIMATES) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO holdings (address, token) VALUES (?, ?)",
+            (address, token.upper()),
+        )
+
+    def transfer_energy(self, to_address: str) -> int:
+        """Energy one token transfer to ``to_address`` costs: first transfers write a new slot."""
+        if self.holds(to_address):
+            return pricing.ENERGY_PER_TRANSFER
+        return pricing.ENERGY_FIRST_TRANSFER
+
+    def check_address(self, address: str) -> dict[str, Any]:
+        activated = self.is_activated(address)
+        return {
+            "address": address,
+            "is_activated": activated,
+            "need_activate": not activated,
+            "transfer_count": 1 if self.holds(address) else 2,
+        }
+
+    def _confirm_transfer(
+        self, from_address: str, to_address: str, amount: Decimal, token: str, now: float
+    ) -> dict[str, Any]:
+        """Write one confirmed transfer in a new block; return its callback data.
+
+        Runs inside the caller's transaction. ``token`` is already upper-case.
+        """
+        tx_hash = secrets.token_hex(32)
+        block = int(self._meta("block_number") or 0) + 1
+        self._set_meta("block_number", str(block))
+        self.set_holder(to_address, token)
+        if token == "TRX":
+            self.set_activated(to_address)  # receiving TRX creates the account on chain
+        data = {
+            "tx_hash": tx_hash,
+            "from": from_address,
+            "to": to_address,
+            "amount": format(amount.normalize(), "f"),
+            "token": token,
+            "block_number": block,
+            "block_timestamp": int(now * 1000),
+        }
+        self.db.execute(
+            "INSERT INTO transfers VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (tx_hash, from_address, to_address, data["amount"], token, block,
+             data["block_timestamp"]),
+        )
+        return data
