@@ -178,7 +178,6 @@ def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[
 def deposits(env: dict[str, str], world: Sandbox, receiver: Receiver) -> list[dict[str, Any]]:
     """Register a deposit address, pay into it, and let the deposit DAG credit it once."""
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
-    from airflow_provider_tronenergy.triggers.transfer import start_offset
 
     store_url = env["TRONENERGY_CALLBACK_STORE"]
     (deposit_address,) = json.loads(env["AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES"])
@@ -186,7 +185,7 @@ def deposits(env: dict[str, str], world: Sandbox, receiver: Receiver) -> list[di
     if run_dag_test(env, {}, WORK / "dag-register.log", "deposit_addresses_register") != 0:
         raise RuntimeError("deposit_addresses_register failed; see .main-job/dag-register.log")
     store = CallbackStore(store_url)
-    start_offset(store, "deposit_credit")  # the watcher starts now: older transfers never fire
+    store.start_offset("deposit_credit")  # the watcher starts now: older transfers never fire
     step(f"a customer deposits 250.75 USDT into {deposit_address}")
     tx = world.call("POST", "/transfers", {"from": random_address(), "to": deposit_address,
                                            "amount": "250.75", "token": "USDT"})["tx_hash"]

@@ -7,19 +7,50 @@
 * :mod:`.cli` - ``tronenergy-receiver``; :mod:`.plugin` - the Airflow API-server plugin.
 
 Nothing here imports Airflow except :mod:`.plugin` (and :mod:`.config`, lazily).
+The names below load on first use: a DAG file or a trigger that only reads the
+store never imports the receiver's web stack (Starlette, uvicorn).
 """
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.callbacks.app import create_app
-from airflow_provider_tronenergy.callbacks.events import RecordResult, StoredTransfer, TransferEvent
-from airflow_provider_tronenergy.callbacks.store import CallbackStore, default_url
-from airflow_provider_tronenergy.callbacks.verify import (
-    RefreshingSecrets,
-    Rejection,
-    WebhookSecrets,
-)
-from airflow_provider_tronenergy.sqlstore import StoreError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.callbacks.app import create_app
+    from airflow_provider_tronenergy.callbacks.events import (
+        RecordResult,
+        StoredTransfer,
+        TransferEvent,
+    )
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore, default_url
+    from airflow_provider_tronenergy.callbacks.verify import (
+        RefreshingSecrets,
+        Rejection,
+        WebhookSecrets,
+    )
+    from airflow_provider_tronenergy.sqlstore import StoreError
+
+_HOMES = {
+    "create_app": "airflow_provider_tronenergy.callbacks.app",
+    "RecordResult": "airflow_provider_tronenergy.callbacks.events",
+    "StoredTransfer": "airflow_provider_tronenergy.callbacks.events",
+    "TransferEvent": "airflow_provider_tronenergy.callbacks.events",
+    "CallbackStore": "airflow_provider_tronenergy.callbacks.store",
+    "default_url": "airflow_provider_tronenergy.callbacks.store",
+    "RefreshingSecrets": "airflow_provider_tronenergy.callbacks.verify",
+    "Rejection": "airflow_provider_tronenergy.callbacks.verify",
+    "WebhookSecrets": "airflow_provider_tronenergy.callbacks.verify",
+    "StoreError": "airflow_provider_tronenergy.sqlstore",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
 
 __all__ = [
     "CallbackStore",

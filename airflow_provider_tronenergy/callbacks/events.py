@@ -107,9 +107,11 @@ class StoredTransfer:
         return datetime.fromtimestamp(self.block_timestamp_ms / 1000, tz=timezone.utc)
 
     def to_payload(self) -> dict[str, Any]:
-        """JSON-safe dict for trigger events, XCom and asset-event extras.
+        """The one JSON-safe shape of a stored transfer: trigger events, XCom, Asset extras.
 
-        The amount travels as decimal text, never as a JSON number.
+        ``{"id", "tx_hash", "from", "to", "amount", "token", "block_number",
+        "block_timestamp_ms", "received_at"}``; the amount travels as the decimal text
+        as sent, never as a JSON number, and ``received_at`` as ISO 8601 (UTC).
         """
         return {
             "id": self.id,
@@ -117,12 +119,10 @@ class StoredTransfer:
             "from": self.from_address,
             "to": self.to_address,
             "amount": self.amount_text,
-            "amount_micro": self.amount_micro,
             "token": self.token,
             "block_number": self.block_number,
-            "block_timestamp": self.block_timestamp_ms,
-            "sent_at": self.sent_at,
-            "received_at_ms": self.received_at_ms,
+            "block_timestamp_ms": self.block_timestamp_ms,
+            "received_at": self.received_at.isoformat(),
         }
 
 

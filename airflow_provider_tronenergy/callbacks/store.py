@@ -37,12 +37,11 @@ import contextlib
 import itertools
 import logging
 import os
-import secrets
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Final
@@ -54,12 +53,9 @@ from sqlalchemy.engine import URL, Connection
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import conflicts
-from airflow_provider_tronenergy.callbacks.events import (
-    RecordResult,
-    StoredTransfer,
-    TransferEvent,
-    threshold_micro,
-)
+from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
+from airflow_provider_tronenergy.callbacks.store_offsets import StoreOffsets
+from airflow_provider_tronenergy.callbacks.store_writes import _INSERT_COLUMNS, StoreWrites
 from airflow_provider_tronenergy.sqlstore import StoreError
 
 log = logging.getLogger(__name__)
@@ -81,7 +77,7 @@ def default_url() -> str:
     return configured or sqlstore.sqlite_in_airflow_home(DEFAULT_FILENAME)
 
 
-class CallbackStore:
+class CallbackStore(StoreWrites, StoreOffsets):
     """``CallbackStore(url)``: record verified transfers, list them, track consumer offsets.
 
     Thread-safe; one instance per process is enough. ``schema`` (PostgreSQL) and
@@ -245,183 +241,6 @@ class CallbackStore:
         with self._read() as conn:
             conn.execute(sa.select(sa.literal(1))).scalar()
 
-    # -- writes -----------------------------------------------------------------------
-
-    def record(self, event: TransferEvent) -> RecordResult:
-        return self.record_many([event])[0]
-
-    def record_many(self, events: Sequence[TransferEvent]) -> list[RecordResult]:
-        """Insert in one transaction (one fsync); a tx_hash already stored is a duplicate.
-
-        When this returns, every row is durably committed. Rows go in with
-        ``INSERT .. ON CONFLICT (tx_hash) DO NOTHING``: the constraint is what keeps
-        a transfer single. The ``duplicate`` flags are exact too: PostgreSQL returns
-        the inserted rows; on SQLite, when fewer rows went in than were offered, the
-        batch's random ``receipt`` (stored on each row) tells its own rows apart.
-        """
-        if not events:
-            return []
-        self.ensure_schema()
-        receipt = self._next_receipt()
-        fresh: dict[str, tuple[Any, ...]] = {}
-        for event in events:
-            fresh.setdefault(event.tx_hash, _row_values(event, receipt))
-        rows = list(fresh.values())
-        inserted: set[str] = set()
-        if self.backend == "sqlite" and len(rows) <= self._rows_per_statement:
-            inserted = self._insert_sqlite_statement(rows, receipt)
-        elif self._one_message and len(rows) <= self._rows_per_statement:
-            inserted = self._insert_postgres_message(rows)
-        else:
-            with self._write() as conn:
-                for start in range(0, len(rows), self._rows_per_statement):
-                    chunk = rows[start:start + self._rows_per_statement]
-                    inserted |= self._insert_chunk(conn, chunk, receipt)
-        results = []
-        stored_now = 0
-        for event in events:
-            new = event.tx_hash in inserted
-            inserted.discard(event.tx_hash)  # a repeat within the batch is a duplicate
-            stored_now += new
-            results.append(RecordResult(event.tx_hash, duplicate=not new))
-        if stored_now < len(events):
-            # Some were stored already: retries, or contradictions (answered 409).
-            results = conflicts.check(self, events, results)
-        return results
-
-    def _next_receipt(self) -> str:
-        """16 hex digits unique to one commit: a random per-process prefix and a counter.
-
-        Not ``secrets.token_hex`` per batch: reading the OS's randomness releases
-        the GIL, and every release costs the commit thread a wait to win it back
-        from the busy event loop. The prefix is redrawn in a forked child, so two
-        processes never share a sequence.
-        """
-        pid = os.getpid()
-        if pid != self._receipt_owner:
-            self._receipt_prefix = secrets.token_hex(3)
-            self._receipt_counter = itertools.count()
-            self._receipt_owner = pid
-        return f"{self._receipt_prefix}{next(self._receipt_counter) % 16**10:010x}"
-
-    def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]], receipt: str) -> set[str]:
-        """The whole batch as one autocommit statement: its own transaction and fsync.
-
-        On SQLite a lone statement is atomic and, with ``synchronous=FULL``, durable
-        when it returns: write lock, rows, commit and fsync all happen inside one
-        ``sqlite3_step``. So the commit thread gives up the GIL once per batch, not
-        once each for BEGIN, INSERT and COMMIT; each time it must win the GIL back
-        from a busy event loop, which can take the interpreter's whole switch
-        interval (5 ms).
-        """
-        raw = self.engine.raw_connection()
-        try:
-            cursor = raw.cursor()
-            try:
-                cursor.execute(self._insert_sql(len(rows)),
-                               tuple(value for row in rows for value in row))
-                count = cursor.rowcount
-                if count == len(rows) or count <= 0:
-                    return {row[0] for row in rows} if count > 0 else set()
-                hashes = [row[0] for row in rows]
-                cursor.execute(self._own_rows_sql(len(hashes)), (receipt, *hashes))
-                return {str(tx) for tx, in cursor.fetchall()}
-            finally:
-                cursor.close()
-        finally:
-            raw.close()
-
-    def _insert_postgres_message(self, rows: list[tuple[Any, ...]]) -> set[str]:
-        """Lock, insert and commit in one round trip: one simple-query message.
-
-        PostgreSQL runs the statements of one message as a single implicit
-        transaction and commits it before answering, so the advisory lock (the
-        id-order guarantee) is held from before the insert until after the commit,
-        exactly as in :meth:`_write`. The transaction path costs four round trips
-        (pool pre-ping, lock, insert, commit), and every one of them makes the
-        commit thread win the GIL back from the busy event loop. psycopg2 only: it
-        binds parameters on the client, so a message may hold several statements.
-        """
-        raw = self._writer_connection()
-        try:
-            cursor = raw.cursor()
-            try:
-                cursor.execute(f"SELECT pg_advisory_xact_lock({self._lock_key}); "
-                               + self._insert_sql(len(rows)),
-                               tuple(value for row in rows for value in row))
-                return {str(tx) for tx, in cursor.fetchall()}
-            finally:
-                cursor.close()
-        except Exception:
-            # The connection may be broken or mid-transaction: never reuse it.
-            self._drop_writer_connection(raw)
-            raise
-
-    def _writer_connection(self) -> Any:
-        raw: Any = getattr(self._writer_local, "connection", None)
-        if raw is None:
-            fairy = self.engine.raw_connection()  # pre-pinged once, here
-            fairy.detach()  # ours until closed: it leaves the pool's accounting
-            raw = fairy.dbapi_connection if sqlstore.SQLA_2 else fairy.connection
-            raw.autocommit = True
-            self._writer_local.connection = raw
-            with self._writers_lock:
-                self._writers.add(raw)
-        return raw
-
-    def _drop_writer_connection(self, raw: Any) -> None:
-        self._writer_local.connection = None
-        with self._writers_lock:
-            self._writers.discard(raw)
-        with contextlib.suppress(Exception):
-            raw.close()
-
-    def _insert_chunk(
-        self, conn: Connection, chunk: list[tuple[Any, ...]], receipt: str
-    ) -> set[str]:
-        """Insert ``chunk`` inside a transaction; return the tx_hashes actually inserted."""
-        params = tuple(value for row in chunk for value in row)
-        result = conn.exec_driver_sql(self._insert_sql(len(chunk)), params)
-        if self.backend == "postgresql":
-            return {str(tx) for tx, in result}
-        count = result.rowcount
-        if count == len(chunk) or count <= 0:
-            return {row[0] for row in chunk} if count > 0 else set()
-        hashes = [row[0] for row in chunk]
-        found = conn.exec_driver_sql(self._own_rows_sql(len(hashes)), (receipt, *hashes))
-        return {str(tx) for tx, in found}
-
-    def _marker(self) -> str:
-        return "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
-
-    def _own_rows_sql(self, count: int) -> str:
-        quote = self.engine.dialect.identifier_preparer
-        marker = self._marker()
-        return (f"SELECT tx_hash FROM {quote.format_table(self.transfers)} "
-                f"WHERE receipt = {marker} AND tx_hash IN ({', '.join([marker] * count)})")
-
-    def _insert_sql(self, count: int) -> str:
-        """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING``, cached.
-
-        Written out and run on the driver rather than built with
-        ``insert().values([...])``: SQLAlchemy recompiles a multi-row VALUES
-        construct on every call, which costs more than the commit, on a thread
-        that competes with the event loop for the GIL. One multi-row statement is
-        also one round trip, and on SQLite one GIL release instead of one per row.
-        The syntax is the same on SQLite (>= 3.24) and PostgreSQL.
-        """
-        sql = self._insert_statements.get(count)
-        if sql is None:
-            quote = self.engine.dialect.identifier_preparer
-            row = "(" + ", ".join([self._marker()] * len(_INSERT_COLUMNS)) + ")"
-            sql = (f"INSERT INTO {quote.format_table(self.transfers)} "
-                   f"({', '.join(quote.quote(c) for c in _INSERT_COLUMNS)}) "
-                   f"VALUES {', '.join([row] * count)} ON CONFLICT (tx_hash) DO NOTHING")
-            if self.backend == "postgresql":
-                sql += " RETURNING tx_hash"
-            self._insert_statements[count] = sql
-        return sql
-
     # -- reads ------------------------------------------------------------------------
 
     def list_transfers(
@@ -514,58 +333,6 @@ class CallbackStore:
             return {a: counts.get(a, 0) for a in wanted}
         return counts
 
-    # -- consumer offsets -------------------------------------------------------------
-
-    def get_offset(self, consumer: str) -> int:
-        """The last id ``consumer`` has finished with (0 when it never committed)."""
-        o = self.offsets
-        with self._read() as conn:
-            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
-        return int(value or 0)
-
-    def commit_offset(self, consumer: str, last_id: int) -> int:
-        """Move ``consumer``'s offset forward to ``last_id`` (never back); return it.
-
-        Forward-only, so a late or repeated commit cannot make a consumer re-fire
-        events it already handled. Use :meth:`set_offset` to rewind on purpose.
-        """
-        if last_id < 0:
-            raise ValueError("last_id must be >= 0")
-        self.ensure_schema()
-        o = self.offsets
-        insert = self._dialect_insert(o).values(
-            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
-        )
-        upsert = insert.on_conflict_do_update(
-            index_elements=["consumer"],
-            set_={
-                "last_id": sa.case((insert.excluded.last_id > o.c.last_id,
-                                    insert.excluded.last_id), else_=o.c.last_id),
-                "updated_at_ms": insert.excluded.updated_at_ms,
-            },
-        )
-        with self._write(ordered=False) as conn:  # offsets need no id ordering
-            conn.execute(upsert)
-            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
-        return int(value or 0)
-
-    def set_offset(self, consumer: str, last_id: int) -> None:
-        """Set ``consumer``'s offset exactly, backwards too (an operator's replay)."""
-        if last_id < 0:
-            raise ValueError("last_id must be >= 0")
-        self.ensure_schema()
-        o = self.offsets
-        insert = self._dialect_insert(o).values(
-            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
-        )
-        upsert = insert.on_conflict_do_update(
-            index_elements=["consumer"],
-            set_={"last_id": insert.excluded.last_id,
-                  "updated_at_ms": insert.excluded.updated_at_ms},
-        )
-        with self._write(ordered=False) as conn:  # offsets need no id ordering
-            conn.execute(upsert)
-
     # -- tests and operations ---------------------------------------------------------
 
     def drop_tables(self) -> None:
@@ -573,22 +340,6 @@ class CallbackStore:
         with self._write() as conn:
             self.metadata.drop_all(conn, checkfirst=True)
         self._ready.clear()
-
-
-_INSERT_COLUMNS: Final = (
-    "tx_hash", "token", "from_address", "to_address", "amount", "amount_micro",
-    "block_number", "block_timestamp_ms", "sent_at", "received_at_ms", "verified_by",
-    "signature", "raw_body", "receipt",
-)
-
-
-def _row_values(event: TransferEvent, receipt: str) -> tuple[Any, ...]:
-    """One row in :data:`_INSERT_COLUMNS` order (tx_hash first)."""
-    return (
-        event.tx_hash, event.token, event.from_address, event.to_address, event.amount,
-        event.amount_micro, event.block_number, event.block_timestamp_ms, event.sent_at,
-        event.received_at_ms, event.verified_by, event.signature, event.raw_body, receipt,
-    )
 
 
 def _transfer(row: Any) -> StoredTransfer:

@@ -12,12 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, BaseOperator
 
+from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.triggers.transfer import (
-    checked_store_url,
-    open_store,
-    optional_text,
-)
+from airflow_provider_tronenergy.templated import optional_text
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -21,17 +21,13 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.protocol.numbers import parse_int
-from airflow_provider_tronenergy.triggers.transfer import (
-    TronTransferTrigger,
-    checked_store_url,
-    open_store,
-    optional_text,
-    transfer_payload,
-)
+from airflow_provider_tronenergy.templated import is_unset, optional_text
+from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -95,7 +91,7 @@ class TronTransferSensor(BaseSensorOperator):
                     f"most 6 decimal places: {exc}") from None
 
     def _resolve_after_id(self, context: Context) -> int:
-        if self.after_id not in (None, "", "None"):
+        if not is_unset(self.after_id):
             try:
                 return parse_int(self.after_id, "after_id")
             except ValueError as exc:
@@ -135,7 +131,7 @@ class TronTransferSensor(BaseSensorOperator):
             min_amount=self.min_amount, from_address=self.from_address)
         if not found:
             return PokeReturnValue(is_done=False)
-        payload = transfer_payload(found[0])
+        payload = found[0].to_payload()
         self.log.info("transfer %s of %s %s arrived", payload["tx_hash"], payload["amount"],
                       payload["token"])
         return PokeReturnValue(is_done=True, xcom_value=payload)

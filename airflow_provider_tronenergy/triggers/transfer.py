@@ -21,22 +21,22 @@ a password is refused: leave ``store_url`` unset and configure
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import sqlalchemy as sa
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.templated import optional_text
 
 STREAM_BATCH = 500
 log = logging.getLogger(__name__)
@@ -49,42 +49,6 @@ try:  # Airflow >= 3.3: ack-mode shared streams
 except ImportError:  # pragma: no cover - exercised on the lowest supported Airflow
     SharedStreamProducer = object  # type: ignore[assignment,misc]
     AdvanceItem = Any  # type: ignore[assignment,misc]
-
-
-def checked_store_url(store_url: str | None) -> str | None:
-    """Refuse a URL carrying a password: trigger kwargs are not a secret store."""
-    if store_url and make_url(store_url).password:
-        raise ValueError(
-            "store_url must not contain a password (trigger kwargs are stored in the "
-            "metadata DB); configure TRONENERGY_CALLBACK_STORE in the triggerer instead")
-    return store_url or None
-
-
-@functools.lru_cache(maxsize=16)
-def _store_for(url: str) -> CallbackStore:
-    return CallbackStore(url)
-
-
-def open_store(store_url: str | None) -> CallbackStore:
-    """One store (one engine, one pool) per URL per process, shared by every trigger."""
-    from airflow_provider_tronenergy.callbacks.config import store_url as resolve
-
-    return _store_for(resolve(store_url))
-
-
-def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
-    """The JSON-safe event payload: exact amount as text, never a float."""
-    return {
-        "id": transfer.id,
-        "tx_hash": transfer.tx_hash,
-        "from": transfer.from_address,
-        "to": transfer.to_address,
-        "amount": transfer.amount_text,
-        "token": transfer.token,
-        "block_number": transfer.block_number,
-        "block_timestamp_ms": transfer.block_timestamp_ms,
-        "received_at": transfer.received_at.isoformat(),
-    }
 
 
 @dataclass(frozen=True)
@@ -139,19 +103,6 @@ async def poll_store(store: CallbackStore, after_id: int,
 
 def _store_identity(store_url: str | None) -> str:
     return store_url or "default"
-
-
-def optional_text(value: Any) -> str | None:
-    """``None`` for an unset optional filter: None, empty, or the text a template renders
-    for a missing value (``"None"``); otherwise the value as text.
-
-    Filters must mean the same in every path: an empty token passed to the store as
-    ``token=""`` would match nothing while :class:`TransferFilter` took it as "any".
-    """
-    if value is None:
-        return None
-    text = str(value).strip()
-    return None if text in ("", "None") else text
 
 
 class TronTransferTrigger(BaseEventTrigger):
@@ -245,7 +196,7 @@ class TronTransferTrigger(BaseEventTrigger):
         self.log.info("transfer %s of %s %s to %s arrived", transfer.tx_hash,
                       transfer.amount_text, transfer.token, transfer.to_address)
         return TriggerEvent(  # type: ignore[no-untyped-call]
-            {"status": "success", "transfer": transfer_payload(transfer)})
+            {"status": "success", "transfer": transfer.to_payload()})
 
     def _timeout(self) -> TriggerEvent:
         return TriggerEvent({"status": "timeout",  # type: ignore[no-untyped-call]
@@ -263,7 +214,7 @@ class _OffsetProducer(SharedStreamProducer):
 
     async def open_stream(self) -> AsyncIterator[tuple[Any, Any]]:
         self.store = open_store(self.store_url)
-        start = await asyncio.to_thread(start_offset, self.store, self.consumer)
+        start = await asyncio.to_thread(self.store.start_offset, self.consumer)
         async for transfer in poll_store(self.store, start, self.poll_interval):
             yield transfer, transfer.id
 
@@ -284,29 +235,6 @@ class _OffsetProducer(SharedStreamProducer):
             # were persisted, and redelivering them would fire them twice.
             if last is not None and self.store is not None:
                 await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
-
-
-def start_offset(store: CallbackStore, consumer: str) -> int:
-    """A new consumer starts at the present: old transfers never fire it.
-
-    "New" means no offset row at all, not an offset of 0: a consumer that started on an
-    empty store has committed 0, and the transfers stored while its triggerer was down
-    must still fire it.
-    """
-    committed = committed_offset(store, consumer)
-    if committed is None:
-        committed = store.commit_offset(consumer, store.max_id())
-    return committed
-
-
-def committed_offset(store: CallbackStore, consumer: str) -> int | None:
-    """``consumer``'s committed offset, or None when it never committed one."""
-    store.ensure_schema()
-    offsets = store.offsets
-    with store.engine.connect() as conn:
-        value = conn.execute(
-            sa.select(offsets.c.last_id).where(offsets.c.consumer == consumer)).scalar()
-    return None if value is None else int(value)
 
 
 class TronTransferWatchTrigger(BaseEventTrigger):
@@ -365,7 +293,7 @@ class TronTransferWatchTrigger(BaseEventTrigger):
         consumers dedupe by ``tx_hash``, instead of losing one.
         """
         store = open_store(self.store_url)
-        cursor = committed = await asyncio.to_thread(start_offset, store, self.consumer)
+        cursor = committed = await asyncio.to_thread(store.start_offset, self.consumer)
         handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
         while True:
             batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
@@ -385,4 +313,29 @@ class TronTransferWatchTrigger(BaseEventTrigger):
     def _event(self, transfer: StoredTransfer) -> TriggerEvent:
         self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,
                       transfer.token, transfer.to_address)
-        return TriggerEvent(transfer_payload(transfer))  # type: ignore[no-untyped-call]
+        return TriggerEvent(transfer.to_payload())  # type: ignore[no-untyped-call]
+
+
+# -- moved names: the store's own methods and callbacks.access now ---------------------
+
+def _moved(old: str, new: str) -> None:
+    warnings.warn(f"{__name__}.{old} is deprecated; use {new}", DeprecationWarning,
+                  stacklevel=3)
+
+
+def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
+    """Deprecated: :meth:`StoredTransfer.to_payload` (the one payload shape)."""
+    _moved("transfer_payload", "StoredTransfer.to_payload()")
+    return transfer.to_payload()
+
+
+def committed_offset(store: CallbackStore, consumer: str) -> int | None:
+    """Deprecated: :meth:`CallbackStore.committed_offset`."""
+    _moved("committed_offset", "CallbackStore.committed_offset(consumer)")
+    return store.committed_offset(consumer)
+
+
+def start_offset(store: CallbackStore, consumer: str) -> int:
+    """Deprecated: :meth:`CallbackStore.start_offset`."""
+    _moved("start_offset", "CallbackStore.start_offset(consumer)")
+    return store.start_offset(consumer)

@@ -47,7 +47,6 @@ import requests
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
-from airflow_provider_tronenergy.triggers.transfer import committed_offset
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 
@@ -486,7 +485,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
         try:
             wait_for("the deposits watcher to start",
                      lambda: db.watcher_triggerer() is not None
-                     and committed_offset(store, WATCH_CONSUMER) is not None,
+                     and store.committed_offset(WATCH_CONSUMER) is not None,
                      90, components)
             mark("watcher running")
 
@@ -535,7 +534,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
                                              (second, callback_url, "delivered", [200])]
             stored = store.list_transfers(address=deposit_address)
             assert [t.tx_hash for t in stored] == [first, second]
-            assert committed_offset(store, WATCH_CONSUMER) == stored[-1].id
+            assert store.committed_offset(WATCH_CONSUMER) == stored[-1].id
         finally:
             store.close()
         mark("done")

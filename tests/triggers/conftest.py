@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from trigger_helpers import AsyncioWithClock, CountingStore, PollClock
 
+from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.app import create_app
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
 from airflow_provider_tronenergy.sandbox import SandboxServer
@@ -36,9 +37,9 @@ def store(store_url: str) -> Iterator[CallbackStore]:
 @pytest.fixture(autouse=True)
 def fresh_trigger_stores() -> Iterator[None]:
     """Triggers share one store per URL per process: none may leak between tests."""
-    transfer_module._store_for.cache_clear()
+    access.forget_stores()
     yield
-    transfer_module._store_for.cache_clear()
+    access.forget_stores()
 
 
 @pytest.fixture

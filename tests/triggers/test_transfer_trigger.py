@@ -21,7 +21,6 @@ from airflow_provider_tronenergy.triggers.transfer import (
     TransferFilter,
     TronTransferTrigger,
     TronTransferWatchTrigger,
-    committed_offset,
 )
 
 PASSWORD_URL = "postgresql://tron:s3cr3t-pw@db.internal:5432/callbacks"
@@ -281,7 +280,7 @@ def test_watch_run_fires_new_transfers_only_and_resumes(store, poll_clock, monke
     async def scenario():
         first = Collector(watcher().run())
         await poll_clock.wait_for_sleeps(1)
-        assert committed_offset(store, "c") == old.id  # a new consumer starts at the present
+        assert store.committed_offset("c") == old.id  # a new consumer starts at the present
         t1 = record(store, a, "1")
         record(store, b, "0.999999")
         record(store, random_address(), "7")
@@ -289,7 +288,7 @@ def test_watch_run_fires_new_transfers_only_and_resumes(store, poll_clock, monke
         await poll_clock.tick()
         await poll_clock.tick()  # handed over a cycle ago: committed now
         fired = [p["tx_hash"] for p in first.payloads]
-        offset = committed_offset(store, "c")
+        offset = store.committed_offset("c")
         await first.stop()
         # A restart resumes from the committed offset: nothing fires twice.
         t3 = record(store, a, "3")
@@ -313,7 +312,7 @@ def test_watch_run_never_loses_an_event_it_could_not_confirm(store, poll_clock):
     async def scenario():
         first = Collector(TronTransferWatchTrigger(addresses=[a], consumer="c").run())
         await poll_clock.wait_for_sleeps(1)
-        start = committed_offset(store, "c")
+        start = store.committed_offset("c")
         t1 = record(store, a, "1")
         await poll_clock.tick()
         fired = list(first.payloads)
@@ -328,7 +327,7 @@ def test_watch_run_never_loses_an_event_it_could_not_confirm(store, poll_clock):
     assert start == 0
     assert [p["tx_hash"] for p in fired] == [t1.tx_hash]
     assert [p["tx_hash"] for p in again] == [t1.tx_hash]
-    assert committed_offset(store, "c") == 0
+    assert store.committed_offset("c") == 0
 
 
 def test_consumer_started_on_an_empty_store_gets_transfers_stored_while_down(
@@ -348,5 +347,5 @@ def test_consumer_started_on_an_empty_store_gets_transfers_stored_while_down(
         return while_down, second.payloads
 
     while_down, fired = asyncio.run(scenario())
-    assert committed_offset(store, "c") is not None
+    assert store.committed_offset("c") is not None
     assert [p["tx_hash"] for p in fired] == [while_down.tx_hash]

@@ -20,7 +20,6 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import (
     TronTransferWatchTrigger,
     _OffsetProducer,
-    committed_offset,
 )
 
 shared_stream = pytest.importorskip(
@@ -53,7 +52,7 @@ def test_offset_moves_only_with_persist_confirmations_across_restarts(
     old = record(store, a, "5")  # before the consumer existed: never fires
 
     def offset() -> int | None:
-        return committed_offset(store, CONSUMER)
+        return store.committed_offset(CONSUMER)
 
     async def scenario():
         manager = SharedStreamManager(ack_timeout=600)
@@ -130,13 +129,13 @@ def test_an_event_never_confirmed_is_not_committed_and_fires_again(
         first = Triggerer(manager)
         first.start(1, watcher(a))
         await poll_clock.wait_for_sleeps(1)
-        start = committed_offset(store, CONSUMER)
+        start = store.committed_offset(CONSUMER)
         lost = record(store, a, "7")
         await poll_clock.tick()
         await until(lambda: first.tasks[1].done(), what="the ack timeout")
         failure = first.tasks[1].exception()
         fired = hashes(first)
-        after_failure = committed_offset(store, CONSUMER)
+        after_failure = store.committed_offset(CONSUMER)
         await manager.stop_all()
 
         manager = SharedStreamManager(ack_timeout=600)
@@ -194,7 +193,7 @@ def test_a_consumer_started_on_an_empty_store_gets_what_arrived_while_down(
         await poll_clock.wait_for_sleeps(1)
         await manager.stop_all()
         await first.stop()
-        assert committed_offset(store, CONSUMER) == 0  # it exists, at 0
+        assert store.committed_offset(CONSUMER) == 0  # it exists, at 0
         while_down = record(store, a, "1")
         manager = SharedStreamManager(ack_timeout=600)
         second = Triggerer(manager)
@@ -219,10 +218,10 @@ def test_producer_commits_the_clean_prefix_and_stops_at_a_failure(store: Callbac
         await producer.advance([AdvanceItem(payload, outcome) for payload, outcome in items])
 
     asyncio.run(advance((3, clean), (4, AdvanceOutcome(0, 0, rejected=1))))
-    assert committed_offset(store, CONSUMER) == 4
+    assert store.committed_offset(CONSUMER) == 4
     with pytest.raises(RuntimeError, match="transfer 6 was not persisted"):
         asyncio.run(advance((5, clean), (6, failed), (7, clean)))
-    assert committed_offset(store, CONSUMER) == 5  # 5 was persisted; 6 and 7 come again
+    assert store.committed_offset(CONSUMER) == 5  # 5 was persisted; 6 and 7 come again
     with pytest.raises(RuntimeError, match="transfer 8 was not persisted"):
         asyncio.run(advance((8, unseen), (9, clean)))  # seen by no subscriber at all
-    assert committed_offset(store, CONSUMER) == 5
+    assert store.committed_offset(CONSUMER) == 5

@@ -1,0 +1,105 @@
+"""The callback store's consumer offsets: how far each consumer (a watcher) has read.
+
+Part of :class:`~airflow_provider_tronenergy.callbacks.store.CallbackStore`.
+Offsets move forward only unless set on purpose, so a late or repeated commit can
+never make a consumer fire events it already handled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, Engine
+
+
+class StoreOffsets:
+    """Consumer offsets of the callback store (mixed into ``CallbackStore``)."""
+
+    url: URL
+    backend: str
+    engine: Engine
+    transfers: sa.Table
+    offsets: sa.Table
+
+    if TYPE_CHECKING:
+        def _write(self, *, ordered: bool = True) -> AbstractContextManager[Connection]: ...
+
+        def _read(self) -> AbstractContextManager[Connection]: ...
+
+        def ensure_schema(self) -> None: ...
+
+        def max_id(self) -> int: ...
+    _dialect_insert: Callable[..., Any]
+
+    def get_offset(self, consumer: str) -> int:
+        """The last id ``consumer`` has finished with (0 when it never committed)."""
+        o = self.offsets
+        with self._read() as conn:
+            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
+        return int(value or 0)
+
+    def commit_offset(self, consumer: str, last_id: int) -> int:
+        """Move ``consumer``'s offset forward to ``last_id`` (never back); return it.
+
+        Forward-only, so a late or repeated commit cannot make a consumer re-fire
+        events it already handled. Use :meth:`set_offset` to rewind on purpose.
+        """
+        if last_id < 0:
+            raise ValueError("last_id must be >= 0")
+        self.ensure_schema()
+        o = self.offsets
+        insert = self._dialect_insert(o).values(
+            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
+        )
+        upsert = insert.on_conflict_do_update(
+            index_elements=["consumer"],
+            set_={
+                "last_id": sa.case((insert.excluded.last_id > o.c.last_id,
+                                    insert.excluded.last_id), else_=o.c.last_id),
+                "updated_at_ms": insert.excluded.updated_at_ms,
+            },
+        )
+        with self._write(ordered=False) as conn:  # offsets need no id ordering
+            conn.execute(upsert)
+            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
+        return int(value or 0)
+
+    def set_offset(self, consumer: str, last_id: int) -> None:
+        """Set ``consumer``'s offset exactly, backwards too (an operator's replay)."""
+        if last_id < 0:
+            raise ValueError("last_id must be >= 0")
+        self.ensure_schema()
+        o = self.offsets
+        insert = self._dialect_insert(o).values(
+            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
+        )
+        upsert = insert.on_conflict_do_update(
+            index_elements=["consumer"],
+            set_={"last_id": insert.excluded.last_id,
+                  "updated_at_ms": insert.excluded.updated_at_ms},
+        )
+        with self._write(ordered=False) as conn:  # offsets need no id ordering
+            conn.execute(upsert)
+
+    def committed_offset(self, consumer: str) -> int | None:
+        """``consumer``'s committed offset, or None when it never committed one."""
+        o = self.offsets
+        with self._read() as conn:
+            value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
+        return None if value is None else int(value)
+
+    def start_offset(self, consumer: str) -> int:
+        """Where a consumer starts: its committed offset, or (new) the present.
+
+        "New" means no offset row at all, not an offset of 0: a consumer that started
+        on an empty store has committed 0, and the transfers stored while its
+        triggerer was down must still fire it.
+        """
+        committed = self.committed_offset(consumer)
+        if committed is None:
+            committed = self.commit_offset(consumer, self.max_id())
+        return committed

@@ -1,0 +1,78 @@
+"""Store access lives in callbacks.access and on the store itself; the trigger module keeps
+its old names as deprecated aliases; DAG-facing modules do not load the receiver's web stack."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from trigger_helpers import record
+
+from airflow_provider_tronenergy.callbacks import access
+from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.triggers import transfer as trigger_module
+
+
+def test_one_store_per_url_per_process(store_url: str):
+    assert access.open_store(store_url) is access.open_store(store_url)
+    assert access.open_store(None) is access.open_store(store_url)  # the process default
+
+
+def test_a_store_url_with_a_password_is_refused():
+    with pytest.raises(ValueError, match="password"):
+        access.checked_store_url("postgresql://u:pw@db/x")
+    assert access.checked_store_url("") is None
+
+
+def test_the_store_answers_offsets_itself(store: CallbackStore):
+    assert store.committed_offset("new") is None
+    record(store, random_address())
+    assert store.start_offset("new") == store.max_id()  # a new consumer starts now
+    assert store.committed_offset("new") == store.max_id()
+    store.commit_offset("zero", 0)
+    assert store.start_offset("zero") == 0  # started on an empty store: keeps 0
+
+
+def test_one_payload_shape_for_a_stored_transfer(store: CallbackStore):
+    record(store, random_address(), amount="12.50")
+    payload = store.list_transfers()[0].to_payload()
+    assert set(payload) == {"id", "tx_hash", "from", "to", "amount", "token",
+                            "block_number", "block_timestamp_ms", "received_at"}
+    assert payload["amount"] == "12.50"  # the text as sent, never a number
+
+
+def test_old_trigger_module_names_warn_and_still_work(store: CallbackStore):
+    record(store, random_address())
+    transfer = store.list_transfers()[0]
+    with pytest.warns(DeprecationWarning, match="to_payload"):
+        assert trigger_module.transfer_payload(transfer) == transfer.to_payload()
+    with pytest.warns(DeprecationWarning, match="committed_offset"):
+        assert trigger_module.committed_offset(store, "c") is None
+    with pytest.warns(DeprecationWarning, match="start_offset"):
+        assert trigger_module.start_offset(store, "c") == transfer.id
+
+
+def test_dag_facing_modules_do_not_load_the_receiver_or_the_async_client():
+    """Parse cost: what a DAG file imports is paid by every parse, in a fresh process."""
+    modules = ["sensors.transfer", "sensors.order", "triggers.transfer", "triggers.order",
+               "operators.energy", "operators.address", "operators.monitor",
+               "operators.reconcile", "payouts", "deposits"]
+    code = ("import sys\n"
+            + "".join(f"import airflow_provider_tronenergy.{m}\n" for m in modules)
+            + "print(sorted(m for m in ('starlette', 'uvicorn', "
+              "'airflow_provider_tronenergy.client.aio', "
+              "'airflow_provider_tronenergy.callbacks.app') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_the_callbacks_package_still_offers_its_names():
+    import airflow_provider_tronenergy.callbacks as callbacks
+
+    assert callbacks.CallbackStore is CallbackStore
+    assert callable(callbacks.create_app)
+    with pytest.raises(AttributeError):
+        callbacks.no_such_name  # noqa: B018
