@@ -9,30 +9,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Connection, Engine
+
+from airflow_provider_tronenergy.callbacks.store_parts import StoreParts
 
 
-class StoreOffsets:
+class StoreOffsets(StoreParts):
     """Consumer offsets of the callback store (mixed into ``CallbackStore``)."""
 
-    url: URL
-    backend: str
-    engine: Engine
-    transfers: sa.Table
-    offsets: sa.Table
-
-    if TYPE_CHECKING:
-        def _write(self, *, ordered: bool = True) -> AbstractContextManager[Connection]: ...
-
-        def _read(self) -> AbstractContextManager[Connection]: ...
-
-        def ensure_schema(self) -> None: ...
-
-        def max_id(self) -> int: ...
     _dialect_insert: Callable[..., Any]
 
     def get_offset(self, consumer: str) -> int:

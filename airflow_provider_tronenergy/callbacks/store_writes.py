@@ -15,17 +15,16 @@ import secrets
 import threading
 import weakref
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import conflicts
 from airflow_provider_tronenergy.callbacks.events import RecordResult, TransferEvent
+from airflow_provider_tronenergy.callbacks.store_parts import StoreParts
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
 
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
@@ -36,23 +35,9 @@ _INSERT_COLUMNS: Final = (
 )
 
 
-class StoreWrites:
+class StoreWrites(StoreParts):
     """The insert paths of the callback store (mixed into ``CallbackStore``)."""
 
-    url: URL
-    backend: str
-    engine: Engine
-    transfers: sa.Table
-    offsets: sa.Table
-
-    if TYPE_CHECKING:
-        def _write(self, *, ordered: bool = True) -> AbstractContextManager[Connection]: ...
-
-        def _read(self) -> AbstractContextManager[Connection]: ...
-
-        def ensure_schema(self) -> None: ...
-
-        def max_id(self) -> int: ...
     _lock_key: int
     _rows_per_statement: int
     _insert_statements: dict[int, str]

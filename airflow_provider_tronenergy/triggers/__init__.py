@@ -1,1 +1,2 @@
-"""Triggers: wait for the service in the triggerer, so no worker slot is held while waiting."""
+"""Triggers: wait in the triggerer, so no worker slot is held (``order``: one event when an
+order ends; ``transfer``: stored transfers, one-shot or as an Asset watcher)."""
