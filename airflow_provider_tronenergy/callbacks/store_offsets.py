@@ -8,10 +8,12 @@ never make a consumer fire events it already handled.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy.callbacks.store_parts import StoreParts
 
@@ -34,28 +36,20 @@ class StoreOffsets(StoreParts):
         Forward-only, so a late or repeated commit cannot make a consumer re-fire
         events it already handled. Use :meth:`set_offset` to rewind on purpose.
         """
-        if last_id < 0:
-            raise ValueError("last_id must be >= 0")
-        self.ensure_schema()
         o = self.offsets
-        insert = self._dialect_insert(o).values(
-            consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
-        )
-        upsert = insert.on_conflict_do_update(
-            index_elements=["consumer"],
-            set_={
-                "last_id": sa.case((insert.excluded.last_id > o.c.last_id,
-                                    insert.excluded.last_id), else_=o.c.last_id),
-                "updated_at_ms": insert.excluded.updated_at_ms,
-            },
-        )
-        with self._write(ordered=False) as conn:  # offsets need no id ordering
-            conn.execute(upsert)
+        with self._upsert_offset(consumer, last_id, forward_only=True) as conn:
             value = conn.execute(sa.select(o.c.last_id).where(o.c.consumer == consumer)).scalar()
         return int(value or 0)
 
     def set_offset(self, consumer: str, last_id: int) -> None:
         """Set ``consumer``'s offset exactly, backwards too (an operator's replay)."""
+        with self._upsert_offset(consumer, last_id, forward_only=False):
+            pass
+
+    @contextmanager
+    def _upsert_offset(self, consumer: str, last_id: int, *,
+                       forward_only: bool) -> Iterator[Connection]:
+        """Write the offset in a transaction the caller may read in before it commits."""
         if last_id < 0:
             raise ValueError("last_id must be >= 0")
         self.ensure_schema()
@@ -63,13 +57,16 @@ class StoreOffsets(StoreParts):
         insert = self._dialect_insert(o).values(
             consumer=consumer, last_id=last_id, updated_at_ms=int(time.time() * 1000)
         )
+        new = insert.excluded.last_id
         upsert = insert.on_conflict_do_update(
             index_elements=["consumer"],
-            set_={"last_id": insert.excluded.last_id,
+            set_={"last_id": sa.case((new > o.c.last_id, new), else_=o.c.last_id)
+                  if forward_only else new,
                   "updated_at_ms": insert.excluded.updated_at_ms},
         )
         with self._write(ordered=False) as conn:  # offsets need no id ordering
             conn.execute(upsert)
+            yield conn
 
     def committed_offset(self, consumer: str) -> int | None:
         """``consumer``'s committed offset, or None when it never committed one."""
