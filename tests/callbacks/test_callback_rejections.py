@@ -53,6 +53,11 @@ def without(field: str) -> bytes:
     return raw(data)
 
 
+def bad_checksum(address: str) -> str:
+    """``address`` with its last character changed (to "1" unless it already is one)."""
+    return address[:-1] + ("2" if address.endswith("1") else "1")
+
+
 def expect(response: httpx.Response, status: int, error: str) -> None:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/json"
@@ -150,7 +155,7 @@ BAD_BODIES = {
     "tx_hash not hex": raw(transfer_data(tx_hash="zz" * 32)),
     "tx_hash 0x": raw(transfer_data(tx_hash="0x" + "ab" * 31)),
     "tx_hash number": raw(transfer_data(tx_hash=12345)),
-    "to bad checksum": raw(transfer_data(to=random_address()[:-1] + "1")),
+    "to bad checksum": raw(transfer_data(to=bad_checksum(random_address()))),
     "to short": raw(transfer_data(to="T" + "1" * 30)),
     "to not T": raw(transfer_data(to="A" + random_address()[1:])),
     "from bad": raw(transfer_data(**{"from": "0x" + "ab" * 20})),
@@ -292,3 +297,12 @@ def test_unconfigured_receiver_refuses_everything(store):
 def test_get_is_not_a_callback(receiver):
     response = httpx.get(receiver.callback_url, trust_env=False)
     assert response.status_code == 405
+
+
+def test_the_bad_checksum_case_is_always_invalid():
+    """It once changed nothing when the random address already ended in "1" (1 in 58)."""
+    from airflow_provider_tronenergy.protocol.address import is_valid_address
+
+    addresses = [random_address() for _ in range(2000)]
+    assert any(a.endswith("1") for a in addresses)
+    assert not any(is_valid_address(bad_checksum(a)) for a in addresses)
