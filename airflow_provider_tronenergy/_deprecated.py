@@ -14,12 +14,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def moved_names(module: str, targets: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` that resolves each old name to ``"module:attribute"``."""
+def moved_names(module: str, targets: Mapping[str, str],
+                otherwise: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that resolves each old name to ``"module:attribute"``.
+
+    ``otherwise`` answers the other names (a package that loads its names lazily);
+    without it they are an ``AttributeError``.
+    """
 
     def __getattr__(name: str) -> Any:
         target = targets.get(name)
         if target is None:
+            if otherwise is not None:
+                return otherwise(name)
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         where, _, attribute = target.partition(":")
         warnings.warn(

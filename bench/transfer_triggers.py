@@ -26,7 +26,7 @@ from typing import Any
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="tronenergy-bench-"))
 
-from airflow_provider_tronenergy.callbacks.events import TransferEvent, to_micro
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer, to_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
@@ -70,9 +70,9 @@ class CountingAsyncio:
         return getattr(asyncio, name)
 
 
-def unwatched_transfer() -> TransferEvent:
+def unwatched_transfer() -> VerifiedTransfer:
     amount = "1.5"
-    return TransferEvent(
+    return VerifiedTransfer(
         tx_hash=secrets.token_hex(32), from_address=random_address(),
         to_address=random_address(), amount=amount, amount_micro=to_micro(amount),
         token="TRX", block_number=1, block_timestamp_ms=int(time.time() * 1000),

@@ -1,9 +1,16 @@
 """Signed ``tron.transfer`` callbacks: verify, store durably, hand to consumers.
 
 * :mod:`.verify` - HMAC over the raw body, then strict body validation.
-* :mod:`.store` - :class:`CallbackStore`: append-only transfer log and consumer offsets.
+* :mod:`.events` - the records: :class:`VerifiedTransfer` (a verified callback, what the
+  receiver stores), :class:`StoredTransfer` (a log row), exact amount helpers.
+* :mod:`.store` - :class:`CallbackStore`: append-only transfer log and consumer offsets
+  (its parts: :mod:`.store_writes`, :mod:`.store_offsets`, :mod:`.store_parts`);
+  :mod:`.conflicts` - validly signed callbacks that contradict a stored transfer.
+* :mod:`.access` - opening the store from tasks, sensors and triggers (one per URL).
 * :mod:`.batcher` - group commit: one transaction and one fsync per burst.
-* :mod:`.app` - :func:`create_app`: the ASGI receiver (``POST /callbacks``, ``GET /health``).
+* :mod:`.app` - :func:`create_app`: the ASGI receiver (``POST /callbacks``, ``GET /health``);
+  :mod:`.limits` - the standalone server's connection limits.
+* :mod:`.config` - where secrets and the store URL come from.
 * :mod:`.cli` - ``tronenergy-receiver``; :mod:`.plugin` - the Airflow API-server plugin.
 
 Nothing here imports Airflow except :mod:`.plugin` (and :mod:`.config`, lazily).
@@ -16,12 +23,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_tronenergy._deprecated import moved_names
+
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.app import create_app
     from airflow_provider_tronenergy.callbacks.events import (
         RecordResult,
         StoredTransfer,
-        TransferEvent,
+        VerifiedTransfer,
     )
     from airflow_provider_tronenergy.callbacks.store import CallbackStore, default_url
     from airflow_provider_tronenergy.callbacks.verify import (
@@ -35,7 +44,7 @@ _HOMES = {
     "create_app": "airflow_provider_tronenergy.callbacks.app",
     "RecordResult": "airflow_provider_tronenergy.callbacks.events",
     "StoredTransfer": "airflow_provider_tronenergy.callbacks.events",
-    "TransferEvent": "airflow_provider_tronenergy.callbacks.events",
+    "VerifiedTransfer": "airflow_provider_tronenergy.callbacks.events",
     "CallbackStore": "airflow_provider_tronenergy.callbacks.store",
     "default_url": "airflow_provider_tronenergy.callbacks.store",
     "RefreshingSecrets": "airflow_provider_tronenergy.callbacks.verify",
@@ -45,11 +54,17 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def _load(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(home), name)
+
+
+# The receiver's record was called TransferEvent, like the client's public model.
+__getattr__ = moved_names(__name__, {
+    "TransferEvent": "airflow_provider_tronenergy.callbacks.events:VerifiedTransfer",
+}, otherwise=_load)
 
 
 __all__ = [
@@ -59,7 +74,7 @@ __all__ = [
     "Rejection",
     "StoreError",
     "StoredTransfer",
-    "TransferEvent",
+    "VerifiedTransfer",
     "WebhookSecrets",
     "create_app",
     "default_url",

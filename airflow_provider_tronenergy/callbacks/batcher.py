@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from airflow_provider_tronenergy.callbacks.events import RecordResult, TransferEvent
+from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
 
 log = logging.getLogger(__name__)
 
 
 class Recorder(Protocol):
-    def record_many(self, events: Sequence[TransferEvent]) -> list[RecordResult]: ...
+    def record_many(self, events: Sequence[VerifiedTransfer]) -> list[RecordResult]: ...
 
 
 class Overloaded(RuntimeError):
@@ -54,7 +54,7 @@ class CommitStats:
     """Time spent inside ``record_many`` (the writer thread's clock)."""
 
 
-_Item = tuple[TransferEvent, "asyncio.Future[RecordResult]"]
+_Item = tuple[VerifiedTransfer, "asyncio.Future[RecordResult]"]
 
 
 class GroupCommitter:
@@ -109,7 +109,7 @@ class GroupCommitter:
                 self._writer.start()
         return loop
 
-    def submit(self, event: TransferEvent) -> asyncio.Future[RecordResult]:
+    def submit(self, event: VerifiedTransfer) -> asyncio.Future[RecordResult]:
         """Queue ``event``; the future resolves once it is durably committed.
 
         A future that times out (or is cancelled) is never resolved later, so no

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_provider_tronenergy.callbacks.events import RecordResult, TransferEvent
+from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -88,7 +88,7 @@ class Conflict:
         }
 
 
-def _differences(event: TransferEvent, row: Any) -> tuple[str, ...]:
+def _differences(event: VerifiedTransfer, row: Any) -> tuple[str, ...]:
     differ = []
     if event.from_address != row.from_address:
         differ.append("from")
@@ -101,7 +101,7 @@ def _differences(event: TransferEvent, row: Any) -> tuple[str, ...]:
     return tuple(differ)
 
 
-def check(store: CallbackStore, events: Sequence[TransferEvent],
+def check(store: CallbackStore, events: Sequence[VerifiedTransfer],
           results: list[RecordResult]) -> list[RecordResult]:
     """Mark the duplicates that contradict their stored transfer, and keep their bodies.
 
@@ -120,7 +120,7 @@ def check(store: CallbackStore, events: Sequence[TransferEvent],
                               t.c.amount, t.c.token).where(
                 t.c.tx_hash.in_(hashes[start:start + _LOOKUP_CHUNK]))
             stored.update((row.tx_hash, row) for row in conn.execute(query))
-    found: list[tuple[TransferEvent, tuple[str, ...], int]] = []
+    found: list[tuple[VerifiedTransfer, tuple[str, ...], int]] = []
     checked = list(results)
     for i in duplicates:
         event = events[i]
@@ -136,7 +136,7 @@ def check(store: CallbackStore, events: Sequence[TransferEvent],
     return checked
 
 
-def _keep(store: CallbackStore, found: list[tuple[TransferEvent, tuple[str, ...], int]]) -> None:
+def _keep(store: CallbackStore, found: list[tuple[VerifiedTransfer, tuple[str, ...], int]]) -> None:
     """Insert each contradicting body once (a redelivery of the same bytes adds nothing)."""
     now = int(time.time() * 1000)
     rows = [{

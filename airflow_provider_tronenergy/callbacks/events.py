@@ -11,7 +11,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from airflow_provider_tronenergy._deprecated import moved_names
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.client import models as client_models
 
 MICRO: Final = 1_000_000
 """Micro-units per whole token: TRX has 6 decimals (sun), so does TRON USDT."""
@@ -50,8 +55,16 @@ def threshold_micro(amount: Decimal | int | str) -> int:
 
 
 @dataclass(frozen=True)
-class TransferEvent:
-    """A ``tron.transfer`` callback that passed signature and body validation."""
+class VerifiedTransfer:
+    """A ``tron.transfer`` callback that passed signature and body validation: what the
+    receiver stores.
+
+    The same facts as the client's :class:`~airflow_provider_tronenergy.client.TransferEvent`
+    (the public model of a callback, see :meth:`client_event`), kept in the form the
+    store needs: the amount as the text sent plus exact micro-units, ``tx_hash``
+    lower-cased, times as integers; and the audit trail (raw body, signature, which kind
+    of secret matched).
+    """
 
     tx_hash: str
     """Lower-case 64 hex characters; the deduplication key."""
@@ -74,8 +87,14 @@ class TransferEvent:
     """``key`` or ``address``: which kind of webhook secret matched (never the secret)."""
 
     def __repr__(self) -> str:
-        return (f"TransferEvent(tx_hash={self.tx_hash!r}, to={self.to_address!r}, "
+        return (f"VerifiedTransfer(tx_hash={self.tx_hash!r}, to={self.to_address!r}, "
                 f"amount={self.amount!r}, token={self.token!r})")
+
+    def client_event(self) -> client_models.TransferEvent:
+        """This callback as the client's public model, parsed from the same verified bytes."""
+        from airflow_provider_tronenergy.client.models import TransferEvent
+
+        return TransferEvent.from_json(self.raw_body)
 
 
 @dataclass(frozen=True)
@@ -137,3 +156,9 @@ class RecordResult:
     tx_hash: str
     duplicate: bool
     conflict: tuple[str, ...] = ()
+
+
+# The receiver's record was called TransferEvent, like the client's public model.
+__getattr__ = moved_names(__name__, {
+    "TransferEvent": "airflow_provider_tronenergy.callbacks.events:VerifiedTransfer",
+})

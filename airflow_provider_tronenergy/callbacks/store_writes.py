@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import conflicts
-from airflow_provider_tronenergy.callbacks.events import RecordResult, TransferEvent
+from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store_parts import StoreParts
 
 if TYPE_CHECKING:
@@ -49,10 +49,10 @@ class StoreWrites(StoreParts):
     _writers: weakref.WeakSet[Any]
     _writers_lock: threading.Lock
 
-    def record(self, event: TransferEvent) -> RecordResult:
+    def record(self, event: VerifiedTransfer) -> RecordResult:
         return self.record_many([event])[0]
 
-    def record_many(self, events: Sequence[TransferEvent]) -> list[RecordResult]:
+    def record_many(self, events: Sequence[VerifiedTransfer]) -> list[RecordResult]:
         """Insert in one transaction (one fsync); a tx_hash already stored is a duplicate.
 
         When this returns, every row is durably committed. Rows go in with
@@ -225,7 +225,7 @@ class StoreWrites(StoreParts):
         return sql
 
 
-def _row_values(event: TransferEvent, receipt: str) -> tuple[Any, ...]:
+def _row_values(event: VerifiedTransfer, receipt: str) -> tuple[Any, ...]:
     """One row in :data:`_INSERT_COLUMNS` order (tx_hash first)."""
     return (
         event.tx_hash, event.token, event.from_address, event.to_address, event.amount,

@@ -26,7 +26,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Final, Protocol
 
-from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, TransferEvent, to_micro
+from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, VerifiedTransfer, to_micro
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
 from airflow_provider_tronenergy.protocol.signing import verify_callback
 
@@ -198,7 +198,7 @@ def parse_transfer(
     verified_by: str,
     now: float | None = None,
     tolerance: int = DEFAULT_TOLERANCE,
-) -> TransferEvent:
+) -> VerifiedTransfer:
     """Validate an authenticated body in full; raise :class:`Rejection` (400 or 403)."""
     try:
         event = _loads(body)
@@ -222,7 +222,7 @@ def parse_transfer(
     token = _string(data, "token")
     if not 0 < len(token) <= MAX_TOKEN_LENGTH or not token.isprintable() or token != token.strip():
         raise _bad("data.token must be a symbol such as \"TRX\"")
-    parsed = TransferEvent(
+    parsed = VerifiedTransfer(
         tx_hash=tx_hash.lower(),
         from_address=_address(data, "from"),
         to_address=_address(data, "to"),
@@ -251,7 +251,7 @@ def verify(
     *,
     now: float | None = None,
     tolerance: int = DEFAULT_TOLERANCE,
-) -> TransferEvent:
+) -> VerifiedTransfer:
     """Signature, then body, then freshness: the whole gate in one call."""
     verified_by = check_signature(secrets, body, signature)
     assert signature is not None

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from airflow_provider_tronenergy.callbacks.events import TransferEvent
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -23,7 +23,7 @@ from support.callbacks import callback_body, signed_headers, transfer_data
 from support.hostile import SECRET, start
 
 
-def event(data: dict[str, object], timestamp: int | None = None) -> TransferEvent:
+def event(data: dict[str, object], timestamp: int | None = None) -> VerifiedTransfer:
     body = callback_body(data, timestamp=timestamp)
     return parse_transfer(body, signature=sign_callback(SECRET, body), verified_by="key")
 

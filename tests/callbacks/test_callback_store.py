@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks import store as store_module
-from airflow_provider_tronenergy.callbacks.events import TransferEvent
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -21,7 +21,7 @@ from support.callbacks import callback_body, transfer_data
 SECRET = "whsec_store_tests"
 
 
-def event(**data: object) -> TransferEvent:
+def event(**data: object) -> VerifiedTransfer:
     body = callback_body(transfer_data(**data))
     return parse_transfer(body, signature=sign_callback(SECRET, body), verified_by="key")
 

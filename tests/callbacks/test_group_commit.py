@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from airflow_provider_tronenergy.callbacks.batcher import CommitTimeout, GroupCommitter
-from airflow_provider_tronenergy.callbacks.events import TransferEvent
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.signing import sign_callback
@@ -19,7 +19,7 @@ from support.callbacks import callback_body
 SECRET = "whsec_group_commit"
 
 
-def event() -> TransferEvent:
+def event() -> VerifiedTransfer:
     body = callback_body()
     return parse_transfer(body, signature=sign_callback(SECRET, body), verified_by="key")
 

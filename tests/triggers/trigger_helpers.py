@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from airflow_provider_tronenergy.callbacks.events import StoredTransfer, TransferEvent
+from airflow_provider_tronenergy.callbacks.events import StoredTransfer, VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.signing import sign_callback
@@ -23,7 +23,7 @@ _block = itertools.count(70_000_000)
 
 
 def transfer_event(to: str, amount: str = "12.5", token: str = "TRX",
-                   sender: str | None = None) -> TransferEvent:
+                   sender: str | None = None) -> VerifiedTransfer:
     """A verified ``tron.transfer`` callback, parsed exactly as the receiver parses one."""
     body = callback_body(transfer_data(to=to, amount=amount, token=token,
                                        block_number=next(_block),
