@@ -20,7 +20,8 @@ SECRET = "whsec_verified_transfer"
 
 
 def test_the_receiver_old_name_warns_and_is_verified_transfer():
-    with pytest.warns(DeprecationWarning, match=r"callbacks\.events\.TransferEvent.*VerifiedTransfer"):
+    renamed = r"callbacks\.events\.TransferEvent.*VerifiedTransfer"
+    with pytest.warns(DeprecationWarning, match=renamed):
         old = events.TransferEvent
     assert old is VerifiedTransfer
     with pytest.warns(DeprecationWarning, match=r"callbacks\.TransferEvent.*VerifiedTransfer"):
