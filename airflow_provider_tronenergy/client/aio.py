@@ -13,10 +13,9 @@ from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
-    NoResponseError,
-    ServiceUnreachableError,
     TransportError,
     TronEnergyError,
+    no_answer_error,
 )
 from airflow_provider_tronenergy.client.models import MonitoredAddress, MonitoredAddressPage
 
@@ -29,13 +28,8 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 def transport_error(exc: httpx.HTTPError) -> TransportError:
     """Sort an httpx failure by whether the request can have reached the server."""
     detail = f"{type(exc).__name__}: {str(exc)[:200]}"
-    if isinstance(exc, _NOT_SENT):
-        return ServiceUnreachableError(f"could not connect to the service ({detail})")
-    if isinstance(exc, httpx.TimeoutException):
-        return NoResponseError(f"timed out waiting on the service ({detail}); the request "
-                               "may have been processed")
-    return NoResponseError(f"connection failed after sending; the request may have been "
-                           f"processed ({detail})")
+    return no_answer_error(detail, unsent=isinstance(exc, _NOT_SENT),
+                           timed_out=isinstance(exc, httpx.TimeoutException))
 
 
 class AsyncTronEnergyClient(ClientBase):
@@ -80,10 +74,7 @@ class AsyncTronEnergyClient(ClientBase):
                 with attempt:
                     return await self._attempt(run)
         except TronEnergyError as error:
-            final = run.settle(error)
-            if final is error:
-                raise
-            raise final from error
+            run.fail(error)
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     async def _attempt(self, run: CallRun[T]) -> T:

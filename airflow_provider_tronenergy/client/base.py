@@ -65,6 +65,12 @@ class _Declared:
     def method(self, asynchronous: bool) -> Callable[..., Any]:
         raise NotImplementedError
 
+    def _unbound(self, obj: object) -> Any:
+        """Class access gives the declaration; a transport's instance never gets here."""
+        if obj is None:
+            return self
+        raise TypeError(f"{type(obj).__name__} is no transport: it defines no _run")
+
     def _as_method(self, method: Callable[..., Any], returns: str) -> Callable[..., Any]:
         """``method`` with the definition's name, docstring and signature, returning ``returns``."""
         signature = inspect.signature(self.build).replace(return_annotation=returns)
@@ -97,9 +103,7 @@ class endpoint(_Declared, Generic[P, T]):  # lower case, like property
     def __get__(self, obj: SyncTransport, owner: type[Any]) -> Callable[P, T]: ...
 
     def __get__(self, obj: Any, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        raise TypeError(f"{type(obj).__name__} defines no _run to bind {self.name} to")
+        return self._unbound(obj)
 
     def method(self, asynchronous: bool) -> Callable[..., Any]:
         build = self.build
@@ -136,9 +140,7 @@ class walk(_Declared, Generic[P]):  # lower case, like property
     ) -> Callable[P, Iterator[MonitoredAddress]]: ...
 
     def __get__(self, obj: Any, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        raise TypeError(f"{type(obj).__name__} defines no _walk to bind {self.name} to")
+        return self._unbound(obj)
 
     def method(self, asynchronous: bool) -> Callable[..., Any]:
         build = self.build

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client import validation as check
 from airflow_provider_tronenergy.client.core import (
@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.client.models import (
 from airflow_provider_tronenergy.client.retry import Safety
 from airflow_provider_tronenergy.client.validation import ValidationRules
 
+T = TypeVar("T")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ITER_PAGE_SIZE = 100
 _TARGET_KEYS = ("target_address", "receiver_address", "from_address", "address", "to_address")
@@ -67,6 +68,15 @@ class Endpoints:
     def __init__(self, rules: ValidationRules | None = None) -> None:
         self.rules = rules or ValidationRules()
 
+    @staticmethod
+    def _purchase(
+        path: str, parse: Callable[[Any], T], body: dict[str, Any], target: str,
+        rent_time: RentTime, allowed: frozenset[Decimal],
+    ) -> Call[T]:
+        """A money-moving POST for ``target``; ``rent_time`` checked last, sent last."""
+        body["rent_time"] = check.rent_time(rent_time, allowed)
+        return Call("POST", path, parse, Safety.MONEY, body=body, target=target)
+
     # -- energy ---------------------------------------------------------------------
 
     def get_account(self) -> Call[Account]:
@@ -83,17 +93,13 @@ class Endpoints:
     ) -> Call[Purchase]:
         """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours.
 
-        Moves money: never resent once it may have reached the service; an unclear
-        outcome raises :class:`AmbiguousPurchaseError`.
+        Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         target = check.address(target_address, "target_address")
-        body = {
-            "target_address": target,
-            "energy_amount": check.energy_amount(energy_amount, self.rules),
-            "rent_time": check.rent_time(rent_time, self.rules.buy_rent_times),
-        }
-        return Call("POST", "/energy/buy", Purchase.from_data, Safety.MONEY, body=body,
-                    target=target)
+        body = {"target_address": target,
+                "energy_amount": check.energy_amount(energy_amount, self.rules)}
+        return self._purchase("/energy/buy", Purchase.from_data, body, target,
+                              rent_time, self.rules.buy_rent_times)
 
     def auto_buy_energy(
         self, from_address: str, to_address: str, rent_time: RentTime = 1
@@ -101,35 +107,25 @@ class Endpoints:
         """Rent what one transfer from ``from_address`` to ``to_address`` needs.
 
         The service estimates the energy (more for a first transfer to that
-        recipient); ``from_address`` receives it. Moves money: never resent once
-        it may have reached the service; an unclear outcome raises
-        :class:`AmbiguousPurchaseError`.
+        recipient); ``from_address`` receives it.
+        Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         sender = check.address(from_address, "from_address")
-        body = {
-            "from_address": sender,
-            "to_address": check.address(to_address, "to_address"),
-            "rent_time": check.rent_time(rent_time, self.rules.auto_buy_rent_times),
-        }
-        return Call("POST", "/energy/auto-buy", Purchase.from_data, Safety.MONEY, body=body,
-                    target=sender)
+        body = {"from_address": sender, "to_address": check.address(to_address, "to_address")}
+        return self._purchase("/energy/auto-buy", Purchase.from_data, body, sender,
+                              rent_time, self.rules.auto_buy_rent_times)
 
     def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
     ) -> Call[Purchase]:
         """Rent energy for ``count`` transfers (each ``energy_per_transfer``) to ``target_address``.
 
-        Moves money: never resent once it may have reached the service; an unclear
-        outcome raises :class:`AmbiguousPurchaseError`.
+        Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         target = check.address(target_address, "target_address")
-        body = {
-            "target_address": target,
-            "count": check.count(count),
-            "rent_time": check.rent_time(rent_time, self.rules.buy_count_rent_times),
-        }
-        return Call("POST", "/energy/buy-count", Purchase.from_data, Safety.MONEY, body=body,
-                    target=target)
+        body = {"target_address": target, "count": check.count(count)}
+        return self._purchase("/energy/buy-count", Purchase.from_data, body, target,
+                              rent_time, self.rules.buy_count_rent_times)
 
     def smart_buy_energy(
         self,
@@ -142,8 +138,8 @@ class Endpoints:
 
         ``from_address`` is the simulated transfer's sender (the service defaults
         it to ``receiver_address``). An activation is charged even if the energy
-        order then fails. Moves money: never resent once it may have reached the
-        service; an unclear outcome raises :class:`AmbiguousPurchaseError`.
+        order then fails.
+        Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         receiver = check.address(receiver_address, "receiver_address")
         body: dict[str, Any] = {
@@ -153,9 +149,8 @@ class Endpoints:
         sender = check.optional_address(from_address, "from_address")
         if sender is not None:
             body["from_address"] = sender
-        body["rent_time"] = check.rent_time(rent_time, self.rules.smart_buy_rent_times)
-        return Call("POST", "/energy/smart-buy", SmartPurchase.from_data, Safety.MONEY,
-                    body=body, target=receiver)
+        return self._purchase("/energy/smart-buy", SmartPurchase.from_data, body, receiver,
+                              rent_time, self.rules.smart_buy_rent_times)
 
     def check_address(self, address: str) -> Call[AddressCheck]:
         """Whether ``address`` is activated on chain and how many transfers it has seen."""
@@ -165,8 +160,7 @@ class Endpoints:
     def activate_address(self, address: str) -> Call[Activation]:
         """Activate ``address`` on chain (the service pays the fee and charges it).
 
-        Moves money: never resent once it may have reached the service; an unclear
-        outcome raises :class:`AmbiguousPurchaseError`.
+        Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         target = check.address(address, "address")
         return Call("POST", "/energy/activate", Activation.from_data, Safety.MONEY,

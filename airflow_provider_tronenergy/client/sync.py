@@ -22,10 +22,9 @@ from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
-    NoResponseError,
-    ServiceUnreachableError,
     TransportError,
     TronEnergyError,
+    no_answer_error,
 )
 from airflow_provider_tronenergy.client.models import MonitoredAddress, MonitoredAddressPage
 
@@ -40,16 +39,11 @@ def transport_error(exc: requests.RequestException) -> TransportError:
     if isinstance(reason, ProxyError) and isinstance(reason.original_error, Exception):
         reason = reason.original_error  # could not reach the proxy: nothing was sent
     detail = f"{type(reason).__name__}: {str(reason)[:200]}"
-    if isinstance(exc, requests.ConnectTimeout) or (
+    unsent = isinstance(exc, requests.ConnectTimeout) or (
         isinstance(exc, requests.ConnectionError)
         and isinstance(reason, (NewConnectionError, ConnectTimeoutError))
-    ):
-        return ServiceUnreachableError(f"could not connect to the service ({detail})")
-    if isinstance(exc, requests.Timeout):
-        return NoResponseError(f"timed out waiting on the service ({detail}); the request "
-                               "may have been processed")
-    return NoResponseError(f"connection failed after sending; the request may have been "
-                           f"processed ({detail})")
+    )
+    return no_answer_error(detail, unsent=unsent, timed_out=isinstance(exc, requests.Timeout))
 
 
 class TronEnergyClient(ClientBase):
@@ -103,10 +97,7 @@ class TronEnergyClient(ClientBase):
                 with attempt:
                     return self._attempt(run)
         except TronEnergyError as error:
-            final = run.settle(error)
-            if final is error:
-                raise
-            raise final from error
+            run.fail(error)
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     def _attempt(self, run: CallRun[T]) -> T:
