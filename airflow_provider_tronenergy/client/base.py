@@ -196,10 +196,12 @@ class ClientBase:
 
     @property
     def base_url(self) -> str:
+        """Where calls go, version prefix included (``https://host/v1``)."""
         return self._core.base_url
 
     @property
     def signature_scheme(self) -> str:
+        """How requests are signed: ``"v1"`` or ``"ts.body"``."""
         return self._core.signature_scheme
 
     @property
