@@ -4,6 +4,12 @@ No Airflow import here: the hook wraps these classes, and anything else
 (scripts, services, tests) can use them directly. The async client (httpx) is
 imported on first use: DAG files and workers that never wait in a triggerer do
 not pay for it.
+
+- ``endpoints``: each endpoint once: its contract (signature, docstring), checks, wire form, parser
+- ``base``: ``ClientBase``, settings and every endpoint method, bound sync or async per transport
+- ``sync`` / ``aio``: ``TronEnergyClient`` (requests) and ``AsyncTronEnergyClient`` (httpx)
+- ``core``: build, sign and read one call; ``retry``: when to resend; ``validation``: checks
+- ``models``: the typed results, read from their annotations; ``errors``: the exception tree
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from airflow_provider_tronenergy import __version__
@@ -348,7 +348,7 @@ class RequestCore:
             raise UnexpectedResponseError("answer has no boolean 'success'", **context)
         if code is not None and (isinstance(code, bool) or code not in SUCCESS_CODES):
             raise UnexpectedResponseError(
-                f"success answer with unexpected code {str(code)[:40]!r}", **context
+                f"success answer with unexpected code {self.redact(str(code))[:40]!r}", **context
             )
         try:
             return call.parse(self._data(payload, call.flat))
@@ -430,16 +430,16 @@ class CallRun(Generic[T]):
             self.maybe_processed = True
         return error
 
-    def settle(self, error: TronEnergyError) -> TronEnergyError:
-        """The error to raise once no attempt is left."""
+    def fail(self, error: TronEnergyError) -> NoReturn:
+        """Raise the final error; an unclear money-moving call ends as AmbiguousPurchaseError."""
         if self.call.safety is Safety.MONEY and not provably_not_processed(error):
-            return AmbiguousPurchaseError(
+            raise AmbiguousPurchaseError(
                 endpoint=f"{self.prepared.method} {self.prepared.path}",
                 target=self.call.target,
                 time=self.sent_at,
                 cause=error,
-            )
-        return error
+            ) from error
+        raise error
 
     def _log(self, outcome: str, started: float) -> None:
         log.debug(

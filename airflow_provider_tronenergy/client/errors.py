@@ -240,3 +240,18 @@ def error_from_answer(
     if cls is RateLimitedError:
         return RateLimitedError(text, retry_after=retry_after, **context)
     return cls(text, **context)
+
+
+def no_answer_error(detail: str, *, unsent: bool, timed_out: bool) -> TransportError:
+    """The error for a call with no HTTP answer, told by whether it can have reached the server.
+
+    Each transport sorts its own exceptions into ``unsent`` (nothing left this
+    process) and ``timed_out``; the wording is the same for both.
+    """
+    if unsent:
+        return ServiceUnreachableError(f"could not connect to the service ({detail})")
+    if timed_out:
+        return NoResponseError(f"timed out waiting on the service ({detail}); the request "
+                               "may have been processed")
+    return NoResponseError(f"connection failed after sending; the request may have been "
+                           f"processed ({detail})")

@@ -8,18 +8,20 @@ wrong amount is never silently read as something else.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from airflow_provider_tronenergy.client.errors import UnexpectedResponseError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+V = TypeVar("V")
 _INT_LIMIT = 10**18  # keeps a hostile "1e999999999" from becoming a giant int
 
 
@@ -93,13 +95,16 @@ class _Reader:
             raise self._bad(key, "a string")
         return value
 
+    def _need(self, value: V | None, key: str, expected: str, default: V | None = None) -> V:
+        """``value``, else ``default``, else the error naming ``key``."""
+        if value is not None:
+            return value
+        if default is None:
+            raise self._bad(key, expected)
+        return default
+
     def text(self, key: str, default: str | None = None) -> str:
-        value = self.opt_text(key)
-        if value is None:
-            if default is None:
-                raise self._bad(key, "a string")
-            return default
-        return value
+        return self._need(self.opt_text(key), key, "a string", default)
 
     def opt_decimal(self, key: str) -> Decimal | None:
         value = self._value(key)
@@ -116,10 +121,7 @@ class _Reader:
         return number
 
     def decimal(self, key: str) -> Decimal:
-        number = self.opt_decimal(key)
-        if number is None:
-            raise self._bad(key, "a decimal number")
-        return number
+        return self._need(self.opt_decimal(key), key, "a decimal number")
 
     def opt_integer(self, key: str) -> int | None:
         value = self._value(key)
@@ -134,12 +136,7 @@ class _Reader:
         return int(value)
 
     def integer(self, key: str, default: int | None = None) -> int:
-        number = self.opt_integer(key)
-        if number is None:
-            if default is None:
-                raise self._bad(key, "an integer")
-            return default
-        return number
+        return self._need(self.opt_integer(key), key, "an integer", default)
 
     def flag(self, key: str, default: bool | None = None) -> bool:
         value = self._value(key)
@@ -159,10 +156,7 @@ class _Reader:
         return parsed
 
     def moment(self, key: str) -> datetime:
-        parsed = self.opt_moment(key)
-        if parsed is None:
-            raise self._bad(key, "an ISO 8601 timestamp")
-        return parsed
+        return self._need(self.opt_moment(key), key, "an ISO 8601 timestamp")
 
     def millis_datetime(self, key: str) -> datetime:
         millis = self.integer(key)
@@ -170,6 +164,15 @@ class _Reader:
             return datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
         except (OverflowError, OSError, ValueError):
             raise self._bad(key, "a time in milliseconds") from None
+
+    def order_status(self, key: str) -> OrderStatus:
+        raw = self.text(key)
+        try:
+            return OrderStatus(raw)
+        except ValueError:
+            raise UnexpectedResponseError(
+                f"{self.what}.{key}: unknown order status {raw[:40]!r}"
+            ) from None
 
     def str_tuple(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
         value = self._value(key)
@@ -203,8 +206,54 @@ def _extra() -> Any:
     return field(default_factory=lambda: _EMPTY, hash=False, repr=False)
 
 
+# Metadata of a required field that reads as "" or 0 when the answer leaves it out.
+_EMPTY_IF_ABSENT = MappingProxyType({"absent": ""})
+_ZERO_IF_ABSENT = MappingProxyType({"absent": 0})
+# How a field is read, by its annotation.
+_READERS: dict[str, Callable[..., Any]] = {
+    "str": _Reader.text, "str | None": _Reader.opt_text,
+    "int": _Reader.integer, "int | None": _Reader.opt_integer,
+    "Decimal": _Reader.decimal, "Decimal | None": _Reader.opt_decimal,
+    "bool": _Reader.flag, "datetime | None": _Reader.opt_moment,
+    "tuple[str, ...]": _Reader.str_tuple, "OrderStatus": _Reader.order_status,
+}
+_Step = tuple[str, Callable[..., Any], tuple[Any, ...]]
+_PLANS: dict[type, tuple[str, tuple[_Step, ...]]] = {}
+
+
+def _plan(cls: type[_Read]) -> tuple[str, tuple[_Step, ...]]:
+    """The name errors use (``SmartPurchase``: "smart purchase") and each field's reader."""
+    if cls not in _PLANS:
+        steps: list[_Step] = []
+        for item in fields(cls):  # type: ignore[arg-type]
+            absent = item.metadata.get("absent", item.default)
+            default = () if absent is None or absent is MISSING else (absent,)
+            if item.name != "extra":
+                steps.append((item.name, _READERS[str(item.type)], default))
+        steps.sort(key=lambda step: step[0] not in cls._read_first)
+        _PLANS[cls] = re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower(), tuple(steps)
+    return _PLANS[cls]
+
+
+class _Read(_Model):
+    """Read field by field, each by its annotation, from the key of its name."""
+
+    _read_first: ClassVar[tuple[str, ...]] = ()  # fields read before the rest
+
+    @classmethod
+    def from_data(cls: type[M], data: Any) -> M:
+        what, steps = _plan(cls)
+        r = _Reader(data, what)
+        values = {name: read(r, name, *default) for name, read, default in steps}
+        values["extra"] = r.extra()
+        return cls(**values)
+
+
+M = TypeVar("M", bound=_Read)
+
+
 @dataclass(frozen=True)
-class Account(_Model):
+class Account(_Read):
     user_id: int
     username: str
     balance: Decimal
@@ -214,23 +263,9 @@ class Account(_Model):
     recharge_address: str
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> Account:
-        r = _Reader(data, "account")
-        return cls(
-            user_id=r.integer("user_id"),
-            username=r.text("username"),
-            balance=r.decimal("balance"),
-            available_balance=r.decimal("available_balance"),
-            frozen_amount=r.decimal("frozen_amount"),
-            pending_orders_count=r.integer("pending_orders_count"),
-            recharge_address=r.text("recharge_address"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class Price(_Model):
+class Price(_Read):
     price_65k_1hour: Decimal
     price_per_10k: Decimal
     energy_per_transfer: int
@@ -239,108 +274,53 @@ class Price(_Model):
     rent_time: Decimal
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> Price:
-        r = _Reader(data, "price")
-        return cls(
-            price_65k_1hour=r.decimal("price_65k_1hour"),
-            price_per_10k=r.decimal("price_per_10k"),
-            energy_per_transfer=r.integer("energy_per_transfer"),
-            min_energy=r.integer("min_energy"),
-            max_energy=r.integer("max_energy"),
-            rent_time=r.decimal("rent_time"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class Purchase(_Model):
+class Purchase(_Read):
     """Result of buy, auto-buy and buy-count; ``energy_amount`` when the service states it."""
 
     order_id: str
-    tx_hash: str
+    tx_hash: str = field(metadata=_EMPTY_IF_ABSENT)
     cost: Decimal
     energy_amount: int | None = None
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> Purchase:
-        r = _Reader(data, "purchase")
-        return cls(
-            order_id=r.text("order_id"),
-            tx_hash=r.text("tx_hash", ""),
-            cost=r.decimal("cost"),
-            energy_amount=r.opt_integer("energy_amount"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class SmartPurchase(_Model):
+class SmartPurchase(_Read):
     order_id: str
     activated: bool
     energy_amount: int
     cost: Decimal
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> SmartPurchase:
-        r = _Reader(data, "smart purchase")
-        return cls(
-            order_id=r.text("order_id"),
-            activated=r.flag("activated"),
-            energy_amount=r.integer("energy_amount"),
-            cost=r.decimal("cost"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class Activation(_Model):
+class Activation(_Read):
     order_id: str
-    tx_hash: str
+    tx_hash: str = field(metadata=_EMPTY_IF_ABSENT)
     cost: Decimal
     message: str = ""
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> Activation:
-        r = _Reader(data, "activation")
-        return cls(
-            order_id=r.text("order_id"),
-            tx_hash=r.text("tx_hash", ""),
-            cost=r.decimal("cost"),
-            message=r.text("message", ""),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class AddressCheck(_Model):
+class AddressCheck(_Read):
     address: str
     is_activated: bool
     need_activate: bool
     transfer_count: int
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> AddressCheck:
-        r = _Reader(data, "address check")
-        return cls(
-            address=r.text("address"),
-            is_activated=r.flag("is_activated"),
-            need_activate=r.flag("need_activate"),
-            transfer_count=r.integer("transfer_count"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class Order(_Model):
+class Order(_Read):
     """An order record; only id and status are guaranteed, the rest as the service tells.
 
     Poll until ``status.is_terminal()``; ``tx_hash`` is set once the status is success.
     """
+
+    _read_first = ("status",)
 
     order_id: str
     status: OrderStatus
@@ -356,57 +336,17 @@ class Order(_Model):
     updated_at: datetime | None = None
     extra: Mapping[str, Any] = _extra()
 
-    @classmethod
-    def from_data(cls, data: Any) -> Order:
-        r = _Reader(data, "order")
-        raw_status = r.text("status")
-        try:
-            status = OrderStatus(raw_status)
-        except ValueError:
-            raise UnexpectedResponseError(
-                f"order.status: unknown order status {raw_status[:40]!r}"
-            ) from None
-        return cls(
-            order_id=r.text("order_id"),
-            status=status,
-            tx_hash=r.text("tx_hash", ""),
-            cost=r.opt_decimal("cost"),
-            energy_amount=r.opt_integer("energy_amount"),
-            rent_time=r.opt_decimal("rent_time"),
-            target_address=r.opt_text("target_address"),
-            to_address=r.opt_text("to_address"),
-            kind=r.opt_text("kind"),
-            activation_cost=r.opt_decimal("activation_cost"),
-            created_at=r.opt_moment("created_at"),
-            updated_at=r.opt_moment("updated_at"),
-            extra=r.extra(),
-        )
-
 
 @dataclass(frozen=True)
-class MonitoredAddress(_Model):
+class MonitoredAddress(_Read):
     address: str
-    label: str
+    label: str = field(metadata=_EMPTY_IF_ABSENT)
     tokens: tuple[str, ...]
     is_active: bool
-    total_callbacks: int
+    total_callbacks: int = field(metadata=_ZERO_IF_ABSENT)
     last_callback_at: datetime | None
     created_at: datetime | None
     extra: Mapping[str, Any] = _extra()
-
-    @classmethod
-    def from_data(cls, data: Any) -> MonitoredAddress:
-        r = _Reader(data, "monitored address")
-        return cls(
-            address=r.text("address"),
-            label=r.text("label", ""),
-            tokens=r.str_tuple("tokens"),
-            is_active=r.flag("is_active"),
-            total_callbacks=r.integer("total_callbacks", 0),
-            last_callback_at=r.opt_moment("last_callback_at"),
-            created_at=r.opt_moment("created_at"),
-            extra=r.extra(),
-        )
 
 
 @dataclass(frozen=True)
@@ -438,45 +378,23 @@ class MonitoredAddressPage(_Model):
 
 
 @dataclass(frozen=True)
-class MonitorRegistration(_Model):
+class MonitorRegistration(_Read):
     """What the add-address call answers: the address, its state and the callback URL."""
 
     address: str
     status: str
-    webhook_url: str
+    webhook_url: str = field(metadata=_EMPTY_IF_ABSENT)
     extra: Mapping[str, Any] = _extra()
-
-    @classmethod
-    def from_data(cls, data: Any) -> MonitorRegistration:
-        r = _Reader(data, "monitor registration")
-        return cls(
-            address=r.text("address"),
-            status=r.text("status"),
-            webhook_url=r.text("webhook_url", ""),
-            extra=r.extra(),
-        )
 
 
 @dataclass(frozen=True)
-class MonitorStats(_Model):
+class MonitorStats(_Read):
     total_addresses: int
     active_addresses: int
     total_callbacks: int
     success_callbacks: int
     failed_callbacks: int
     extra: Mapping[str, Any] = _extra()
-
-    @classmethod
-    def from_data(cls, data: Any) -> MonitorStats:
-        r = _Reader(data, "monitor stats")
-        return cls(
-            total_addresses=r.integer("total_addresses"),
-            active_addresses=r.integer("active_addresses"),
-            total_callbacks=r.integer("total_callbacks"),
-            success_callbacks=r.integer("success_callbacks"),
-            failed_callbacks=r.integer("failed_callbacks"),
-            extra=r.extra(),
-        )
 
 
 @dataclass(frozen=True)

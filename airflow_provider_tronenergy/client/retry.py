@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -73,21 +74,20 @@ class RetryPolicy:
         error = state.outcome.exception() if state.outcome is not None else None
         return self.wait_seconds(error, state.attempt_number)
 
+    def _settings(self, safety: Safety) -> dict[str, Any]:
+        """The tenacity settings, the same for the sync and the async loop."""
+        return {
+            "stop": stop_after_attempt(self.max_attempts),
+            "wait": self._wait,
+            "retry": retry_if_exception(lambda error: self.should_retry(safety, error)),
+            "reraise": True,
+        }
+
     def retrying(self, safety: Safety) -> Retrying:
-        return Retrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception(lambda error: self.should_retry(safety, error)),
-            reraise=True,
-        )
+        return Retrying(**self._settings(safety))
 
     def async_retrying(self, safety: Safety) -> AsyncRetrying:
-        return AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception(lambda error: self.should_retry(safety, error)),
-            reraise=True,
-        )
+        return AsyncRetrying(**self._settings(safety))
 
 
 def provably_not_processed(error: TronEnergyError) -> bool:

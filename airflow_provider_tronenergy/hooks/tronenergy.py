@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
@@ -28,6 +28,8 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
     ValidationRules,
 )
+from airflow_provider_tronenergy.client.base import ClientBase, endpoint, walk
+from airflow_provider_tronenergy.client.models import MonitoredAddress
 from airflow_provider_tronenergy.hooks.order_wait import (
     Log,
     OrderWatch,
@@ -50,8 +52,15 @@ class _ClientMethod(Generic[_P, _R]):
     """A client method the hook answers itself (``hook.buy_energy(...)``), with the client's
     signature and docstring, so IDEs and mypy see the hook's whole API."""
 
-    def __init__(self, method: Callable[Concatenate[TronEnergyClient, _P], _R]) -> None:
-        self.name = method.__name__
+    @overload
+    def __init__(self: _ClientMethod[_P, _R], method: endpoint[_P, _R]) -> None: ...
+
+    @overload
+    def __init__(self: _ClientMethod[_P, Iterator[MonitoredAddress]],
+                 method: walk[_P]) -> None: ...
+
+    def __init__(self, method: endpoint[_P, _R] | walk[_P]) -> None:
+        self.name = method.name
         self.__doc__ = method.__doc__
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -237,21 +246,21 @@ class TronEnergyHook(BaseHook):
 
     # -- the client's calls, answered by the hook's one client ---------------------------
 
-    get_account = _ClientMethod(TronEnergyClient.get_account)
-    get_price = _ClientMethod(TronEnergyClient.get_price)
-    buy_energy = _ClientMethod(TronEnergyClient.buy_energy)
-    auto_buy_energy = _ClientMethod(TronEnergyClient.auto_buy_energy)
-    buy_energy_by_count = _ClientMethod(TronEnergyClient.buy_energy_by_count)
-    smart_buy_energy = _ClientMethod(TronEnergyClient.smart_buy_energy)
-    check_address = _ClientMethod(TronEnergyClient.check_address)
-    activate_address = _ClientMethod(TronEnergyClient.activate_address)
-    get_order = _ClientMethod(TronEnergyClient.get_order)
-    get_monitor_stats = _ClientMethod(TronEnergyClient.get_monitor_stats)
-    list_monitored_addresses = _ClientMethod(TronEnergyClient.list_monitored_addresses)
-    iter_monitored_addresses = _ClientMethod(TronEnergyClient.iter_monitored_addresses)
-    add_monitored_address = _ClientMethod(TronEnergyClient.add_monitored_address)
-    remove_monitored_address = _ClientMethod(TronEnergyClient.remove_monitored_address)
-    request = _ClientMethod(TronEnergyClient.request)
+    get_account = _ClientMethod(ClientBase.get_account)
+    get_price = _ClientMethod(ClientBase.get_price)
+    buy_energy = _ClientMethod(ClientBase.buy_energy)
+    auto_buy_energy = _ClientMethod(ClientBase.auto_buy_energy)
+    buy_energy_by_count = _ClientMethod(ClientBase.buy_energy_by_count)
+    smart_buy_energy = _ClientMethod(ClientBase.smart_buy_energy)
+    check_address = _ClientMethod(ClientBase.check_address)
+    activate_address = _ClientMethod(ClientBase.activate_address)
+    get_order = _ClientMethod(ClientBase.get_order)
+    get_monitor_stats = _ClientMethod(ClientBase.get_monitor_stats)
+    list_monitored_addresses = _ClientMethod(ClientBase.list_monitored_addresses)
+    iter_monitored_addresses = _ClientMethod(ClientBase.iter_monitored_addresses)
+    add_monitored_address = _ClientMethod(ClientBase.add_monitored_address)
+    remove_monitored_address = _ClientMethod(ClientBase.remove_monitored_address)
+    request = _ClientMethod(ClientBase.request)
 
     # -- waiting for an order (the one implementation tasks, sensors and triggers use) ----
 

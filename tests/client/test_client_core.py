@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -23,6 +24,7 @@ from airflow_provider_tronenergy.client import (
     Timeout,
     TransferEvent,
     UnexpectedResponseError,
+    models,
 )
 from airflow_provider_tronenergy.client.core import (
     Call,
@@ -175,6 +177,37 @@ def test_purchase_keeps_exact_decimals() -> None:
     assert purchase.cost + purchase.cost + purchase.cost == Decimal("0.3")
     assert purchase.to_dict() == {"order_id": "o", "tx_hash": "", "cost": "0.1",
                                   "energy_amount": None, "extra": {}}
+
+
+@pytest.mark.parametrize(
+    ("model", "label", "absent"),
+    [
+        (models.Account, "account", {}),
+        (models.Price, "price", {}),
+        (models.Purchase, "purchase", {"tx_hash": ""}),
+        (models.SmartPurchase, "smart purchase", {}),
+        (models.Activation, "activation", {"tx_hash": "", "message": ""}),
+        (models.AddressCheck, "address check", {}),
+        (models.Order, "order", {"tx_hash": ""}),
+        (models.MonitoredAddress, "monitored address", {"label": "", "total_callbacks": 0}),
+        (models.MonitorRegistration, "monitor registration", {"webhook_url": ""}),
+        (models.MonitorStats, "monitor stats", {}),
+    ],
+)
+def test_declared_readers_cover_every_field(model: Any, label: str, absent: dict[str, Any]) -> None:
+    """Each model is read from its annotations: every field has a reader, errors name the model."""
+    what, steps = models._plan(model)
+    assert what == label
+    names = [f.name for f in dataclasses.fields(model) if f.name != "extra"]
+    assert sorted(name for name, _, _ in steps) == sorted(names)
+    assert {name: default[0] for name, _, default in steps if default} == absent
+    with pytest.raises(UnexpectedResponseError, match=f"^{label}: expected a JSON object"):
+        model.from_data([])
+
+
+def test_order_reads_status_before_the_rest() -> None:
+    with pytest.raises(UnexpectedResponseError, match=r"^order\.status: expected a string"):
+        Order.from_data({})
 
 
 def test_transfer_event_from_callback_body() -> None:

@@ -27,8 +27,7 @@ from airflow_provider_tronenergy.client import (
     SmartPurchase,
     TronEnergyClient,
 )
-from airflow_provider_tronenergy.client import aio as aio_module
-from airflow_provider_tronenergy.client import sync as sync_module
+from airflow_provider_tronenergy.client import endpoints as endpoints_module
 from airflow_provider_tronenergy.protocol.address import random_address
 
 
@@ -200,8 +199,7 @@ def test_list_pages_and_iter_walks_every_page(monkeypatch: pytest.MonkeyPatch) -
         inactive = client.list_monitored_addresses(status="inactive")
         assert [item.address for item in inactive.addresses] == addresses[:4]
         # Small pages so the walk needs several requests.
-        monkeypatch.setattr(sync_module, "ITER_PAGE_SIZE", 5)
-        monkeypatch.setattr(aio_module, "ITER_PAGE_SIZE", 5)
+        monkeypatch.setattr(endpoints_module, "ITER_PAGE_SIZE", 5)
         assert [item.address for item in client.iter_monitored_addresses()] == addresses
         active = [item.address for item in client.iter_monitored_addresses("active")]
         assert active == addresses[4:]
@@ -221,7 +219,7 @@ def test_iter_walks_every_page_async_too(monkeypatch: pytest.MonkeyPatch) -> Non
             addresses = [random_address() for _ in range(12)]
             for address in addresses:
                 seeder.add_monitored_address(address, "https://example.com/hook")
-        monkeypatch.setattr(aio_module, "ITER_PAGE_SIZE", 5)
+        monkeypatch.setattr(endpoints_module, "ITER_PAGE_SIZE", 5)
 
         async def walk() -> list[str]:
             async with make_async_client(server) as client:
