@@ -9,7 +9,6 @@ compares each address's ``total_callbacks`` at the service with the store.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,16 +16,12 @@ from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-from support.callbacks import wait_until
+from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
+from support.waiting import wait_until
 
-
-@pytest.fixture
-def sandbox() -> Iterator[SandboxServer]:
-    """Each test its own service: reconciliation covers every monitored address."""
-    with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:
-        yield server
+# Each test its own service: reconciliation covers every monitored address.
+sandbox = sandbox_fixture()
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
 from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
-from support.callbacks import wait_until
 from support.signed import SignedSession
+from support.waiting import wait_until
 
 
 class Probe:
