@@ -16,12 +16,18 @@ from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
+from support import store_fixtures
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
 from support.waiting import wait_until
 
 # Each test its own service: reconciliation covers every monitored address.
 sandbox = sandbox_fixture()
+
+# The callback store the DAG run reads, and the receiver that fills it (support.store_fixtures).
+store_url, store, api, receiver = (
+    store_fixtures.store_url, store_fixtures.store, store_fixtures.api, store_fixtures.receiver)
+fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse: every test here
 
 
 @pytest.fixture
