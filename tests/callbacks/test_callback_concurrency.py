@@ -9,7 +9,8 @@ import time
 import httpx
 
 from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
-from support.callbacks import ServedApp, callback_body, signed_headers, transfer_data, wait_until
+from support.callbacks import ServedApp, callback_body, signed_headers, transfer_data
+from support.waiting import wait_until
 
 SECRET = "whsec_concurrency"
 

@@ -22,9 +22,10 @@ from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.callbacks.plugin import LazyReceiverApp
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-from support.callbacks import ServedApp, callback_body, post, signed_headers, wait_until
+from support.callbacks import ServedApp, callback_body, post, signed_headers
 from support.hostile import trickle_until_closed
 from support.signed import SignedSession
+from support.waiting import wait_until
 
 SERVER_SCRIPT = Path(__file__).parents[1] / "support" / "airflow_api_server.py"
 

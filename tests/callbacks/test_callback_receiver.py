@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -13,16 +12,14 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import verify_callback
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
 from support.callbacks import ServedApp, callback_body, post, signed_headers, transfer_data
+from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
 
 # Retries after 10 s / 60 s / 300 s become 0.1 s / 0.6 s / 3 s.
 TIME_SCALE = 0.01
 
 
-@pytest.fixture
-def sandbox() -> Iterator[SandboxServer]:
-    with SandboxServer(SandboxConfig(port=0, time_scale=TIME_SCALE)) as server:
-        yield server
+sandbox = sandbox_fixture(time_scale=TIME_SCALE)
 
 
 @pytest.fixture

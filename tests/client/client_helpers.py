@@ -1,4 +1,4 @@
-"""Helpers for the client tests: sandbox start-up, its control API, client factories.
+"""Helpers for the client tests: sandbox start-up and client factories.
 
 Kept out of conftest.py so test modules can import them by a unique name.
 """
@@ -13,15 +13,13 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
-import requests
-
 from airflow_provider_tronenergy.client import (
     AsyncTronEnergyClient,
     RetryPolicy,
     TronEnergyClient,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.sandbox import sandbox_config
 
 # Distinctive credentials, so a leak shows up as a plain substring.
 API_KEY = "KEY-" + secrets.token_hex(12)
@@ -29,62 +27,15 @@ API_SECRET = "SECRET-" + secrets.token_hex(16)
 FAST_RETRY = RetryPolicy(max_attempts=4, initial_wait=0.005, max_wait=2.0)
 
 
+# The client tests' sandbox: known credentials and a balance no test runs out of.
+SANDBOX_CONFIG: dict[str, Any] = {
+    "api_key": API_KEY, "api_secret": API_SECRET, "balance": Decimal("1000000"),
+}
+
+
 def start_sandbox(**config: Any) -> SandboxServer:
-    settings: dict[str, Any] = {
-        "port": 0, "time_scale": 0.01, "api_key": API_KEY, "api_secret": API_SECRET,
-        "balance": Decimal("1000000"),
-    }
-    settings.update(config)
-    server = SandboxServer(SandboxConfig(**settings))
-    # Sandbox bug (reported): its listening socket is created with proto 0, so asyncio
-    # never sets TCP_NODELAY on accepted connections and every keep-alive request
-    # waits ~40 ms for a delayed ACK. Linux copies TCP_NODELAY from the listener.
-    server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return server.start()
-
-
-class Control:
-    """The sandbox's /sandbox control API: seed chain state, inject faults, read orders."""
-
-    def __init__(self, server: SandboxServer) -> None:
-        self.server = server
-        self.base = server.root_url + "/sandbox"
-        self.http = requests.Session()
-
-    @staticmethod
-    def _ok(response: requests.Response) -> Any:
-        assert response.status_code == 200, response.text
-        return response.json()["data"]
-
-    def post(self, path: str, body: Any = None) -> Any:
-        return self._ok(self.http.post(self.base + path, json=body))
-
-    def activated(self, address: str | None = None) -> str:
-        """A (fresh) address that is activated on the emulated chain."""
-        address = address or random_address()
-        self.post(f"/addresses/{address}/activate")
-        return address
-
-    def holder(self, address: str, token: str = "USDT") -> None:
-        self.post(f"/addresses/{address}/holder", {"token": token})
-
-    def balance(self, trx: str) -> None:
-        self.post("/balance", {"balance": trx})
-
-    def orders(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._ok(self.http.get(self.base + "/orders"))
-        return result
-
-    def fault(self, **spec: Any) -> dict[str, Any]:
-        result: dict[str, Any] = self.post("/faults", spec)
-        return result
-
-    def faults(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._ok(self.http.get(self.base + "/faults"))
-        return result
-
-    def clear_faults(self) -> None:
-        self._ok(self.http.delete(self.base + "/faults"))
+    """A started extra sandbox (``SANDBOX_CONFIG``, then ``config``); the caller stops it."""
+    return SandboxServer(sandbox_config(**{**SANDBOX_CONFIG, **config})).start()
 
 
 def make_client(server: SandboxServer, **options: Any) -> TronEnergyClient:

@@ -11,17 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from client_helpers import BlockingFacade, Control, make_async_client, make_client, start_sandbox
+from client_helpers import SANDBOX_CONFIG, BlockingFacade, make_async_client, make_client
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.control import Control
+from support.sandbox import sandbox_fixture
 
-
-@pytest.fixture(scope="session")
-def sandbox() -> Iterator[SandboxServer]:
-    server = start_sandbox()
-    yield server
-    server.stop()
+sandbox = sandbox_fixture(scope="session", **SANDBOX_CONFIG)
 
 
 @pytest.fixture(scope="session")

@@ -10,9 +10,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from client_helpers import Control
 
 from airflow_provider_tronenergy.client import ValidationError
+from support.control import Control
 
 OTHER_DIGITS = [
     pytest.param("\u0661", id="arabic-indic-1"),

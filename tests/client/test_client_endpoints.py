@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from client_helpers import Control, both_clients, make_client, start_sandbox
+from client_helpers import both_clients, make_client, start_sandbox
 
 from airflow_provider_tronenergy.client import (
     Account,
@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client import endpoints as endpoints_module
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.control import Control
 
 
 def by_id(control: Control, order_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from client_helpers import Control, make_async_client, make_client
+from client_helpers import make_async_client, make_client
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.control import Control
 
 # A generous retry budget: if any of these failures were resent, it would happen.
 POLICY = RetryPolicy(max_attempts=5, initial_wait=0.001, max_wait=0.01)

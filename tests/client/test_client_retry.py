@@ -14,7 +14,6 @@ import requests
 from client_helpers import (
     API_KEY,
     API_SECRET,
-    Control,
     both_clients,
     free_port,
     make_async_client,
@@ -43,6 +42,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.control import Control
 
 CLIENT_LOG = "airflow_provider_tronenergy.client.core"
 

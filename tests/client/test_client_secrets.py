@@ -13,7 +13,6 @@ from client_helpers import (
     API_KEY,
     API_SECRET,
     BlockingFacade,
-    Control,
     free_port,
     make_async_client,
     make_client,
@@ -29,6 +28,7 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.control import Control
 
 SECRETS = (API_KEY, API_SECRET)
 

@@ -1,4 +1,5 @@
-"""Transfer sensor and callback reconciliation DAGs driven by dag_run.conf (tests/triggers).
+"""Transfer sensor and callback reconciliation DAGs driven by dag_run.conf (tests/sensors,
+tests/operators).
 
 The sensor's optional filters are templated with ``dag_run.conf.get``: a missing
 value renders as "None", which the sensor must read as "no filter". Sensors get

@@ -9,7 +9,6 @@ from decimal import Decimal
 
 import pytest
 import requests
-from hooks.conftest import connection_json
 
 from airflow_provider_tronenergy.client import (
     AsyncTronEnergyClient,
@@ -23,6 +22,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
 )
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import requires_airflow
+from support.sandbox import connection_json
 
 
 def test_client_is_built_once_and_reused(tronenergy_conn):

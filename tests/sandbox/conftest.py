@@ -8,7 +8,6 @@ sandbox is tested independently of the code it exists to test.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -20,10 +19,10 @@ import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_request
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.sandbox import sandbox_config, sandbox_fixture
 from support.signed import SignedSession
 
-FAST_TIME_SCALE = 0.01
 _UNSET: Any = object()
 
 
@@ -174,27 +173,12 @@ class Signed(SignedSession):
         self.control("DELETE", "/faults")
 
 
-def start_server(config: SandboxConfig) -> SandboxServer:
-    server = SandboxServer(config)
-    # server.bind_socket creates the listener with proto 0, so asyncio never sets
-    # TCP_NODELAY on accepted connections and every answer waits ~40 ms for a delayed
-    # ACK (Nagle). Linux copies the option from the listener to accepted sockets.
-    # Reported to server.py's owner; harmless once fixed there.
-    server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return server.start()
-
-
 def signed_for(server: SandboxServer, scheme: str = "v1") -> Signed:
     return Signed(server.root_url, server.api_key, server.api_secret, scheme)
 
 
-@pytest.fixture(scope="session")
-def sandbox_server() -> Iterator[SandboxServer]:
-    """One shared sandbox; tests on it use fresh addresses and relative balance checks."""
-    config = SandboxConfig(port=0, time_scale=FAST_TIME_SCALE, balance=Decimal("1000000"))
-    server = start_server(config)
-    yield server
-    server.stop()
+# One shared sandbox; tests on it use fresh addresses and relative balance checks.
+sandbox_server = sandbox_fixture(scope="session", balance=Decimal("1000000"))
 
 
 @pytest.fixture(scope="session")
@@ -216,8 +200,7 @@ def start_sandbox() -> Iterator[Callable[..., SandboxServer]]:
     started: list[SandboxServer] = []
 
     def start(**config: Any) -> SandboxServer:
-        config.setdefault("time_scale", FAST_TIME_SCALE)
-        server = start_server(SandboxConfig(port=0, **config))
+        server = SandboxServer(sandbox_config(**config)).start()
         started.append(server)
         return server
 

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 
 import pytest
 import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.receiver import RecordingReceiver
+from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
 
 # 10 s / 60 s / 300 s become 20 ms / 120 ms / 600 ms.
 TIME_SCALE = 0.002
 
 
-@pytest.fixture
-def sandbox() -> Iterator[SandboxServer]:
-    with SandboxServer(SandboxConfig(port=0, time_scale=TIME_SCALE)) as server:
-        yield server
+sandbox = sandbox_fixture(time_scale=TIME_SCALE)
 
 
 @pytest.fixture

@@ -17,7 +17,12 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor, order_event_result
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
-from support.orders import Control, wait_until
+from support import orders
+from support.control import Control
+from support.waiting import wait_until
+
+# Orders here move only when a test says so: the manual-clock sandbox of support.orders.
+sandbox, conn = orders.sandbox, orders.conn
 
 
 class Recorder:
@@ -137,7 +142,7 @@ def test_execute_in_poke_mode_returns_the_order(control: Control, conn):
     control.count_polls(order_id)
 
     def later() -> None:
-        wait_until(lambda: control.polls(order_id) >= 2, "two pokes")
+        wait_until(lambda: control.polls(order_id) >= 2, 30, "two pokes")
         control.succeed(order_id)
 
     helper = threading.Thread(target=later, daemon=True)

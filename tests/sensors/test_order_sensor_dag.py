@@ -16,7 +16,12 @@ import pytest
 from sensors_order import DAGS
 
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
-from support.orders import Control, Director
+from support import orders
+from support.control import Control
+from support.orders import Director
+
+# Orders here move only when a test says so: the manual-clock sandbox of support.orders.
+sandbox, conn = orders.sandbox, orders.conn
 
 # Deferrable: one read by the sensor before deferring, so a second one is the trigger's.
 POLLS_BEFORE_ACTING = {"te_order_sensor_poke": 1, "te_order_sensor_deferrable": 2}

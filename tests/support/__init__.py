@@ -1,1 +1,10 @@
-"""Test support: real receivers and a signed-request helper for talking to the sandbox."""
+"""Test support shared by every test folder (imported as ``support.<module>``).
+
+``sandbox`` (start one, a ``sandbox`` fixture, a connection to it), ``control`` (the
+sandbox's control API), ``orders`` (a manual world clock for order tests),
+``store_fixtures`` (the callback store transfer tests read), ``waiting``
+(``wait_until``), ``dagrun`` and ``postgres`` (fixtures registered for the whole
+suite), real receivers and servers (``callbacks``, ``receiver``, ``hostile``,
+``airflow_api_server``, ``process``), ``signed`` (a signed-request helper) and
+``airflow_compat`` (differences between Airflow releases).
+"""

@@ -144,14 +144,6 @@ def start_receiver(*args: str, env: dict[str, str] | None = None) -> ReceiverPro
     raise RuntimeError("receiver did not become healthy")
 
 
-def wait_until(predicate: Any, timeout: float = 15.0, message: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {message}")
-        time.sleep(0.02)
-
-
 class RawConnection:
     """A minimal keep-alive HTTP/1.1 POST client on asyncio streams.
 

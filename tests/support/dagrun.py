@@ -7,67 +7,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 from typing import Any
 
 import pytest
-import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.control import Control
+from support.sandbox import default_connection, sandbox_fixture
 
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxServer]:
-    with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:
-        yield server
+sandbox = sandbox_fixture(scope="module")
 
 
 @pytest.fixture
 def conn(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", json.dumps({
-        "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
-        "password": sandbox.api_secret, "extra": {"webhook_secret": sandbox.webhook_secret}}))
-    return "tronenergy_default"
-
-
-class Control:
-    """The sandbox's control API, for seeding chain state and counting orders."""
-
-    def __init__(self, sandbox: SandboxServer) -> None:
-        self.root = f"{sandbox.root_url}/sandbox"
-        self.session = requests.Session()
-
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        response = self.session.request(method, self.root + path, json=body, timeout=10)
-        assert response.status_code == 200, response.text
-        return json.loads(response.text, parse_float=Decimal)["data"]
-
-    def activated(self, holder: bool = False) -> str:
-        address = random_address()
-        self._call("POST", f"/addresses/{address}/activate")
-        if holder:
-            self._call("POST", f"/addresses/{address}/holder", {"token": "USDT"})
-        return address
-
-    def orders(self, target: str | None = None) -> list[dict[str, Any]]:
-        orders = self._call("GET", "/orders")
-        return [o for o in orders if target is None or target in (o["target_address"],)]
-
-    def balance(self, trx: str) -> None:
-        self._call("POST", "/balance", {"balance": trx})
-
-    def fault(self, **spec: Any) -> None:
-        self._call("POST", "/faults", spec)
-
-    def clear_faults(self) -> None:
-        self._call("DELETE", "/faults")
-
-    def fail_next_orders(self, count: int) -> None:
-        self._call("POST", "/orders/outcome", {"status": "failed", "count": count})
-
-    def fail(self, order_id: str) -> None:
-        self._call("POST", f"/orders/{order_id}/fail")
+    return default_connection(monkeypatch, sandbox)
 
 
 @pytest.fixture

@@ -24,8 +24,14 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
 from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
-from support.callbacks import wait_until
+from support import store_fixtures
 from support.signed import SignedSession
+from support.waiting import wait_until
+
+# The callback store the DAG run reads, and the receiver that fills it (support.store_fixtures).
+store_url, store, api, receiver = (
+    store_fixtures.store_url, store_fixtures.store, store_fixtures.api, store_fixtures.receiver)
+fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse: every test here
 
 
 class Probe:

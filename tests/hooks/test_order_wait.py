@@ -16,7 +16,12 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
-from support.orders import Control, connection_json
+from support import orders
+from support.control import Control
+from support.sandbox import connection_json
+
+# Orders here move only when a test says so: the manual-clock sandbox of support.orders.
+sandbox, conn = orders.sandbox, orders.conn
 
 log = logging.getLogger("test.order_wait")
 
@@ -47,7 +52,8 @@ def test_bad_credentials_end_both_waits_at_once(control: Control, sandbox, monke
     """The purchase operator used to poll on through a 401 until wait_timeout."""
     order_id = control.buy()
     wrong = "wrong-secret-" + "y" * 20
-    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(sandbox, secret=wrong))
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret=wrong, **orders.CONN_OPTIONS))
     started = time.monotonic()
     blocking, deferred = both_waits(order_id, "tronenergy_bad", timeout=20.0)
     assert time.monotonic() - started < 10.0  # not the 20 s timeout: the first answer ended it
@@ -81,7 +87,8 @@ def test_sensor_and_waits_agree_on_an_error(control: Control, sandbox, monkeypat
 
     order_id = control.buy()
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD",
-                       connection_json(sandbox, secret="wrong-secret-" + "z" * 20))
+                       connection_json(sandbox, secret="wrong-secret-" + "z" * 20,
+                                       **orders.CONN_OPTIONS))
     blocking, _ = both_waits(order_id, "tronenergy_bad")
     sensor = EnergyOrderSensor(task_id="wait", order_id=order_id,
                                tronenergy_conn_id="tronenergy_bad")

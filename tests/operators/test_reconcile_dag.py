@@ -9,7 +9,6 @@ compares each address's ``total_callbacks`` at the service with the store.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,16 +16,18 @@ from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-from support.callbacks import wait_until
+from support import store_fixtures
+from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
+from support.waiting import wait_until
 
+# Each test its own service: reconciliation covers every monitored address.
+sandbox = sandbox_fixture()
 
-@pytest.fixture
-def sandbox() -> Iterator[SandboxServer]:
-    """Each test its own service: reconciliation covers every monitored address."""
-    with SandboxServer(SandboxConfig(port=0, time_scale=0.01)) as server:
-        yield server
+# The callback store the DAG run reads, and the receiver that fills it (support.store_fixtures).
+store_url, store, api, receiver = (
+    store_fixtures.store_url, store_fixtures.store, store_fixtures.api, store_fixtures.receiver)
+fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse: every test here
 
 
 @pytest.fixture

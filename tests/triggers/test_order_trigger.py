@@ -15,7 +15,13 @@ import pytest
 from airflow_provider_tronenergy.client import Order, OrderStatus
 from airflow_provider_tronenergy.hooks.order_wait import EVENT_STATUSES, order_event
 from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
-from support.orders import Control, connection_json, wait_until
+from support import orders
+from support.control import Control
+from support.sandbox import connection_json
+from support.waiting import wait_until
+
+# Orders here move only when a test says so: the manual-clock sandbox of support.orders.
+sandbox, conn = orders.sandbox, orders.conn
 
 CLASSPATH = "airflow_provider_tronenergy.triggers.order.EnergyOrderTrigger"
 
@@ -167,10 +173,11 @@ def test_run_follows_a_pending_order_to_success(control: Control, conn):
     control.count_polls(order_id)
 
     def meanwhile() -> None:
-        wait_until(lambda: control.polls(order_id) >= 1, "a first poll")
+        wait_until(lambda: control.polls(order_id) >= 1, 30, "a first poll")
         control.clock.advance(1.5)  # processing
         seen = control.polls(order_id)
-        wait_until(lambda: control.polls(order_id) > seen, "a poll of the processing order")
+        wait_until(lambda: control.polls(order_id) > seen, 30,
+                   "a poll of the processing order")
         control.succeed(order_id)
 
     events = run_trigger(trigger_for(order_id), meanwhile)
@@ -191,7 +198,7 @@ def test_run_reports_failed_and_cancelled(control: Control, conn, outcome):
     act = control.fail if outcome == "failed" else control.cancel
 
     def meanwhile() -> None:
-        wait_until(lambda: control.polls(order_id) >= 1, "a first poll")
+        wait_until(lambda: control.polls(order_id) >= 1, 30, "a first poll")
         act(order_id)
 
     (event,) = run_trigger(trigger_for(order_id), meanwhile)
@@ -225,7 +232,8 @@ def test_bad_credentials_are_an_error_event_without_the_secret(control: Control,
                                                                monkeypatch):
     order_id = control.buy()
     wrong = "wrong-secret-" + "x" * 20
-    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(sandbox, secret=wrong))
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret=wrong, **orders.CONN_OPTIONS))
     (event,) = run_trigger(trigger_for(order_id, conn_id="tronenergy_bad"))
     assert event["status"] == "error"
     assert "signature" in event["message"].lower()

@@ -1,0 +1,58 @@
+"""Fixtures for tests on the callback store that transfer sensors, triggers and reconcile read.
+
+A fresh SQLite store per test (also the process default), the triggers' per-URL
+store cache emptied around each test, and the receiver that fills the store from
+the sandbox's signed callbacks. A test module or conftest takes them by assigning::
+
+    store_url, store = store_fixtures.store_url, store_fixtures.store
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_tronenergy.callbacks import access
+from airflow_provider_tronenergy.callbacks.app import create_app
+from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
+from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.callbacks import ServedApp
+from support.signed import SignedSession
+
+
+@pytest.fixture
+def store_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh SQLite store, also the process default (``TRONENERGY_CALLBACK_STORE``)."""
+    url = f"sqlite:///{tmp_path / 'callbacks.db'}"
+    monkeypatch.setenv(ENV_STORE_URL, url)
+    return url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[CallbackStore]:
+    store = CallbackStore(store_url)
+    store.ensure_schema()
+    yield store
+    store.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_trigger_stores() -> Iterator[None]:
+    """Triggers share one store per URL per process: none may leak between tests."""
+    access.forget_stores()
+    yield
+    access.forget_stores()
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> SignedSession:
+    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+
+
+@pytest.fixture
+def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
+    """The callback receiver on the store the DAG run reads (TRONENERGY_CALLBACK_STORE)."""
+    with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
+        yield served
