@@ -14,6 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
+def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn the caller's caller (by default) that ``old`` is now ``new``."""
+    warnings.warn(f"{old} moved to {new}; use that instead (the old path will be removed "
+                  "in a future release)", DeprecationWarning, stacklevel=stacklevel)
+
+
 def moved_names(module: str, targets: Mapping[str, str],
                 otherwise: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
     """A module ``__getattr__`` that resolves each old name to ``"module:attribute"``.
@@ -29,10 +35,7 @@ def moved_names(module: str, targets: Mapping[str, str],
                 return otherwise(name)
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         where, _, attribute = target.partition(":")
-        warnings.warn(
-            f"{module}.{name} moved to {where}.{attribute}; import it from there "
-            "(the old path will be removed in a future release)",
-            DeprecationWarning, stacklevel=2)
+        warn_moved(f"{module}.{name}", f"{where}.{attribute}")
         return getattr(importlib.import_module(where), attribute)
 
     return __getattr__

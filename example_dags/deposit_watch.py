@@ -22,7 +22,7 @@ Settings, read when a task runs (never when the file is parsed):
 - Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
 - the credited-deposits ledger: ``[tronenergy] deposits_ledger`` (or
   ``$TRONENERGY_DEPOSITS_DB``), a SQLAlchemy URL; default a SQLite file in
-  ``$AIRFLOW_HOME`` (:class:`airflow_provider_tronenergy.deposits.DepositLedger`).
+  ``$AIRFLOW_HOME`` (:func:`airflow_provider_tronenergy.deposits.credit`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
-from airflow_provider_tronenergy.deposits import DepositLedger, event_transfer
+from airflow_provider_tronenergy.deposits import credit, event_transfer
 from airflow_provider_tronenergy.operators.monitor import AddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronTransferWatchTrigger
 
@@ -93,11 +93,7 @@ with DAG(
         if len(deposits) < len(given):
             log.warning("%d of %d transfers are not into a deposit address (or carry no "
                         "transfer): not credited", len(given) - len(deposits), len(given))
-        ledger = DepositLedger()
-        try:
-            credited = ledger.credit(deposits)
-        finally:
-            ledger.close()
+        credited = credit(deposits)  # the ledger the configuration names
         for t in credited:
             log.info("credited %s %s to %s (tx %s)", t["amount"], t["token"], t["to"],
                      t["tx_hash"])

@@ -23,9 +23,9 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, default_url
+from airflow_provider_tronenergy.callbacks.store import DEFAULT_FILENAME, ENV_STORE_URL
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
-from airflow_provider_tronenergy.sqlstore import airflow_conf
+from airflow_provider_tronenergy.sqlstore import airflow_conf, resolve_url
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,8 @@ def conn_id(explicit: str | None = None) -> str:
 
 
 def store_url(explicit: str | None = None) -> str:
-    return (explicit or os.environ.get(ENV_STORE_URL, "").strip()
-            or airflow_conf("callback_store") or default_url())
+    return resolve_url(explicit, env=ENV_STORE_URL, conf_key="callback_store",
+                       filename=DEFAULT_FILENAME)
 
 
 def _address_secrets(value: Any, where: str) -> Mapping[str, Any]:

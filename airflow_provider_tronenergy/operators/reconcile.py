@@ -44,9 +44,12 @@ class ReconcileCallbacksOperator(BaseOperator):
         self.store_url = checked_store_url(store_url)
 
     def execute(self, context: Context) -> dict[str, Any]:
-        client = TronEnergyHook(self.tronenergy_conn_id).get_conn()
-        # A template renders a missing status as "None": that means all addresses.
-        monitored = list(client.iter_monitored_addresses(status=optional_text(self.status)))
+        hook = TronEnergyHook(self.tronenergy_conn_id)
+        try:
+            # A template renders a missing status as "None": that means all addresses.
+            monitored = list(hook.iter_monitored_addresses(status=optional_text(self.status)))
+        finally:
+            hook.close()
         stored = open_store(self.store_url).count_by_recipient([m.address for m in monitored])
         rows: list[dict[str, Any]] = []
         for item in monitored:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.exc import SQLAlchemyError
 
+from airflow_provider_tronenergy._deprecated import warn_moved
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -318,24 +318,19 @@ class TronTransferWatchTrigger(BaseEventTrigger):
 
 # -- moved names: the store's own methods and callbacks.access now ---------------------
 
-def _moved(old: str, new: str) -> None:
-    warnings.warn(f"{__name__}.{old} is deprecated; use {new}", DeprecationWarning,
-                  stacklevel=3)
-
-
 def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
     """Deprecated: :meth:`StoredTransfer.to_payload` (the one payload shape)."""
-    _moved("transfer_payload", "StoredTransfer.to_payload()")
+    warn_moved(f"{__name__}.transfer_payload", "StoredTransfer.to_payload()")
     return transfer.to_payload()
 
 
 def committed_offset(store: CallbackStore, consumer: str) -> int | None:
     """Deprecated: :meth:`CallbackStore.committed_offset`."""
-    _moved("committed_offset", "CallbackStore.committed_offset(consumer)")
+    warn_moved(f"{__name__}.committed_offset", "CallbackStore.committed_offset(consumer)")
     return store.committed_offset(consumer)
 
 
 def start_offset(store: CallbackStore, consumer: str) -> int:
     """Deprecated: :meth:`CallbackStore.start_offset`."""
-    _moved("start_offset", "CallbackStore.start_offset(consumer)")
+    warn_moved(f"{__name__}.start_offset", "CallbackStore.start_offset(consumer)")
     return store.start_offset(consumer)
