@@ -4,6 +4,8 @@ A user's DAG written against an earlier release must still import; it is told,
 once per use, where the name lives now. A module keeps its old names with::
 
     __getattr__ = moved_names(__name__, {"old_name": "package.module:new_name"})
+
+and a class renamed in place with ``renamed(__name__, {"OldName": "NewName"})``.
 """
 
 from __future__ import annotations
@@ -39,3 +41,8 @@ def moved_names(module: str, targets: Mapping[str, str],
         return getattr(importlib.import_module(where), attribute)
 
     return __getattr__
+
+
+def renamed(module: str, names: Mapping[str, str]) -> dict[str, str]:
+    """Targets for :func:`moved_names` of classes renamed inside ``module`` itself."""
+    return {old: f"{module}:{new}" for old, new in names.items()}

@@ -1,6 +1,6 @@
 """Crediting deposits exactly once: the ledger a deposit DAG writes, keyed by ``tx_hash``.
 
-The transfer watcher (``TronTransferWatchTrigger``) turns each stored callback
+The transfer watcher (``TronEnergyTransferWatchTrigger``) turns each stored callback
 into one Asset event, but an event can be redelivered
 (the triggerer dies between Airflow persisting it and the watcher committing its
 offset), and people replay transfers by hand. So crediting is an insert keyed by

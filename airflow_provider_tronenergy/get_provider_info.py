@@ -51,6 +51,25 @@ _EXTRA_FIELDS: dict[str, Any] = {
     },
 }
 
+_NODE_FIELDS: dict[str, Any] = {
+    "usdt_contract": {
+        "label": "USDT contract",
+        "description": "The USDT TRC20 contract to read balances and estimates against "
+        "(empty: mainnet's TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t).",
+        "schema": {"type": ["string", "null"]},
+    },
+    "timeout": {
+        "label": "Timeout (seconds)",
+        "description": "Per request. Empty: 10.",
+        "schema": {"type": ["number", "null"], "exclusiveMinimum": 0},
+    },
+    "max_retries": {
+        "label": "Max retries",
+        "description": "Resends of a read on no answer, 429 or 5xx. Empty: 3.",
+        "schema": {"type": ["integer", "null"], "minimum": 0, "default": 3},
+    },
+}
+
 
 _CONFIG: dict[str, Any] = {
     "tronenergy": {
@@ -120,7 +139,8 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "hooks": [
-            {"integration-name": INTEGRATION, "python-modules": [f"{PACKAGE}.hooks.tronenergy"]}
+            {"integration-name": INTEGRATION,
+             "python-modules": [f"{PACKAGE}.hooks.tronenergy", f"{PACKAGE}.hooks.tron_node"]}
         ],
         "sensors": [
             {"integration-name": INTEGRATION,
@@ -148,6 +168,17 @@ def get_provider_info() -> dict[str, Any]:
                         "password": "your API secret",
                     },
                 },
-            }
+            },
+            {
+                "connection-type": "tron_node",
+                "hook-class-name": f"{PACKAGE}.hooks.tron_node.TronNodeHook",
+                "hook-name": "TRON Node",
+                "conn-fields": _NODE_FIELDS,
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema", "login"],
+                    "relabeling": {"host": "Node URL", "password": "API key (TRON-PRO-API-KEY)"},
+                    "placeholders": {"host": "https://api.trongrid.io", "password": "optional"},
+                },
+            },
         ],
     }

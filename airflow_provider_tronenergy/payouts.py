@@ -34,6 +34,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSki
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.onchain import ChainParams, shortfall_orders
 from airflow_provider_tronenergy.operators.guard import guard_cost
 from airflow_provider_tronenergy.operators.quote import (
     ACTIVATION_COST,
@@ -156,13 +157,17 @@ def _chunks(total: int, size: int) -> list[int]:
 
 
 def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
-                checks: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+                checks: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+                chain: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Quote the batch, refuse when it is too dear, and plan its orders (see module doc).
 
-    ``checks`` are :class:`~airflow_provider_tronenergy.operators.address.CheckAddressOperator`
+    ``checks`` are
+    :class:`~airflow_provider_tronenergy.operators.address.TronEnergyCheckAddressOperator`
     results (``address``, ``transfer_energy``, ``need_activate``). The ceiling covers
     energy and activations; the balance must still cover the energy (activations
-    were paid before this step).
+    were paid before this step). ``chain`` is :func:`~.onchain.preflight`'s answer:
+    with it, each transfer's energy is the node's estimate and only the energy the
+    wallet does not already have is bought.
     """
     batch = BatchParams.of(params)
     if batch.rent_time not in client.rules.price_rent_times:
@@ -170,22 +175,40 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
             f"rent_time {batch.rent_time} h cannot be quoted by the price endpoint, so the "
             f"cost ceiling cannot be checked; {NOTHING_BOUGHT}")
     price = client.get_price(batch.rent_time)
+    onchain = bool(chain and chain.get("onchain"))
+    estimates: Mapping[str, int] = chain["energies"] if chain and onchain else {}
     by_address = {c["address"]: c for c in checks}
-    rows = [{**p, "energy": by_address[p["recipient"]]["transfer_energy"],
+    rows = [{**p, "energy": estimates.get(p["recipient"],
+                                          by_address[p["recipient"]]["transfer_energy"]),
              "activated": by_address[p["recipient"]]["need_activate"]} for p in payouts]
     for row in rows:
         row.update(energy_cost=text(rental_cost(row["energy"], price.price_per_10k)),
                    burn_cost=text(burn_cost(row["energy"])))
     total_energy = sum(row["energy"] for row in rows)
-    energy_cost = rental_cost(total_energy, price.price_per_10k)
+    key = batch_key(batch.sender, payouts)
+    if chain and onchain:
+        on_hand = max(0, int(chain["wallet"]["energy_available"])
+                      - ChainParams.of(params).energy_margin)
+        orders: dict[str, Any] = {"count_orders": [], "buy_orders": _keyed(
+            batch.sender, key, "buy", shortfall_orders(
+                total_energy, on_hand, min_energy=price.min_energy,
+                max_energy=price.max_energy))}
+    else:
+        on_hand = 0
+        orders = _keyed_orders(batch.sender, key, rows, price)
+    to_buy = (sum(o["count"] for o in orders["count_orders"]) * price.energy_per_transfer
+              + sum(o["energy_amount"] for o in orders["buy_orders"]))
+    energy_cost = rental_cost(to_buy, price.price_per_10k)
+    whole_rental = rental_cost(total_energy, price.price_per_10k)
     activations = sum(bool(c["need_activate"]) for c in by_address.values())
     activation_cost = ACTIVATION_COST * activations
     what = (f"the batch ({total_energy:,} energy: {energy_cost} TRX, {activations} "
             f"activations: {activation_cost} TRX)")
     guard_cost(client, energy_cost + activation_cost, what=what, ceiling=batch.max_cost,
                check_balance=False, nothing=NOTHING_BOUGHT)
-    guard_cost(client, energy_cost, what=f"{total_energy:,} energy", ceiling=None,
-               check_balance=True, nothing=NOTHING_BOUGHT)
+    if to_buy:
+        guard_cost(client, energy_cost, what=f"{to_buy:,} energy", ceiling=None,
+                   check_balance=True, nothing=NOTHING_BOUGHT)
     return {
         "sender": batch.sender,
         "rent_time": text(batch.rent_time),
@@ -199,7 +222,11 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "burn_cost": text(burn_cost(total_energy)),
         "saving_quote": text(burn_cost(total_energy) - energy_cost),
         "price_per_10k": text(price.price_per_10k),
-        **_keyed_orders(batch.sender, batch_key(batch.sender, payouts), rows, price),
+        "energy_on_hand_used": min(total_energy, on_hand),
+        "energy_to_buy": to_buy,
+        "whole_batch_rental_cost": text(whole_rental),
+        "onchain": dict(chain) if chain else {"onchain": False},
+        **orders,
     }
 
 
@@ -208,14 +235,22 @@ def _keyed_orders(sender: str, key: str, rows: Sequence[Mapping[str, Any]],
     orders = plan_orders([row["energy"] for row in rows],
                          energy_per_transfer=price.energy_per_transfer,
                          min_energy=price.min_energy, max_energy=price.max_energy)
-    return {kind: [{**order, "target_address": sender, "purchase_key": f"{key}:{tag}{i}"}
-                   for i, order in enumerate(orders[kind])]
+    return {kind: _keyed(sender, key, tag, orders[kind])
             for kind, tag in (("count_orders", "count"), ("buy_orders", "buy"))}
 
 
+def _keyed(sender: str, key: str, tag: str,
+           orders: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{**order, "target_address": sender, "purchase_key": f"{key}:{tag}{i}"}
+            for i, order in enumerate(orders)]
+
+
 def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
-                activations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The "batch ready" payload: the plan, the orders as delivered, and what they cost."""
+                activations: Sequence[Mapping[str, Any]],
+                confirmation: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The "batch ready" payload: the plan, the orders as delivered, what they cost, and
+    the on-chain confirmation of their delegations (when a node was asked)."""
+    orders, activations = orders or [], activations or []
     spent = sum((Decimal(o["cost"]) for o in orders), Decimal(0))
     activation_spent = sum((Decimal(a.get("cost", "0")) for a in activations), Decimal(0))
     burn = Decimal(plan["burn_cost"])
@@ -227,7 +262,10 @@ def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
         "energy_cost": text(spent),
         "activation_cost": text(activation_spent),
         "total_cost": text(spent + activation_spent),
+        "energy_bought": sum(int(o["energy_amount"]) for o in orders),
+        "confirmation": dict(confirmation) if confirmation else {"onchain": False},
         "saving": text(burn - spent),
+        "saving_vs_whole_rental": text(Decimal(plan["whole_batch_rental_cost"]) - spent),
         "saving_factor": (text((burn / spent).quantize(Decimal("0.01"), ROUND_CEILING))
                           if spent else None),
     }

@@ -1,4 +1,4 @@
-"""2,000 addresses checked by one CheckAddressOperator vs a sequential loop of hook calls.
+"""2,000 addresses checked by one TronEnergyCheckAddressOperator vs a sequential loop of hook calls.
 
 The sandbox adds 50 ms to every request, as a real network would (its latency
 fault), so the comparison is about overlapping round trips, not CPU. Aim
@@ -39,7 +39,7 @@ def main() -> None:
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret})
         from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-        from airflow_provider_tronenergy.operators.address import CheckAddressOperator
+        from airflow_provider_tronenergy.operators.address import TronEnergyCheckAddressOperator
         from airflow_provider_tronenergy.operators.batch import DEFAULT_MAX_CONCURRENCY
 
         addresses = [random_address() for _ in range(args.addresses)]
@@ -47,7 +47,7 @@ def main() -> None:
                       json={"kind": "latency", "latency_ms": args.latency_ms, "path": "*"})
         logging.getLogger("airflow").setLevel(logging.WARNING)
 
-        operator = CheckAddressOperator(task_id="bench", addresses=addresses)
+        operator = TronEnergyCheckAddressOperator(task_id="bench", addresses=addresses)
         started = time.perf_counter()
         results = operator.execute(context={})  # type: ignore[arg-type]
         batch_seconds = time.perf_counter() - started
@@ -62,7 +62,7 @@ def main() -> None:
         sandbox.stop()
     print(f"{args.addresses} addresses, sandbox latency {args.latency_ms} ms per request, "
           f"max_concurrency {DEFAULT_MAX_CONCURRENCY}")
-    print(f"  CheckAddressOperator : {batch_seconds:7.2f} s  "
+    print(f"  TronEnergyCheckAddressOperator : {batch_seconds:7.2f} s  "
           f"({args.addresses / batch_seconds:7.0f} addresses/s)")
     print(f"  sequential hook loop : {sequential_seconds:7.2f} s  "
           f"({args.addresses / sequential_seconds:7.0f} addresses/s)")

@@ -9,8 +9,8 @@ provider), ``--rounds`` times; the medians are printed side by side.
 
 Aim (issue 11): no example file parses slower than at the baseline (within
 ``--tolerance``; about 0.25 s on an idle 2-core machine, most of it
-``airflow.sdk``), and none loads the receiver (Starlette, uvicorn) or the async
-client at parse time.
+``airflow.sdk``), and none loads the receiver (Starlette, uvicorn), the async
+client or tronpy (the node hook's library, issue 12) at parse time.
 
     .venv/bin/python bench/dag_parse_cost.py [--rounds 9] [--baseline 4482020]
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "example_dags").glob("*.py"))
-HEAVY = ("starlette", "uvicorn", "airflow_provider_tronenergy.client.aio")
+HEAVY = ("starlette", "uvicorn", "airflow_provider_tronenergy.client.aio", "tronpy")
 
 TIMER = """
 import sys, time

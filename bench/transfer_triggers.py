@@ -30,7 +30,7 @@ from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer, to_mi
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
-from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
+from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 
 
 class CountingStore:
@@ -96,25 +96,25 @@ async def measure(store: CallbackStore, waiting: int, seconds: float, interval: 
     transfer_module.open_store = lambda store_url=None: counting  # type: ignore[assignment]
     transfer_module.asyncio = CountingAsyncio(counting)  # type: ignore[assignment]
     after_id = store.max_id()
-    triggers = [TronTransferTrigger(address=random_address(), after_id=after_id,
-                                    poll_interval=interval) for _ in range(waiting)]
+    triggers = [TronEnergyTransferTrigger(address=random_address(), after_id=after_id,
+                                          poll_interval=interval) for _ in range(waiting)]
     tasks: list[asyncio.Task[Any]] = []
     opened: list[int] = []
     manager = None
     if shared:
         from airflow.triggers.shared_stream import SharedStreamManager
 
-        original = TronTransferTrigger.open_shared_stream.__func__  # type: ignore[attr-defined]
+        original = TronEnergyTransferTrigger.open_shared_stream.__func__  # type: ignore[attr-defined]
 
         async def counted(cls: Any, kwargs: dict[str, Any]) -> Any:
             opened.append(1)
             async for item in original(cls, kwargs):
                 yield item
 
-        TronTransferTrigger.open_shared_stream = classmethod(counted)  # type: ignore[assignment,method-assign]
+        TronEnergyTransferTrigger.open_shared_stream = classmethod(counted)  # type: ignore[assignment,method-assign]
         manager = SharedStreamManager()
 
-        async def consume(trigger_id: int, trigger: TronTransferTrigger) -> None:
+        async def consume(trigger_id: int, trigger: TronEnergyTransferTrigger) -> None:
             key = trigger.shared_stream_key()
             stream = manager.subscribe(trigger_id=trigger_id, trigger=trigger, key=key)
             try:
@@ -125,7 +125,7 @@ async def measure(store: CallbackStore, waiting: int, seconds: float, interval: 
 
         tasks = [asyncio.ensure_future(consume(i, t)) for i, t in enumerate(triggers)]
     else:
-        async def alone(trigger: TronTransferTrigger) -> None:
+        async def alone(trigger: TronEnergyTransferTrigger) -> None:
             async for _ in trigger.run():
                 pass
 
@@ -154,7 +154,7 @@ async def measure(store: CallbackStore, waiting: int, seconds: float, interval: 
     await asyncio.gather(*tasks, return_exceptions=True)
     if manager is not None:
         await manager.stop_all()
-        TronTransferTrigger.open_shared_stream = classmethod(original)  # type: ignore[assignment,method-assign]
+        TronEnergyTransferTrigger.open_shared_stream = classmethod(original)  # type: ignore[assignment,method-assign]
     loops = len(opened) if shared else waiting
     return Result(waiting, "shared stream" if shared else "own poll (run)",
                   queries / max(1, cycles), queries / (elapsed / interval),

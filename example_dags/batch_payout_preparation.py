@@ -58,17 +58,18 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, Param, task
 
+from airflow_provider_tronenergy import onchain
 from airflow_provider_tronenergy import payouts as batch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.address import (
-    ActivateAddressOperator,
-    CheckAddressOperator,
+    TronEnergyActivateAddressOperator,
+    TronEnergyCheckAddressOperator,
 )
 from airflow_provider_tronenergy.operators.energy import (
-    BuyEnergyByCountOperator,
-    BuyEnergyOperator,
+    TronEnergyBuyByCountOperator,
+    TronEnergyBuyOperator,
 )
-from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
+from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 
 PAYOUT_BATCH_READY = Asset("tronenergy://payout-batch-ready", group="tronenergy")
 CONN_ID = "tronenergy_default"
@@ -92,6 +93,17 @@ with DAG(
             "hours the energy is rented: 1, the only purchase duration the price "
             "endpoint quotes, so the cost ceiling can be checked before buying")),
         "max_cost_trx": Param("100", type="string", description="refuse above this quote"),
+        "tron_node_conn_id": Param("tron_node_default", type="string", description=(
+            "a tron_node connection: check balances and energy on hand before buying, and "
+            "the delegations after; empty or undefined: no on-chain checks")),
+        "trx_reserve": Param("10", type="string",
+                             description="TRX the hot wallet must keep beyond the batch"),
+        "energy_margin": Param("0", type="string",
+                               description="energy on hand kept back, not counted"),
+        "confirm_solidified": Param(False, type="boolean",
+                                    description="wait until delegations are solidified"),
+        "confirm_timeout": Param("300", type="string",
+                                 description="seconds to see the delegations on chain"),
     },
     render_template_as_native_obj=True,
 ) as dag:
@@ -109,11 +121,16 @@ with DAG(
         return [c["address"] for c in checks if c["need_activate"]]
 
     @task(multiple_outputs=False)
+    def preflight_on_chain(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
+                           params: dict[str, Any]) -> dict[str, Any]:
+        return onchain.check_batch(payouts, checks, params)
+
+    @task(multiple_outputs=False)
     def plan_energy(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
-                    params: dict[str, Any]) -> dict[str, Any]:
+                    chain: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         hook = TronEnergyHook(CONN_ID)
         try:
-            return batch.plan_energy(hook.get_conn(), payouts, checks, params)
+            return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain)
         finally:
             hook.close()
 
@@ -132,31 +149,42 @@ with DAG(
                   new_orders: list[dict[str, Any]] | None) -> list[str]:
         return [o["order_id"] for o in [*(holder_orders or []), *(new_orders or [])]]
 
-    @task(outlets=[PAYOUT_BATCH_READY], multiple_outputs=False)
-    def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]],
-                            activations: list[dict[str, Any]],
+    # No orders (the wallet had the energy) skips the order tasks, not these two.
+    @task(trigger_rule="none_failed_min_one_success", multiple_outputs=False)
+    def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
+                         params: dict[str, Any]) -> dict[str, Any]:
+        return onchain.confirm_batch(plan, orders or [], params)
+
+    @task(outlets=[PAYOUT_BATCH_READY], trigger_rule="none_failed_min_one_success",
+          multiple_outputs=False)
+    def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
+                            activations: list[dict[str, Any]] | None,
+                            confirmation: dict[str, Any],
                             outlet_events: Any = None) -> dict[str, Any]:
-        ready = batch.batch_ready(plan, orders, activations)
+        ready = batch.batch_ready(plan, orders or [], activations or [], confirmation)
         if outlet_events is not None:
             outlet_events[PAYOUT_BATCH_READY].extra = ready
         return ready
 
     payouts = load_payouts()
-    checked = CheckAddressOperator(task_id="check_recipients", addresses=recipients(payouts),
-                                   tronenergy_conn_id=CONN_ID)
-    activated = ActivateAddressOperator(
+    checked = TronEnergyCheckAddressOperator(
+        task_id="check_recipients", addresses=recipients(payouts), tronenergy_conn_id=CONN_ID)
+    chain = preflight_on_chain(payouts, checked.output)
+    activated = TronEnergyActivateAddressOperator(
         task_id="activate_recipients", addresses=needing_activation(checked.output),
         tronenergy_conn_id=CONN_ID)
-    plan = plan_energy(payouts, checked.output)
+    chain >> activated
+    plan = plan_energy(payouts, checked.output, chain)
     activated >> plan
     buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
            "max_cost_trx": "{{ params.max_cost_trx }}"}
-    holders = BuyEnergyByCountOperator.partial(task_id="buy_for_holders", **buy) \
+    holders = TronEnergyBuyByCountOperator.partial(task_id="buy_for_holders", **buy) \
         .expand_kwargs(count_orders(plan))
-    newcomers = BuyEnergyOperator.partial(task_id="buy_for_new_recipients", **buy) \
+    newcomers = TronEnergyBuyOperator.partial(task_id="buy_for_new_recipients", **buy) \
         .expand_kwargs(buy_orders(plan))
-    waited = EnergyOrderSensor.partial(
+    waited = TronEnergyOrderSensor.partial(
         task_id="wait_for_orders", tronenergy_conn_id=CONN_ID, deferrable=True,
         poke_interval=2, timeout=3600,
     ).expand(order_id=order_ids(holders.output, newcomers.output))
-    publish_batch_ready(plan, waited.output, activated.output)
+    publish_batch_ready(plan, waited.output, activated.output,
+                        confirm_on_chain(plan, waited.output))

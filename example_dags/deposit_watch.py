@@ -3,13 +3,13 @@
 Two DAGs:
 
 - **deposit_addresses_register** (daily): declares the set of deposit addresses
-  to the service's monitoring (``AddMonitorOperator`` is idempotent: addresses
+  to the service's monitoring (``TronEnergyAddMonitorOperator`` is idempotent: addresses
   already watched stay as they are), with the callback URL of the receiver
   (the Airflow API server plugin at ``/tronenergy/callbacks``, or a standalone
   ``tronenergy-receiver``).
 - **deposit_credit** (event-driven): scheduled on the ``tronenergy://deposits``
   Asset, whose ``AssetWatcher`` turns each newly stored callback into one Asset
-  event (``TronTransferWatchTrigger``). Its task credits each deposit into a
+  event (``TronEnergyTransferWatchTrigger``). Its task credits each deposit into a
   ledger table keyed by ``tx_hash``, so even a redelivered event (possible only
   if the triggerer dies between Airflow persisting an event and the watcher
   committing its offset) credits nothing twice.
@@ -35,8 +35,8 @@ import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
 from airflow_provider_tronenergy.deposits import credit, event_transfer
-from airflow_provider_tronenergy.operators.monitor import AddMonitorOperator
-from airflow_provider_tronenergy.triggers.transfer import TronTransferWatchTrigger
+from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
+from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
 ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
@@ -48,7 +48,7 @@ DEPOSITS = Asset(
     watchers=[AssetWatcher(
         name="tronenergy_deposits",
         # Every stored transfer; the credit task keeps those into deposit addresses.
-        trigger=TronTransferWatchTrigger(consumer="deposit_credit", poll_interval=2.0),
+        trigger=TronEnergyTransferWatchTrigger(consumer="deposit_credit", poll_interval=2.0),
     )],
 )
 
@@ -63,7 +63,7 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
     render_template_as_native_obj=True,
 ) as dag_register:
-    AddMonitorOperator(
+    TronEnergyAddMonitorOperator(
         task_id="watch_deposit_addresses",
         addresses=f"{{{{ var.json.get('{ADDRESSES_VARIABLE}', []) }}}}",
         webhook_url="{{ var.value.get('tronenergy_callback_url', "

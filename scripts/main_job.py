@@ -67,6 +67,9 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
         "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
+        # The sandbox is also a TRON node: the payout DAG reads the chain through it.
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
+                                                      "host": sandbox.root_url}),
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret,
@@ -117,15 +120,32 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
     detail("")
     detail(f"transfers prepared      {ready['transfers']}")
     detail(f"recipients activated    {ready['activations']} ({ready['activation_cost']} TRX)")
-    detail(f"energy rented           {ready['total_energy']:,} for "
+    chain, confirmation = ready["onchain"], ready["confirmation"]
+    if chain.get("onchain"):
+        wallet = chain["wallet"]
+        detail(f"hot wallet before       {wallet['trx']} TRX, {wallet['usdt']} USDT, "
+               f"{wallet['energy_available']:,} energy available")
+        detail(f"energy needed           {ready['total_energy']:,} "
+               f"({chain['estimated_by_node']} transfers estimated by the node)")
+        detail(f"energy on hand used     {ready['energy_on_hand_used']:,}")
+    else:
+        detail(f"on-chain checks         none ({chain.get('reason')})")
+    detail(f"energy rented           {ready['energy_bought']:,} for "
            f"{ready['rent_time']} h in {len(ready['orders'])} orders:")
     for order in ready["orders"]:
         detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>8} TRX  "
                f"{order['status']}  tx {str(order.get('tx_hash'))[:16]}...")
+    for tx in confirmation.get("confirmed", []):
+        detail(f"   confirmed on chain: tx {tx['tx_hash'][:16]}... in block {tx['block_number']}"
+               f"{' (solidified)' if tx['solidified'] else ''}")
+    if confirmation.get("onchain") is not False:
+        detail(f"energy available after  {confirmation['energy_available']:,}")
     detail(f"energy cost             {ready['energy_cost']} TRX")
     detail(f"burning instead         {ready['burn_cost']} TRX")
     detail(f"saved                   {ready['saving']} TRX "
            f"({ready['saving_factor']}x cheaper than burning)")
+    detail(f"renting it all instead  {ready['whole_batch_rental_cost']} TRX "
+           f"(saved {ready['saving_vs_whole_rental']} TRX)")
     detail(f"total spent             {ready['total_cost']} TRX")
     detail(f"sandbox orders placed   {len(orders)} "
            f"({sum(o['kind'] == 'activate' for o in orders)} activations)")
@@ -162,10 +182,10 @@ def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[
     """What the deposit DAG's AssetWatcher does in the triggerer: one event per transfer."""
     import asyncio
 
-    from airflow_provider_tronenergy.triggers.transfer import TronTransferWatchTrigger
+    from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
-    trigger = TronTransferWatchTrigger(addresses=[address], consumer=consumer,
-                                       store_url=store_url, poll_interval=0.2)
+    trigger = TronEnergyTransferWatchTrigger(addresses=[address], consumer=consumer,
+                                             store_url=store_url, poll_interval=0.2)
 
     async def first() -> dict[str, Any]:
         async for event in trigger.run():
@@ -241,6 +261,9 @@ def main() -> int:
 
         step("setting up a payout batch: 3 USDT holders, 2 first-time, 2 inactive recipients")
         sender = world.wallet(activated=True, holder=True)
+        # On chain: the hot wallet holds USDT and TRX and has 200,000 staked energy.
+        world.call("POST", f"/addresses/{sender}/balances", {"trx": "150", "usdt": "5000"})
+        world.call("POST", f"/addresses/{sender}/energy", {"staked": 200_000})
         recipients = ([world.wallet(activated=True, holder=True) for _ in range(3)]
                       + [world.wallet(activated=True, holder=False) for _ in range(2)]
                       + [world.wallet(activated=False, holder=False) for _ in range(2)])

@@ -7,7 +7,7 @@ not pay for it.
 
 - ``endpoints``: each endpoint once: its contract (signature, docstring), checks, wire form, parser
 - ``base``: ``ClientBase``, settings and every endpoint method, bound sync or async per transport
-- ``sync`` / ``aio``: ``TronEnergyClient`` (requests) and ``AsyncTronEnergyClient`` (httpx)
+- ``sync`` / ``aio``: ``TronEnergyClient`` (requests) and ``TronEnergyAsyncClient`` (httpx)
 - ``core``: build, sign and read one call; ``retry``: when to resend; ``validation``: checks
 - ``models``: the typed results, read from their annotations; ``errors``: the exception tree
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_tronenergy._deprecated import moved_names
 from airflow_provider_tronenergy.client.core import DEFAULT_TIMEOUT, Timeout
 from airflow_provider_tronenergy.client.errors import (
     AddressAlreadyActivatedError,
@@ -56,15 +57,21 @@ from airflow_provider_tronenergy.client.sync import TronEnergyClient
 from airflow_provider_tronenergy.client.validation import ValidationRules
 
 if TYPE_CHECKING:
-    from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+    from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
 
-def __getattr__(name: str) -> Any:
-    if name == "AsyncTronEnergyClient":
-        from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+def _lazy(name: str) -> Any:
+    if name == "TronEnergyAsyncClient":
+        from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
-        return AsyncTronEnergyClient
+        return TronEnergyAsyncClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The async client's name before the TronEnergy prefix (docs/decisions.md) still imports.
+__getattr__ = moved_names(__name__, {
+    "AsyncTronEnergyClient": "airflow_provider_tronenergy.client.aio:TronEnergyAsyncClient",
+}, otherwise=_lazy)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -74,7 +81,6 @@ __all__ = [
     "AddressCheck",
     "AddressNotActivatedError",
     "AmbiguousPurchaseError",
-    "AsyncTronEnergyClient",
     "AuthenticationError",
     "ConflictError",
     "InsufficientBalanceError",
@@ -99,6 +105,7 @@ __all__ = [
     "Timeout",
     "TransferEvent",
     "TransportError",
+    "TronEnergyAsyncClient",
     "TronEnergyClient",
     "TronEnergyError",
     "UnexpectedResponseError",

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import httpx
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
 from airflow_provider_tronenergy.client.endpoints import PageWalk
@@ -32,7 +33,7 @@ def transport_error(exc: httpx.HTTPError) -> TransportError:
                            timed_out=isinstance(exc, httpx.TimeoutException))
 
 
-class AsyncTronEnergyClient(ClientBase):
+class TronEnergyAsyncClient(ClientBase):
     """The async twin of :class:`TronEnergyClient`: same methods, same rules, awaited.
 
     The endpoint methods come from :class:`ClientBase` (one definition for both
@@ -54,7 +55,7 @@ class AsyncTronEnergyClient(ClientBase):
         """Close the pooled connections."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> AsyncTronEnergyClient:
+    async def __aenter__(self) -> TronEnergyAsyncClient:
         return self
 
     async def __aexit__(
@@ -96,3 +97,9 @@ class AsyncTronEnergyClient(ClientBase):
             for item in page.addresses:
                 yield item
             call = walk.after(page)
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "AsyncTronEnergyClient": "TronEnergyAsyncClient",
+}))

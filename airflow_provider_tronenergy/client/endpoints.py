@@ -3,7 +3,7 @@
 Each public client method is one method here: its signature, defaults and
 docstring are the method's contract, and it returns the validated :class:`Call`.
 :mod:`.base` turns each into a method of both clients (plain on
-:class:`TronEnergyClient`, awaited on :class:`AsyncTronEnergyClient`), so the
+:class:`TronEnergyClient`, awaited on :class:`TronEnergyAsyncClient`), so the
 two cannot disagree about an endpoint.
 """
 

@@ -2,8 +2,8 @@
 
 A purchase answers at once with a ``pending`` order; delegation follows seconds
 (or, when the chain is busy, minutes) later. Whoever waits (a purchase operator
-in its worker, :class:`~airflow_provider_tronenergy.sensors.order.EnergyOrderSensor`
-poke by poke, :class:`~airflow_provider_tronenergy.triggers.order.EnergyOrderTrigger`
+in its worker, :class:`~airflow_provider_tronenergy.sensors.order.TronEnergyOrderSensor`
+poke by poke, :class:`~airflow_provider_tronenergy.triggers.order.TronEnergyOrderTrigger`
 in the triggerer) reads the order with :class:`OrderWatch`, so all of them agree on
 what each answer means:
 

@@ -42,7 +42,7 @@ from airflow_provider_tronenergy.protocol.signing import SCHEMES
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
-    from airflow_provider_tronenergy.client import AsyncTronEnergyClient
+    from airflow_provider_tronenergy.client import TronEnergyAsyncClient
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -230,12 +230,12 @@ class TronEnergyHook(BaseHook):
         conn = self.get_connection(self.tronenergy_conn_id)
         return TronEnergyClient(**self.client_settings(conn))
 
-    async def aget_client(self) -> AsyncTronEnergyClient:
+    async def aget_client(self) -> TronEnergyAsyncClient:
         """An async client for triggers; the caller closes it (``async with``)."""
-        from airflow_provider_tronenergy.client.aio import AsyncTronEnergyClient
+        from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
         conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
-        return AsyncTronEnergyClient(**self.client_settings(conn))
+        return TronEnergyAsyncClient(**self.client_settings(conn))
 
     def get_webhook_secret(self) -> str | None:
         """The key-level webhook secret from the connection's extras (masked in logs)."""

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.operators.batch import (
-    AddressBatchOperator,
     Problems,
     RateGate,
+    TronEnergyAddressBatchOperator,
     failure_report,
 )
 from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
 
-class CheckAddressOperator(AddressBatchOperator):
+class TronEnergyCheckAddressOperator(TronEnergyAddressBatchOperator):
     """Check one address or a batch: activated? first-time recipient? what a transfer costs.
 
     Returns one dict per distinct address in first-occurrence order (a single
@@ -49,7 +50,7 @@ class CheckAddressOperator(AddressBatchOperator):
         return self.finish(results, failures, single, "checked")
 
 
-class ActivateAddressOperator(AddressBatchOperator):
+class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
     """Activate one address or a batch; already active addresses are skipped at no cost.
 
     Checking first makes the task safe to retry: an activation that went through
@@ -116,3 +117,10 @@ class ActivateAddressOperator(AddressBatchOperator):
                       sum(bool(r.get("activated")) for r in results), trx(spent),
                       len(addresses) - len(needed))
         return self.finish(results, activation_failures, single, "activated")
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "ActivateAddressOperator": "TronEnergyActivateAddressOperator",
+    "CheckAddressOperator": "TronEnergyCheckAddressOperator",
+}))

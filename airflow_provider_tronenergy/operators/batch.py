@@ -22,6 +22,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import RateLimitedError, TronEnergyClient, ValidationError
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -183,7 +184,7 @@ def failure_report(verb: str, total: int, failures: Sequence[ItemFailure], limit
     return "\n".join(lines)
 
 
-class AddressBatchOperator(BaseOperator):
+class TronEnergyAddressBatchOperator(BaseOperator):
     """One address or many, one service call each: the shape the batch operators share.
 
     Every address and parameter is checked before the first request (an invalid
@@ -248,3 +249,9 @@ def _concurrency(value: Any) -> int:
     if number < 1:
         raise ValidationError("max_concurrency", "must be at least 1")
     return number
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "AddressBatchOperator": "TronEnergyAddressBatchOperator",
+}))

@@ -2,7 +2,7 @@
 
 Each says only what it sends and how to quote it; validation, the purchase
 journal, the money guards and the wait live in
-:class:`~airflow_provider_tronenergy.operators.purchase.EnergyPurchaseOperator`.
+:class:`~airflow_provider_tronenergy.operators.purchase.TronEnergyPurchaseOperator`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy._deprecated import moved_names
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import (
     Purchase,
     SmartPurchase,
@@ -20,17 +20,17 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.operators.params import as_int
-from airflow_provider_tronenergy.operators.purchase import EnergyPurchaseOperator
+from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
 from airflow_provider_tronenergy.operators.quote import text
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from airflow_provider_tronenergy.templated import optional_text
 
 
-class BuyEnergyOperator(EnergyPurchaseOperator):
+class TronEnergyBuyOperator(TronEnergyPurchaseOperator):
     """Rent a fixed amount of energy to ``target_address``."""
 
     mode = "buy"
-    template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,
+    template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "target_address", "energy_amount")
 
     def __init__(self, *, target_address: str, energy_amount: int | str = ENERGY_PER_TRANSFER,
@@ -58,11 +58,11 @@ class BuyEnergyOperator(EnergyPurchaseOperator):
                                  Decimal(request["rent_time"]))
 
 
-class BuyEnergyByCountOperator(EnergyPurchaseOperator):
+class TronEnergyBuyByCountOperator(TronEnergyPurchaseOperator):
     """Rent energy for ``count`` transfers (to addresses that already hold the token)."""
 
     mode = "buy_count"
-    template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,
+    template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "target_address", "count")
 
     def __init__(self, *, target_address: str, count: int | str = 1, **kwargs: Any) -> None:
@@ -89,11 +89,11 @@ class BuyEnergyByCountOperator(EnergyPurchaseOperator):
                                           Decimal(request["rent_time"]))
 
 
-class AutoBuyEnergyOperator(EnergyPurchaseOperator):
+class TronEnergyAutoBuyOperator(TronEnergyPurchaseOperator):
     """Rent what one transfer from ``from_address`` to ``to_address`` needs (65k or 131k)."""
 
     mode = "auto_buy"
-    template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,
+    template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "from_address", "to_address")
 
     def __init__(self, *, from_address: str, to_address: str, **kwargs: Any) -> None:
@@ -120,11 +120,11 @@ class AutoBuyEnergyOperator(EnergyPurchaseOperator):
                                       Decimal(request["rent_time"]))
 
 
-class SmartBuyEnergyOperator(EnergyPurchaseOperator):
+class TronEnergySmartBuyOperator(TronEnergyPurchaseOperator):
     """One call: activate ``to_address`` if needed, estimate, buy for ``receiver_address``."""
 
     mode = "smart_buy"
-    template_fields: Sequence[str] = (*EnergyPurchaseOperator.template_fields,
+    template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "receiver_address", "to_address", "from_address")
 
     def __init__(self, *, receiver_address: str, to_address: str,
@@ -157,16 +157,24 @@ class SmartBuyEnergyOperator(EnergyPurchaseOperator):
                                        request["from_address"], Decimal(request["rent_time"]))
 
 
-# The address operators lived here; DAGs importing them from this module keep working.
+# The address operators lived here, and the names before the TronEnergy prefix
+# (docs/decisions.md) still import: DAGs using them keep working, with a warning.
 __getattr__ = moved_names(__name__, {
-    name: f"airflow_provider_tronenergy.operators.address:{name}"
-    for name in ("ActivateAddressOperator", "CheckAddressOperator")
+    **{name: f"airflow_provider_tronenergy.operators.address:TronEnergy{name}"
+       for name in ("ActivateAddressOperator", "CheckAddressOperator")},
+    **renamed(__name__, {
+        "BuyEnergyOperator": "TronEnergyBuyOperator",
+        "BuyEnergyByCountOperator": "TronEnergyBuyByCountOperator",
+        "AutoBuyEnergyOperator": "TronEnergyAutoBuyOperator",
+        "SmartBuyEnergyOperator": "TronEnergySmartBuyOperator",
+        "EnergyPurchaseOperator": "TronEnergyPurchaseOperator",
+    }),
 })
 
 __all__ = [
-    "AutoBuyEnergyOperator",
-    "BuyEnergyByCountOperator",
-    "BuyEnergyOperator",
-    "EnergyPurchaseOperator",
-    "SmartBuyEnergyOperator",
+    "TronEnergyAutoBuyOperator",
+    "TronEnergyBuyByCountOperator",
+    "TronEnergyBuyOperator",
+    "TronEnergyPurchaseOperator",
+    "TronEnergySmartBuyOperator",
 ]

@@ -10,9 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import ConflictError, NotFoundError
 from airflow_provider_tronenergy.client import validation as checks
-from airflow_provider_tronenergy.operators.batch import AddressBatchOperator, Problems, RateGate
+from airflow_provider_tronenergy.operators.batch import (
+    Problems,
+    RateGate,
+    TronEnergyAddressBatchOperator,
+)
 from airflow_provider_tronenergy.operators.params import as_flag
 
 if TYPE_CHECKING:
@@ -25,7 +30,7 @@ def _tokens(value: Any) -> list[str] | None:
         else checks.tokens(value)
 
 
-class AddMonitorOperator(AddressBatchOperator):
+class TronEnergyAddMonitorOperator(TronEnergyAddressBatchOperator):
     """Watch one address or several for incoming transfers of ``tokens``.
 
     :param addresses: TRON address(es) to watch.
@@ -74,7 +79,7 @@ class AddMonitorOperator(AddressBatchOperator):
         return self.finish(results, failures, single, "registered")
 
 
-class RemoveMonitorOperator(AddressBatchOperator):
+class TronEnergyRemoveMonitorOperator(TronEnergyAddressBatchOperator):
     """Stop watching one address or several; an address not monitored is already done."""
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
@@ -91,3 +96,10 @@ class RemoveMonitorOperator(AddressBatchOperator):
 
         results, failures = self.per_address(addresses, remove, "removed")
         return self.finish(results, failures, single, "removed")
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "AddMonitorOperator": "TronEnergyAddMonitorOperator",
+    "RemoveMonitorOperator": "TronEnergyRemoveMonitorOperator",
+}))

@@ -25,6 +25,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
     OrderStatus,
@@ -71,7 +72,7 @@ from airflow_provider_tronenergy.templated import is_unset
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-class EnergyPurchaseOperator(JournalSteps, BaseOperator):
+class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
     """Shared life of the four purchase modes: validate, journal, quote, guard, buy, wait.
 
     :param tronenergy_conn_id: connection of type ``tronenergy``.
@@ -318,10 +319,10 @@ class EnergyPurchaseOperator(JournalSteps, BaseOperator):
         if not self.wait_for_completion:
             return result
         if self.deferrable:
-            from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+            from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 
             self.defer(
-                trigger=EnergyOrderTrigger(
+                trigger=TronEnergyOrderTrigger(
                     order_id=result["order_id"],
                     tronenergy_conn_id=self.tronenergy_conn_id,
                     poll_interval=self.poll_interval,
@@ -370,3 +371,7 @@ def _scope(context: Context) -> str:
     return scope_of(ti.dag_id, ti.run_id, ti.task_id, _map_index(ti))
 
 
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "EnergyPurchaseOperator": "TronEnergyPurchaseOperator",
+}))

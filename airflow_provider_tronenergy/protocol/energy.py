@@ -29,3 +29,10 @@ def transfer_energy(transfer_count: int) -> int:
     transfer, which costs 131,000 (not 2 x 65,000: the figure is the chain's).
     """
     return ENERGY_PER_TRANSFER if transfer_count <= 1 else ENERGY_FIRST_TRANSFER
+
+
+BANDWIDTH_PER_TRANSFER: Final = 345
+"""Bandwidth (bytes) of one USDT transfer (decisions.md section 5)."""
+
+BURN_SUN_PER_BANDWIDTH: Final = 1_000
+"""What the chain burns per bandwidth unit (in sun) beyond free and staked bandwidth."""

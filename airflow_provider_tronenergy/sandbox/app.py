@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox import api, control
+from airflow_provider_tronenergy.sandbox import api, control, node
 from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 from airflow_provider_tronenergy.sandbox.faults import FaultMiddleware
@@ -119,6 +119,7 @@ def create_app(state: SandboxState) -> ASGIApp:
 
     app.include_router(api.router)
     app.include_router(control.router)
+    app.include_router(node.router)
     wrapped: Any = FaultMiddleware(app, state.faults)
     return AccessLogMiddleware(wrapped)
 

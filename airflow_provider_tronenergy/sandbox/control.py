@@ -77,13 +77,19 @@ async def orders(request: Request) -> Response:
 
 @router.post("/orders/outcome")
 async def plan_outcome(request: Request) -> Response:
-    """``{"status": "failed", "count": N}``: the next N orders fail when they complete."""
+    """``{"status": "failed", "count": N}``: the next N orders fail when they complete;
+    ``{"status": "success", "withhold_delegation": true, "count": N}``: they succeed at the
+    service but their delegation never reaches the chain (unknown tx, no energy)."""
     body = await _body(request)
-    if params.field(body, "status") != "failed":
-        raise params.invalid("status must be failed")
+    status = params.field(body, "status")
     count = params.integer(params.field(body, "count"), "count", 1)
-    sandbox(request).world.fail_next_orders(count)
-    return reply(request, {"fail_next_orders": count})
+    if status == "failed":
+        sandbox(request).world.fail_next_orders(count)
+        return reply(request, {"fail_next_orders": count})
+    if status == "success" and params.field(body, "withhold_delegation") is True:
+        sandbox(request).world.withhold_next_delegations(count)
+        return reply(request, {"withhold_next_delegations": count})
+    raise params.invalid("status must be failed, or success with withhold_delegation true")
 
 
 @router.post("/orders/{order_id}/fail")
@@ -122,6 +128,50 @@ async def seed_holder(request: Request, address: str) -> Response:
     world = sandbox(request).world
     world.set_holder(address, token)
     return reply(request, world.check_address(address))
+
+
+def _units(body: dict[str, Any], name: str) -> int | None:
+    """A decimal amount of TRX or USDT (6 decimals) as integer units; None when absent."""
+    value = params.field(body, name)
+    if value is params.MISSING:
+        return None
+    if value in (0, "0"):
+        return 0
+    return int(params.amount(value, name) * 1_000_000)
+
+
+@router.post("/addresses/{address}/balances")
+async def set_balances(request: Request, address: str) -> Response:
+    """``{"trx": "<TRX>", "usdt": "<USDT>"}`` (either): what the node API reports."""
+    params.address(address, "address")
+    body = await _body(request)
+    return reply(request, sandbox(request).world.set_balances(
+        address, trx_sun=_units(body, "trx"), usdt_units=_units(body, "usdt")))
+
+
+def _energy(body: dict[str, Any], name: str) -> int | None:
+    value = params.field(body, name)
+    if value is params.MISSING:
+        return None
+    number = params.integer(value, name)
+    if number < 0:
+        raise params.invalid(f"{name} must not be negative")
+    return number
+
+
+@router.post("/addresses/{address}/energy")
+async def set_energy(request: Request, address: str) -> Response:
+    """``{"staked": N, "used": N}`` (either): the staked baseline and the energy used."""
+    params.address(address, "address")
+    body = await _body(request)
+    return reply(request, sandbox(request).world.set_energy(
+        address, staked=_energy(body, "staked"), used=_energy(body, "used")))
+
+
+@router.get("/addresses/{address}/wallet")
+async def wallet(request: Request, address: str) -> Response:
+    params.address(address, "address")
+    return reply(request, sandbox(request).world.wallet(address))
 
 
 @router.get("/deliveries")

@@ -16,9 +16,9 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT, AccountLedger
-from airflow_provider_tronenergy.sandbox.chain import ChainState
 from airflow_provider_tronenergy.sandbox.database import iso
 from airflow_provider_tronenergy.sandbox.errors import WorldError
+from airflow_provider_tronenergy.sandbox.ledger import ChainLedger
 
 # Order progression at time-scale 1.0, in seconds after creation.
 PROCESSING_AFTER = 1.0
@@ -32,12 +32,13 @@ _INSERT_ORDER = (
 )
 
 
-class OrderBook(ChainState, AccountLedger):
+class OrderBook(ChainLedger, AccountLedger):
     def advance(self) -> None:
         """Move every order whose time has come; success spends its frozen amount."""
         now = self.clock()
         due = self.db.execute(
-            "SELECT order_id, energy_cost_sun, outcome FROM orders "
+            "SELECT order_id, energy_cost_sun, outcome, target_address, energy_amount,"
+            " rent_time FROM orders "
             "WHERE status IN (?, ?) AND complete_at <= ?",
             (*IN_FLIGHT, now),
         ).fetchall()
@@ -53,10 +54,14 @@ class OrderBook(ChainState, AccountLedger):
                     db.execute("UPDATE orders SET status = 'failed', updated_at = ? "
                                "WHERE order_id = ?", (now, row["order_id"]))
                     continue
+                # A withheld delegation: success at the service, nothing on chain.
+                tx_hash = secrets.token_hex(32) if row["outcome"] == "withheld" else \
+                    self._delegate(row["order_id"], row["target_address"],
+                                   row["energy_amount"], float(row["rent_time"]), now)
                 db.execute(
                     "UPDATE orders SET status = 'success', tx_hash = ?, updated_at = ? "
                     "WHERE order_id = ?",
-                    (secrets.token_hex(32), now, row["order_id"]),
+                    (tx_hash, now, row["order_id"]),
                 )
                 self._spend(row["energy_cost_sun"])
             db.execute(
@@ -97,9 +102,13 @@ class OrderBook(ChainState, AccountLedger):
         with self._tx() as db:
             outcome = "success"
             failing = int(self._meta("fail_next_orders") or 0)
+            withholding = int(self._meta("withhold_next_orders") or 0)
             if failing > 0:
                 outcome = "failed"
                 self._set_meta("fail_next_orders", str(failing - 1))
+            elif withholding > 0:
+                outcome = "withheld"
+                self._set_meta("withhold_next_orders", str(withholding - 1))
             if activate_to and to_address is not None:
                 self.set_activated(to_address)
                 self._spend(activation)
@@ -207,6 +216,10 @@ class OrderBook(ChainState, AccountLedger):
     def fail_next_orders(self, count: int) -> None:
         """The next ``count`` energy orders will end ``failed`` instead of ``success``."""
         self._set_meta("fail_next_orders", str(count))
+
+    def withhold_next_delegations(self, count: int) -> None:
+        """The next ``count`` orders succeed at the service but never reach the chain."""
+        self._set_meta("withhold_next_orders", str(count))
 
     def end_order(self, order_id: str, status: str) -> dict[str, Any]:
         """Fail (pending or processing) or cancel (pending only); frozen cost is released."""

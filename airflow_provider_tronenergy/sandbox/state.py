@@ -39,6 +39,10 @@ class SandboxConfig:
     seed: int | None = None
     forwarded_allow_ips: str | None = None
     """Proxies whose X-Forwarded-For is believed; None (default): nobody's."""
+    usdt_contract: str = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+    """The USDT contract the node API answers for (mainnet's address by default)."""
+    node_estimate_energy: bool = True
+    """Whether the node API offers ``wallet/estimateenergy`` (many nodes do not)."""
 
     def __repr__(self) -> str:  # never show the secrets
         return (f"SandboxConfig(host={self.host!r}, port={self.port}, state={self.state!r}, "

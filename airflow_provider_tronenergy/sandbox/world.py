@@ -24,6 +24,7 @@ from airflow_provider_tronenergy.sandbox.credentials import Credentials, Credent
 from airflow_provider_tronenergy.sandbox.database import SCHEMA, iso
 from airflow_provider_tronenergy.sandbox.deliveries import RETRY_DELAYS, DeliveryQueue, DueDelivery
 from airflow_provider_tronenergy.sandbox.errors import WorldError
+from airflow_provider_tronenergy.sandbox.ledger import LEDGER_SCHEMA, USDT_UNITS
 from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
 from airflow_provider_tronenergy.sandbox.orders import PROCESSING_AFTER, SUCCESS_AFTER, OrderBook
 
@@ -51,6 +52,7 @@ class World(CredentialStore, OrderBook, Monitoring, DeliveryQueue):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(path, time_scale=time_scale, clock=clock)
+        self.db.executescript(LEDGER_SCHEMA)
         self._meta_default("balance_sun", str(balance_sun))
         self._meta_default("user_id", "10001")
         self._meta_default("username", "sandbox@example.com")
@@ -71,6 +73,8 @@ class World(CredentialStore, OrderBook, Monitoring, DeliveryQueue):
         token = token.upper()
         now = self.clock()
         with self._tx():
+            if token == "USDT":  # moves balances: the node API reads them
+                self._move_usdt(from_address, to_address, int(amount * USDT_UNITS))
             data = self._confirm_transfer(from_address, to_address, amount, token, now)
             url = self._watching_url(to_address, token)
             delivery_id = None if url is None else self._enqueue(to_address, data, url, now)

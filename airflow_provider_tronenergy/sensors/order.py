@@ -23,11 +23,12 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import TronEnergyError
 from airflow_provider_tronenergy.hooks.order_wait import OrderWatch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.templated import is_unset
-from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -58,13 +59,13 @@ def order_event_result(event: dict[str, Any] | None) -> dict[str, Any]:
     raise AirflowException(f"unknown energy order event status {status!r}: {message}")
 
 
-class EnergyOrderSensor(BaseSensorOperator):
+class TronEnergyOrderSensor(BaseSensorOperator):
     """Wait until an energy order ends; succeed (returning the order) only if it succeeded.
 
     ``failed`` or ``cancelled`` fails the task at once, without retries; a transient
     API failure (no answer, 5xx, 429) is only logged, the next poke tries again.
     With ``deferrable=True`` the order is checked once and, if still in flight, the
-    wait moves to the triggerer (:class:`EnergyOrderTrigger`) and frees the worker.
+    wait moves to the triggerer (:class:`TronEnergyOrderTrigger`) and frees the worker.
 
     :param order_id: the order to wait for (templated; usually a purchase task's XCom,
         e.g. ``"{{ ti.xcom_pull('buy')['order_id'] }}"``).
@@ -90,7 +91,7 @@ class EnergyOrderSensor(BaseSensorOperator):
     ) -> None:
         super().__init__(poke_interval=poke_interval, timeout=timeout, **kwargs)
         if not self.poke_interval > 0:
-            raise ValueError("EnergyOrderSensor: poke_interval must be positive; 0 would poll "
+            raise ValueError("TronEnergyOrderSensor: poke_interval must be positive; 0 would poll "
                              "the service without pause")
         self.order_id = order_id
         self.tronenergy_conn_id = tronenergy_conn_id
@@ -107,7 +108,7 @@ class EnergyOrderSensor(BaseSensorOperator):
                           log=self.log)
 
     def execute(self, context: Context) -> Any:
-        """Poke in this worker, or check once and defer to :class:`EnergyOrderTrigger`."""
+        """Poke in this worker, or check once and defer to :class:`TronEnergyOrderTrigger`."""
         if not isinstance(self.order_id, str) or is_unset(self.order_id):
             raise AirflowFailException(
                 f"order_id is {self.order_id!r}, not an order id; if it comes from XCom, check "
@@ -123,7 +124,7 @@ class EnergyOrderSensor(BaseSensorOperator):
         self.log.info("deferring: the triggerer checks energy order %s every %g s, for at "
                       "most %g s", self.order_id, self.poke_interval, self.timeout)
         self.defer(
-            trigger=EnergyOrderTrigger(
+            trigger=TronEnergyOrderTrigger(
                 order_id=self.order_id,
                 tronenergy_conn_id=self.tronenergy_conn_id,
                 poll_interval=self.poke_interval,
@@ -165,3 +166,9 @@ class EnergyOrderSensor(BaseSensorOperator):
             if self.soft_fail or self.never_fail:
                 raise AirflowSkipException(f"skipped (soft_fail/never_fail): {exc}") from exc
             raise
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "EnergyOrderSensor": "TronEnergyOrderSensor",
+}))

@@ -21,13 +21,14 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 from airflow_provider_tronenergy.templated import is_unset, optional_text
-from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
+from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 AFTER_ID_KEY = "tronenergy_transfer_after_id"
 
 
-class TronTransferSensor(BaseSensorOperator):
+class TronEnergyTransferSensor(BaseSensorOperator):
     """Succeeds with the first stored transfer to ``address`` that matches.
 
     :param address: the watched (monitored) recipient address.
@@ -115,7 +116,7 @@ class TronTransferSensor(BaseSensorOperator):
             return super().execute(context)
         timeout = float(self.timeout)  # seconds; BaseSensorOperator keeps them as floats
         self.defer(
-            trigger=TronTransferTrigger(
+            trigger=TronEnergyTransferTrigger(
                 address=self.address, after_id=self._start_id, token=self.token,
                 min_amount=self.min_amount, from_address=self.from_address,
                 store_url=self.store_url,
@@ -146,3 +147,9 @@ class TronTransferSensor(BaseSensorOperator):
         if event.get("status") == "timeout":
             raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
         raise AirflowException(message)
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "TronTransferSensor": "TronEnergyTransferSensor",
+}))

@@ -1,7 +1,7 @@
 """Wait for an energy order to end, in the triggerer instead of a worker slot.
 
 A purchase answers at once with a ``pending`` order; delegation follows seconds
-(or, when the chain is busy, minutes) later. :class:`EnergyOrderTrigger` waits
+(or, when the chain is busy, minutes) later. :class:`TronEnergyOrderTrigger` waits
 with the hook's :meth:`~airflow_provider_tronenergy.hooks.tronenergy.TronEnergyHook.await_order`,
 the same rules a task or a sensor that waits in its worker follows, and fires
 exactly one event of :func:`~airflow_provider_tronenergy.hooks.order_wait.order_event`'s
@@ -16,19 +16,22 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy._deprecated import moved_names
+from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 
-# Moved to hooks.order_wait with the rest of the wait's rules.
+# Moved to hooks.order_wait with the rest of the wait's rules; and the trigger's name before
+# the TronEnergy prefix (docs/decisions.md), which triggers deferred by an earlier release
+# still carry as their classpath.
 __getattr__ = moved_names(__name__, {
-    name: f"airflow_provider_tronenergy.hooks.order_wait:{name}"
-    for name in ("EventStatus", "EVENT_STATUSES", "TRANSIENT_ERRORS", "describe_order",
-                 "order_event")
+    **{name: f"airflow_provider_tronenergy.hooks.order_wait:{name}"
+       for name in ("EventStatus", "EVENT_STATUSES", "TRANSIENT_ERRORS", "describe_order",
+                    "order_event")},
+    **renamed(__name__, {"EnergyOrderTrigger": "TronEnergyOrderTrigger"}),
 })
 
 
-class EnergyOrderTrigger(BaseTrigger):
+class TronEnergyOrderTrigger(BaseTrigger):
     """Poll one energy order until it ends (or ``end_time`` passes); fire one event.
 
     Only identifiers travel to the triggerer: the connection is read there, so no
@@ -53,12 +56,12 @@ class EnergyOrderTrigger(BaseTrigger):
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if not isinstance(order_id, str) or not order_id.strip():
-            raise ValueError("EnergyOrderTrigger: order_id must be a non-empty string")
+            raise ValueError("TronEnergyOrderTrigger: order_id must be a non-empty string")
         if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("EnergyOrderTrigger: poll_interval must be a positive number "
+            raise ValueError("TronEnergyOrderTrigger: poll_interval must be a positive number "
                              "of seconds")
         if not math.isfinite(end_time):
-            raise ValueError("EnergyOrderTrigger: end_time must be epoch seconds")
+            raise ValueError("TronEnergyOrderTrigger: end_time must be epoch seconds")
         self.order_id = order_id
         self.tronenergy_conn_id = tronenergy_conn_id
         self.poll_interval = float(poll_interval)

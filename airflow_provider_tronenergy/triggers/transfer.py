@@ -3,9 +3,9 @@
 The callback receiver appends every verified transfer to the callback store.
 These triggers read that log; they never talk to the service:
 
-- :class:`TronTransferTrigger` waits for one matching transfer (behind
-  :class:`~airflow_provider_tronenergy.sensors.transfer.TronTransferSensor`);
-- :class:`TronTransferWatchTrigger` feeds an ``AssetWatcher``: one Asset event
+- :class:`TronEnergyTransferTrigger` waits for one matching transfer (behind
+  :class:`~airflow_provider_tronenergy.sensors.transfer.TronEnergyTransferSensor`);
+- :class:`TronEnergyTransferWatchTrigger` feeds an ``AssetWatcher``: one Asset event
   per new matching transfer, the consumer's offset committed only after Airflow
   persisted the event.
 
@@ -32,7 +32,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.exc import SQLAlchemyError
 
-from airflow_provider_tronenergy._deprecated import warn_moved
+from airflow_provider_tronenergy._deprecated import moved_names, renamed, warn_moved
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -42,7 +42,8 @@ STREAM_BATCH = 500
 log = logging.getLogger(__name__)
 RUN_COMMIT_GRACE = 5.0
 """Seconds an event handed to the triggerer waits before its offset is committed, when
-Airflow cannot confirm persistence (no shared streams): see ``TronTransferWatchTrigger.run``."""
+Airflow cannot confirm persistence (no shared streams): see
+``TronEnergyTransferWatchTrigger.run``."""
 
 try:  # Airflow >= 3.3: ack-mode shared streams
     from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer
@@ -105,7 +106,7 @@ def _store_identity(store_url: str | None) -> str:
     return store_url or "default"
 
 
-class TronTransferTrigger(BaseEventTrigger):
+class TronEnergyTransferTrigger(BaseEventTrigger):
     """Fires once, with the first stored transfer after ``after_id`` that matches.
 
     Events: ``{"status": "success", "transfer": {...}}`` or
@@ -237,7 +238,7 @@ class _OffsetProducer(SharedStreamProducer):
                 await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
 
 
-class TronTransferWatchTrigger(BaseEventTrigger):
+class TronEnergyTransferWatchTrigger(BaseEventTrigger):
     """One Asset event per new stored transfer that matches, for ``AssetWatcher``.
 
     Each event's payload is the transfer. The consumer's offset in the store
@@ -334,3 +335,10 @@ def start_offset(store: CallbackStore, consumer: str) -> int:
     """Deprecated: :meth:`CallbackStore.start_offset`."""
     warn_moved(f"{__name__}.start_offset", "CallbackStore.start_offset(consumer)")
     return store.start_offset(consumer)
+
+
+# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
+__getattr__ = moved_names(__name__, renamed(__name__, {
+    "TronTransferTrigger": "TronEnergyTransferTrigger",
+    "TronTransferWatchTrigger": "TronEnergyTransferWatchTrigger",
+}))

@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
-import pytest
-
 from airflow_provider_tronenergy.callbacks import CallbackStore, WebhookSecrets, create_app
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import verify_callback
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support import signed
 from support.callbacks import ServedApp, callback_body, post, signed_headers, transfer_data
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
@@ -19,28 +18,8 @@ from support.signed import SignedSession
 TIME_SCALE = 0.01
 
 
+api = signed.api  # signed calls to this module's sandbox
 sandbox = sandbox_fixture(time_scale=TIME_SCALE)
-
-
-@pytest.fixture
-def api(sandbox: SandboxServer) -> SignedSession:
-    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
-
-
-
-
-
-
-def deliveries_settled(api: SignedSession, count: int, status: str = "delivered",
-                       timeout: float = 15) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = api.control("GET", f"/deliveries?status={status}")
-        if len(found) >= count:
-            return list(found)
-        time.sleep(0.02)
-    raise AssertionError(f"fewer than {count} deliveries {status}: "
-                         f"{api.control('GET', '/deliveries')}")
 
 
 def test_dispatched_callbacks_are_stored_exactly(sandbox, api, sqlite_store):
@@ -49,7 +28,7 @@ def test_dispatched_callbacks_are_stored_exactly(sandbox, api, sqlite_store):
         sent = {api.transfer(address, amount): amount
                 for amount in ("12.5", "0.000001", "100", "1234567.654321")}
         sent[api.transfer(address, "3.5", token="USDT")] = "3.5"
-        delivered = deliveries_settled(api, 5)
+        delivered = api.deliveries(5)
 
         stored = sqlite_store.list_transfers(address, include_raw=True)
         assert {t.tx_hash: t.amount_text for t in stored} == sent
@@ -91,7 +70,7 @@ def test_address_level_secret_and_unknown_one(sandbox, api, sqlite_store):
         tx_known = api.transfer(address)
         tx_plain = api.transfer(plain)
         tx_stranger = api.transfer(stranger)
-        deliveries_settled(api, 2)
+        api.deliveries(2)
         rejected = deliveries_settled_with(api, tx_stranger, lambda d: d["attempts"] >= 1)
 
     assert rejected["history"][0]["status_code"] == 403
@@ -115,12 +94,12 @@ def deliveries_settled_with(api: SignedSession, tx_hash: str, predicate, timeout
 def test_rotation_accepts_old_and_new_secret_at_once(sqlite_store):
     with SandboxServer(SandboxConfig(port=0, time_scale=TIME_SCALE,
                                      webhook_secret="whsec_new")) as sandbox:
-        api = SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
+        api = SignedSession.of(sandbox)
         app = create_app(sqlite_store, "whsec_old, whsec_new")
         with ServedApp(app) as receiver:
             address = api.watch(receiver.callback_url)
             tx_new = api.transfer(address)
-            deliveries_settled(api, 1)
+            api.deliveries(1)
             old_body = callback_body(transfer_data(to=address))
             assert post(receiver.callback_url, old_body,
                         signed_headers("whsec_old", old_body)).status_code == 200
@@ -150,7 +129,7 @@ def test_forbidden_delivery_is_retried_and_stored_once_fixed(sandbox, api, sqlit
         deliveries_settled_with(api, tx_hash, lambda d: d["attempts"] >= 1)
         assert sqlite_store.get_transfer(tx_hash) is None
         source.secrets = WebhookSecrets.build(sandbox.webhook_secret)
-        delivered = deliveries_settled(api, 1)
+        delivered = api.deliveries(1)
     codes = [attempt["status_code"] for attempt in delivered[0]["history"]]
     assert codes[0] == 403 and codes[-1] == 200
     assert len(sqlite_store.list_transfers()) == 1
@@ -178,7 +157,7 @@ def test_store_failure_answers_503_and_the_retry_stores(sandbox, api, sqlite_sto
                               sandbox.webhook_secret)) as receiver:
         address = api.watch(receiver.callback_url)
         tx_hash = api.transfer(address)
-        delivered = deliveries_settled(api, 1)
+        delivered = api.deliveries(1)
     history = delivered[0]["history"]
     assert [a["status_code"] for a in history] == [503, 200]
     assert "store_unavailable" in history[0]["response_body"]

@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client import (
-    AsyncTronEnergyClient,
     RetryPolicy,
+    TronEnergyAsyncClient,
     TronEnergyClient,
 )
 from airflow_provider_tronenergy.sandbox import SandboxServer
@@ -43,18 +43,18 @@ def make_client(server: SandboxServer, **options: Any) -> TronEnergyClient:
     return TronEnergyClient(server.url, API_KEY, API_SECRET, **options)
 
 
-def make_async_client(server: SandboxServer, **options: Any) -> AsyncTronEnergyClient:
+def make_async_client(server: SandboxServer, **options: Any) -> TronEnergyAsyncClient:
     options.setdefault("retry", FAST_RETRY)
-    return AsyncTronEnergyClient(server.url, API_KEY, API_SECRET, **options)
+    return TronEnergyAsyncClient(server.url, API_KEY, API_SECRET, **options)
 
 
 class BlockingFacade:
-    """Runs an AsyncTronEnergyClient's coroutines on a private loop, one call at a time.
+    """Runs an TronEnergyAsyncClient's coroutines on a private loop, one call at a time.
 
     Lets one test body exercise the async client exactly as it does the sync one.
     """
 
-    def __init__(self, client: AsyncTronEnergyClient) -> None:
+    def __init__(self, client: TronEnergyAsyncClient) -> None:
         self.client = client
         self.loop = asyncio.new_event_loop()
 

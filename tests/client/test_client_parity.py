@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.client import AsyncTronEnergyClient, TronEnergyClient
+from airflow_provider_tronenergy.client import TronEnergyAsyncClient, TronEnergyClient
 from airflow_provider_tronenergy.client.base import ClientBase
 
 # Names that differ on purpose: asyncio's own spelling of close.
@@ -78,7 +78,7 @@ def _pair(name: str, mine: Any, theirs: Any) -> Iterator[str]:
 
 
 def test_sync_and_async_clients_have_not_drifted() -> None:
-    assert drift(TronEnergyClient, AsyncTronEnergyClient) == []
+    assert drift(TronEnergyClient, TronEnergyAsyncClient) == []
 
 
 def test_every_endpoint_method_is_declared_once_and_bound_to_both() -> None:
@@ -87,20 +87,20 @@ def test_every_endpoint_method_is_declared_once_and_bound_to_both() -> None:
                 and not isinstance(value, property) and not callable(value)}
     assert "buy_energy" in declared and "request" in declared
     for name in declared:
-        sync_method, async_method = vars(TronEnergyClient)[name], vars(AsyncTronEnergyClient)[name]
+        sync_method, async_method = vars(TronEnergyClient)[name], vars(TronEnergyAsyncClient)[name]
         assert sync_method.__qualname__ == f"TronEnergyClient.{name}"
-        assert async_method.__qualname__ == f"AsyncTronEnergyClient.{name}"
+        assert async_method.__qualname__ == f"TronEnergyAsyncClient.{name}"
         assert inspect.getdoc(sync_method) == inspect.getdoc(vars(ClientBase)[name])
     assert inspect.signature(vars(TronEnergyClient)["get_order"]).return_annotation == "Order"
-    assert inspect.signature(vars(AsyncTronEnergyClient)["get_order"]).return_annotation == "Order"
-    assert inspect.isasyncgenfunction(AsyncTronEnergyClient._walk)
+    assert inspect.signature(vars(TronEnergyAsyncClient)["get_order"]).return_annotation == "Order"
+    assert inspect.isasyncgenfunction(TronEnergyAsyncClient._walk)
     assert inspect.isgeneratorfunction(TronEnergyClient._walk)
 
 
 def test_the_drift_check_catches_drift() -> None:
     """A hand-written method that differs from its twin is reported, in every way it differs."""
 
-    class Drifted(AsyncTronEnergyClient):
+    class Drifted(TronEnergyAsyncClient):
         async def get_order(self, order_id: str, extra: int = 0) -> Any:
             """Another contract."""
 
@@ -116,7 +116,7 @@ def test_the_drift_check_catches_drift() -> None:
     assert any(p.startswith("get_order: parameters differ") for p in problems)
     assert "get_price: the async method is not a coroutine function" in problems
     assert any(p.startswith("get_price: return types differ") for p in problems)
-    assert drift(TronEnergyClient, AsyncTronEnergyClient) == []
+    assert drift(TronEnergyClient, TronEnergyAsyncClient) == []
 
 
 def test_a_subclass_keeps_its_own_override() -> None:
@@ -144,7 +144,7 @@ def test_type_checkers_see_models_on_sync_and_awaitables_on_async(tmp_path: Path
         from typing_extensions import assert_type
 
         from airflow_provider_tronenergy.client import (
-            AsyncTronEnergyClient, MonitoredAddress, Order, Purchase, TronEnergyClient,
+            TronEnergyAsyncClient, MonitoredAddress, Order, Purchase, TronEnergyClient,
         )
 
         def sync_use(client: TronEnergyClient) -> None:
@@ -153,17 +153,17 @@ def test_type_checkers_see_models_on_sync_and_awaitables_on_async(tmp_path: Path
             assert_type(client.iter_monitored_addresses(status=None), Iterator[MonitoredAddress])
             assert_type(client.remove_monitored_address("T"), None)
 
-        async def async_use(client: AsyncTronEnergyClient) -> None:
+        async def async_use(client: TronEnergyAsyncClient) -> None:
             pending = assert_type(client.get_order("x"), Coroutine[Any, Any, Order])
             assert_type(await pending, Order)
             assert_type(await client.buy_energy("T", 65000), Purchase)
             assert_type(client.iter_monitored_addresses(), AsyncIterator[MonitoredAddress])
 
-        def wrong(client: TronEnergyClient, aclient: AsyncTronEnergyClient) -> None:
+        def wrong(client: TronEnergyClient, aclient: TronEnergyAsyncClient) -> None:
             client.buy_energy("T", energy_amount="many")  # E: arg-type
             client.get_order(order_id="x", page=2)  # E: call-arg
 
-        async def forgot_await(client: AsyncTronEnergyClient) -> None:
+        async def forgot_await(client: TronEnergyAsyncClient) -> None:
             client.get_order("x")  # E: unused-coroutine
     """))
     out, _, status = api.run([

@@ -29,13 +29,13 @@ from urllib3.exceptions import (
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
-    AsyncTronEnergyClient,
     NoResponseError,
     RateLimitedError,
     RetryPolicy,
     Safety,
     ServerError,
     ServiceUnreachableError,
+    TronEnergyAsyncClient,
     TronEnergyClient,
     aio,
     sync,
@@ -185,7 +185,7 @@ def test_purchase_to_a_closed_port_is_retried_then_not_ambiguous(
     caplog.clear()
 
     async def buy() -> None:
-        async with AsyncTronEnergyClient(url, API_KEY, API_SECRET, retry=policy) as client:
+        async with TronEnergyAsyncClient(url, API_KEY, API_SECRET, retry=policy) as client:
             await client.activate_address(target)
 
     with pytest.raises(ServiceUnreachableError) as async_info:
@@ -199,35 +199,40 @@ def test_unsent_purchase_is_resent_and_buys_once(sandbox: SandboxServer,
     """A connect failure on the first attempt: resent, and exactly one order results."""
     target = control.activated()
     client = make_client(sandbox)
-    real_request = client._session.request
-    failures = iter([requests.ConnectionError(MaxRetryError(None, "/v1/energy/buy",  # type: ignore[arg-type]
-                                                            NewConnectionError(None, "refused")))])  # type: ignore[arg-type]
+    real_send = client._adapter.send
+    sent: list[str] = []
 
-    def first_refused(*args: Any, **kwargs: Any) -> Any:
-        error = next(failures, None)
-        if error is not None:
-            raise error
-        return real_request(*args, **kwargs)
+    def first_refused(request: Any, *args: Any, **kwargs: Any) -> Any:
+        # The sync client sends through its adapter; the first attempt never connects.
+        sent.append(request.path_url)
+        if len(sent) == 1:
+            raise requests.ConnectionError(MaxRetryError(
+                None, "/v1/energy/buy", NewConnectionError(None, "refused")))  # type: ignore[arg-type]
+        return real_send(request, *args, **kwargs)
 
-    client._session.request = first_refused  # type: ignore[method-assign]
+    client._adapter.send = first_refused  # type: ignore[method-assign]
     purchase = client.buy_energy(target)
     client.close()
+    assert sent == ["/v1/energy/buy", "/v1/energy/buy"]
+
+    async_sent: list[str] = []
 
     async def async_buy() -> Any:
         async with make_async_client(sandbox) as async_client:
             real = async_client._http.request
-            refused = iter([httpx.ConnectError("refused")])
 
-            async def first_refused_async(*args: Any, **kwargs: Any) -> Any:
-                error = next(refused, None)
-                if error is not None:
-                    raise error
-                return await real(*args, **kwargs)
+            async def first_refused_async(method: str, url: Any, *args: Any,
+                                          **kwargs: Any) -> Any:
+                async_sent.append(str(url))
+                if len(async_sent) == 1:
+                    raise httpx.ConnectError("refused")
+                return await real(method, url, *args, **kwargs)
 
             async_client._http.request = first_refused_async  # type: ignore[method-assign]
             return await async_client.buy_energy(target)
 
     second = asyncio.run(async_buy())
+    assert len(async_sent) == 2 and all(u.endswith("/v1/energy/buy") for u in async_sent)
     mine = [o for o in control.orders() if o["target_address"] == target]
     assert sorted(o["order_id"] for o in mine) == sorted([purchase.order_id, second.order_id])
 

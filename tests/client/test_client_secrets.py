@@ -20,8 +20,8 @@ from client_helpers import (
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
-    AsyncTronEnergyClient,
     RetryPolicy,
+    TronEnergyAsyncClient,
     TronEnergyClient,
     TronEnergyError,
 )
@@ -123,7 +123,7 @@ def test_connection_failures_leak_nothing(caplog: pytest.LogCaptureFixture) -> N
             errors.append(sync_error)
 
     async def async_call() -> None:
-        async with AsyncTronEnergyClient(url, API_KEY, API_SECRET, retry=policy) as client:
+        async with TronEnergyAsyncClient(url, API_KEY, API_SECRET, retry=policy) as client:
             await client.get_account()
 
     try:

@@ -8,48 +8,53 @@ import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_tronenergy.operators.address import (
-    ActivateAddressOperator,
-    CheckAddressOperator,
+    TronEnergyActivateAddressOperator,
+    TronEnergyCheckAddressOperator,
 )
-from airflow_provider_tronenergy.operators.energy import BuyEnergyOperator
+from airflow_provider_tronenergy.operators.energy import TronEnergyBuyOperator
 from airflow_provider_tronenergy.operators.monitor import (
-    AddMonitorOperator,
-    RemoveMonitorOperator,
+    TronEnergyAddMonitorOperator,
+    TronEnergyRemoveMonitorOperator,
 )
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 
 with DAG("te_check", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True) as te_check:
-    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
-                         max_concurrency=4)
+    TronEnergyCheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
+                                   max_concurrency=4)
 
 with DAG("te_check_mapped", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True) as te_check_mapped:
-    CheckAddressOperator.partial(task_id="check").expand(
+    TronEnergyCheckAddressOperator.partial(task_id="check").expand(
         addresses=["TAPSuYQbz8CA3jrTucrXFsQSs1FNXGwRH1", "TFYa9uzYUHmedMh5PrNPVQL1P4egQ5tBqe"])
 
 with DAG("te_activate", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True,
          default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_activate:
-    ActivateAddressOperator(task_id="activate", addresses="{{ dag_run.conf['addresses'] }}",
-                            max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
-                            dry_run="{{ dag_run.conf.get('dry_run', False) }}")
+    TronEnergyActivateAddressOperator(task_id="activate",
+                                      addresses="{{ dag_run.conf['addresses'] }}",
+                                      max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
+                                      dry_run="{{ dag_run.conf.get('dry_run', False) }}")
 
 with DAG("te_monitor", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True) as te_monitor:
-    add = AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
-                             webhook_url="http://127.0.0.1:9/callbacks", label="deposits",
-                             tokens=["USDT", "TRX"])
-    add_again = AddMonitorOperator(task_id="add_again",
-                                   addresses="{{ dag_run.conf['addresses'] }}",
-                                   webhook_url="http://127.0.0.1:9/callbacks")
-    strict = AddMonitorOperator(task_id="add_strict", addresses="{{ dag_run.conf['addresses'] }}",
-                                webhook_url="http://127.0.0.1:9/callbacks", fail_if_exists=True)
-    remove = RemoveMonitorOperator(task_id="remove", addresses="{{ dag_run.conf['addresses'] }}",
-                                   trigger_rule="all_done")
-    remove_again = RemoveMonitorOperator(task_id="remove_again",
-                                         addresses="{{ dag_run.conf['addresses'] }}")
+    add = TronEnergyAddMonitorOperator(task_id="add",
+                                       addresses="{{ dag_run.conf['addresses'] }}",
+                                       webhook_url="http://127.0.0.1:9/callbacks", label="deposits",
+                                       tokens=["USDT", "TRX"])
+    add_again = TronEnergyAddMonitorOperator(task_id="add_again",
+                                             addresses="{{ dag_run.conf['addresses'] }}",
+                                             webhook_url="http://127.0.0.1:9/callbacks")
+    strict = TronEnergyAddMonitorOperator(task_id="add_strict",
+                                          addresses="{{ dag_run.conf['addresses'] }}",
+                                          webhook_url="http://127.0.0.1:9/callbacks",
+                                          fail_if_exists=True)
+    remove = TronEnergyRemoveMonitorOperator(task_id="remove",
+                                             addresses="{{ dag_run.conf['addresses'] }}",
+                                             trigger_rule="all_done")
+    remove_again = TronEnergyRemoveMonitorOperator(task_id="remove_again",
+                                                   addresses="{{ dag_run.conf['addresses'] }}")
     add >> add_again >> strict >> remove >> remove_again
 
 RETRY = {"retries": 1, "retry_delay": timedelta(0)}
@@ -58,25 +63,26 @@ RETRY = {"retries": 1, "retry_delay": timedelta(0)}
 # once (AirflowFailException, one try) and send nothing.
 with DAG("te_batch_strict", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True, default_args=RETRY) as te_batch_strict:
-    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}")
-    ActivateAddressOperator(task_id="activate", addresses="{{ dag_run.conf['addresses'] }}")
-    AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
-                       webhook_url="http://127.0.0.1:9/callbacks")
-    RemoveMonitorOperator(task_id="remove", addresses="{{ dag_run.conf['addresses'] }}")
+    TronEnergyCheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}")
+    TronEnergyActivateAddressOperator(task_id="activate",
+                                      addresses="{{ dag_run.conf['addresses'] }}")
+    TronEnergyAddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                                 webhook_url="http://127.0.0.1:9/callbacks")
+    TronEnergyRemoveMonitorOperator(task_id="remove", addresses="{{ dag_run.conf['addresses'] }}")
 
 # Parameters other than the addresses, bad in ways only execute() can see.
 with DAG("te_batch_params", schedule=None, start_date=START, catchup=False,
          render_template_as_native_obj=True, default_args=RETRY) as te_batch_params:
-    AddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
-                       webhook_url="{{ dag_run.conf['webhook_url'] }}",
-                       tokens="{{ dag_run.conf['tokens'] }}")
-    CheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
-                         max_concurrency=0)
+    TronEnergyAddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                                 webhook_url="{{ dag_run.conf['webhook_url'] }}",
+                                 tokens="{{ dag_run.conf['tokens'] }}")
+    TronEnergyCheckAddressOperator(task_id="check", addresses="{{ dag_run.conf['addresses'] }}",
+                                   max_concurrency=0)
 
 # A purchase whose numbers come from text (templates render numbers to text).
 with DAG("te_buy_numbers", schedule=None, start_date=START, catchup=False,
          default_args=RETRY) as te_buy_numbers:
-    BuyEnergyOperator(task_id="buy", target_address="{{ dag_run.conf['target'] }}",
-                      energy_amount="{{ dag_run.conf['energy'] }}",
-                      rent_time="{{ dag_run.conf['rent_time'] }}",
-                      max_cost_trx="{{ dag_run.conf.get('max_cost') }}")
+    TronEnergyBuyOperator(task_id="buy", target_address="{{ dag_run.conf['target'] }}",
+                          energy_amount="{{ dag_run.conf['energy'] }}",
+                          rent_time="{{ dag_run.conf['rent_time'] }}",
+                          max_cost_trx="{{ dag_run.conf.get('max_cost') }}")

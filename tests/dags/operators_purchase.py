@@ -9,17 +9,17 @@ import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_tronenergy.operators.energy import (
-    AutoBuyEnergyOperator,
-    BuyEnergyByCountOperator,
-    BuyEnergyOperator,
-    SmartBuyEnergyOperator,
+    TronEnergyAutoBuyOperator,
+    TronEnergyBuyByCountOperator,
+    TronEnergyBuyOperator,
+    TronEnergySmartBuyOperator,
 )
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 CONF = "{{ dag_run.conf['%s'] }}"
 
 
-class DiesAfterOrderOperator(BuyEnergyOperator):
+class DiesAfterOrderOperator(TronEnergyBuyOperator):
     """Simulates a worker that dies right after the order was placed and recorded."""
 
     def _finish(self, result: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -28,7 +28,7 @@ class DiesAfterOrderOperator(BuyEnergyOperator):
         return super()._finish(result, context)
 
 
-class DiesMidRequestOperator(BuyEnergyOperator):
+class DiesMidRequestOperator(TronEnergyBuyOperator):
     """Simulates a worker that dies after sending the purchase, before reading the answer."""
 
     def place(self, client: Any, request: dict[str, Any]) -> Any:
@@ -43,7 +43,7 @@ class DiesMidRequestOperator(BuyEnergyOperator):
 
 
 with DAG("te_buy", schedule=None, start_date=START, catchup=False) as te_buy:
-    BuyEnergyOperator(
+    TronEnergyBuyOperator(
         task_id="buy", target_address=CONF % "target", energy_amount=CONF % "energy",
         rent_time=CONF % "rent_time", max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
         dry_run="{{ dag_run.conf.get('dry_run', False) }}",
@@ -51,17 +51,17 @@ with DAG("te_buy", schedule=None, start_date=START, catchup=False) as te_buy:
     )
 
 with DAG("te_buy_deferred", schedule=None, start_date=START, catchup=False) as te_buy_deferred:
-    BuyEnergyOperator(task_id="buy", target_address=CONF % "target", wait_for_completion=True,
-                      deferrable=True, poll_interval=0.05)
+    TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", wait_for_completion=True,
+                          deferrable=True, poll_interval=0.05)
 
 with DAG("te_modes", schedule=None, start_date=START, catchup=False) as te_modes:
-    AutoBuyEnergyOperator(task_id="auto_buy", from_address=CONF % "sender",
-                          to_address=CONF % "new_recipient", rent_time=24)
-    BuyEnergyByCountOperator(task_id="buy_count", target_address=CONF % "sender",
-                             count=CONF % "count", rent_time=0.25)
-    SmartBuyEnergyOperator(task_id="smart_buy", receiver_address=CONF % "sender",
-                           to_address=CONF % "inactive_recipient",
-                           wait_for_completion=True, poll_interval=0.05)
+    TronEnergyAutoBuyOperator(task_id="auto_buy", from_address=CONF % "sender",
+                              to_address=CONF % "new_recipient", rent_time=24)
+    TronEnergyBuyByCountOperator(task_id="buy_count", target_address=CONF % "sender",
+                                 count=CONF % "count", rent_time=0.25)
+    TronEnergySmartBuyOperator(task_id="smart_buy", receiver_address=CONF % "sender",
+                               to_address=CONF % "inactive_recipient",
+                               wait_for_completion=True, poll_interval=0.05)
 
 with DAG("te_retry_reuse", schedule=None, start_date=START, catchup=False,
          default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_retry_reuse:
@@ -75,11 +75,11 @@ for on_ambiguous in ("fail", "rebuy"):
                                on_ambiguous=on_ambiguous)
     with DAG(f"te_dropped_{on_ambiguous}", schedule=None, start_date=START,
              catchup=False, default_args=RETRY) as dropped:
-        BuyEnergyOperator(task_id="buy", target_address=CONF % "target",
-                          on_ambiguous=on_ambiguous)
+        TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target",
+                              on_ambiguous=on_ambiguous)
     globals()[mid_request.dag_id] = mid_request
     globals()[dropped.dag_id] = dropped
 
 with DAG("te_buy_keyed", schedule=None, start_date=START, catchup=False) as te_buy_keyed:
-    BuyEnergyOperator(task_id="buy", target_address=CONF % "target", purchase_key=CONF % "key",
-                      wait_for_completion=True, poll_interval=0.05)
+    TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", purchase_key=CONF % "key",
+                          wait_for_completion=True, poll_interval=0.05)

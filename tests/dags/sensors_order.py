@@ -1,4 +1,4 @@
-"""EnergyOrderSensor DAGs driven by dag_run.conf (tests/sensors).
+"""TronEnergyOrderSensor DAGs driven by dag_run.conf (tests/sensors).
 
 Sensors get ``retries=1``: a failed or cancelled order must fail the task on its
 first try all the same (AirflowFailException), which the tests check.
@@ -12,7 +12,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, task
 
-from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
+from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 ORDER_ID = "{{ dag_run.conf['order_id'] }}"
@@ -32,7 +32,7 @@ for name, deferrable, timeout in (
     ("te_order_sensor_deferrable_timeout", True, 0.5),
 ):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS) as dag:
-        wait = EnergyOrderSensor(task_id="wait", order_id=ORDER_ID, poke_interval=0.05,
-                                 timeout=timeout, deferrable=deferrable)
+        wait = TronEnergyOrderSensor(task_id="wait", order_id=ORDER_ID, poke_interval=0.05,
+                                     timeout=timeout, deferrable=deferrable)
         spend(wait.output)
     DAGS[name] = dag

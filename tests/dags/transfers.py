@@ -14,8 +14,8 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, task
 
-from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
-from airflow_provider_tronenergy.sensors.transfer import TronTransferSensor
+from airflow_provider_tronenergy.operators.reconcile import TronEnergyReconcileCallbacksOperator
+from airflow_provider_tronenergy.sensors.transfer import TronEnergyTransferSensor
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 ARGS = {"retries": 1, "retry_delay": timedelta(0)}
@@ -34,7 +34,7 @@ for name, deferrable, timeout in (
     ("te_transfer_sensor_deferrable_timeout", True, 0.5),
 ):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS) as dag:
-        wait = TronTransferSensor(
+        wait = TronEnergyTransferSensor(
             task_id="wait", address="{{ dag_run.conf['address'] }}",
             token="{{ dag_run.conf.get('token') }}",
             min_amount="{{ dag_run.conf.get('min_amount') }}",
@@ -46,6 +46,6 @@ for name, deferrable, timeout in (
 for name, fail_on_gap in (("te_reconcile_strict", True), ("te_reconcile_report", False)):
     with DAG(name, schedule=None, start_date=START, catchup=False) as dag:
         # Unset in conf, the status renders as "None": every monitored address.
-        ReconcileCallbacksOperator(task_id="reconcile", fail_on_gap=fail_on_gap,
-                                   status="{{ dag_run.conf.get('status') }}")
+        TronEnergyReconcileCallbacksOperator(task_id="reconcile", fail_on_gap=fail_on_gap,
+                                             status="{{ dag_run.conf.get('status') }}")
     DAGS[name] = dag

@@ -58,7 +58,8 @@ PAYOUT_DAG = "batch_payout_preparation"
 REGISTER_DAG = "deposit_addresses_register"
 CREDIT_DAG = "deposit_credit"
 DEPOSITS = "tronenergy://deposits"  # the Asset's name (Airflow normalises its uri)
-WATCH_CONSUMER = "deposit_credit"  # TronTransferWatchTrigger(consumer=...) in deposit_watch.py
+# TronEnergyTransferWatchTrigger(consumer=...) in deposit_watch.py
+WATCH_CONSUMER = "deposit_credit"
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------

@@ -10,9 +10,9 @@ import pprint
 import pytest
 
 from airflow_provider_tronenergy.client import (
-    AsyncTronEnergyClient,
     RetryPolicy,
     Timeout,
+    TronEnergyAsyncClient,
     TronEnergyClient,
 )
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -61,7 +61,7 @@ def test_settings_still_splat_into_both_clients():
         assert API_SECRET not in repr(client)
 
     async def build() -> None:
-        async with AsyncTronEnergyClient(**value) as client:
+        async with TronEnergyAsyncClient(**value) as client:
             assert client.retry == RetryPolicy(max_attempts=2)
 
     asyncio.run(build())

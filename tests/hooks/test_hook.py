@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from airflow_provider_tronenergy.client import (
-    AsyncTronEnergyClient,
     AuthenticationError,
+    TronEnergyAsyncClient,
     TronEnergyClient,
     ValidationError,
 )
@@ -102,7 +102,7 @@ def test_test_connection_reports_success_and_failure(sandbox, tronenergy_conn, m
 def test_async_client_from_async_connection_lookup(sandbox, tronenergy_conn):
     async def run() -> Decimal:
         client = await TronEnergyHook().aget_client()
-        assert isinstance(client, AsyncTronEnergyClient)
+        assert isinstance(client, TronEnergyAsyncClient)
         async with client:
             return (await client.get_account()).available_balance
 

@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor
+from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 from support import orders
 from support.control import Control
 from support.sandbox import connection_json
@@ -90,8 +90,8 @@ def test_sensor_and_waits_agree_on_an_error(control: Control, sandbox, monkeypat
                        connection_json(sandbox, secret="wrong-secret-" + "z" * 20,
                                        **orders.CONN_OPTIONS))
     blocking, _ = both_waits(order_id, "tronenergy_bad")
-    sensor = EnergyOrderSensor(task_id="wait", order_id=order_id,
-                               tronenergy_conn_id="tronenergy_bad")
+    sensor = TronEnergyOrderSensor(task_id="wait", order_id=order_id,
+                                   tronenergy_conn_id="tronenergy_bad")
     with pytest.raises(AirflowException) as caught:
         sensor.poke({})
     assert str(caught.value) == blocking["message"]
@@ -134,7 +134,7 @@ def test_address_operators_still_import_from_operators_energy(name):
 
     with pytest.warns(DeprecationWarning, match="operators.address"):
         value = getattr(energy, name)
-    assert value is getattr(address, name)
+    assert value is getattr(address, "TronEnergy" + name)
 
 
 def test_unknown_names_are_still_attribute_errors():

@@ -20,9 +20,15 @@ def airflow_schema(name: str) -> dict[str, Any]:
     return json.loads((files("airflow") / name).read_text(encoding="utf-8"))
 
 
-def connection_type() -> dict[str, Any]:
-    [conn] = get_provider_info()["connection-types"]
+def connection_type(name: str = "tronenergy") -> dict[str, Any]:
+    [conn] = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == name]
     return conn
+
+
+def test_the_provider_declares_both_connection_types():
+    types = {c["connection-type"]: c["hook-class-name"].rsplit(".", 1)[1]
+             for c in get_provider_info()["connection-types"]}
+    assert types == {"tronenergy": "TronEnergyHook", "tron_node": "TronNodeHook"}
 
 
 def test_provider_info_passes_the_schema_airflow_loads_it_with():
@@ -110,3 +116,35 @@ def test_connection_form_as_the_ui_receives_it():
     standard = sent["standard_fields"]
     assert standard["login"]["title"] == "API key"
     assert standard["port"]["hidden"] and standard["url_schema"]["hidden"]
+
+
+def test_what_the_node_form_saves_gives_the_node_hooks_defaults():
+    """The tron_node form's pre-filled, cleared and blank extras all give the hook's defaults."""
+    from airflow.sdk import Connection
+
+    from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+    from airflow_provider_tronenergy.node.models import USDT_MAINNET
+
+    fields = connection_type("tron_node")["conn-fields"]
+    pre_filled = {name: field["schema"].get("default") for name, field in fields.items()}
+    for extra in (pre_filled, dict.fromkeys(fields), dict.fromkeys(fields, ""), {}):
+        conn = Connection(conn_id="node", conn_type="tron_node", host="https://node.example",
+                          extra=json.dumps(extra))
+        settings = TronNodeHook.node_settings(conn)
+        assert (settings["usdt_contract"], settings["timeout"], settings["max_retries"]) == \
+            (USDT_MAINNET, 10.0, 3)
+        assert settings["api_key"] is None
+
+
+@requires_airflow(3, 2, "the connection form reads conn-fields from provider info since 3.2")
+def test_node_connection_form_as_the_ui_receives_it():
+    from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+
+    [meta] = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "tron_node"]
+    sent = meta.model_dump(mode="json")
+    assert set(sent["extra_fields"]) == {"usdt_contract", "timeout", "max_retries"}
+    assert sent["extra_fields"]["max_retries"]["value"] == 3
+    standard = sent["standard_fields"]
+    assert standard["host"]["title"] == "Node URL"
+    assert standard["password"]["title"] == "API key (TRON-PRO-API-KEY)"
+    assert standard["login"]["hidden"]

@@ -24,8 +24,15 @@ def test_main_job_runs_end_to_end():
     assert result.returncode == 0, output[-4000:]
     assert "transfers prepared      7" in output
     assert "recipients activated    2 (2.2 TRX)" in output
-    assert re.search(r"energy rented\s+719,000 for 1 h in 2 orders", output)
-    assert re.search(r"saved\s+39\.545 TRX", output)
+    # On chain (the sandbox is also the node): 719,000 needed, 200,000 staked on hand,
+    # so one order of the 519,000 missing, confirmed in a block before publishing.
+    assert "energy needed           719,000 (7 transfers estimated by the node)" in output
+    assert "energy on hand used     200,000" in output
+    assert re.search(r"energy rented\s+519,000 for 1 h in 1 orders", output)
+    assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+", output)
+    assert "energy available after  719,000" in output
+    assert re.search(r"saved\s+48\.545 TRX", output)
+    assert "renting it all instead  32.355 TRX (saved 9 TRX)" in output
     assert "deposits credited       1: 250.75 USDT" in output
     assert "second run credited 0" in output
     # Everything it started is stopped: the sandbox and the receiver no longer answer.

@@ -1,4 +1,4 @@
-"""ReconcileCallbacksOperator in real Airflow (dag.test()), against the sandbox.
+"""TronEnergyReconcileCallbacksOperator in real Airflow (dag.test()), against the sandbox.
 
 The sandbox monitors addresses and POSTs signed callbacks: to a running receiver
 that commits them to the SQLite store the DAG run reads, or, for one address, to
@@ -15,7 +15,7 @@ import pytest
 from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
-from airflow_provider_tronenergy.operators.reconcile import ReconcileCallbacksOperator
+from airflow_provider_tronenergy.operators.reconcile import TronEnergyReconcileCallbacksOperator
 from support import store_fixtures
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
@@ -30,20 +30,25 @@ store_url, store, api, receiver = (
 fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse: every test here
 
 
+def test_store_url_with_password_is_refused(store_url):
+    store_fixtures.assert_store_password_refused(
+        lambda **kw: TronEnergyReconcileCallbacksOperator(task_id="reconcile", **kw), store_url)
+
+
 @pytest.fixture
 def raised(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
-    """What ReconcileCallbacksOperator.execute raised (dag.test() runs it in-process)."""
+    """What TronEnergyReconcileCallbacksOperator.execute raised (dag.test() runs it in-process)."""
     errors: list[BaseException] = []
-    original = ReconcileCallbacksOperator.execute
+    original = TronEnergyReconcileCallbacksOperator.execute
 
-    def spy(self: ReconcileCallbacksOperator, context: Any) -> Any:
+    def spy(self: TronEnergyReconcileCallbacksOperator, context: Any) -> Any:
         try:
             return original(self, context)
         except BaseException as exc:
             errors.append(exc)
             raise
 
-    monkeypatch.setattr(ReconcileCallbacksOperator, "execute", spy)
+    monkeypatch.setattr(TronEnergyReconcileCallbacksOperator, "execute", spy)
     return errors
 
 

@@ -146,7 +146,8 @@ def test_plan_energy_refuses_a_rent_time_it_cannot_quote(sandbox, control):
 
 
 def test_batch_ready_reports_what_was_spent_and_saved():
-    plan = {"burn_cost": "26.1", "transfers": 3, "count_orders": [{}], "buy_orders": [{}]}
+    plan = {"burn_cost": "26.1", "transfers": 3, "count_orders": [{}], "buy_orders": [{}],
+            "whole_batch_rental_cost": "11.745"}
     orders = [{"order_id": "o1", "kind": "buy_count", "energy_amount": 130_000, "cost": "5.85",
                "status": "success", "tx_hash": "ab"},
               {"order_id": "o2", "kind": "buy", "energy_amount": 131_000, "cost": "5.895",
@@ -157,3 +158,6 @@ def test_batch_ready_reports_what_was_spent_and_saved():
     assert ready["saving_factor"] == "2.23"
     assert "count_orders" not in ready and "buy_orders" not in ready
     assert [o["mode"] for o in ready["orders"]] == ["buy_count", "buy"]
+    # Without a node: nothing confirmed on chain, and the whole batch was rented.
+    assert ready["energy_bought"] == 261_000 and ready["saving_vs_whole_rental"] == "0"
+    assert ready["confirmation"] == {"onchain": False}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import threading
 
-import pytest
 import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support import signed
 from support.receiver import RecordingReceiver
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
@@ -19,29 +19,8 @@ from support.signed import SignedSession
 TIME_SCALE = 0.002
 
 
+api = signed.api  # signed calls to this module's sandbox
 sandbox = sandbox_fixture(time_scale=TIME_SCALE)
-
-
-@pytest.fixture
-def api(sandbox: SandboxServer) -> SignedSession:
-    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
-
-
-
-
-
-
-def wait_status(api: SignedSession, status: str, count: int = 1) -> list[dict]:
-    import time
-
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        found = api.control("GET", f"/deliveries?status={status}")
-        if len(found) >= count:
-            return list(found)
-        time.sleep(0.02)
-    seen = api.control("GET", "/deliveries")
-    raise AssertionError(f"no {count} deliveries reached {status}: {seen}")
 
 
 def test_signed_event_fails_twice_then_delivered(sandbox: SandboxServer, api: SignedSession):
@@ -49,7 +28,7 @@ def test_signed_event_fails_twice_then_delivered(sandbox: SandboxServer, api: Si
         address = api.watch(receiver.url, label="hot wallet")
         tx_hash = api.transfer(address, amount="12.5")
         deliveries = receiver.wait_for(3)
-        delivered = wait_status(api, "delivered")
+        delivered = api.deliveries(1, "delivered")
 
     for delivery in deliveries:
         assert delivery.headers["content-type"] == "application/json"
@@ -93,7 +72,7 @@ def test_three_failed_retries_mark_failed_then_manual_resend(sandbox, api):
     with RecordingReceiver(respond=lambda n: 200 if state["up"] else 503) as receiver:
         address = api.watch(receiver.url)
         tx_hash = api.transfer(address)
-        failed = wait_status(api, "failed")[0]
+        failed = api.deliveries(1, "failed")[0]
         assert len(receiver.received) == 4  # first attempt and three retries, no more
         assert [h["status_code"] for h in failed["history"]] == [503] * 4
         assert api.data("GET", "/v1/tron-monitor/stats")["failed_callbacks"] == 1
@@ -111,7 +90,7 @@ def test_unreachable_receiver_is_retried_and_logged(sandbox, api):
     closed_port_url = "http://127.0.0.1:9/callbacks"
     address = api.watch(closed_port_url)
     api.transfer(address)
-    failed = wait_status(api, "failed")[0]
+    failed = api.deliveries(1, "failed")[0]
     assert len(failed["history"]) == 4
     assert all(h["status_code"] is None and h["error"] for h in failed["history"])
 
@@ -133,7 +112,7 @@ def test_only_watched_tokens_and_active_addresses_get_callbacks(sandbox, api):
         receiver.wait_for(1)
         api.data("DELETE", f"/v1/tron-monitor/addresses/{address}")
         api.transfer(address, token="USDT")
-        wait_status(api, "delivered")
+        api.deliveries(1, "delivered")
     assert [json.loads(d.body)["data"]["tx_hash"] for d in receiver.received] == [usdt]
     assert len(api.control("GET", "/deliveries")) == 1
 
@@ -150,7 +129,7 @@ def test_delivery_never_blocks_request_handling(sandbox, api):
         assert not hold.is_set()
         assert api.control("GET", "/deliveries")[0]["status"] == "pending"
         hold.set()
-        wait_status(api, "delivered")
+        api.deliveries(1, "delivered")
 
 
 def test_transfer_updates_chain_state(sandbox, api):

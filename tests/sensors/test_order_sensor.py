@@ -1,4 +1,4 @@
-"""EnergyOrderSensor outside a DAG: poke, the deferral decision and the event mapping."""
+"""TronEnergyOrderSensor outside a DAG: poke, the deferral decision and the event mapping."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from airflow.providers.common.compat.sdk import (
     TaskDeferred,
 )
 
-from airflow_provider_tronenergy.sensors.order import EnergyOrderSensor, order_event_result
-from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor, order_event_result
+from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
 from support.control import Control
 from support.waiting import wait_until
@@ -56,12 +56,12 @@ class Recorder:
 @pytest.fixture
 def log(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     recorder = Recorder()
-    monkeypatch.setattr(EnergyOrderSensor, "log", property(lambda self: recorder))
+    monkeypatch.setattr(TronEnergyOrderSensor, "log", property(lambda self: recorder))
     return recorder
 
 
-def sensor(order_id: str, **kwargs: Any) -> EnergyOrderSensor:
-    return EnergyOrderSensor(task_id="wait_for_order", order_id=order_id, **kwargs)
+def sensor(order_id: str, **kwargs: Any) -> TronEnergyOrderSensor:
+    return TronEnergyOrderSensor(task_id="wait_for_order", order_id=order_id, **kwargs)
 
 
 # -- construction ---------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_deferrable_defers_a_pending_order(control: Control, conn):
     after = time.time()
     assert deferred.value.method_name == "execute_complete"
     trigger = deferred.value.trigger
-    assert isinstance(trigger, EnergyOrderTrigger)
+    assert isinstance(trigger, TronEnergyOrderTrigger)
     _, kwargs = trigger.serialize()
     assert kwargs["order_id"] == order_id
     assert kwargs["tronenergy_conn_id"] == "tronenergy_default"

@@ -1,10 +1,10 @@
-"""EnergyOrderSensor in real Airflow: dag.test() on the SQLite metadata DB, against the sandbox.
+"""TronEnergyOrderSensor in real Airflow: dag.test() on the SQLite metadata DB, against the sandbox.
 
 The DAGs live in tests/dags/sensors_order.py (dag.test() runs only DAGs its
 bundle can parse). A Director thread ends the order while the DAG runs, only
 after the sensor (poke mode) or the trigger (deferrable mode) has polled it,
 so every run really waits; in deferrable mode dag.test() runs the trigger
-in-process, and a spy on EnergyOrderTrigger.run records the event it fired.
+in-process, and a spy on TronEnergyOrderTrigger.run records the event it fired.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sensors_order import DAGS
 
-from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
 from support.control import Control
 from support.orders import Director
@@ -29,16 +29,16 @@ POLLS_BEFORE_ACTING = {"te_order_sensor_poke": 1, "te_order_sensor_deferrable": 
 
 @pytest.fixture
 def trigger_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Events fired by EnergyOrderTrigger.run (dag.test() imports the class by its path)."""
+    """Events fired by TronEnergyOrderTrigger.run (dag.test() imports the class by its path)."""
     fired: list[dict[str, Any]] = []
-    original = EnergyOrderTrigger.run
+    original = TronEnergyOrderTrigger.run
 
-    async def spy(self: EnergyOrderTrigger) -> AsyncIterator[Any]:
+    async def spy(self: TronEnergyOrderTrigger) -> AsyncIterator[Any]:
         async for event in original(self):
             fired.append(event.payload)
             yield event
 
-    monkeypatch.setattr(EnergyOrderTrigger, "run", spy)
+    monkeypatch.setattr(TronEnergyOrderTrigger, "run", spy)
     return fired
 
 

@@ -1,4 +1,4 @@
-"""TronTransferSensor in real Airflow: dag.test() on the SQLite metadata DB.
+"""TronEnergyTransferSensor in real Airflow: dag.test() on the SQLite metadata DB.
 
 The transfer really travels: the sandbox (in-process SandboxServer) sees a transfer
 to a monitored address and POSTs a signed ``tron.transfer`` callback to a running
@@ -23,7 +23,7 @@ from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
-from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
+from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 from support import store_fixtures
 from support.signed import SignedSession
 from support.waiting import wait_until
@@ -85,19 +85,19 @@ def probe(monkeypatch: pytest.MonkeyPatch) -> Probe:
 
 @pytest.fixture
 def trigger_runs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Each TronTransferTrigger.run (dag.test() imports the class by its path): its
+    """Each TronEnergyTransferTrigger.run (dag.test() imports the class by its path): its
     after_id and the event it fired."""
     runs: list[dict[str, Any]] = []
-    original = TronTransferTrigger.run
+    original = TronEnergyTransferTrigger.run
 
-    async def spy(self: TronTransferTrigger) -> AsyncIterator[Any]:
+    async def spy(self: TronEnergyTransferTrigger) -> AsyncIterator[Any]:
         run: dict[str, Any] = {"after_id": self.after_id, "events": []}
         runs.append(run)
         async for event in original(self):
             run["events"].append(event.payload)
             yield event
 
-    monkeypatch.setattr(TronTransferTrigger, "run", spy)
+    monkeypatch.setattr(TronEnergyTransferTrigger, "run", spy)
     return runs
 
 

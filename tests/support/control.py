@@ -59,6 +59,22 @@ class Control:
     def balance(self, trx: str) -> None:
         self.post("/balance", {"balance": trx})
 
+    def wallet(self, address: str | None = None, *, trx: str | None = None,
+               usdt: str | None = None, staked: int | None = None) -> str:
+        """A (fresh) address with on-chain TRX / USDT balances and staked energy."""
+        address = address or random_address()
+        balances = {k: v for k, v in (("trx", trx), ("usdt", usdt)) if v is not None}
+        if balances:
+            self.post(f"/addresses/{address}/balances", balances)
+        if staked is not None:
+            self.post(f"/addresses/{address}/energy", {"staked": staked})
+        return address
+
+    def withhold_delegations(self, count: int) -> None:
+        """The next ``count`` orders succeed at the service; nothing reaches the chain."""
+        self.post("/orders/outcome", {"status": "success", "withhold_delegation": True,
+                                      "count": count})
+
     # -- faults ---------------------------------------------------------------------------
 
     def fault(self, **spec: Any) -> dict[str, Any]:

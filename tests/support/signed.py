@@ -12,10 +12,12 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
 import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_request
+from airflow_provider_tronenergy.sandbox import SandboxServer
 
 
 class SignedSession:
@@ -25,6 +27,11 @@ class SignedSession:
         self.api_secret = api_secret
         self.scheme = scheme
         self.session = requests.Session()
+
+    @classmethod
+    def of(cls, sandbox: SandboxServer) -> SignedSession:
+        """Signed calls with a running sandbox's own credentials."""
+        return cls(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
 
     def call(
         self,
@@ -78,3 +85,21 @@ class SignedSession:
         result = self.control("POST", "/transfers", {"from": random_address(), "to": to,
                                                      "amount": amount, "token": token})
         return str(result["tx_hash"])
+
+    def deliveries(self, count: int, status: str = "delivered",
+                   timeout: float = 15) -> list[dict[str, Any]]:
+        """Wait until at least ``count`` callback deliveries have ``status``; return them."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.control("GET", f"/deliveries?status={status}")
+            if len(found) >= count:
+                return list(found)
+            time.sleep(0.02)
+        raise AssertionError(f"fewer than {count} deliveries {status}: "
+                             f"{self.control('GET', '/deliveries')}")
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> SignedSession:
+    """Signed calls to the test module's ``sandbox`` fixture."""
+    return SignedSession.of(sandbox)

@@ -9,8 +9,9 @@ the sandbox's signed callbacks. A test module or conftest takes them by assignin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from airflow_provider_tronenergy.callbacks.app import create_app
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
 from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.callbacks import ServedApp
-from support.signed import SignedSession
+from support.signed import api  # noqa: F401 (fixture, used as store_fixtures.api)
 
 
 @pytest.fixture
@@ -47,12 +48,23 @@ def fresh_trigger_stores() -> Iterator[None]:
 
 
 @pytest.fixture
-def api(sandbox: SandboxServer) -> SignedSession:
-    return SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
-
-
-@pytest.fixture
 def receiver(sandbox: SandboxServer, store: CallbackStore) -> Iterator[ServedApp]:
     """The callback receiver on the store the DAG run reads (TRONENERGY_CALLBACK_STORE)."""
     with ServedApp(create_app(store, sandbox.webhook_secret)) as served:
         yield served
+
+
+PASSWORD_URL = "postgresql://tron:s3cr3t-pw@db.internal:5432/callbacks"
+
+
+def assert_store_password_refused(make: Callable[..., Any], store_url: str) -> None:
+    """Whatever takes a ``store_url`` (trigger kwargs, a task's rendered field) refuses one
+    with a password, without echoing it, and keeps any other URL as given."""
+    with pytest.raises(ValueError, match="must not contain a password") as refused:
+        make(store_url=PASSWORD_URL)
+    assert "s3cr3t-pw" not in str(refused.value)
+    # Without a password (or none at all, leaving it to the triggerer) it is kept as given.
+    assert make(store_url="postgresql://tron@db.internal:5432/callbacks").store_url == \
+        "postgresql://tron@db.internal:5432/callbacks"
+    assert make(store_url=store_url).store_url == store_url
+    assert make().store_url is None

@@ -1,4 +1,4 @@
-"""EnergyOrderTrigger: serialization, the event builder, and run() against the sandbox."""
+"""TronEnergyOrderTrigger: serialization, the event builder, and run() against the sandbox."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from airflow_provider_tronenergy.client import Order, OrderStatus
 from airflow_provider_tronenergy.hooks.order_wait import EVENT_STATUSES, order_event
-from airflow_provider_tronenergy.triggers.order import EnergyOrderTrigger
+from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
 from support.control import Control
 from support.sandbox import connection_json
@@ -23,7 +23,7 @@ from support.waiting import wait_until
 # Orders here move only when a test says so: the manual-clock sandbox of support.orders.
 sandbox, conn = orders.sandbox, orders.conn
 
-CLASSPATH = "airflow_provider_tronenergy.triggers.order.EnergyOrderTrigger"
+CLASSPATH = "airflow_provider_tronenergy.triggers.order.TronEnergyOrderTrigger"
 
 
 def an_order(status: OrderStatus, **fields: Any) -> Order:
@@ -37,7 +37,7 @@ def an_order(status: OrderStatus, **fields: Any) -> Order:
     return Order(**values)
 
 
-def run_trigger(trigger: EnergyOrderTrigger,
+def run_trigger(trigger: TronEnergyOrderTrigger,
                 meanwhile: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Every event the trigger fires, to the end of its run(); ``meanwhile`` runs beside it."""
 
@@ -58,15 +58,15 @@ def run_trigger(trigger: EnergyOrderTrigger,
 
 
 def trigger_for(order_id: str, *, end_in: float = 30.0, poll: float = 0.02,
-                conn_id: str = "tronenergy_default") -> EnergyOrderTrigger:
-    return EnergyOrderTrigger(order_id, conn_id, poll, end_time=time.time() + end_in)
+                conn_id: str = "tronenergy_default") -> TronEnergyOrderTrigger:
+    return TronEnergyOrderTrigger(order_id, conn_id, poll, end_time=time.time() + end_in)
 
 
 # -- serialization ----------------------------------------------------------------------
 
 
 def test_serialize_round_trips_identifiers_only():
-    trigger = EnergyOrderTrigger("ord-1", "tron_prod", 2.5, end_time=1_800_000_000.5)
+    trigger = TronEnergyOrderTrigger("ord-1", "tron_prod", 2.5, end_time=1_800_000_000.5)
     path, kwargs = trigger.serialize()
     assert path == CLASSPATH
     assert kwargs == {"order_id": "ord-1", "tronenergy_conn_id": "tron_prod",
@@ -75,7 +75,7 @@ def test_serialize_round_trips_identifiers_only():
     module, _, name = path.rpartition(".")
     cls = getattr(importlib.import_module(module), name)
     rebuilt = cls(**json.loads(json.dumps(kwargs)))
-    assert type(rebuilt) is EnergyOrderTrigger
+    assert type(rebuilt) is TronEnergyOrderTrigger
     assert rebuilt.serialize() == (path, kwargs)
 
 
@@ -86,8 +86,8 @@ def test_serialize_survives_airflow_serde():
     except ImportError:  # Airflow < 3.1
         from airflow.serialization.serde import deserialize, serialize
 
-    path, kwargs = EnergyOrderTrigger("ord-2", poll_interval=1, end_time=1.0e9).serialize()
-    rebuilt = EnergyOrderTrigger(**deserialize(serialize(kwargs)))
+    path, kwargs = TronEnergyOrderTrigger("ord-2", poll_interval=1, end_time=1.0e9).serialize()
+    rebuilt = TronEnergyOrderTrigger(**deserialize(serialize(kwargs)))
     assert rebuilt.serialize() == (path, kwargs)
     assert rebuilt.tronenergy_conn_id == "tronenergy_default"
 
@@ -98,8 +98,8 @@ def test_serialize_survives_airflow_serde():
 ])
 def test_constructor_rejects_bad_arguments(kwargs):
     args: dict[str, Any] = {"order_id": "ord-1", "poll_interval": 1.0, "end_time": 1.0e9}
-    with pytest.raises(ValueError, match="EnergyOrderTrigger"):
-        EnergyOrderTrigger(**{**args, **kwargs})
+    with pytest.raises(ValueError, match="TronEnergyOrderTrigger"):
+        TronEnergyOrderTrigger(**{**args, **kwargs})
 
 
 # -- the event builder ------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""TronTransferTrigger through Airflow 3.3's real SharedStreamManager, in-process.
+"""TronEnergyTransferTrigger through Airflow 3.3's real SharedStreamManager, in-process.
 
 Many waiting sensors must not multiply database load: every trigger on one store
 subscribes with the same ``shared_stream_key``, one ``open_shared_stream`` poll
@@ -16,7 +16,7 @@ import pytest
 from trigger_helpers import CountingStore, PollClock, Triggerer, record, settle, until
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.triggers.transfer import TronTransferTrigger
+from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",
@@ -31,23 +31,23 @@ SharedStreamManager = shared_stream.SharedStreamManager
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """The kwargs of every open_shared_stream call: one per shared poll loop started."""
     calls: list[dict] = []
-    original = TronTransferTrigger.open_shared_stream.__func__  # type: ignore[attr-defined]
+    original = TronEnergyTransferTrigger.open_shared_stream.__func__  # type: ignore[attr-defined]
 
     async def counted(cls, kwargs):
         calls.append(kwargs)
         async for item in original(cls, kwargs):
             yield item
 
-    monkeypatch.setattr(TronTransferTrigger, "open_shared_stream", classmethod(counted))
+    monkeypatch.setattr(TronEnergyTransferTrigger, "open_shared_stream", classmethod(counted))
     return calls
 
 
-def waiting_trigger(i: int, address: str, after_id: int, **kw) -> TronTransferTrigger:
+def waiting_trigger(i: int, address: str, after_id: int, **kw) -> TronEnergyTransferTrigger:
     """Odd triggers want >= 10, every third one TRX only; the rest take any transfer."""
-    return TronTransferTrigger(address=address, after_id=after_id,
-                               min_amount="10" if i % 2 else None,
-                               token="TRX" if i % 3 == 0 else None,
-                               poll_interval=2.0, **kw)
+    return TronEnergyTransferTrigger(address=address, after_id=after_id,
+                                     min_amount="10" if i % 2 else None,
+                                     token="TRX" if i % 3 == 0 else None,
+                                     poll_interval=2.0, **kw)
 
 
 def test_500_triggers_share_one_poll_and_exactly_the_matching_ones_fire(
@@ -120,8 +120,8 @@ def measure(counting_store: CountingStore, poll_clock: PollClock, waiting: int,
     """Shared-poll store queries per poll cycle with ``waiting`` triggers, and poll loops."""
     store = counting_store.store
     after_id = store.max_id()
-    triggers = [TronTransferTrigger(address=random_address(), after_id=after_id,
-                                    poll_interval=2.0) for _ in range(waiting)]
+    triggers = [TronEnergyTransferTrigger(address=random_address(), after_id=after_id,
+                                          poll_interval=2.0) for _ in range(waiting)]
 
     async def scenario():
         manager = SharedStreamManager()
@@ -162,13 +162,13 @@ def test_a_trigger_joining_late_catches_up_on_what_was_already_broadcast(
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronTransferTrigger(address=watched, after_id=start))
+        triggerer.start(1, TronEnergyTransferTrigger(address=watched, after_id=start))
         await poll_clock.wait_for_sleeps(1)
         missed = record(store, late_address, "5")
         await poll_clock.tick()  # broadcast before the second trigger subscribed
         await until(lambda: triggerer.pulled[1] == 1, what="the broadcast")
         assert triggerer.events == []
-        triggerer.start(2, TronTransferTrigger(address=late_address, after_id=start))
+        triggerer.start(2, TronEnergyTransferTrigger(address=late_address, after_id=start))
         await until(lambda: triggerer.tasks[2].done(), what="the late trigger")
         fired = triggerer.fired()
         await triggerer.stop()
@@ -187,11 +187,11 @@ def test_shared_triggers_time_out_on_their_own(counting_store, poll_clock, opene
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronTransferTrigger(address=patient, after_id=after_id))
-        triggerer.start(2, TronTransferTrigger(address=past, after_id=after_id,
-                                               end_time=time.time() - 1))
-        triggerer.start(3, TronTransferTrigger(address=soon, after_id=after_id,
-                                               end_time=time.time() + 0.2))
+        triggerer.start(1, TronEnergyTransferTrigger(address=patient, after_id=after_id))
+        triggerer.start(2, TronEnergyTransferTrigger(address=past, after_id=after_id,
+                                                     end_time=time.time() - 1))
+        triggerer.start(3, TronEnergyTransferTrigger(address=soon, after_id=after_id,
+                                                     end_time=time.time() + 0.2))
         await until(lambda: triggerer.tasks[2].done() and triggerer.tasks[3].done(),
                     what="both deadlines")
         still_waiting = not triggerer.tasks[1].done()
@@ -221,11 +221,11 @@ def test_a_transfer_stored_before_the_trigger_started_never_fires_it(
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronTransferTrigger(address=random_address(),
-                                               after_id=store.max_id()))
+        triggerer.start(1, TronEnergyTransferTrigger(address=random_address(),
+                                                     after_id=store.max_id()))
         await poll_clock.wait_for_sleeps(1)
         before = record(store, watched, "5")  # not polled yet ...
-        triggerer.start(2, TronTransferTrigger(address=watched, after_id=store.max_id()))
+        triggerer.start(2, TronEnergyTransferTrigger(address=watched, after_id=store.max_id()))
         await until(lambda: counting_store.lookup == 2, what="the second catch-up lookup")
         await poll_clock.tick()  # ... broadcast now, after the sensor started
         await until(lambda: triggerer.pulled[2] == 1, what="the broadcast")

@@ -1,4 +1,4 @@
-"""TronTransferWatchTrigger in ack mode, through Airflow 3.3's real SharedStreamManager.
+"""TronEnergyTransferWatchTrigger in ack mode, through Airflow 3.3's real SharedStreamManager.
 
 The test plays the triggerer: it takes each event off ``filter_shared_stream``,
 binds it with ``bind_pending_event`` (as ``run_trigger`` does) and confirms it with
@@ -18,7 +18,7 @@ from trigger_helpers import PollClock, Triggerer, record, settle, until
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import (
-    TronTransferWatchTrigger,
+    TronEnergyTransferWatchTrigger,
     _OffsetProducer,
 )
 
@@ -35,11 +35,11 @@ AckTimeout = shared_stream.AckTimeout
 CONSUMER = "deposits"
 
 
-def watcher(*addresses: str) -> TronTransferWatchTrigger:
+def watcher(*addresses: str) -> TronEnergyTransferWatchTrigger:
     """As the triggerer builds it: from the serialized kwargs of the watcher's trigger."""
-    trigger = TronTransferWatchTrigger(addresses=list(addresses), min_amount="1",
-                                       consumer=CONSUMER, poll_interval=2.0)
-    return TronTransferWatchTrigger(**trigger.serialize()[1])
+    trigger = TronEnergyTransferWatchTrigger(addresses=list(addresses), min_amount="1",
+                                             consumer=CONSUMER, poll_interval=2.0)
+    return TronEnergyTransferWatchTrigger(**trigger.serialize()[1])
 
 
 def hashes(triggerer: Triggerer) -> list[str]:

@@ -1,0 +1,152 @@
+"""The chain itself, from Airflow: a TRON full node's HTTP API on connection type ``tron_node``.
+
+Optional: a payout DAG without a node connection runs as before, with no on-chain
+checks (and says so). The hook reads; it never signs or sends a transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import BaseHook
+
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
+from airflow_provider_tronenergy.node.models import (
+    USDT_MAINNET,
+    Block,
+    ChainAccount,
+    Resources,
+    TransactionInfo,
+)
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+
+if TYPE_CHECKING:
+    from airflow.sdk import Connection
+
+    from airflow_provider_tronenergy.node.client import TronNodeClient
+
+
+class TronNodeHook(BaseHook):
+    """Balances, resources, estimates and receipts read from a TRON full node.
+
+    :param tron_node_conn_id: an Airflow connection of type ``tron_node``: host is the
+        node's HTTP root (TronGrid, a Nile gateway, an own java-tron), password the
+        optional API key; extras ``usdt_contract``, ``timeout``, ``max_retries``.
+    """
+
+    conn_name_attr = "tron_node_conn_id"
+    default_conn_name = "tron_node_default"
+    conn_type = "tron_node"
+    hook_name = "TRON Node"
+
+    def __init__(self, tron_node_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tron_node_conn_id = tron_node_conn_id
+
+    def __repr__(self) -> str:
+        return f"TronNodeHook(tron_node_conn_id={self.tron_node_conn_id!r})"
+
+    @classmethod
+    def node_settings(cls, conn: Connection) -> dict[str, Any]:
+        """Keyword arguments for :class:`~..node.client.TronNodeClient`, checked."""
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        url = (conn.host or "").rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise TronNodeConnectionError(
+                f"connection {conn.conn_id!r}: host must be the node's URL with its scheme, "
+                "e.g. https://api.trongrid.io")
+        if conn.port and url.count(":") < 2:
+            url = f"{url}:{conn.port}"
+        _mask(conn.password)
+        try:
+            timeout = float(parse_decimal(extras["timeout"], "timeout")) \
+                if extras.get("timeout") not in (None, "") else 10.0  # seconds, not money
+            retries = parse_int(extras["max_retries"], "max_retries") \
+                if extras.get("max_retries") not in (None, "") else 3
+        except (TypeError, ValueError) as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+        if timeout <= 0 or retries < 0:
+            raise TronNodeConnectionError(
+                f"connection {conn.conn_id!r}: timeout must be positive, max_retries >= 0")
+        return {"url": url, "api_key": conn.password or None,
+                "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
+                "timeout": timeout, "max_retries": retries}
+
+    def get_conn(self) -> TronNodeClient:
+        """One client per hook instance: one connection pool for all reads."""
+        return self._client
+
+    @cached_property
+    def _client(self) -> TronNodeClient:
+        from airflow_provider_tronenergy.node.client import TronNodeClient
+
+        conn = self.get_connection(self.tron_node_conn_id)
+        try:
+            return TronNodeClient(**self.node_settings(conn))
+        except ValueError as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+
+    @property
+    def usdt_contract(self) -> str:
+        """The USDT contract this connection reads balances and estimates against."""
+        return self.get_conn().usdt_contract
+
+    def get_account(self, address: str) -> ChainAccount:
+        """Activation and TRX balance of ``address``."""
+        return self.get_conn().get_account(address)
+
+    def get_resources(self, address: str) -> Resources:
+        """Energy and bandwidth of ``address``."""
+        return self.get_conn().get_resources(address)
+
+    def get_usdt_balance(self, address: str) -> int:
+        """USDT of ``address`` in micro-units."""
+        return self.get_conn().get_usdt_balance(address)
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        """Energy of a USDT transfer from ``owner`` to ``to``, or None if the node cannot say."""
+        return self.get_conn().estimate_transfer_energy(owner, to, units)
+
+    def get_transaction_info(self, tx_hash: str, *,
+                             solidified: bool = False) -> TransactionInfo | None:
+        """A transaction's receipt, or None while unknown (to the solidity API, if asked)."""
+        return self.get_conn().get_transaction_info(tx_hash, solidified=solidified)
+
+    def get_now_block(self) -> Block:
+        """The chain's head block."""
+        return self.get_conn().get_now_block()
+
+    def close(self) -> None:
+        """Close the client's pool; the next call opens a new one."""
+        if "_client" in self.__dict__:
+            self.__dict__.pop("_client").close()
+
+    def test_connection(self) -> tuple[bool, str]:
+        """The UI's Test button: read the head block."""
+        from airflow_provider_tronenergy.client.errors import TronEnergyError
+
+        try:
+            block = self.get_now_block()
+        except (TronEnergyError, ValueError) as exc:
+            return False, str(exc)
+        return True, f"Connected: head block {block.number}"
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Form layout for Airflow releases that read it from the hook (< 3.2)."""
+        return {
+            "hidden_fields": ["schema", "login"],
+            "relabeling": {"host": "Node URL", "password": "API key (TRON-PRO-API-KEY)"},
+            "placeholders": {
+                "host": "https://api.trongrid.io",
+                "password": "optional",
+                "extra": json.dumps({"usdt_contract": USDT_MAINNET, "timeout": 10,
+                                     "max_retries": 3}),
+            },
+        }
+
+
+class TronNodeConnectionError(TronEnergyConnectionError):
+    """The ``tron_node`` connection is missing a field or holds a malformed extra."""

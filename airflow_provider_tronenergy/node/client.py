@@ -1,0 +1,231 @@
+"""A TRON full node's HTTP API, read through tronpy (docs/decisions.md: why tronpy).
+
+Framework-free like the service's client: the ``tron_node`` hook builds one from a
+connection, and anything else can too. Only reads: nothing here signs or sends a
+transaction. tronpy is imported when a client is built, never by a DAG file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from airflow_provider_tronenergy.client.errors import TronEnergyError
+from airflow_provider_tronenergy.node.models import (
+    USDT_MAINNET,
+    Block,
+    ChainAccount,
+    Resources,
+    TransactionInfo,
+)
+from airflow_provider_tronenergy.protocol.address import is_valid_address
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+API_KEY_HEADER = "TRON-PRO-API-KEY"
+_TX_HASH = re.compile(r"[0-9a-fA-F]{64}")
+_NO_ESTIMATE = "does not support estimate energy"
+
+
+class NodeError(TronEnergyError):
+    """A node call failed, or its answer could not be read. Never carries a URL or a key."""
+
+
+def _address(value: str, what: str) -> str:
+    if not is_valid_address(value):
+        raise ValueError(f"{what} is not a valid TRON address (base58check): {value!r}")
+    return value
+
+
+class TronNodeClient:
+    """Read accounts, resources, USDT balances, estimates and receipts from a node.
+
+    :param url: the node's HTTP root (``https://api.trongrid.io``, ``http://node:8090``).
+    :param api_key: sent as ``TRON-PRO-API-KEY`` when given (TronGrid and most gateways).
+    :param usdt_contract: the USDT TRC20 contract (mainnet by default; Nile has its own).
+    :param timeout: seconds per request.
+    :param max_retries: resends of a read on no answer, 429 or 5xx (reads only, so safe).
+    """
+
+    def __init__(self, url: str, *, api_key: str | None = None,
+                 usdt_contract: str = USDT_MAINNET, timeout: float = 10.0,
+                 max_retries: int = 3) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("node URL must start with http:// or https://")
+        self.usdt_contract = _address(usdt_contract, "usdt_contract")
+        from requests.adapters import HTTPAdapter
+        from tronpy import Tron
+        from tronpy.providers import HTTPProvider
+        from urllib3.util.retry import Retry
+
+        provider = HTTPProvider(url.rstrip("/") + "/", timeout=timeout)
+        # tronpy sends keys only to URLs containing "trongrid", and then its own shared
+        # keys when none is given: this client sends the connection's key, or none.
+        provider.use_api_key = False
+        if api_key:
+            provider.sess.headers[API_KEY_HEADER] = api_key
+        retry = Retry(total=max_retries, connect=max_retries, read=max_retries,
+                      status=max_retries, backoff_factor=0.5,
+                      status_forcelist=(429, 500, 502, 503, 504),
+                      allowed_methods=frozenset({"POST"}), respect_retry_after_header=True,
+                      raise_on_status=False)
+        adapter = HTTPAdapter(max_retries=retry)
+        provider.sess.mount("http://", adapter)
+        provider.sess.mount("https://", adapter)
+        self._provider = provider
+        self._tron = Tron(provider)
+
+    def __repr__(self) -> str:
+        return f"TronNodeClient(usdt_contract={self.usdt_contract!r})"
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._provider.sess.close()
+
+    def __enter__(self) -> TronNodeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        """Run one tronpy call; any failure becomes a :class:`NodeError` naming the call only.
+
+        The exception text of requests and tronpy can hold the node URL (some gateways
+        put their key in it), so only the failure's kind and HTTP status travel on.
+        """
+        import requests
+        from tronpy import exceptions as tronpy_errors
+
+        answer_errors = (tronpy_errors.ApiError, tronpy_errors.UnknownError,
+                         tronpy_errors.BugInJavaTron, tronpy_errors.TvmError,
+                         tronpy_errors.ValidationError, tronpy_errors.TransactionError)
+        try:
+            return call()
+        except requests.HTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            raise NodeError(f"node call {what} failed", status=status, path=what) from None
+        except (requests.RequestException, *answer_errors, ValueError, KeyError,
+                TypeError) as exc:
+            raise NodeError(f"node call {what} failed ({type(exc).__name__})",
+                            path=what) from None
+
+    # -- accounts --------------------------------------------------------------------------
+
+    def _account_read(self, what: str, read: Callable[[str], Any], address: str) -> dict[str, Any]:
+        """One per-address read; the node's ``{}`` (tronpy's AddressNotFound) is no account."""
+        from tronpy.exceptions import AddressNotFound
+
+        _address(address, "address")
+
+        def answer() -> dict[str, Any]:
+            try:
+                return dict(read(address))
+            except AddressNotFound:
+                return {}
+
+        return self._call(what, answer)
+
+    def get_account(self, address: str) -> ChainAccount:
+        """Activation and TRX balance (``wallet/getaccount``)."""
+        return ChainAccount.from_node(address, self._account_read(
+            "wallet/getaccount", self._tron.get_account, address))
+
+    def get_resources(self, address: str) -> Resources:
+        """Energy and bandwidth limits and use (``wallet/getaccountresource``)."""
+        return Resources.from_node(address, self._account_read(
+            "wallet/getaccountresource", self._tron.get_account_resource, address))
+
+    def get_usdt_balance(self, address: str) -> int:
+        """USDT in micro-units: the contract's ``balanceOf(address)``, a constant call."""
+        from tronpy.abi import trx_abi
+
+        _address(address, "address")
+        parameter = trx_abi.encode(["address"], [address]).hex()
+        result = self._call("wallet/triggerconstantcontract", lambda: self._constant(
+            address, "balanceOf(address)", parameter))
+        return int(result, 16) if result else 0
+
+    def _constant(self, owner: str, selector: str, parameter: str) -> str:
+        from tronpy.exceptions import TvmError
+
+        try:
+            return str(self._tron.trigger_const_smart_contract_function(
+                owner, self.usdt_contract, selector, parameter))
+        except TvmError as exc:
+            raise ValueError(f"contract call reverted: {exc}") from None
+
+    # -- estimates ---------------------------------------------------------------------------
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        """Energy a USDT ``transfer(to, units)`` from ``owner`` needs, or None if unknown.
+
+        ``wallet/estimateenergy`` where the node offers it, else the energy a constant
+        call of the transfer used; None when the node can say neither (e.g. the call
+        would revert because ``owner`` lacks the USDT): the caller then falls back to
+        the service's rule.
+        """
+        from tronpy.abi import trx_abi
+        from tronpy.exceptions import ApiError, TvmError, UnknownError
+
+        _address(owner, "owner")
+        _address(to, "to")
+        if units <= 0:
+            raise ValueError("units must be a positive integer")
+        parameter = trx_abi.encode(["address", "uint256"], [to, units]).hex()
+        selector = "transfer(address,uint256)"
+
+        def estimate() -> int | None:
+            try:
+                return int(self._tron.get_estimated_energy(owner, self.usdt_contract, selector,
+                                                           parameter))
+            except (ApiError, UnknownError, KeyError) as exc:
+                # Not offered (_NO_ESTIMATE), or refused: the constant call says why.
+                log.debug("estimateenergy unavailable (%s); trying a constant call",
+                          "not offered" if _NO_ESTIMATE in str(exc) else type(exc).__name__)
+            except TvmError:
+                return None
+            try:
+                answer = self._tron.trigger_constant_contract(owner, self.usdt_contract,
+                                                              selector, parameter)
+            except TvmError:
+                return None
+            used = answer.get("energy_used")
+            return used if isinstance(used, int) and not isinstance(used, bool) and used > 0 \
+                else None
+
+        return self._call("wallet/estimateenergy", estimate)
+
+    # -- transactions and blocks -------------------------------------------------------------
+
+    def get_transaction_info(self, tx_hash: str, *,
+                             solidified: bool = False) -> TransactionInfo | None:
+        """A transaction's receipt, or None while the node does not know it.
+
+        ``solidified=True`` asks the solidity API, which knows a transaction only once
+        it can no longer be reverted (about a minute on mainnet).
+        """
+        from tronpy.exceptions import TransactionNotFound
+
+        if not isinstance(tx_hash, str) or not _TX_HASH.fullmatch(tx_hash):
+            raise ValueError("tx_hash must be 64 hexadecimal characters")
+        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyid"
+
+        def read() -> dict[str, Any]:
+            try:
+                if solidified:
+                    return dict(self._tron.get_solid_transaction_info(tx_hash))
+                return dict(self._tron.get_transaction_info(tx_hash))
+            except TransactionNotFound:
+                return {}
+
+        payload = self._call(path, read)
+        if not payload:
+            return None
+        return TransactionInfo.from_node(tx_hash, payload, solidified=solidified)
+
+    def get_now_block(self) -> Block:
+        """The head block (``wallet/getnowblock``)."""
+        return Block.from_node(self._call("wallet/getnowblock", self._tron.get_latest_block))

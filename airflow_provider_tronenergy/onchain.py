@@ -1,0 +1,296 @@
+"""What the chain says about a payout batch: can it be sent, what energy is on hand, did it arrive.
+
+The three checks a payout team's operator otherwise makes by hand on a block
+explorer, read from a TRON full node (:class:`~.hooks.tron_node.TronNodeHook`):
+
+* :func:`preflight`, before any activation or purchase: the hot wallet's USDT
+  covers the batch, its TRX covers the activations, the bandwidth the transfers
+  will burn and a reserve; each transfer's energy as the node estimates it;
+* :func:`shortfall_orders`: only the energy the wallet does not already have
+  (``EnergyLimit - EnergyUsed`` less a margin) is rented;
+* :func:`confirm_delegations`, after the service reports success: each order's
+  delegation is in a block (solidified, when asked) and the energy is there.
+
+Without a node connection nothing here runs, and the run's log and its "batch
+ready" event say that no on-chain checks were made. All amounts are integers
+(sun, USDT micro-units, energy) or exact decimal text.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import AirflowFailException
+
+from airflow_provider_tronenergy.node.models import (
+    SUN_PER_TRX,
+    USDT_UNITS,
+    Resources,
+    trx_text,
+    usdt_text,
+)
+from airflow_provider_tronenergy.protocol.energy import (
+    ACTIVATION_COST_SUN,
+    BANDWIDTH_PER_TRANSFER,
+    BURN_SUN_PER_BANDWIDTH,
+)
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+
+log = logging.getLogger(__name__)
+NOTHING_MOVED = "nothing was bought or activated"
+NO_NODE = "no on-chain checks were made"
+
+
+@dataclass(frozen=True)
+class ChainParams:
+    """The run's on-chain settings, checked."""
+
+    node_conn_id: str
+    energy_margin: int
+    trx_reserve_sun: int
+    solidified: bool
+    confirm_timeout: float
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> ChainParams:
+        """From a run's params; every one optional (no node connection: no checks)."""
+        try:
+            reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
+            margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
+            timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
+        except ValueError as exc:
+            raise AirflowFailException(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
+        if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
+            raise AirflowFailException(
+                f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
+                "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
+        return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
+                   energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
+                   solidified=str(params.get("confirm_solidified", "")).lower()
+                   in ("true", "1", "yes"),
+                   confirm_timeout=float(timeout))  # seconds, not money
+
+
+def node_hook(conn_id: str) -> TronNodeHook | None:
+    """The node hook of ``conn_id``, or None when it is empty or no such connection exists."""
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+    from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+
+    if not conn_id:
+        return None
+    hook = TronNodeHook(conn_id)
+    try:
+        hook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        return None
+    return hook
+
+
+def no_checks(conn_id: str) -> dict[str, Any]:
+    """What a run without a node connection records, and logs."""
+    why = f"no tron_node connection {conn_id!r}" if conn_id else "tron_node_conn_id is empty"
+    log.warning("%s: %s (balances, energy on hand and delegations are not verified)",
+                NO_NODE, why)
+    return {"onchain": False, "reason": f"{NO_NODE}: {why}"}
+
+
+def bandwidth_burn_sun(transfers: int, resources: Resources) -> int:
+    """TRX (sun) the transfers will burn for bandwidth beyond staked and free bandwidth.
+
+    A transaction takes its whole size from one pool or burns it all, so each pool
+    covers ``available // size`` transfers.
+    """
+    covered = (max(0, resources.net_limit - resources.net_used) // BANDWIDTH_PER_TRANSFER
+               + max(0, resources.free_net_limit - resources.free_net_used)
+               // BANDWIDTH_PER_TRANSFER)
+    return max(0, transfers - covered) * BANDWIDTH_PER_TRANSFER * BURN_SUN_PER_BANDWIDTH
+
+
+def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, str]],
+              checks: Sequence[Mapping[str, Any]], *, trx_reserve_sun: int) -> dict[str, Any]:
+    """Read the hot wallet and refuse a batch it cannot send, naming every shortfall.
+
+    Runs before any activation or purchase, so a refused batch moves nothing.
+    Returns the wallet as read and each recipient's energy (the node's estimate,
+    else the service's check-address rule), JSON-safe.
+    """
+    account = node.get_account(sender)
+    resources = node.get_resources(sender)
+    usdt = node.get_usdt_balance(sender)
+    need_usdt = sum(int(parse_decimal(p["amount"], "amount") * USDT_UNITS) for p in payouts)
+    activations = sum(bool(c["need_activate"]) for c in checks)
+    activation_sun = activations * ACTIVATION_COST_SUN
+    bandwidth_sun = bandwidth_burn_sun(len(payouts), resources)
+    need_trx = activation_sun + bandwidth_sun + trx_reserve_sun
+    shortfalls = []
+    if not account.activated:
+        shortfalls.append(f"the hot wallet {sender} is not activated on chain")
+    if usdt < need_usdt:
+        shortfalls.append(f"USDT short by {usdt_text(need_usdt - usdt)}: the wallet holds "
+                          f"{usdt_text(usdt)}, the batch pays out {usdt_text(need_usdt)}")
+    if account.trx_sun < need_trx:
+        shortfalls.append(
+            f"TRX short by {trx_text(need_trx - account.trx_sun)}: the wallet holds "
+            f"{trx_text(account.trx_sun)}, needs {trx_text(need_trx)} ({activations} "
+            f"activations {trx_text(activation_sun)}, bandwidth burn {trx_text(bandwidth_sun)},"
+            f" reserve {trx_text(trx_reserve_sun)})")
+    if shortfalls:
+        raise AirflowFailException(
+            f"the hot wallet cannot send this batch ({NOTHING_MOVED}):\n- "
+            + "\n- ".join(shortfalls))
+    energies, estimated = _energies(node, sender, payouts, checks)
+    log.info("on-chain pre-flight passed: %s TRX, %s USDT, %d energy available; %d of %d "
+             "transfers estimated by the node", trx_text(account.trx_sun), usdt_text(usdt),
+             resources.energy_available, estimated, len(energies))
+    return {
+        "onchain": True,
+        "wallet": {"address": sender, "trx": trx_text(account.trx_sun), "usdt": usdt_text(usdt),
+                   "energy_limit": resources.energy_limit, "energy_used": resources.energy_used,
+                   "energy_available": resources.energy_available,
+                   "bandwidth_available": resources.bandwidth_available},
+        "usdt_needed": usdt_text(need_usdt),
+        "trx_needed": trx_text(need_trx),
+        "bandwidth_burn": trx_text(bandwidth_sun),
+        "energies": energies,
+        "estimated_by_node": estimated,
+    }
+
+
+def _energies(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, str]],
+              checks: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], int]:
+    by_address = {c["address"]: int(c["transfer_energy"]) for c in checks}
+    energies: dict[str, int] = {}
+    estimated = 0
+    for payout in payouts:
+        recipient = payout["recipient"]
+        if recipient in energies:
+            continue
+        units = int(parse_decimal(payout["amount"], "amount") * USDT_UNITS)
+        estimate = node.estimate_transfer_energy(sender, recipient, units)
+        estimated += estimate is not None
+        energies[recipient] = estimate if estimate is not None else by_address[recipient]
+    return energies, estimated
+
+
+def shortfall_orders(need: int, on_hand: int, *, min_energy: int,
+                     max_energy: int) -> list[dict[str, int]]:
+    """Buy orders for exactly the energy missing: none when ``on_hand`` covers ``need``.
+
+    Each order holds at most ``max_energy``; the last is raised to ``min_energy``
+    when the shortfall is smaller (the service refuses smaller orders).
+    """
+    missing = max(0, need - on_hand)
+    if missing == 0:
+        return []
+    sizes = [min(max_energy, missing - start) for start in range(0, missing, max_energy)]
+    if sizes[-1] < min_energy:
+        if len(sizes) > 1:  # borrow from the order before, both stay within the limits
+            moved = min_energy - sizes[-1]
+            sizes[-2] -= moved
+            sizes[-1] = min_energy
+        else:
+            sizes[-1] = min_energy
+    return [{"energy_amount": size} for size in sizes]
+
+
+def confirm_delegations(
+    node: TronNodeHook, sender: str, orders: Sequence[Mapping[str, Any]], need: int, *,
+    solidified: bool, timeout: float, poll_interval: float = 3.0,
+    sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """Wait until every order's delegation is on chain and the wallet has ``need`` energy.
+
+    The service's ``success`` is not enough: each order's ``tx_hash`` must have a
+    receipt in a block (from the solidity API when ``solidified``), and the wallet's
+    available energy must cover the batch. Fails loudly, naming the order, when a
+    delegation failed or is still unknown after ``timeout`` seconds.
+    """
+    deadline = clock() + timeout
+    pending = {}
+    for order in orders:
+        if not order.get("tx_hash"):
+            raise AirflowFailException(
+                f"order {order['order_id']} reported success without a tx_hash: its "
+                "delegation cannot be confirmed; the batch is not published")
+        pending[str(order["order_id"])] = str(order["tx_hash"])
+    confirmed: list[dict[str, Any]] = []
+    available = -1
+    while True:
+        for order_id, tx_hash in list(pending.items()):
+            info = node.get_transaction_info(tx_hash, solidified=solidified)
+            if info is None:
+                continue
+            if not info.succeeded:
+                raise AirflowFailException(
+                    f"order {order_id}: its delegation {tx_hash} failed on chain "
+                    f"(receipt {info.receipt_result}); the batch is not published")
+            confirmed.append({"order_id": order_id, "tx_hash": tx_hash,
+                              "block_number": info.block_number, "solidified": solidified})
+            del pending[order_id]
+        if not pending:
+            available = node.get_resources(sender).energy_available
+            if available >= need:
+                break
+        if clock() >= deadline:
+            raise AirflowFailException(_unconfirmed(pending, available, need, timeout,
+                                                    solidified))
+        sleep(poll_interval)
+    log.info("delegations confirmed on chain: %s; %d energy available for %d needed",
+             ", ".join(f"{c['order_id']} in block {c['block_number']}" for c in confirmed)
+             or "no orders", available, need)
+    return {"confirmed": confirmed, "energy_available": available, "solidified": solidified}
+
+
+def _unconfirmed(pending: Mapping[str, str], available: int, need: int, timeout: float,
+                 solidified: bool) -> str:
+    where = "solidified on chain" if solidified else "on chain"
+    if pending:
+        names = ", ".join(f"order {o} (tx {tx})" for o, tx in pending.items())
+        return (f"{names}: the service reported success but the delegation is not {where} "
+                f"after {timeout:g} s; the energy may never arrive, so the batch is not "
+                "published. Check the order with the service before sending payouts.")
+    return (f"every delegation is {where}, but the wallet has {available:,} energy available "
+            f"for the batch's {need:,} after {timeout:g} s; the batch is not published")
+
+
+def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],
+                params: Mapping[str, Any]) -> dict[str, Any]:
+    """The pre-flight of a run: :func:`preflight` with the run's node, or :func:`no_checks`."""
+    from airflow_provider_tronenergy.payouts import BatchParams
+
+    settings, sender = ChainParams.of(params), BatchParams.of(params).sender
+    node = node_hook(settings.node_conn_id)
+    if node is None:
+        return no_checks(settings.node_conn_id)
+    try:
+        return preflight(node, sender, payouts, checks, trx_reserve_sun=settings.trx_reserve_sun)
+    finally:
+        node.close()
+
+
+def confirm_batch(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
+                  params: Mapping[str, Any], *, poll_interval: float = 3.0) -> dict[str, Any]:
+    """The confirmation of a run: :func:`confirm_delegations` when the plan was made on chain."""
+    settings = ChainParams.of(params)
+    if not plan.get("onchain", {}).get("onchain"):
+        return no_checks(settings.node_conn_id)
+    node = node_hook(settings.node_conn_id)
+    if node is None:  # the connection went away between pre-flight and now
+        raise AirflowFailException(
+            f"the plan was checked on chain but connection {settings.node_conn_id!r} is gone: "
+            "the delegations cannot be confirmed; the batch is not published")
+    try:
+        return confirm_delegations(node, plan["sender"], orders, int(plan["total_energy"]),
+                                   solidified=settings.solidified,
+                                   timeout=settings.confirm_timeout,
+                                   poll_interval=poll_interval)
+    finally:
+        node.close()

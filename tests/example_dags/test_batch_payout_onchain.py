@@ -1,0 +1,127 @@
+"""The batch-payout example reading the chain (issue 12): dag.test() against the sandbox,
+which is also the TRON node the ``tron_node`` connection points at. Orders and
+activations are counted at the sandbox, never taken from the run's own report."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import batch_payout_preparation as example
+import pytest
+
+from airflow_provider_tronenergy import onchain
+from airflow_provider_tronenergy.protocol.address import random_address
+from support.airflow_compat import requires_airflow
+
+OUTLETS_IN_DAG_TEST = requires_airflow(
+    3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
+    "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
+
+
+@pytest.fixture
+def node_conn(sandbox, monkeypatch) -> str:
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT",
+                       json.dumps({"conn_type": "tron_node", "host": sandbox.root_url}))
+    return "tron_node_default"
+
+
+def _run(run_dag, control, tmp_path, sender, recipients, **extra):
+    payouts = tmp_path / "payouts.csv"
+    payouts.write_text("recipient,amount\n" + "".join(f"{a},10.5\n" for a in recipients))
+    before = len(control.orders())
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100", confirm_timeout="1", **extra)
+    return out, control.orders()[before:]
+
+
+@OUTLETS_IN_DAG_TEST
+def test_energy_on_hand_covers_the_batch_no_order(run_dag, control, node_conn, tmp_path):
+    sender = control.wallet(trx="50", usdt="1000", staked=300_000)
+    holders = [control.wallet(trx="1", usdt="1") for _ in range(4)]
+    out, placed = _run(run_dag, control, tmp_path, sender, holders)
+    assert out["__run__"] == "success", out
+    assert placed == []  # 4 x 65,000 = 260,000 of the 300,000 on hand
+    ready = out["publish_batch_ready"][2]
+    assert ready["energy_on_hand_used"] == 260_000 and ready["energy_bought"] == 0
+    assert ready["onchain"]["wallet"]["usdt"] == "1000"
+    assert ready["onchain"]["estimated_by_node"] == 4
+    assert ready["confirmation"]["confirmed"] == []
+    assert ready["confirmation"]["energy_available"] == 300_000
+    assert Decimal(ready["saving_vs_whole_rental"]) == Decimal(ready["whole_batch_rental_cost"])
+
+
+@OUTLETS_IN_DAG_TEST
+def test_only_the_shortfall_is_bought_and_confirmed_on_chain(run_dag, control, node_conn,
+                                                             tmp_path):
+    sender = control.wallet(trx="50", usdt="1000", staked=300_000)
+    holders = [control.wallet(trx="1", usdt="1") for _ in range(5)]
+    out, placed = _run(run_dag, control, tmp_path, sender, holders)
+    assert out["__run__"] == "success", out
+    # 325,000 needed, 300,000 on hand: 25,000 missing, bought as the 32,000 minimum.
+    assert [(o["kind"], o["energy_amount"], o["status"]) for o in placed] == [
+        ("buy", 32_000, "success")]
+    ready = out["publish_batch_ready"][2]
+    assert ready["energy_bought"] == 32_000 and ready["energy_on_hand_used"] == 300_000
+    [confirmed] = ready["confirmation"]["confirmed"]
+    assert confirmed["tx_hash"] == placed[0]["tx_hash"] and confirmed["block_number"] > 0
+    assert ready["confirmation"]["energy_available"] == 332_000
+    assert Decimal(ready["saving_vs_whole_rental"]) > 0 and Decimal(ready["saving"]) > 0
+
+
+@pytest.mark.parametrize(("wallet", "recipients", "shortfall"), [
+    ({"trx": "50", "usdt": "30"}, "holders", "USDT short by 22.5"),
+    # Two activations (2.2), one of two transfers beyond the free 600 bandwidth (0.345),
+    # the default 10 TRX reserve.
+    ({"trx": "10.5", "usdt": "1000"}, "inactive",
+     "TRX short by 2.045: the wallet holds 10.5, needs 12.545 (2 activations 2.2, "
+     "bandwidth burn 0.345, reserve 10)"),
+], ids=["usdt-short", "trx-short-for-activations"])
+def test_a_wallet_that_cannot_pay_fails_before_any_order_or_activation(
+        run_dag, control, node_conn, tmp_path, monkeypatch, wallet, recipients, shortfall):
+    raised: list[BaseException] = []
+    real = onchain.preflight
+
+    def spy(*args, **kwargs):  # dag.test() runs the task in this process
+        try:
+            return real(*args, **kwargs)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    monkeypatch.setattr(onchain, "preflight", spy)
+    sender = control.wallet(**wallet)
+    to = ([control.wallet(trx="1", usdt="1") for _ in range(5)] if recipients == "holders"
+          else [random_address(), random_address()])
+    out, placed = _run(run_dag, control, tmp_path, sender, to)
+    assert out["__run__"] == "failed"
+    state, tries, _ = out["preflight_on_chain"]
+    assert (state, tries) == ("failed", 1)  # refused, not retried
+    assert placed == []  # no energy order and no activation at the sandbox
+    assert out["activate_recipients"][0] != "success"
+    [refusal] = raised
+    assert shortfall in str(refusal) and "nothing was bought or activated" in str(refusal)
+
+
+@OUTLETS_IN_DAG_TEST
+def test_a_withheld_delegation_is_not_published(run_dag, control, node_conn, tmp_path):
+    sender = control.wallet(trx="50", usdt="1000")
+    control.withhold_delegations(1)
+    out, placed = _run(run_dag, control, tmp_path, sender, [control.wallet(trx="1", usdt="1")])
+    assert [o["status"] for o in placed] == ["success"]  # the service says success
+    assert out["__run__"] == "failed"
+    assert out["confirm_on_chain"][0] == "failed"
+    assert out["publish_batch_ready"][0] != "success"
+
+
+@OUTLETS_IN_DAG_TEST
+def test_without_a_node_connection_the_plan_is_as_before(run_dag, control, tmp_path):
+    sender = control.activated()
+    holders = [control.activated(holder=True) for _ in range(2)]
+    out, placed = _run(run_dag, control, tmp_path, sender, holders)
+    assert out["__run__"] == "success", out
+    assert [(o["kind"], o["energy_amount"]) for o in placed] == [("buy_count", 130_000)]
+    chain = out["preflight_on_chain"][2]
+    assert chain["onchain"] is False
+    assert chain["reason"].startswith("no on-chain checks were made")
+    assert out["publish_batch_ready"][2]["confirmation"]["onchain"] is False

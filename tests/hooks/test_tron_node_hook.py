@@ -1,0 +1,90 @@
+"""TronNodeHook's connection, its API key and its failures, against real loopback servers.
+
+Its reads against the sandbox's node API are in tests/node; here a recording HTTP
+server stands in for a node so the headers it is sent can be seen.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError, TronNodeHook
+from airflow_provider_tronenergy.node.client import NodeError, TronNodeClient
+from airflow_provider_tronenergy.node.models import USDT_MAINNET
+from support.receiver import RecordingReceiver
+
+API_KEY = "node-key-5f1c2a7e-0000-4bd1-9a3e-1234567890ab"
+
+
+def _connect(monkeypatch: pytest.MonkeyPatch, conn_id: str, **fields) -> TronNodeHook:
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}",
+                       json.dumps({"conn_type": "tron_node", **fields}))
+    return TronNodeHook(conn_id)
+
+
+def test_settings_from_a_connection(monkeypatch):
+    hook = _connect(monkeypatch, "node_a", host="https://nile.example/", password=API_KEY,
+                    extra={"timeout": "2.5", "max_retries": 0})
+    settings = TronNodeHook.node_settings(hook.get_connection("node_a"))
+    assert settings == {"url": "https://nile.example", "api_key": API_KEY,
+                        "usdt_contract": USDT_MAINNET, "timeout": 2.5, "max_retries": 0}
+    assert API_KEY not in repr(hook) and API_KEY not in repr(hook.get_conn())
+
+
+@pytest.mark.parametrize(("fields", "match"), [
+    ({"host": "nile.example"}, "host must be the node's URL"),
+    ({"host": "http://n", "extra": {"timeout": "٣"}}, "timeout"),
+    ({"host": "http://n", "extra": {"max_retries": "-1"}}, "max_retries"),
+    ({"host": "http://n", "extra": {"usdt_contract": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T"}},
+     "usdt_contract"),
+])
+def test_bad_connections_are_refused_clearly(monkeypatch, fields, match):
+    hook = _connect(monkeypatch, "node_bad", **fields)
+    with pytest.raises(TronNodeConnectionError, match=match):
+        hook.get_conn()
+
+
+def test_the_api_key_travels_only_as_its_header(monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    with RecordingReceiver() as node:
+        hook = _connect(monkeypatch, "node_key", host=node.url.removesuffix("/callbacks"),
+                        password=API_KEY)
+        assert hook.test_connection() == (True, "Connected: head block 0")
+        keyless = _connect(monkeypatch, "node_nokey", host=node.url.removesuffix("/callbacks"))
+        keyless.get_now_block()
+        hook.close()
+        keyless.close()
+    first, second = node.received
+    assert first.path == "/wallet/getnowblock" and first.headers["tron-pro-api-key"] == API_KEY
+    assert "tron-pro-api-key" not in second.headers  # no key of tronpy's own, ever
+    assert API_KEY not in first.body.decode() and API_KEY not in caplog.text
+
+
+def test_a_failing_node_is_retried_then_named_without_url_or_key():
+    with RecordingReceiver(respond=lambda n: 503) as node:
+        root = node.url.removesuffix("/callbacks") + "/secret-path-token"
+        client = TronNodeClient(root, api_key=API_KEY, max_retries=2)
+        with pytest.raises(NodeError) as failed:
+            client.get_account("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t")
+        client.close()
+    assert len(node.received) == 3  # the read, then two resends
+    message = str(failed.value)
+    assert "wallet/getaccount" in message and failed.value.status == 503
+    assert "secret-path-token" not in message and API_KEY not in message
+    assert "127.0.0.1" not in message
+
+
+def test_bad_input_is_refused_before_any_request():
+    with RecordingReceiver() as node:
+        client = TronNodeClient(node.url.removesuffix("/callbacks"))
+        with pytest.raises(ValueError, match="base58check"):
+            client.get_usdt_balance("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T")
+        with pytest.raises(ValueError, match="64 hexadecimal"):
+            client.get_transaction_info("not-a-hash")
+        with pytest.raises(ValueError, match="positive"):
+            client.estimate_transfer_energy(USDT_MAINNET, USDT_MAINNET, 0)
+        client.close()
+    assert node.received == []
