@@ -39,6 +39,12 @@ _EXTRA_FIELDS: dict[str, Any] = {
         "Purchases are never resent once sent.",
         "schema": {"type": ["integer", "null"], "minimum": 0, "default": 3},
     },
+    "order_poll_budget": {
+        "label": "Order poll budget (requests/s)",
+        "description": "Requests per second that the deferred order waits of this connection "
+        "make together in one triggerer; a 429 pauses them all. Empty: 10.",
+        "schema": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": 10},
+    },
     "price_rent_times": {
         "label": "Price rent times (hours)",
         "description": "Override the rent_time values GET /energy/price accepts, e.g. 0.08,0.17,1.",

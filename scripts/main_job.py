@@ -131,7 +131,8 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
     else:
         detail(f"on-chain checks         none ({chain.get('reason')})")
     detail(f"energy rented           {ready['energy_bought']:,} for "
-           f"{ready['rent_time']} h in {len(ready['orders'])} orders:")
+           f"{ready['rent_time']} h in {len(ready['orders'])} "
+           f"order{'' if len(ready['orders']) == 1 else 's'}:")
     for order in ready["orders"]:
         detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>8} TRX  "
                f"{order['status']}  tx {str(order.get('tx_hash'))[:16]}...")

@@ -1,2 +1,2 @@
-"""Hooks: the connection turned into a client (``tronenergy``) and the one wait for an order
-(``order_wait``) that tasks, sensors and triggers share."""
+"""Hooks: connections turned into clients (``tronenergy``: the service; ``tron_node``: a TRON
+full node) and the one wait for an order (``order_wait``) that tasks, sensors and triggers share."""

@@ -3,7 +3,8 @@
 Connection fields: host = base URL including ``/v1``; login = API key;
 password = API secret; extras ``webhook_secret``, ``signature_scheme``
 (``v1`` or ``ts.body``), ``timeout`` (seconds, or ``[connect, read]``),
-``max_retries`` (resends of idempotent calls), and optionally
+``max_retries`` (resends of idempotent calls), ``order_poll_budget`` (requests per
+second that a triggerer's order waits of this connection make together), and optionally
 ``price_rent_times`` / ``purchase_rent_times`` (lists of hours) to follow a
 service whose accepted durations differ from the spec.
 """
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from airflow.sdk import Connection
 
     from airflow_provider_tronenergy.client import TronEnergyAsyncClient
+
+DEFAULT_ORDER_POLL_BUDGET = Decimal(10)
+"""Requests per second per connection and triggerer process when the connection names none."""
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -211,6 +215,7 @@ class TronEnergyHook(BaseHook):
             buy_count_rent_times=purchase,
             smart_buy_rent_times=purchase,
         )
+        cls.order_poll_budget(conn)  # a bad one fails every task now, not a wait after buying
         return ClientSettings(
             base_url=base_url,
             api_key=conn.login,
@@ -220,6 +225,26 @@ class TronEnergyHook(BaseHook):
             retry=RetryPolicy(max_attempts=max_retries + 1),
             rules=rules,
         )
+
+    @classmethod
+    def order_poll_budget(cls, conn: Connection) -> float:
+        """Extra ``order_poll_budget``: requests per second for the triggerer's order waits.
+
+        Shared by every deferred wait of the connection in one triggerer process
+        (:mod:`~airflow_provider_tronenergy.hooks.order_poll`); default 10.
+        """
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        raw = extras.get("order_poll_budget")
+        try:
+            budget = DEFAULT_ORDER_POLL_BUDGET if raw in (None, "") else parse_decimal(
+                raw, "order_poll_budget")
+        except (TypeError, ValueError):
+            raise TronEnergyConnectionError(
+                "extra order_poll_budget must be a number of requests per second in ASCII "
+                "digits") from None
+        if not budget.is_finite() or budget <= 0:
+            raise TronEnergyConnectionError("extra order_poll_budget must be positive")
+        return float(budget)  # a rate, not money
 
     def get_conn(self) -> TronEnergyClient:
         """One client per hook instance, reused: one connection pool for all calls."""
@@ -280,11 +305,19 @@ class TronEnergyHook(BaseHook):
     async def await_order(self, order_id: str, *, poll_interval: float, end_time: float,
                           log: Log | None = None,
                           ) -> dict[str, Any]:
-        """The async wait (for triggers) until epoch ``end_time``; its own client, closed after."""
+        """The async wait (for triggers) until epoch ``end_time``.
+
+        Reads go through the connection's shared
+        :class:`~airflow_provider_tronenergy.hooks.order_poll.OrderPoller`: one client,
+        one request budget and one 429 pause for every wait of the connection in
+        this triggerer.
+        """
+        from airflow_provider_tronenergy.hooks.order_poll import shared_poller
+
         watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=end_time,
                            log=log or self.log)
-        async with await self.aget_client() as client:
-            return await await_order(client.get_order, watch)
+        async with shared_poller(self) as poller:
+            return await await_order(poller.get_order, watch)
 
     def close(self) -> None:
         """Close the hook's client (its connection pool); the next call opens a new one."""
