@@ -150,11 +150,13 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "sensors": [
             {"integration-name": INTEGRATION,
-             "python-modules": [f"{PACKAGE}.sensors.order", f"{PACKAGE}.sensors.transfer"]}
+             "python-modules": [f"{PACKAGE}.sensors.order", f"{PACKAGE}.sensors.orders",
+                                f"{PACKAGE}.sensors.transfer"]}
         ],
         "triggers": [
             {"integration-name": INTEGRATION,
-             "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.transfer"]}
+             "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.orders",
+                                f"{PACKAGE}.triggers.transfer"]}
         ],
         "config": _CONFIG,
         "connection-types": [

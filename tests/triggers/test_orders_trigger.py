@@ -1,0 +1,85 @@
+"""TronEnergyOrdersTrigger: one trigger for a batch's orders, run() against the sandbox
+(manual clock: orders move only when a test says so)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.hooks import order_poll
+from airflow_provider_tronenergy.sensors.orders import orders_event_result
+from airflow_provider_tronenergy.triggers.orders import TronEnergyOrdersTrigger
+from support import orders
+from support.control import Control
+
+sandbox, conn = orders.sandbox, orders.conn
+CLASSPATH = "airflow_provider_tronenergy.triggers.orders.TronEnergyOrdersTrigger"
+
+
+def run(trigger: TronEnergyOrdersTrigger) -> list[dict[str, Any]]:
+    async def main() -> list[dict[str, Any]]:
+        return [event.payload async for event in trigger.run()]
+
+    events = asyncio.run(asyncio.wait_for(main(), 60))
+    assert order_poll._POLLERS == {}  # every wait left; the shared client is closed
+    return events
+
+
+def trigger_for(ids: list[str], *, end_in: float = 30.0) -> TronEnergyOrdersTrigger:
+    return TronEnergyOrdersTrigger(ids, "tronenergy_default", 0.02, end_time=time.time() + end_in)
+
+
+def test_serialize_round_trips_identifiers_only():
+    trigger = TronEnergyOrdersTrigger(["o-1", "o-2", "o-1"], "tron_prod", 2.5,
+                                      end_time=1_800_000_000.5)
+    path, kwargs = trigger.serialize()
+    assert path == CLASSPATH
+    assert kwargs == {"order_ids": ["o-1", "o-2"], "tronenergy_conn_id": "tron_prod",
+                      "poll_interval": 2.5, "end_time": 1_800_000_000.5}
+    assert TronEnergyOrdersTrigger(**json.loads(json.dumps(kwargs))).serialize() == (path, kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"order_ids": "o-1"}, {"order_ids": ["o-1", ""]}, {"order_ids": [1]},
+    {"order_ids": ["o-1"], "poll_interval": 0}, {"order_ids": ["o-1"], "end_time": float("inf")},
+])
+def test_constructor_rejects_bad_arguments(kwargs):
+    with pytest.raises(ValueError, match="TronEnergyOrdersTrigger"):
+        TronEnergyOrdersTrigger(**{"end_time": 1.0, **kwargs})
+
+
+def test_all_succeed_one_event_with_every_order(control: Control, conn):
+    ids = [control.buy() for _ in range(4)]
+    control.succeed(ids[0])
+    [event] = run(trigger_for(ids))
+    assert event["status"] == "success" and event["order_ids"] == ids
+    assert [o["order_id"] for o in orders_event_result(event)] == ids
+    assert event["message"] == "all 4 energy orders succeeded"
+
+
+def test_the_first_order_that_fails_ends_the_wait_at_once(control: Control, conn):
+    ids = [control.buy() for _ in range(3)]
+    control.fail(ids[2])  # the other two stay pending until end_time, 30 s away
+    started = time.monotonic()
+    [event] = run(trigger_for(ids))
+    assert time.monotonic() - started < 25  # it did not wait out the others' deadline
+    assert event["status"] == "failed"
+    assert list(event["orders"]) == [ids[2]]
+    assert ids[2] in event["message"] and "0 of 3 orders had succeeded" in event["message"]
+
+
+def test_a_deadline_and_an_unknown_order(control: Control, conn):
+    pending = control.buy()
+    [event] = run(trigger_for([pending], end_in=0.2))
+    assert event["status"] == "timeout"
+    [event] = run(trigger_for([pending, "no-such-order"]))
+    assert event["status"] == "error" and "no-such-order" in event["message"]
+
+
+def test_no_orders_is_success():
+    [event] = run(TronEnergyOrdersTrigger([], end_time=time.time() + 5))
+    assert event["status"] == "success" and orders_event_result(event) == []
