@@ -139,8 +139,8 @@ def get_provider_info() -> dict[str, Any]:
                 "integration-name": INTEGRATION,
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
-                    for name in ("purchase", "energy", "address", "batch", "monitor", "quote",
-                                 "reconcile")
+                    for name in ("purchase", "energy", "batch_buy", "address", "batch",
+                                 "monitor", "quote", "reconcile")
                 ],
             }
         ],

@@ -168,6 +168,10 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
         finally:
             self.hook.close()
 
+    def purchase(self, context: Context) -> dict[str, Any]:
+        """The purchase's life inside another task (a batch): the hook stays open."""
+        return self._execute(context)
+
     def _execute(self, context: Context) -> dict[str, Any]:
         client = self.hook.get_conn()
         try:
@@ -177,7 +181,7 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
             dry_run = as_flag(self.dry_run_mode, "dry_run")
         except (ValidationError, IdentityError) as exc:
             raise AirflowFailException(f"{self.mode}: {exc}") from None
-        scope = _scope(context)
+        scope = _scope(context, self.task_id)
         journal = self._journal()
         while True:
             prior = self._decide(journal, client, identity, scope, request)
@@ -366,9 +370,10 @@ def _map_index(ti: Any) -> int:
     return int(index) if index is not None else -1
 
 
-def _scope(context: Context) -> str:
+def _scope(context: Context, task_id: str) -> str:
+    """The task instance a purchase belongs to; one order of a batch task is its own."""
     ti = context["ti"]
-    return scope_of(ti.dag_id, ti.run_id, ti.task_id, _map_index(ti))
+    return scope_of(ti.dag_id, ti.run_id, task_id, _map_index(ti))
 
 
 # The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.

@@ -8,7 +8,7 @@ deferred, the orders share the connection's request budget in the triggerer.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -58,8 +58,9 @@ class TronEnergyOrdersSensor(BaseSensorOperator):
     fails the task (the batch cannot be sent as planned). An empty list succeeds at
     once: a batch the wallet's own energy covers buys nothing.
 
-    :param order_ids: the orders (templated; a list, e.g. a purchase task's XCom with
-        ``render_template_as_native_obj``, or an ``XComArg``).
+    :param order_ids: the orders (templated): a list of order ids, or of purchase results
+        (dicts with ``order_id``, e.g. :class:`~..operators.batch_buy.TronEnergyBatchBuyOperator`'s
+        XComArg); rendered as a native object when it is a template.
     :param tronenergy_conn_id: Airflow connection of type ``tronenergy`` (templated).
     :param poke_interval: seconds between reads of each order (the trigger's poll interval).
     :param timeout: seconds to wait in all before failing with ``AirflowSensorTimeout``.
@@ -73,7 +74,7 @@ class TronEnergyOrdersSensor(BaseSensorOperator):
     def __init__(
         self,
         *,
-        order_ids: Sequence[str] | str,
+        order_ids: Sequence[str | Mapping[str, Any]] | str,
         tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
         poke_interval: timedelta | float = 5.0,
         timeout: timedelta | float = 3600.0,
@@ -94,14 +95,21 @@ class TronEnergyOrdersSensor(BaseSensorOperator):
         return TronEnergyHook(self.tronenergy_conn_id)
 
     def _ids(self) -> list[str]:
-        ids = self.order_ids
-        if isinstance(ids, str) or not isinstance(ids, Sequence) or not all(
-                isinstance(o, str) and o.strip() for o in ids):
-            raise AirflowFailException(
-                f"order_ids is {ids!r}, not a list of order ids; if it comes from XCom, "
-                "render it as a native object (render_template_as_native_obj=True) or pass "
-                "the XComArg itself")
-        return list(dict.fromkeys(ids))
+        """The order ids: given as ids, or as purchase results (dicts with ``order_id``)."""
+        given = self.order_ids
+        ids: list[str] = []
+        if not isinstance(given, str) and isinstance(given, Sequence):
+            for item in given:
+                order_id = item.get("order_id") if isinstance(item, Mapping) else item
+                if not isinstance(order_id, str) or not order_id.strip():
+                    break
+                ids.append(order_id)
+            else:
+                return list(dict.fromkeys(ids))
+        raise AirflowFailException(
+            f"order_ids is {given!r}, not a list of order ids or purchase results; if it "
+            "comes from XCom, render it as a native object (render_template_as_native_obj="
+            "True) or pass the XComArg itself")
 
     def execute(self, context: Context) -> Any:
         """Nothing to wait for, poke in this worker, or defer to the trigger at once."""

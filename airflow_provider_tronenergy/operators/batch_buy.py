@@ -1,0 +1,135 @@
+"""Place a payout plan's orders in one task: task instances independent of the order count.
+
+A 10,000-recipient batch plans a hundred or more orders. Mapping one purchase task
+per order pays Airflow's per-task overhead (scheduling, a process, XCom, logs) a
+hundred times over. :class:`TronEnergyBatchBuyOperator` places them all in one task,
+each through exactly the life a single purchase has
+(:class:`~airflow_provider_tronenergy.operators.purchase.TronEnergyPurchaseOperator`:
+validate, journal, quote, guard, buy), under the order's own ``purchase_key``. So a
+retry, a cleared task, a second worker or a new run of the same batch reuses every
+order already placed and buys only the rest; an order whose outcome nobody knows
+stops the batch there, the orders before it staying placed and journaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import AirflowFailException, BaseOperator
+
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.operators.energy import (
+    TronEnergyBuyByCountOperator,
+    TronEnergyBuyOperator,
+)
+from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
+from airflow_provider_tronenergy.operators.quote import trx
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+BATCH_ON_AMBIGUOUS = ("fail", "rebuy")
+
+
+def checked_orders(orders: Any) -> list[dict[str, Any]]:
+    """The plan's orders, each ``{"target_address", "purchase_key"}`` and one amount field.
+
+    Refused before anything is bought: a batch half placed because its fifth order
+    was malformed is a batch a person has to untangle.
+    """
+    if isinstance(orders, (str, bytes)) or not isinstance(orders, Sequence):
+        raise AirflowFailException(
+            f"orders must be a list of orders, got {type(orders).__name__}; if it comes from "
+            "XCom, pass the XComArg or render it as a native object")
+    problems = []
+    keys: set[str] = set()
+    for i, order in enumerate(orders):
+        if not isinstance(order, Mapping):
+            problems.append(f"order {i} is not a mapping")
+            continue
+        amounts = [name for name in ("energy_amount", "count") if name in order]
+        if len(amounts) != 1:
+            problems.append(f"order {i} needs exactly one of energy_amount or count")
+        key = order.get("purchase_key")
+        if not isinstance(key, str) or not key.strip():
+            problems.append(f"order {i} has no purchase_key (it names the order across "
+                            "retries and runs)")
+        elif key in keys:
+            problems.append(f"order {i} repeats purchase_key {key!r}")
+        else:
+            keys.add(key)
+        if not isinstance(order.get("target_address"), str):
+            problems.append(f"order {i} has no target_address")
+    if problems:
+        raise AirflowFailException("bad orders, nothing bought: " + "; ".join(problems))
+    return [dict(order) for order in orders]
+
+
+class TronEnergyBatchBuyOperator(BaseOperator):
+    """Buy every order of a plan in one task; return each order's result, in order.
+
+    :param orders: the orders (templated; e.g. a plan task's XComArg): dicts with
+        ``target_address``, ``purchase_key`` and either ``energy_amount`` (a buy) or
+        ``count`` (a buy-count), as :func:`~airflow_provider_tronenergy.payouts.plan_energy`
+        plans them.
+    :param tronenergy_conn_id: connection of type ``tronenergy``.
+    :param rent_time: hours the energy is rented for.
+    :param max_cost_trx: refuse an order, before buying it, when its quote is higher.
+    :param on_ambiguous: ``"fail"`` (default: stop the batch at an order whose outcome is
+        unknown, naming the resolve command) or ``"rebuy"``.
+    """
+
+    template_fields: Sequence[str] = ("orders", "rent_time", "max_cost_trx",
+                                      "tronenergy_conn_id")
+    ui_color = "#f9e79f"
+
+    def __init__(self, *, orders: Sequence[Mapping[str, Any]] | str,
+                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
+                 rent_time: Decimal | int | str = 1,
+                 max_cost_trx: Decimal | int | str | None = None,
+                 on_ambiguous: str = "fail", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if on_ambiguous not in BATCH_ON_AMBIGUOUS:
+            raise ValueError(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, not "
+                             f"{on_ambiguous!r}")
+        self.orders = orders
+        self.tronenergy_conn_id = tronenergy_conn_id
+        self.rent_time = rent_time
+        self.max_cost_trx = max_cost_trx
+        self.on_ambiguous = on_ambiguous
+
+    def execute(self, context: Context) -> list[dict[str, Any]]:
+        """Place (or reuse) each order in turn, through one client."""
+        orders = checked_orders(self.orders)
+        hook = TronEnergyHook(self.tronenergy_conn_id)
+        results: list[dict[str, Any]] = []
+        try:
+            for index, order in enumerate(orders):
+                purchase = self._purchase(order, index)
+                purchase.__dict__["hook"] = hook  # the cached hook: one pool for the batch
+                results.append(purchase.purchase(context))
+        finally:
+            hook.close()
+        reused = sum(bool(r.get("reused")) for r in results)
+        spent = sum((Decimal(r["cost"]) for r in results if not r.get("reused")), Decimal(0))
+        self.log.info("%d orders: %d bought for %s, %d reused from earlier attempts",
+                      len(results), len(results) - reused, trx(spent), reused)
+        return results
+
+    def _purchase(self, order: Mapping[str, Any], index: int) -> TronEnergyPurchaseOperator:
+        """The single purchase of one order: the same life as a mapped purchase task."""
+        common: dict[str, Any] = {
+            "task_id": f"{self.task_id}__order_{index}",
+            "tronenergy_conn_id": self.tronenergy_conn_id,
+            "rent_time": self.rent_time,
+            "max_cost_trx": self.max_cost_trx,
+            "purchase_key": order["purchase_key"],
+            "on_ambiguous": self.on_ambiguous,
+        }
+        if "count" in order:
+            return TronEnergyBuyByCountOperator(target_address=order["target_address"],
+                                                count=order["count"], **common)
+        return TronEnergyBuyOperator(target_address=order["target_address"],
+                                     energy_amount=order["energy_amount"], **common)
