@@ -71,7 +71,9 @@ class TronNodeClient:
                       status_forcelist=(429, 500, 502, 503, 504),
                       allowed_methods=frozenset({"POST"}), respect_retry_after_header=True,
                       raise_on_status=False)
-        adapter = HTTPAdapter(max_retries=retry)
+        # Estimating a batch reads concurrently (onchain.NODE_CONCURRENCY): one pooled
+        # connection per thread.
+        adapter = HTTPAdapter(max_retries=retry, pool_maxsize=16)
         provider.sess.mount("http://", adapter)
         provider.sess.mount("https://", adapter)
         self._provider = provider
