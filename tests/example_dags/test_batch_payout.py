@@ -8,11 +8,6 @@ import batch_payout_preparation as example
 import pytest
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.airflow_compat import requires_airflow
-
-OUTLETS_IN_DAG_TEST = requires_airflow(
-    3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
-    "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
 
 
 def _batch(control, tmp_path):
@@ -27,7 +22,6 @@ def _batch(control, tmp_path):
     return sender, holders, active_new, inactive, payouts
 
 
-@OUTLETS_IN_DAG_TEST
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
@@ -75,7 +69,6 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
     assert len(control.orders()) == before
 
 
-@OUTLETS_IN_DAG_TEST
 def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",

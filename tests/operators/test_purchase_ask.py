@@ -66,7 +66,7 @@ def test_the_question_names_the_purchase_and_the_three_answers(journal, control,
 
 def test_abort_fails_buys_nothing_and_keeps_the_outcome_unknown(journal, control, conn):
     op, context, entry = _unknown(journal, control, conn)
-    with pytest.raises(AirflowFailException, match="alice .* chose to abort"):
+    with pytest.raises(AirflowFailException, match=r"alice .* chose to abort"):
         op.execute_answer(context, _answer(ABORT), entry.identity, entry.attempt)
     latest = journal.latest(entry.identity)
     assert latest.state is EntryState.SENDING and "abort chosen by alice" in latest.note
