@@ -25,9 +25,12 @@ def _batch(control, tmp_path):
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100")
+                  rent_time="1", max_cost_trx="100", approval_above_trx="1000")
     assert out["__run__"] == "success", out
     ready = out["publish_batch_ready"][2]
+    # The quote is under approval_above_trx: nobody was asked.
+    assert out["approve_batch"][0] == "success"
+    assert ready["approval"] == {"required": False, "approved": True, "threshold_trx": "1000"}
     assert ready["transfers"] == 7 and ready["activations"] == 2
     assert ready["total_energy"] == 3 * 65_000 + 4 * 131_000
     orders = control.orders(sender)
@@ -47,6 +50,22 @@ def test_batch_payout_over_ceiling_buys_nothing(run_dag, control, tmp_path):
                   rent_time="1", max_cost_trx="5")
     assert out["__run__"] == "failed"
     assert out["plan_energy"][0] == "failed"
+    assert control.orders(sender) == []
+
+
+def test_the_whole_spend_is_quoted_before_any_activation(run_dag, control, tmp_path):
+    sender, _, _, inactive, payouts = _batch(control, tmp_path)
+    # Enough for the two activations (2.2 TRX), not for them and the energy: the plan
+    # refuses before anything is activated (it used to run after the activations).
+    control.balance("5")
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100", approval_above_trx="")
+    assert out["__run__"] == "failed"
+    assert out["plan_energy"][0] == "failed"
+    assert out["approve_batch"][0] == "upstream_failed"
+    assert out["activate_recipients"][0] == "upstream_failed"
+    activated = {o["target_address"] for o in control.orders() if o["kind"] == "activate"}
+    assert not activated & set(inactive)
     assert control.orders(sender) == []
 
 
