@@ -91,15 +91,29 @@ class Deployment:
 
     def required_action(self, run_id: str, task_id: str, map_index: int = -1,
                         timeout: float = 90) -> dict[str, Any]:
-        """The open request of a task, once it exists (as the Required Actions page reads it)."""
+        """The open request of a task, once its task waits for it (as a person finds it).
+
+        A person answers seconds after the request appears; an answer within
+        milliseconds of it, before the scheduler has seen the worker park the task,
+        meets a race in Airflow 3.3.2 (LocalExecutor: "finished with state success, but
+        the task instance's state attribute is queued", and the task is retried). So,
+        like a person, this waits until the task is parked and a scheduler loop passed.
+        """
         def open_request() -> dict[str, Any] | None:
+            state = self.db.rows(
+                "SELECT state FROM task_instance WHERE dag_id = %s AND run_id = %s "
+                "AND task_id = %s AND map_index = %s", PAYOUT_DAG, run_id, task_id, map_index)
+            if not state or state[0][0] not in ("awaiting_input", "deferred"):
+                return None
             r = self.api.get(self.hitl_path(run_id, task_id, map_index))
             if r.status_code != 200:
                 return None
             detail: dict[str, Any] = r.json()
             return None if detail.get("response_received") else detail
-        return dict(wait_for(f"the Required Action of {task_id}", open_request, timeout,
-                             self.components))
+        detail = dict(wait_for(f"the Required Action of {task_id}", open_request, timeout,
+                               self.components))
+        time.sleep(3)  # more than the scheduler's heartbeat (2 s here)
+        return detail
 
     def answer(self, run_id: str, task_id: str, option: str, map_index: int = -1,
                **params_input: Any) -> dict[str, Any]:
