@@ -25,10 +25,12 @@ to send it cheaply:
    order's index, so the purchase journal recognises it: a retry, a cleared
    task or a **new run of the same batch** reuses an order whose energy is
    still valid instead of buying it again. An order whose outcome is unknown
-   (the answer was lost, the worker died mid-purchase) becomes a Required
-   Action (``on_ambiguous="ask"``): a person says it was placed (with its order
-   id: the run goes on with it), was not placed (the run buys it, once), or
-   aborts; the journal keeps the answer for every later run.
+   (the answer was lost, the worker died mid-purchase) stops every run until a
+   person resolves it with ``tronenergy-purchases resolve``; with the param
+   ``on_ambiguous`` set to ``"ask"`` it becomes a Required Action instead: a
+   person says it was placed (with its order id: the run goes on with it), was
+   not placed (the run buys it, once), or aborts. The journal keeps the answer
+   for every later run.
 7. **wait_for_orders** waits for every order with the deferrable sensor. A
    failed or cancelled order fails the run loudly; **confirm_on_chain** sees the
    delegations on chain when a node is configured.
@@ -103,6 +105,9 @@ with DAG(
             "hours the energy is rented: 1, the only purchase duration the price "
             "endpoint quotes, so the cost ceiling can be checked before buying")),
         "max_cost_trx": Param("100", type="string", description="refuse above this quote"),
+        "on_ambiguous": Param("fail", enum=["fail", "ask"], description=(
+            "a purchase whose outcome is unknown: fail and wait for `tronenergy-purchases "
+            "resolve`, or ask a person in Required Actions (placed / not placed / abort)")),
         "approval_above_trx": Param("", type="string", description=(
             "ask a person (Required Actions) before any spend when the quote, activations "
             "and energy, is above this many TRX; empty: never ask")),
@@ -194,7 +199,8 @@ with DAG(
         tronenergy_conn_id=CONN_ID)
     approval >> activated
     buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
-           "max_cost_trx": "{{ params.max_cost_trx }}", "on_ambiguous": "ask"}
+           "max_cost_trx": "{{ params.max_cost_trx }}",
+           "on_ambiguous": "{{ params.on_ambiguous }}"}
     holder_orders, newcomer_orders = count_orders(plan), buy_orders(plan)
     approval >> [holder_orders, newcomer_orders]
     holders = TronEnergyBuyByCountOperator.partial(task_id="buy_for_holders", **buy) \

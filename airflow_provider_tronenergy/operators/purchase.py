@@ -97,14 +97,15 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
     :param on_ambiguous: what an attempt does when it, or an earlier one, may or may not
         have bought: ``"fail"`` (default: stop and name the resolve command), ``"ask"``
         (a Required Action in Airflow: placed with its order id, not placed, or abort;
-        the answer goes to the journal) or ``"rebuy"``.
+        the answer goes to the journal) or ``"rebuy"``; templated (checked when the DAG
+        is parsed unless it is a template).
     :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer
         before the task fails (nothing bought, still unknown); None: no limit.
     """
 
     mode: ClassVar[str] = ""
     template_fields: Sequence[str] = ("rent_time", "max_cost_trx", "dry_run_mode",
-                                      "purchase_key")
+                                      "purchase_key", "on_ambiguous")
     ui_color = "#f9e79f"
 
     def __init__(
@@ -126,7 +127,7 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if on_ambiguous not in ON_AMBIGUOUS:
+        if on_ambiguous not in ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {ON_AMBIGUOUS}, not {on_ambiguous!r}")
         self.tronenergy_conn_id = tronenergy_conn_id
         self.rent_time = rent_time
@@ -184,6 +185,9 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
             ceiling = max_cost(self.max_cost_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
+            if self.on_ambiguous not in ON_AMBIGUOUS:  # templated: known only now
+                raise ValidationError("on_ambiguous", f"must be one of {ON_AMBIGUOUS}, not "
+                                      f"{self.on_ambiguous!r}")
         except (ValidationError, IdentityError) as exc:
             raise AirflowFailException(f"{self.mode}: {exc}") from None
         scope = _scope(context)

@@ -77,13 +77,14 @@ class Deployment:
     # -- driving it like a user --------------------------------------------------------
 
     def trigger_batch(self, sender: str, recipients: list[str], tmp: Path,
-                      approval_above_trx: str = "") -> str:
+                      approval_above_trx: str = "", on_ambiguous: str = "fail") -> str:
         payouts = tmp / f"payouts-{uuid.uuid4().hex[:6]}.csv"
         payouts.write_text("recipient,amount\n" + "".join(
             f"{address},{10 + i}.5\n" for i, address in enumerate(recipients)))
         return self.api.trigger(PAYOUT_DAG, {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "approval_above_trx": approval_above_trx})
+            "max_cost_trx": "100", "approval_above_trx": approval_above_trx,
+            "on_ambiguous": on_ambiguous})
 
     def hitl_path(self, run_id: str, task_id: str, map_index: int = -1) -> str:
         return (f"/api/v2/dags/{PAYOUT_DAG}/dagRuns/{run_id}/taskInstances/{task_id}/"
@@ -289,7 +290,7 @@ def test_an_unknown_outcome_resolved_with_its_order_id_completes_with_one_order(
         sender, recipients = _holders_batch(api)
         # The sandbox places the order, then drops the connection: the answer is lost.
         deployment.fault(kind="drop", path="/energy/buy-count", count=1)
-        run_id = deployment.trigger_batch(sender, recipients, tmp_path)
+        run_id = deployment.trigger_batch(sender, recipients, tmp_path, on_ambiguous="ask")
         request = deployment.required_action(run_id, "buy_for_holders", map_index=0)
         assert request["options"][:2] == [PLACED, NOT_PLACED]
         assert sender in request["body"] and "may or may not" in request["body"]
@@ -317,7 +318,7 @@ def test_an_unknown_outcome_answered_not_placed_buys_exactly_once(deployment, tm
         sender, recipients = _holders_batch(api)
         # A 500 before processing: the client cannot tell it from a lost answer.
         deployment.fault(kind="error", status=500, path="/energy/buy-count", count=1)
-        run_id = deployment.trigger_batch(sender, recipients, tmp_path)
+        run_id = deployment.trigger_batch(sender, recipients, tmp_path, on_ambiguous="ask")
         deployment.required_action(run_id, "buy_for_holders", map_index=0)
         assert deployment.orders_for(sender) == []
 
