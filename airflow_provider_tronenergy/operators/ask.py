@@ -72,6 +72,14 @@ def _params() -> dict[str, Any]:
     return {k: form.get_param(k).serialize() for k in form}
 
 
+def _parks_tasks() -> bool:
+    """Airflow 3.3+ parks a waiting task in ``awaiting_input``; older releases defer."""
+    from airflow import __version__
+    from packaging.version import Version
+
+    return Version(Version(__version__).base_version) >= Version("3.3")
+
+
 def _responder(event: dict[str, Any]) -> str:
     user = event.get("responded_by_user") or {}
     name = user.get("name") or user.get("id") or "unknown user"
@@ -103,9 +111,7 @@ class AskSteps:
                          "(Required Actions in the UI)", entry.identity, entry.description,
                          utc(entry.sent_at))
         kwargs = {"identity": entry.identity, "attempt": entry.attempt}
-        try:
-            from airflow.sdk.exceptions import TaskAwaitingInput  # Airflow >= 3.3
-        except ImportError:
+        if not _parks_tasks():
             from airflow.providers.standard.triggers.hitl import HITLTrigger
 
             timeout_at = utcnow() + self.ask_timeout if self.ask_timeout else None
@@ -114,6 +120,8 @@ class AskSteps:
                                            timeout_datetime=timeout_at),
                        method_name="execute_answer", kwargs=kwargs)
             raise AssertionError("defer() returned") from None
+        from airflow.sdk.exceptions import TaskAwaitingInput
+
         raise TaskAwaitingInput(method_name="execute_answer", kwargs=kwargs,
                                 timeout=self.ask_timeout)
 
