@@ -134,7 +134,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "address", "batch", "monitor", "quote",
-                                 "reconcile")
+                                 "reconcile", "approval")
                 ],
             }
         ],
