@@ -19,6 +19,8 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow_provider_tronenergy import approvals
 from airflow_provider_tronenergy.payouts import NOTHING_BOUGHT
 
+XCOM_RETURN_KEY = "return_value"
+
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
@@ -71,9 +73,10 @@ class TronEnergyBatchApprovalOperator(ApprovalOperator):
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
         """The answer: approved goes on; rejected or timed out skips the rest of the run."""
-        answer = super().execute_complete(context=context, event=event)
-        approved = answer["chosen_options"] == [self.APPROVE]
-        result = approvals.record(required=True, approved=approved, event=answer,
+        if "error" in event:  # not answered and no default: the standard provider fails it
+            return super().execute_complete(context=context, event=event)
+        approved = list(event.get("chosen_options") or []) == [self.APPROVE]
+        result = approvals.record(required=True, approved=approved, event=event,
                                   above=self._threshold())
         if approved:
             self.log.info("approved by %s at %s", result["by"], result["at"])
@@ -81,4 +84,8 @@ class TronEnergyBatchApprovalOperator(ApprovalOperator):
             self.log.warning("%s (%s at %s): %s; the rest of the run is skipped",
                              "no answer in time" if result["timed_out"] else "rejected",
                              result["by"], result["at"], NOTHING_BOUGHT)
+            # Skipping the rest ends this call with an exception, before any return value
+            # is stored: store the answer first, so the run says who rejected it and when.
+            context["ti"].xcom_push(key=XCOM_RETURN_KEY, value=result)
+        super().execute_complete(context=context, event=event)
         return result
