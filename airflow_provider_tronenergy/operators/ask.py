@@ -18,6 +18,7 @@ or parks the task in ``awaiting_input`` (3.3+), as its ``HITLOperator`` does.
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
@@ -115,7 +116,9 @@ class AskSteps:
             from airflow.providers.standard.triggers.hitl import HITLTrigger
 
             timeout_at = utcnow() + self.ask_timeout if self.ask_timeout else None
-            self.defer(trigger=HITLTrigger(ti_id=ti_id, options=list(OPTIONS), params=params,
+            # HITLTrigger pops from the params it is given: hand it its own copy.
+            self.defer(trigger=HITLTrigger(ti_id=ti_id, options=list(OPTIONS),
+                                           params=copy.deepcopy(params),
                                            defaults=None, multiple=False,
                                            timeout_datetime=timeout_at),
                        method_name="execute_answer", kwargs=kwargs)

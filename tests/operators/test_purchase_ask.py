@@ -124,3 +124,40 @@ def test_an_answer_after_a_command_line_resolve_follows_the_journal(journal, con
     assert [o["order_id"] for o in control.orders(entry.target_address)] == \
         [result["order_id"]]
     assert journal.list(identity=entry.identity)[-1].resolved_by == "bob"
+
+
+def test_asking_writes_the_request_and_waits_for_execute_answer(journal, control, conn,
+                                                                 monkeypatch):
+    """What the task hands Airflow when it asks: the request, then a wait that resumes in
+    ``execute_answer`` with only the journal identity and attempt (no secret). The
+    request's channel to the API server (the task supervisor) stands in as a recorder."""
+    from uuid import uuid4
+
+    import airflow.sdk.execution_time.hitl as hitl
+    from airflow.providers.common.compat.sdk import TaskDeferred
+
+    from airflow_provider_tronenergy.operators.ask import _parks_tasks
+    from airflow_provider_tronenergy.operators.reuse import UnknownOutcome
+
+    written = []
+    monkeypatch.setattr(hitl, "upsert_hitl_detail", lambda **kw: written.append(kw))
+    op, context, entry = _unknown(journal, control, conn)
+    context["task_instance"] = SimpleNamespace(id=uuid4())
+    if _parks_tasks():
+        from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
+    else:
+        Waiting = TaskDeferred
+    with pytest.raises(Waiting) as waiting:
+        op._ask(context, UnknownOutcome(entry, "no answer"))
+    [request] = written
+    assert request["options"] == OPTIONS and request["multiple"] is False
+    assert request["params"]["order_id"]["value"] == ""
+    assert entry.description in request["subject"] and "no answer" in request["body"]
+    assert waiting.value.method_name == "execute_answer"
+    assert waiting.value.kwargs == {"identity": entry.identity, "attempt": entry.attempt}
+    if not _parks_tasks():  # Airflow < 3.3: the standard provider's trigger polls for it
+        classpath, kwargs = waiting.value.trigger.serialize()
+        assert classpath.endswith("triggers.hitl.HITLTrigger")
+        assert kwargs["ti_id"] == context["task_instance"].id and kwargs["options"] == OPTIONS
+    assert journal.latest(entry.identity).state is EntryState.SENDING
+    assert control.orders(entry.target_address) == []
