@@ -6,8 +6,9 @@ prepares payouts is a few task definitions around these functions:
 * :func:`load_payouts` / :func:`parse_payouts` turn a CSV file or a list of rows
   into validated payouts (full base58check address, positive amount with at most
   6 decimals); every bad row is reported by line and the task fails without retry;
-* :func:`plan_energy` quotes the whole batch at the service's price, refuses
-  before anything is bought when it is over ``max_cost_trx`` or the balance, and
+* :func:`plan_energy` quotes the whole batch (energy and activations) at the
+  service's price before anything is activated or bought, refuses when it is over
+  ``max_cost_trx`` or the balance, and
   splits the energy into orders (:func:`plan_orders`) within the price
   endpoint's ``min_energy`` / ``max_energy``; each order carries a
   ``purchase_key`` derived from the batch (:func:`batch_key`), so a new run of the
@@ -163,9 +164,9 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
 
     ``checks`` are
     :class:`~airflow_provider_tronenergy.operators.address.TronEnergyCheckAddressOperator`
-    results (``address``, ``transfer_energy``, ``need_activate``). The ceiling covers
-    energy and activations; the balance must still cover the energy (activations
-    were paid before this step). ``chain`` is :func:`~.onchain.preflight`'s answer:
+    results (``address``, ``transfer_energy``, ``need_activate``). It runs before any
+    activation (the quote is what a person approves), so the ceiling and the service
+    balance both cover energy and activations. ``chain`` is :func:`~.onchain.preflight`'s answer:
     with it, each transfer's energy is the node's estimate and only the energy the
     wallet does not already have is bought.
     """
@@ -204,11 +205,10 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     activation_cost = ACTIVATION_COST * activations
     what = (f"the batch ({total_energy:,} energy: {energy_cost} TRX, {activations} "
             f"activations: {activation_cost} TRX)")
-    guard_cost(client, energy_cost + activation_cost, what=what, ceiling=batch.max_cost,
-               check_balance=False, nothing=NOTHING_BOUGHT)
-    if to_buy:
-        guard_cost(client, energy_cost, what=f"{to_buy:,} energy", ceiling=None,
-                   check_balance=True, nothing=NOTHING_BOUGHT)
+    # Planned before any activation (a person may have to approve the whole spend), so
+    # the balance must cover both.
+    balance = guard_cost(client, energy_cost + activation_cost, what=what,
+                         ceiling=batch.max_cost, check_balance=True, nothing=NOTHING_BOUGHT)
     return {
         "sender": batch.sender,
         "rent_time": text(batch.rent_time),
@@ -225,6 +225,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "energy_on_hand_used": min(total_energy, on_hand),
         "energy_to_buy": to_buy,
         "whole_batch_rental_cost": text(whole_rental),
+        "service_balance": text(balance) if balance is not None else None,
         "onchain": dict(chain) if chain else {"onchain": False},
         **orders,
     }
@@ -247,9 +248,11 @@ def _keyed(sender: str, key: str, tag: str,
 
 def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
                 activations: Sequence[Mapping[str, Any]],
-                confirmation: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The "batch ready" payload: the plan, the orders as delivered, what they cost, and
-    the on-chain confirmation of their delegations (when a node was asked)."""
+                confirmation: Mapping[str, Any] | None = None,
+                approval: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The "batch ready" payload: the plan, the orders as delivered, what they cost, the
+    on-chain confirmation of their delegations (when a node was asked) and who approved
+    the spend, when (:mod:`~airflow_provider_tronenergy.approvals`)."""
     orders, activations = orders or [], activations or []
     spent = sum((Decimal(o["cost"]) for o in orders), Decimal(0))
     activation_spent = sum((Decimal(a.get("cost", "0")) for a in activations), Decimal(0))
@@ -264,6 +267,7 @@ def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
         "total_cost": text(spent + activation_spent),
         "energy_bought": sum(int(o["energy_amount"]) for o in orders),
         "confirmation": dict(confirmation) if confirmation else {"onchain": False},
+        "approval": dict(approval) if approval else {"required": False},
         "saving": text(burn - spent),
         "saving_vs_whole_rental": text(Decimal(plan["whole_batch_rental_cost"]) - spent),
         "saving_factor": (text((burn / spent).quantize(Decimal("0.01"), ROUND_CEILING))

@@ -7,25 +7,36 @@ to send it cheaply:
 1. **load_payouts** validates every row (base58check address, positive amount
    with at most 6 decimals). Bad rows fail the run, each reported by line:
    a payout is never silently dropped.
-2. **check_recipients** checks every recipient in one batched task.
-3. **activate_recipients** activates the recipients that need it (1.1 TRX each;
+2. **check_recipients** checks every recipient in one batched task, and
+   **preflight_on_chain** reads the hot wallet when a node is configured.
+3. **plan_energy** works out the energy the batch needs and how to buy it at the
+   lowest cost, and quotes the whole batch (activations + energy): it refuses
+   before anything is activated or bought if the quote exceeds ``max_cost_trx``
+   or the available balance.
+4. **approve_batch**: when the quote is above ``approval_above_trx`` (empty: never
+   ask), the run waits for a person in Airflow's **Required Actions**, the plan
+   in the request. Approve: the run goes on. Reject, or no answer within 4 hours:
+   nothing is activated or bought, every later task is skipped.
+5. **activate_recipients** activates the recipients that need it (1.1 TRX each;
    already active ones are skipped, so a retry never pays twice).
-4. **plan_energy** works out the energy the batch needs and how to buy it at the
-   lowest cost, then refuses before buying anything if the quote exceeds
-   ``max_cost_trx`` or the available balance.
-5. **buy_for_holders** / **buy_for_new_recipients** rent that energy to the
+6. **buy_for_holders** / **buy_for_new_recipients** rent that energy to the
    hot wallet (dynamically mapped, one task per order). Each order carries a
    ``purchase_key`` made of the sender, a hash of the payout rows and the
    order's index, so the purchase journal recognises it: a retry, a cleared
    task or a **new run of the same batch** reuses an order whose energy is
-   still valid instead of buying it again, and an order whose outcome is
-   unknown (the worker died mid-purchase) stops every run until a person
-   resolves it with ``tronenergy-purchases resolve``.
-6. **wait_for_orders** waits for every order with the deferrable sensor. A
-   failed or cancelled order fails the run loudly.
-7. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
-   payload is the plan: per-recipient energy and cost, totals, and the saving
-   against burning TRX.
+   still valid instead of buying it again. An order whose outcome is unknown
+   (the answer was lost, the worker died mid-purchase) stops every run until a
+   person resolves it with ``tronenergy-purchases resolve``; with the param
+   ``on_ambiguous`` set to ``"ask"`` it becomes a Required Action instead: a
+   person says it was placed (with its order id: the run goes on with it), was
+   not placed (the run buys it, once), or aborts. The journal keeps the answer
+   for every later run.
+7. **wait_for_orders** waits for every order with the deferrable sensor. A
+   failed or cancelled order fails the run loudly; **confirm_on_chain** sees the
+   delegations on chain when a node is configured.
+8. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
+   payload is the plan: per-recipient energy and cost, totals, the saving
+   against burning TRX, and who approved the batch and when.
 
 ## How the energy is bought, and why
 
@@ -65,6 +76,7 @@ from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
     TronEnergyCheckAddressOperator,
 )
+from airflow_provider_tronenergy.operators.approval import TronEnergyBatchApprovalOperator
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
@@ -93,6 +105,12 @@ with DAG(
             "hours the energy is rented: 1, the only purchase duration the price "
             "endpoint quotes, so the cost ceiling can be checked before buying")),
         "max_cost_trx": Param("100", type="string", description="refuse above this quote"),
+        "on_ambiguous": Param("fail", enum=["fail", "ask"], description=(
+            "a purchase whose outcome is unknown: fail and wait for `tronenergy-purchases "
+            "resolve`, or ask a person in Required Actions (placed / not placed / abort)")),
+        "approval_above_trx": Param("", type="string", description=(
+            "ask a person (Required Actions) before any spend when the quote, activations "
+            "and energy, is above this many TRX; empty: never ask")),
         "tron_node_conn_id": Param("tron_node_default", type="string", description=(
             "a tron_node connection: check balances and energy on hand before buying, and "
             "the delegations after; empty or undefined: no on-chain checks")),
@@ -159,9 +177,10 @@ with DAG(
           multiple_outputs=False)
     def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
                             activations: list[dict[str, Any]] | None,
-                            confirmation: dict[str, Any],
+                            confirmation: dict[str, Any], approval: dict[str, Any],
                             outlet_events: Any = None) -> dict[str, Any]:
-        ready = batch.batch_ready(plan, orders or [], activations or [], confirmation)
+        ready = batch.batch_ready(plan, orders or [], activations or [], confirmation,
+                                  approval)
         if outlet_events is not None:
             outlet_events[PAYOUT_BATCH_READY].extra = ready
         return ready
@@ -170,21 +189,27 @@ with DAG(
     checked = TronEnergyCheckAddressOperator(
         task_id="check_recipients", addresses=recipients(payouts), tronenergy_conn_id=CONN_ID)
     chain = preflight_on_chain(payouts, checked.output)
+    plan = plan_energy(payouts, checked.output, chain)
+    # Nothing that spends runs before the gate; rejected, it skips everything after it.
+    approval = TronEnergyBatchApprovalOperator(
+        task_id="approve_batch", plan=plan,
+        approval_above_trx="{{ params.approval_above_trx }}")
     activated = TronEnergyActivateAddressOperator(
         task_id="activate_recipients", addresses=needing_activation(checked.output),
         tronenergy_conn_id=CONN_ID)
-    chain >> activated
-    plan = plan_energy(payouts, checked.output, chain)
-    activated >> plan
+    approval >> activated
     buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
-           "max_cost_trx": "{{ params.max_cost_trx }}"}
+           "max_cost_trx": "{{ params.max_cost_trx }}",
+           "on_ambiguous": "{{ params.on_ambiguous }}"}
+    holder_orders, newcomer_orders = count_orders(plan), buy_orders(plan)
+    approval >> [holder_orders, newcomer_orders]
     holders = TronEnergyBuyByCountOperator.partial(task_id="buy_for_holders", **buy) \
-        .expand_kwargs(count_orders(plan))
+        .expand_kwargs(holder_orders)
     newcomers = TronEnergyBuyOperator.partial(task_id="buy_for_new_recipients", **buy) \
-        .expand_kwargs(buy_orders(plan))
+        .expand_kwargs(newcomer_orders)
     waited = TronEnergyOrderSensor.partial(
         task_id="wait_for_orders", tronenergy_conn_id=CONN_ID, deferrable=True,
         poke_interval=2, timeout=3600,
     ).expand(order_id=order_ids(holders.output, newcomers.output))
     publish_batch_ready(plan, waited.output, activated.output,
-                        confirm_on_chain(plan, waited.output))
+                        confirm_on_chain(plan, waited.output), approval.output)

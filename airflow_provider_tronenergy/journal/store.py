@@ -300,6 +300,11 @@ class PurchaseJournal:
         return self._update(entry, EntryState.SENDING, state=EntryState.ABANDONED.value,
                             note=reason[:1000])
 
+    def annotate(self, entry: Entry, note: str) -> bool:
+        """Keep a note on an attempt without changing what it says (e.g. a person's abort)."""
+        text = f"{entry.note}; {note}" if entry.note else note
+        return self._update(entry, entry.state, note=text[:1000])
+
     def mark_ended(self, entry: Entry, status: str) -> bool:
         """Its order failed or was cancelled: the service released the cost."""
         return self._update(entry, EntryState.PLACED, state=EntryState.ENDED.value,

@@ -27,10 +27,11 @@ def max_cost(value: Any) -> Decimal | None:
 
 
 def guard_cost(client: _AccountReader, total: Decimal, *, what: str, ceiling: Decimal | None,
-               check_balance: bool, nothing: str = "nothing bought") -> None:
+               check_balance: bool, nothing: str = "nothing bought") -> Decimal | None:
     """Raise unless ``total`` TRX for ``what`` is within ``ceiling`` and the balance.
 
-    The balance is read only when something is to be paid (``total > 0``).
+    The balance is read only when something is to be paid (``total > 0``); it is
+    returned (None when not read), so a plan can show the person who approves it.
     """
     if ceiling is not None and total > ceiling:
         raise AirflowFailException(
@@ -41,3 +42,5 @@ def guard_cost(client: _AccountReader, total: Decimal, *, what: str, ceiling: De
             raise AirflowFailException(
                 f"available balance {available} TRX is short by {total - available} TRX "
                 f"for {what}; {nothing}")
+        return Decimal(available)
+    return None

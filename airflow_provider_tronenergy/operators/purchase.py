@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -49,6 +50,7 @@ from airflow_provider_tronenergy.journal import (
     open_journal,
     scope_of,
 )
+from airflow_provider_tronenergy.operators.ask import AskSteps
 from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
 from airflow_provider_tronenergy.operators.params import as_flag
 from airflow_provider_tronenergy.operators.quote import (
@@ -64,6 +66,7 @@ from airflow_provider_tronenergy.operators.reuse import (
     ON_AMBIGUOUS,
     RESOLVE_COMMAND,
     JournalSteps,
+    UnknownOutcome,
     journal_errors,
     unknown_outcome,
 )
@@ -72,7 +75,7 @@ from airflow_provider_tronenergy.templated import is_unset
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
+class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
     """Shared life of the four purchase modes: validate, journal, quote, guard, buy, wait.
 
     :param tronenergy_conn_id: connection of type ``tronenergy``.
@@ -91,13 +94,18 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
     :param deferrable: wait in the triggerer instead of a worker slot.
     :param poll_interval: seconds between order polls while waiting.
     :param wait_timeout: seconds to wait for a terminal order before failing.
-    :param on_ambiguous: what an attempt does when an earlier one may or may not have
-        bought: ``"fail"`` (default: stop and name the resolve command) or ``"rebuy"``.
+    :param on_ambiguous: what an attempt does when it, or an earlier one, may or may not
+        have bought: ``"fail"`` (default: stop and name the resolve command), ``"ask"``
+        (a Required Action in Airflow: placed with its order id, not placed, or abort;
+        the answer goes to the journal) or ``"rebuy"``; templated (checked when the DAG
+        is parsed unless it is a template).
+    :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer
+        before the task fails (nothing bought, still unknown); None: no limit.
     """
 
     mode: ClassVar[str] = ""
     template_fields: Sequence[str] = ("rent_time", "max_cost_trx", "dry_run_mode",
-                                      "purchase_key")
+                                      "purchase_key", "on_ambiguous")
     ui_color = "#f9e79f"
 
     def __init__(
@@ -115,10 +123,11 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
         poll_interval: float = 5.0,
         wait_timeout: float = 3600.0,
         on_ambiguous: str = "fail",
+        ask_timeout: timedelta | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if on_ambiguous not in ON_AMBIGUOUS:
+        if on_ambiguous not in ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {ON_AMBIGUOUS}, not {on_ambiguous!r}")
         self.tronenergy_conn_id = tronenergy_conn_id
         self.rent_time = rent_time
@@ -133,6 +142,7 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
         self.poll_interval = poll_interval
         self.wait_timeout = wait_timeout
         self.on_ambiguous = on_ambiguous
+        self.ask_timeout = ask_timeout
 
     # -- what each mode defines ------------------------------------------------------------
 
@@ -179,12 +189,18 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
             ceiling = max_cost(self.max_cost_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
+            if self.on_ambiguous not in ON_AMBIGUOUS:  # templated: known only now
+                raise ValidationError("on_ambiguous", f"must be one of {ON_AMBIGUOUS}, not "
+                                      f"{self.on_ambiguous!r}")
         except (ValidationError, IdentityError) as exc:
             raise AirflowFailException(f"{self.mode}: {exc}") from None
         scope = _scope(context, self.task_id)
         journal = self._journal()
         while True:
-            prior = self._decide(journal, client, identity, scope, request)
+            try:
+                prior = self._decide(journal, client, identity, scope, request)
+            except UnknownOutcome as unknown:
+                self._ask(context, unknown)
             if isinstance(prior, dict):
                 return self._finish(prior, context)
             quote = self._quote(client, request)
@@ -225,6 +241,8 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
         try:
             purchase = self.place(client, request)
         except AmbiguousPurchaseError as exc:
+            if self.on_ambiguous == "ask":
+                self._ask(context, UnknownOutcome(entry, str(exc)))
             message = f"{exc}. {unknown_outcome(entry)}"
             if self.on_ambiguous == "rebuy":
                 raise AirflowException(
@@ -353,6 +371,15 @@ class TronEnergyPurchaseOperator(JournalSteps, BaseOperator):
         self.log.info("order %s succeeded: delegation tx %s", result["order_id"],
                       order.get("tx_hash"))
         return {**result, "status": status, "tx_hash": order.get("tx_hash", "")}
+
+    def execute_answer(self, context: Context, event: dict[str, Any], identity: str,
+                       attempt: int) -> dict[str, Any]:
+        """Back from a person's answer (``on_ambiguous="ask"``): record it, then go on."""
+        try:
+            self._record_answer(event, identity, attempt)
+            return self._execute(context)
+        finally:
+            self.hook.close()
 
     def execute_complete(self, context: Context, event: dict[str, Any],
                          result: dict[str, Any] | None = None) -> dict[str, Any]:

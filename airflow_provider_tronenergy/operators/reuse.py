@@ -4,7 +4,8 @@ A retry, a cleared task, a new run of the same batch or a second worker asks the
 journal first (shared by all workers, surviving restarts): an order placed and
 still valid is reused, one that ended without delivering is bought anew, and an
 attempt whose outcome nobody knows stops every later one until a person resolves
-it with ``tronenergy-purchases resolve``.
+it: with ``tronenergy-purchases resolve``, or in Airflow when the operator asks
+(``on_ambiguous="ask"``, :mod:`~airflow_provider_tronenergy.operators.ask`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,18 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.journal import Entry, PurchaseJournal, Verdict, decide
 from airflow_provider_tronenergy.operators.quote import burn_cost, text
 
-ON_AMBIGUOUS = ("fail", "rebuy")
+ON_AMBIGUOUS = ("fail", "rebuy", "ask")
 RESOLVE_COMMAND = "tronenergy-purchases resolve"
 # A purchase sent this recently may still be waiting for its answer in another worker.
 IN_FLIGHT_SECONDS = 120
+
+
+class UnknownOutcome(Exception):
+    """An attempt's outcome is unknown and ``on_ambiguous="ask"``: a person is to be asked."""
+
+    def __init__(self, entry: Entry, cause: str = "") -> None:
+        super().__init__(entry.identity)
+        self.entry, self.cause = entry, cause
 
 
 class JournalSteps:
@@ -58,6 +67,8 @@ class JournalSteps:
                 return entry
             assert entry is not None
             if decision.verdict is Verdict.UNKNOWN:
+                if self.on_ambiguous == "ask":
+                    raise UnknownOutcome(entry)
                 if self.on_ambiguous != "rebuy":
                     raise AirflowFailException(unknown_outcome(entry))
                 self.log.warning("purchase %s sent at %s has an unknown outcome; "

@@ -8,11 +8,6 @@ import batch_payout_preparation as example
 import pytest
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.airflow_compat import requires_airflow
-
-OUTLETS_IN_DAG_TEST = requires_airflow(
-    3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
-    "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
 
 
 def _batch(control, tmp_path):
@@ -27,13 +22,15 @@ def _batch(control, tmp_path):
     return sender, holders, active_new, inactive, payouts
 
 
-@OUTLETS_IN_DAG_TEST
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100")
+                  rent_time="1", max_cost_trx="100", approval_above_trx="1000")
     assert out["__run__"] == "success", out
     ready = out["publish_batch_ready"][2]
+    # The quote is under approval_above_trx: nobody was asked.
+    assert out["approve_batch"][0] == "success"
+    assert ready["approval"] == {"required": False, "approved": True, "threshold_trx": "1000"}
     assert ready["transfers"] == 7 and ready["activations"] == 2
     assert ready["total_energy"] == 3 * 65_000 + 4 * 131_000
     orders = control.orders(sender)
@@ -56,6 +53,22 @@ def test_batch_payout_over_ceiling_buys_nothing(run_dag, control, tmp_path):
     assert control.orders(sender) == []
 
 
+def test_the_whole_spend_is_quoted_before_any_activation(run_dag, control, tmp_path):
+    sender, _, _, inactive, payouts = _batch(control, tmp_path)
+    # Enough for the two activations (2.2 TRX), not for them and the energy: the plan
+    # refuses before anything is activated (it used to run after the activations).
+    control.balance("5")
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100", approval_above_trx="")
+    assert out["__run__"] == "failed"
+    assert out["plan_energy"][0] == "failed"
+    assert out["approve_batch"][0] == "upstream_failed"
+    assert out["activate_recipients"][0] == "upstream_failed"
+    activated = {o["target_address"] for o in control.orders() if o["kind"] == "activate"}
+    assert not activated & set(inactive)
+    assert control.orders(sender) == []
+
+
 def test_failed_order_fails_the_run(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     control.fail_next_orders(1)
@@ -75,7 +88,6 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
     assert len(control.orders()) == before
 
 
-@OUTLETS_IN_DAG_TEST
 def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",

@@ -12,11 +12,6 @@ import pytest
 
 from airflow_provider_tronenergy import onchain
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.airflow_compat import requires_airflow
-
-OUTLETS_IN_DAG_TEST = requires_airflow(
-    3, 1, "Airflow 3.0's dag.test() does not register a DAG's assets, so the task with the "
-    "'payout batch ready' outlet fails as an inactive asset (a real deployment registers it)")
 
 
 @pytest.fixture
@@ -35,7 +30,6 @@ def _run(run_dag, control, tmp_path, sender, recipients, **extra):
     return out, control.orders()[before:]
 
 
-@OUTLETS_IN_DAG_TEST
 def test_energy_on_hand_covers_the_batch_no_order(run_dag, control, node_conn, tmp_path):
     sender = control.wallet(trx="50", usdt="1000", staked=300_000)
     holders = [control.wallet(trx="1", usdt="1") for _ in range(4)]
@@ -51,7 +45,6 @@ def test_energy_on_hand_covers_the_batch_no_order(run_dag, control, node_conn, t
     assert Decimal(ready["saving_vs_whole_rental"]) == Decimal(ready["whole_batch_rental_cost"])
 
 
-@OUTLETS_IN_DAG_TEST
 def test_only_the_shortfall_is_bought_and_confirmed_on_chain(run_dag, control, node_conn,
                                                              tmp_path):
     sender = control.wallet(trx="50", usdt="1000", staked=300_000)
@@ -103,7 +96,6 @@ def test_a_wallet_that_cannot_pay_fails_before_any_order_or_activation(
     assert shortfall in str(refusal) and "nothing was bought or activated" in str(refusal)
 
 
-@OUTLETS_IN_DAG_TEST
 def test_a_withheld_delegation_is_not_published(run_dag, control, node_conn, tmp_path):
     sender = control.wallet(trx="50", usdt="1000")
     control.withhold_delegations(1)
@@ -114,7 +106,6 @@ def test_a_withheld_delegation_is_not_published(run_dag, control, node_conn, tmp
     assert out["publish_batch_ready"][0] != "success"
 
 
-@OUTLETS_IN_DAG_TEST
 def test_without_a_node_connection_the_plan_is_as_before(run_dag, control, tmp_path):
     sender = control.activated()
     holders = [control.activated(holder=True) for _ in range(2)]

@@ -21,7 +21,6 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyHook,
 )
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.airflow_compat import requires_airflow
 from support.sandbox import connection_json
 
 
@@ -129,8 +128,6 @@ print(buffer.getvalue())
 """
 
 
-@requires_airflow(3, 1, "Airflow 3.0's Task SDK logging set-up cannot be driven in a plain "
-                  "process; the masking itself is Airflow's and is proven on 3.3")
 def test_secrets_never_reach_airflow_logs(sandbox, tronenergy_conn):
     """Airflow's own logging set-up (as tasks get it) masks what the hook registered."""
     import os

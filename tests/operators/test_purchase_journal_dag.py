@@ -21,7 +21,6 @@ import operators_purchase as dags
 import pytest
 
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal, journal_url
-from support.airflow_compat import requires_airflow
 
 BUY = {"energy": "65000", "rent_time": "1"}
 
@@ -61,7 +60,7 @@ def _blocked_new_run(run_dag: Any, capfd: Any, target: str) -> str:
     """A new run of the same DAG for the same purchase: refused, with the resolve command."""
     capfd.readouterr()
     out = run_dag(dags.te_buy, target=target, **BUY)
-    # Airflow 3.0 draws the exception in a wrapped box: read it as flat text.
+    # The exception may be drawn in a wrapped box: read it as flat text.
     output = re.sub(r"(\\n|[│\s])+", " ", capfd.readouterr().out)
     assert out["buy"][:2] == ("failed", 1), out  # AirflowFailException: no retry
     assert "its outcome is unknown" in output, output[-3000:]
@@ -70,9 +69,6 @@ def _blocked_new_run(run_dag: Any, capfd: Any, target: str) -> str:
     return output
 
 
-@requires_airflow(3, 1, "Airflow 3.0's `airflow dags test` sends JSON without a Content-Type "
-                  "that a current FastAPI refuses (422), so a child process cannot run the "
-                  "task to kill; the read-timeout drill below covers 3.0")
 def test_worker_killed_mid_purchase_then_new_runs(run_dag, control, journal, capfd):
     target = control.activated()
     control.fault(kind="latency", path="/energy/buy", latency_ms=60_000, count=1)

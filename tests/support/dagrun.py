@@ -32,15 +32,8 @@ def control(sandbox: SandboxServer) -> Iterator[Control]:
 
 
 @pytest.fixture
-def run_dag(airflow_db, conn, monkeypatch) -> Callable[..., dict[str, Any]]:
+def run_dag(airflow_db, conn) -> Callable[..., dict[str, Any]]:
     """Run a DAG with dag.test() and return {task_id: (state, xcom return value)}."""
-
-    from airflow import __version__ as airflow_version
-
-    if airflow_version.startswith("3.0."):
-        from support.airflow_compat import json_bodies_for_airflow_3_0
-
-        json_bodies_for_airflow_3_0(monkeypatch)
 
     def run(dag: Any, **conf: Any) -> dict[str, Any]:
         from airflow.models.xcom import XComModel  # noqa: F401 - ensure models load
