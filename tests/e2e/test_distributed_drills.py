@@ -139,7 +139,7 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
     time.sleep(8)  # give a (wrong) redelivery every chance to show up
 
     ledger = db.rows("SELECT tx_hash, to_address, amount, token, "
-                     "extract(epoch FROM credited_at) FROM credited_deposits "
+                     "extract(epoch FROM credited_at::timestamptz) FROM credited_deposits "
                      "WHERE tx_hash = ANY(%s)", list(hashes))
     assert sorted(r[:4] for r in ledger) == sorted(
         (d.tx_hash, d.address, d.amount, "USDT") for d in deposits)
@@ -172,7 +172,7 @@ def _stored(deployment: Deployment, deposits: list[Deposit]) -> list[Any]:
     try:
         hashes = {d.tx_hash for d in deposits}
         return [t for t in store.list_transfers(address=sorted({d.address for d in deposits}),
-                                                limit=100_000) if t.tx_hash in hashes]
+                                                limit=10_000) if t.tx_hash in hashes]
     finally:
         store.close()
 
