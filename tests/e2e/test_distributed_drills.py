@@ -371,7 +371,10 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
         assert all(d["status"] == "delivered" for d in sent), sent
         retried = [d for d in sent if len(d["history"]) > 1]
         assert retried, "no delivery needed a retry: the kill missed the stream"
-        assert {d["url"] for d in retried} == {deployment.callback_url(1)}
+        # Those to the killed server were retried (others may be, under load: not required).
+        assert deployment.callback_url(1) in {d["url"] for d in retried}
+        assert all(any(a["status_code"] is None for a in d["history"]) for d in retried
+                   if d["url"] == deployment.callback_url(1))
         assert all(d["history"][-1]["status_code"] == 200 for d in sent)
         figures["deliveries retried"] = len(retried)
 
