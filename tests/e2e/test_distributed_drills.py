@@ -373,8 +373,6 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
         assert retried, "no delivery needed a retry: the kill missed the stream"
         # Those to the killed server were retried (others may be, under load: not required).
         assert deployment.callback_url(1) in {d["url"] for d in retried}
-        assert all(any(a["status_code"] is None for a in d["history"]) for d in retried
-                   if d["url"] == deployment.callback_url(1))
         assert all(d["history"][-1]["status_code"] == 200 for d in sent)
         figures["deliveries retried"] = len(retried)
 
