@@ -106,10 +106,10 @@ class StoreServer:
     @classmethod
     def create(cls) -> StoreServer | None:
         found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-        initdb = Path(found[-1]) if found else (
-            Path(shutil.which("initdb")) if shutil.which("initdb") else None)
-        if initdb is None:
+        on_path = shutil.which("initdb")
+        if not found and on_path is None:
             return None
+        initdb = Path(found[-1] if found else str(on_path))
         user = "postgres" if os.geteuid() == 0 else None
         directory = Path(tempfile.mkdtemp(prefix="tronenergy-store-pg-"))
         if user is not None:
