@@ -64,10 +64,11 @@ TRIGGERERS = ("triggerer-1", "triggerer-2")
 WATCH_CONSUMER = "deposit_credit"
 HOSTNAME_MODULE = '''"""The hostname each component reports: its name in the e2e deployment."""
 import os
+import socket
 
 
 def hostname() -> str:
-    return os.environ["TRONENERGY_E2E_HOSTNAME"]
+    return os.environ.get("TRONENERGY_E2E_HOSTNAME") or socket.getfqdn()
 '''
 
 
