@@ -265,7 +265,7 @@ def celery_env(base: dict[str, str], dbname: str, redis_db: int, root: Path,
         "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
         "AIRFLOW__CELERY__BROKER_URL": f"redis://{REDIS[0]}:{REDIS[1]}/{redis_db}",
-        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql://postgres@127.0.0.1:5432/{dbname}",
+        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
         "AIRFLOW__CELERY__WORKER_CONCURRENCY": "2",
         "AIRFLOW__CELERY__SYNC_PARALLELISM": "1",
         # A killed worker's task is noticed within ~20 s, not the default 5 minutes.
