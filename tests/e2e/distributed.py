@@ -37,6 +37,7 @@ from typing import Any
 import psutil
 import psycopg2
 import pytest
+import requests
 from test_real_deployment import (
     AIRFLOW,
     CREDIT_DAG,
@@ -162,6 +163,29 @@ class StoreServer:
         with contextlib.suppress(OSError):
             return (self.directory / "server.log").read_text(errors="replace")[-3000:]
         return "(no log)"
+
+
+class LoadedApi(Api):
+    """:class:`Api` with timeouts for a loaded 2-core machine running ten Airflow processes:
+    the first trigger of a DAG can take the API server more than 10 s to answer."""
+
+    TIMEOUT = 60
+
+    def get(self, path: str) -> requests.Response:
+        return self.http.get(self.base + path, timeout=self.TIMEOUT)
+
+    def unpause(self, dag_id: str) -> None:
+        r = self.http.patch(f"{self.base}/api/v2/dags/{dag_id}", json={"is_paused": False},
+                            timeout=self.TIMEOUT)
+        assert r.status_code == 200 and r.json()["is_paused"] is False, r.text
+
+    def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
+        run_id = f"e2e__{uuid.uuid4().hex[:10]}"
+        r = self.http.post(f"{self.base}/api/v2/dags/{dag_id}/dagRuns", timeout=self.TIMEOUT,
+                           json={"dag_run_id": run_id, "logical_date": None,
+                                 "conf": conf or {}})
+        assert r.status_code == 200, r.text
+        return run_id
 
 
 # -- the deployment -------------------------------------------------------------------------
@@ -366,7 +390,7 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
             add(name, ["celery", "worker", "--celery-hostname", f"{name}@e2e",
                        "--concurrency", "2", "--skip-serve-logs", "--without-mingle",
                        "--without-gossip"])
-        apis = [Api(f"http://127.0.0.1:{port}", sandbox) for port in ports]
+        apis = [LoadedApi(f"http://127.0.0.1:{port}", sandbox) for port in ports]
         deployment = Deployment(home, dbname, sandbox, apis, ports, components, store_url,
                                 store_server, addresses, Metadata(dbname), timings)
         for index, api in enumerate(apis):
