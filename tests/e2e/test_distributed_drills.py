@@ -131,8 +131,11 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
                        list(hashes))
         return int(rows[0][0])
 
-    deployment.wait(f"{len(hashes)} deposits credited", lambda: credited() >= len(hashes),
-                    timeout, interval=1)
+    try:
+        deployment.wait(f"{len(hashes)} deposits credited", lambda: credited() >= len(hashes),
+                        timeout, interval=1)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {uncredited(deployment, hashes)}") from None
     deployment.wait("the deposit_credit runs to finish",
                     lambda: not db.rows("SELECT 1 FROM dag_run WHERE dag_id = 'deposit_credit' "
                                         "AND state NOT IN ('success', 'failed')"), 90)
@@ -165,6 +168,30 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
         "transfer to credit median s": round(statistics.median(lags), 2),
         "transfer to credit max s": round(lags[-1], 2),
     })
+
+
+def uncredited(deployment: Deployment, hashes: set[str]) -> str:
+    """Where each uncredited deposit stopped: stored? its Asset events? a run consuming them?"""
+    db = deployment.db
+    ledger = {r[0] for r in db.rows("SELECT tx_hash FROM credited_deposits")}
+    missing = sorted(hashes - ledger)
+    lines = [f"{len(missing)} of {len(hashes)} not credited"]
+    store = deployment.store()
+    try:
+        unstored = [h[:12] for h in missing if store.get_transfer(h) is None]
+    finally:
+        store.close()
+    lines.append(f"not in the callback store: {unstored}")
+    for tx_hash in missing:
+        events = db.rows(
+            "SELECT e.id, e.timestamp, (SELECT array_agg(d.dag_run_id) FROM dagrun_asset_event d "
+            "WHERE d.event_id = e.id) FROM asset_event e JOIN asset a ON a.id = e.asset_id "
+            "WHERE a.name = 'tronenergy://deposits' AND e.extra -> 'payload' ->> 'tx_hash' = %s",
+            tx_hash)
+        lines.append(f"{tx_hash[:12]}: events (id, time, consuming runs) {events}")
+    queued = db.rows("SELECT target_dag_id, created_at FROM asset_dag_run_queue")
+    lines.append(f"asset_dag_run_queue: {queued}")
+    return "\n".join(lines)
 
 
 def _stored(deployment: Deployment, deposits: list[Deposit]) -> list[Any]:
