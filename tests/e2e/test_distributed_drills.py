@@ -382,7 +382,7 @@ def test_drill_2_triggerer_killed_mid_stream(deployment):
         figures["watcher taken over after s"] = round(time.monotonic() - killed[0], 1)
         assert taken_over != holder and taken_over in TRIGGERERS
         restart(deployment, holder)
-        credited_once(deployment, deposits, 240, figures)
+        credited_once(deployment, deposits, 150, figures)
         # Both API servers received their half.
         urls = Counter(d["url"] for d in deliveries(deployment, deposits))
         assert urls == {deployment.callback_url(0): 100, deployment.callback_url(1): 100}
@@ -405,7 +405,7 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
 
         deposits = stream(deployment, 60, 20, midway=kill_and_restart)
         figures["API server 2 down s"] = round(down[1] - down[0], 1)
-        credited_once(deployment, deposits, 240, figures)
+        credited_once(deployment, deposits, 150, figures)
         sent = deliveries(deployment, deposits)
         assert all(d["status"] == "delivered" for d in sent), sent
         retried = [d for d in sent if len(d["history"]) > 1]
@@ -430,7 +430,7 @@ def test_drill_4_store_database_restarted_mid_stream(deployment):
             server.start()
 
         deposits = stream(deployment, 60, 20, midway=restart_store)
-        credited_once(deployment, deposits, 240, figures)
+        credited_once(deployment, deposits, 150, figures)
         sent = deliveries(deployment, deposits)
         assert all(d["status"] == "delivered" for d in sent), sent
         refused = [d for d in sent if any((a["status_code"] or 0) >= 500
