@@ -18,7 +18,11 @@ anew) and counts only what it made itself: its own sender wallets, its own depos
 
 After 2-4, every deposit has exactly one Asset event, is consumed by exactly one
 ``deposit_credit`` run, and has exactly one ledger row. ``pytest -s`` prints what each
-drill measured (docs/deployment.md keeps the figures).
+drill measured (docs/deployment.md keeps the figures). On Airflow 3.3.2 drills 2 and 4
+(and 3 at times) fail on two findings docs/deployment.md describes ("What the drills
+found"): the last Asset events of a burst can wait for the next deposit (an Airflow
+scheduler race), and a triggerer SIGKILL re-fires a batch of Asset events. The
+assertions state the issue's guarantees as written; they are not relaxed to pass.
 """
 
 from __future__ import annotations
