@@ -79,7 +79,10 @@ with DAG(
     catchup=False,
     tags=["tronenergy", "deposits"],
     doc_md=__doc__,
-    max_active_runs=1,
+    # No max_active_runs=1: with it, Airflow (apache/airflow#56050, seen on 3.3.2)
+    # leaves the events that arrive while the one run is active without a run until the
+    # next deposit comes, which may be never. Runs never share an event and the ledger is
+    # keyed by tx_hash, so runs at once credit nothing twice.
 ) as dag_credit:
 
     @task
