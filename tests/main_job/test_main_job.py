@@ -28,7 +28,7 @@ def test_main_job_runs_end_to_end():
     # so one order of the 519,000 missing, confirmed in a block before publishing.
     assert "energy needed           719,000 (7 transfers estimated by the node)" in output
     assert "energy on hand used     200,000" in output
-    assert re.search(r"energy rented\s+519,000 for 1 h in 1 orders", output)
+    assert re.search(r"energy rented\s+519,000 for 1 h in 1 order:", output)
     assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+", output)
     assert "energy available after  719,000" in output
     assert re.search(r"saved\s+48\.545 TRX", output)
