@@ -91,6 +91,19 @@ def _get(url: str) -> int | None:
         return None
 
 
+def _admin(root_url: str) -> dict[str, str]:
+    """An admin's headers for Airflow's REST API, as the UI gets them in all-admins mode.
+
+    Airflow 3.1 answers 401 to a REST call without a token even when every user is an
+    admin; ``GET /auth/token`` hands one out in that mode (later releases let the call
+    through without one, and still give the token).
+    """
+    answer = httpx.get(f"{root_url}/auth/token", trust_env=False, timeout=10)
+    if answer.status_code not in (200, 201):
+        return {}
+    return {"Authorization": f"Bearer {answer.json()['access_token']}"}
+
+
 def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
     callbacks = f"{airflow_api.root_url}/tronenergy/callbacks"
     health = f"{airflow_api.root_url}/tronenergy/health"
@@ -103,7 +116,9 @@ def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
     assert "webhook_secret" in unconfigured.json()["message"]
     assert _get(health) == 503
     assert _get(f"{airflow_api.root_url}/api/v2/version") == 200
-    plugins = httpx.get(f"{airflow_api.root_url}/api/v2/plugins", trust_env=False).json()
+    admin = _admin(airflow_api.root_url)
+    plugins = httpx.get(f"{airflow_api.root_url}/api/v2/plugins", trust_env=False,
+                        headers=admin).json()
     ours = [p for p in plugins["plugins"] if p["name"] == "tronenergy_callbacks"]
     assert ours and ours[0]["fastapi_apps"][0]["url_prefix"] == "/tronenergy"
 
@@ -111,6 +126,7 @@ def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
         # 2. An operator adds the connection (here through Airflow's REST API): no restart.
         created = httpx.post(
             f"{airflow_api.root_url}/api/v2/connections", trust_env=False, timeout=10,
+            headers=admin,
             json={"connection_id": "tronenergy_default", "conn_type": "generic",
                   "host": sandbox.url,
                   "extra": json.dumps({"webhook_secret": sandbox.webhook_secret})},
@@ -145,6 +161,7 @@ def test_plugin_cuts_slow_bodies_and_closes_after_a_413(airflow_api: ApiServer):
     """Airflow's server has no body deadline and drains refused bodies: the app does both."""
     created = httpx.post(
         f"{airflow_api.root_url}/api/v2/connections", trust_env=False, timeout=10,
+        headers=_admin(airflow_api.root_url),
         json={"connection_id": "tronenergy_default", "conn_type": "generic",
               "extra": json.dumps({"webhook_secret": "whsec_plugin_limits"})},
     )
