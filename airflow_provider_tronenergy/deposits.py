@@ -5,7 +5,14 @@ into one Asset event, but an event can be redelivered
 (the triggerer dies between Airflow persisting it and the watcher committing its
 offset), and people replay transfers by hand. So crediting is an insert keyed by
 the transaction hash: the key decides, not an earlier read, and a second worker
-or a redelivery credits nothing twice.
+or a redelivery credits nothing twice. Each row names the run that credited it.
+
+An Asset event can also reach its run late: Airflow 3.3's scheduler can leave the
+last events of a burst in no run until a later event for the Asset arrives (see
+docs/deployment.md). The callback store, not the event, is the record of what
+arrived, so :func:`catch_up` credits from it whatever the ledger lacks; a credit run
+that calls it credits every deposit stored before the run started, its own events'
+or not.
 
 Where the ledger lives: ``$TRONENERGY_DEPOSITS_DB``, else ``[tronenergy]
 deposits_ledger``, else a SQLite file in ``$AIRFLOW_HOME``; read when the ledger
@@ -17,15 +24,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
 
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+
 ENV_LEDGER_URL = "TRONENERGY_DEPOSITS_DB"
 CONF_KEY = "deposits_ledger"
 DEFAULT_FILENAME = "credited_deposits.db"
+SWEEP_PAGE = 1000
 
 _META = sa.MetaData()
 CREDITED = sa.Table(
@@ -37,7 +48,10 @@ CREDITED = sa.Table(
     sa.Column("token", sa.String(20), nullable=False),
     sa.Column("block_number", sa.BigInteger, nullable=False),
     sa.Column("credited_at", sa.String(40), nullable=False),
+    sa.Column("credited_by", sa.String(250), nullable=True),  # the run, when one is named
 )
+CATCH_UP_CONSUMER = "deposits.catch_up"
+"""The callback store consumer whose offset :func:`catch_up` moves."""
 
 
 def event_transfer(extra: Any) -> dict[str, Any] | None:
@@ -72,10 +86,19 @@ class DepositLedger:
         """The ledger's engine, its table created if missing."""
         engine = sqlstore.create_engine(self.url)
         _META.create_all(engine)
+        columns = {c["name"] for c in sa.inspect(engine).get_columns(CREDITED.name)}
+        if "credited_by" not in columns:  # a ledger made before the column existed
+            with engine.begin() as conn:
+                conn.execute(sa.text(
+                    "ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)"))
         return engine
 
-    def credit(self, transfers: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Insert each transfer (keyed by ``tx_hash``); return those credited by this call."""
+    def credit(self, transfers: Iterable[Mapping[str, Any]],
+               credited_by: str | None = None) -> list[dict[str, Any]]:
+        """Insert each transfer (keyed by ``tx_hash``); return those credited by this call.
+
+        ``credited_by`` (a run id, say) is recorded on the rows this call inserts.
+        """
         from sqlalchemy.dialects import postgresql, sqlite
 
         insert = (postgresql.insert if self.engine.dialect.name == "postgresql"
@@ -87,7 +110,7 @@ class DepositLedger:
                 inserted = conn.execute(insert(CREDITED).values(
                     tx_hash=t["tx_hash"], to_address=t["to"], from_address=t["from"],
                     amount=t["amount"], token=t["token"], block_number=t["block_number"],
-                    credited_at=now,
+                    credited_at=now, credited_by=credited_by,
                 ).on_conflict_do_nothing(index_elements=["tx_hash"]))
                 if inserted.rowcount:
                     credited.append(dict(t))
@@ -99,10 +122,46 @@ class DepositLedger:
             self.__dict__.pop("engine").dispose()
 
 
-def credit(transfers: Sequence[Mapping[str, Any]], url: str | None = None) -> list[dict[str, Any]]:
+def credit(transfers: Sequence[Mapping[str, Any]], url: str | None = None,
+           credited_by: str | None = None) -> list[dict[str, Any]]:
     """Credit ``transfers`` into the ledger at ``url`` (see :class:`DepositLedger`)."""
     ledger = DepositLedger(url)
     try:
-        return ledger.credit(transfers)
+        return ledger.credit(transfers, credited_by)
     finally:
         ledger.close()
+
+
+def catch_up(addresses: Iterable[str], *, credited_by: str | None = None,
+             store: CallbackStore | None = None, ledger_url: str | None = None,
+             consumer: str = CATCH_UP_CONSUMER) -> list[dict[str, Any]]:
+    """Credit every stored transfer into ``addresses`` that the ledger lacks; return those.
+
+    Reads the callback store (``store``, else the configured one) from ``consumer``'s
+    offset, credits what it finds (the ledger's key makes a second sweep, or a run
+    crediting the same deposit from its event, credit nothing twice), then moves the
+    offset forward. Ids are committed in order in the store, so nothing below the offset
+    can still appear. A consumer that never swept starts at the beginning: its first
+    sweep credits every stored deposit the ledger lacks.
+    """
+    from airflow_provider_tronenergy.callbacks.access import open_store
+
+    wanted = sorted(set(addresses))
+    store = store if store is not None else open_store(None)
+    after = store.get_offset(consumer)
+    upto = store.max_id()
+    credited: list[dict[str, Any]] = []
+    if not wanted or upto <= after:
+        return credited
+    ledger = DepositLedger(ledger_url)
+    try:
+        while True:
+            page = [t for t in store.list_transfers(wanted, after, SWEEP_PAGE) if t.id <= upto]
+            if not page:
+                break
+            credited += ledger.credit([t.to_payload() for t in page], credited_by)
+            after = page[-1].id
+    finally:
+        ledger.close()
+    store.commit_offset(consumer, upto)
+    return credited

@@ -12,7 +12,11 @@ Two DAGs:
   event (``TronEnergyTransferWatchTrigger``). Its task credits each deposit into a
   ledger table keyed by ``tx_hash``, so even a redelivered event (possible only
   if the triggerer dies between Airflow persisting an event and the watcher
-  committing its offset) credits nothing twice.
+  committing its offset) credits nothing twice. It then catches up from the
+  callback store (``deposits.catch_up``): Airflow 3.3 can leave the last Asset
+  events of a burst in no run until a later deposit arrives, and the store, not
+  the event, is the record of what arrived. Each ledger row names the run that
+  credited it.
 
 Settings, read when a task runs (never when the file is parsed):
 
@@ -34,7 +38,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
-from airflow_provider_tronenergy.deposits import credit, event_transfer
+from airflow_provider_tronenergy.deposits import catch_up, credit, event_transfer
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
@@ -96,7 +100,14 @@ with DAG(
         if len(deposits) < len(given):
             log.warning("%d of %d transfers are not into a deposit address (or carry no "
                         "transfer): not credited", len(given) - len(deposits), len(given))
-        credited = credit(deposits)  # the ledger the configuration names
+        run_id = context["run_id"]
+        credited = credit(deposits, credited_by=run_id)  # the ledger the configuration names
+        # Deposits whose event reached no run yet (or never will, in time): from the store.
+        caught_up = catch_up(addresses, credited_by=run_id)
+        if caught_up:
+            log.info("%d stored deposits had not been credited from their events: credited "
+                     "now", len(caught_up))
+        credited += caught_up
         for t in credited:
             log.info("credited %s %s to %s (tx %s)", t["amount"], t["token"], t["to"],
                      t["tx_hash"])

@@ -7,9 +7,11 @@ import secrets
 import sqlite3
 import threading
 
+import pytest
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy import deposits
+from airflow_provider_tronenergy import deposits, sqlstore
+from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 
 
@@ -74,3 +76,90 @@ def test_two_workers_crediting_the_same_deposits_on_postgres(postgres_url, pg_sc
         t.join()
     credited = [t["tx_hash"] for batch in results for t in batch]
     assert sorted(credited) == sorted(t["tx_hash"] for t in transfers[1:])
+
+
+# -- credited_by, and catching up from the callback store ------------------------------------
+
+
+def _stored_event(to: str, amount: str = "10"):
+    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
+    from airflow_provider_tronenergy.protocol.signing import sign_callback
+    from support.callbacks import callback_body, transfer_data
+
+    body = callback_body(transfer_data(to=to, amount=amount))
+    return parse_transfer(body, signature=sign_callback("whsec", body), verified_by="key")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_and_ledger(request, tmp_path):
+    """A callback store and a ledger URL on one backend."""
+    if request.param == "sqlite":
+        store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
+        ledger = f"sqlite:///{tmp_path / 'ledger.db'}"
+    else:
+        url, schema = request.getfixturevalue("postgres_url"), request.getfixturevalue(
+            "pg_schema")
+        store = CallbackStore(url, schema=schema)
+        ledger = sa.engine.make_url(url).update_query_dict(
+            {"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+    store.ensure_schema()
+    yield store, ledger
+    store.close()
+
+
+def _ledger_rows(url: str) -> dict[str, str | None]:
+    engine = sqlstore.create_engine(sqlstore.parse_url(url))
+    try:
+        with engine.connect() as conn:
+            return dict(conn.execute(sa.text(
+                "SELECT tx_hash, credited_by FROM credited_deposits")).all())
+    finally:
+        engine.dispose()
+
+
+def test_catch_up_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledger):
+    """A deposit whose Asset event reached no run is credited from the store, once."""
+    store, ledger = store_and_ledger
+    deposit, other = random_address(), random_address()
+    by_event, stranded, elsewhere = (_stored_event(deposit, "1.5"), _stored_event(deposit, "2"),
+                                     _stored_event(other, "3"))
+    store.record_many([by_event, stranded, elsewhere])
+    event_payload = store.get_transfer(by_event.tx_hash).to_payload()
+    assert [t["tx_hash"] for t in deposits.credit([event_payload], ledger, "run-1")] == [
+        by_event.tx_hash]
+
+    swept = deposits.catch_up([deposit], credited_by="run-1", store=store, ledger_url=ledger)
+    assert [(t["tx_hash"], t["amount"]) for t in swept] == [(stranded.tx_hash, "2")]
+    assert _ledger_rows(ledger) == {by_event.tx_hash: "run-1", stranded.tx_hash: "run-1"}
+    # The offset moved: a second sweep reads nothing again and credits nothing.
+    assert store.get_offset(deposits.CATCH_UP_CONSUMER) == store.max_id()
+    assert deposits.catch_up([deposit], credited_by="run-2", store=store,
+                             ledger_url=ledger) == []
+    # Stored later: the next sweep credits it, and only it.
+    late = _stored_event(deposit, "4")
+    store.record(late)
+    assert [t["tx_hash"] for t in deposits.catch_up(
+        [deposit], credited_by="run-3", store=store, ledger_url=ledger)] == [late.tx_hash]
+    assert _ledger_rows(ledger)[late.tx_hash] == "run-3"
+
+
+def test_catch_up_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
+    store, ledger = store_and_ledger
+    monkeypatch.setattr(deposits, "SWEEP_PAGE", 7)
+    address = random_address()
+    events = [_stored_event(address, f"{i}.25") for i in range(30)]
+    store.record_many(events)
+    swept = deposits.catch_up([address], store=store, ledger_url=ledger)
+    assert sorted(t["tx_hash"] for t in swept) == sorted(e.tx_hash for e in events)
+
+
+def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # the table as the previous release created it
+        db.execute("CREATE TABLE credited_deposits (tx_hash VARCHAR(64) PRIMARY KEY, "
+                   "to_address VARCHAR(34) NOT NULL, from_address VARCHAR(34) NOT NULL, "
+                   "amount VARCHAR(40) NOT NULL, token VARCHAR(20) NOT NULL, "
+                   "block_number BIGINT NOT NULL, credited_at VARCHAR(40) NOT NULL)")
+    deposit = _transfer(random_address())
+    assert deposits.credit([deposit], f"sqlite:///{path}", "run-9") == [deposit]
+    assert _ledger_rows(f"sqlite:///{path}") == {deposit["tx_hash"]: "run-9"}

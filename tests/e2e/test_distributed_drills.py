@@ -16,13 +16,15 @@ anew) and counts only what it made itself: its own sender wallets, its own depos
    receivers answer 5xx meanwhile, then recover without a restart;
 5. two payout batches at once across both workers.
 
-After 2-4, every deposit has exactly one Asset event, is consumed by exactly one
-``deposit_credit`` run, and has exactly one ledger row. ``pytest -s`` prints what each
-drill measured (docs/deployment.md keeps the figures). On Airflow 3.3.2 drills 2 and 4
-(and 3 at times) fail on two findings docs/deployment.md describes ("What the drills
-found"): the last Asset events of a burst can wait for the next deposit (an Airflow
-scheduler race), and a triggerer SIGKILL re-fires a batch of Asset events. The
-assertions state the issue's guarantees as written; they are not relaxed to pass.
+After 2-4, every deposit is stored once and has exactly one ledger row, credited by one
+successful ``deposit_credit`` run: asserted, a failure fails the drill. Then Airflow's
+part, every deposit with exactly one Asset event consumed by one run, is checked after
+the drill's own assertions; on Airflow 3.3.2 it does not always hold, for two reasons
+outside the provider (docs/deployment.md, "What the drills found": a triggerer SIGKILL
+re-fires Asset events Airflow had already persisted, and the scheduler can leave the last
+events of a burst in no run until a later event), and the drill then ends as an expected
+failure naming each deposit concerned, never as a pass. ``pytest -s`` prints what each
+drill measured (docs/deployment.md keeps the figures).
 """
 
 from __future__ import annotations
@@ -46,14 +48,6 @@ from distributed import TRIGGERERS, WORKERS, Deployment, distributed_deployment
 from test_real_deployment import PAYOUT_DAG
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(600)]
-
-# Known failures, reported as such (xfail, not skipped: they run, and an XPASS shows the day
-# they hold): docs/deployment.md, "What the drills found". Issue 13 stays open on them.
-STRANDED_EVENTS = pytest.mark.xfail(strict=False, reason=(
-    "Airflow 3.3 can leave the last Asset events of a burst in no deposit_credit run until "
-    "the next event arrives (scheduler race), and a triggerer SIGKILL re-fires a poll's "
-    "worth of Asset events (at-least-once): every deposit is credited once in the ledger, "
-    "but not always by the time the drill looks, nor by exactly one Asset event"))
 
 BUY_TASK = "buy_for_holders"
 
@@ -134,8 +128,16 @@ def stream(deployment: Deployment, count: int, seconds: float,
 
 
 def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: float,
-                  figures: dict[str, Any]) -> None:
-    """Every deposit: one ledger row, one Asset event, consumed by one successful run."""
+                  figures: dict[str, Any]) -> str | None:
+    """The provider's guarantees, asserted: every deposit stored once, credited in one ledger
+    row by one successful ``deposit_credit`` run, none lost; every run that consumed one of
+    their Asset events succeeded.
+
+    Then Airflow's part: one Asset event per deposit, consumed by one run. On Airflow 3.3.2
+    that can fail for two reasons outside the provider (docs/deployment.md, "What the drills
+    found"); what failed, deposit by deposit, is returned for :func:`airflow_part`, which the
+    drill calls after its own assertions.
+    """
     hashes = {d.tx_hash for d in deposits}
     db = deployment.db
 
@@ -155,25 +157,48 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
                                         "AND state NOT IN ('success', 'failed')"), 90)
     time.sleep(8)  # give a (wrong) redelivery every chance to show up
 
-    ledger = db.rows("SELECT tx_hash, to_address, amount, token FROM credited_deposits "
-                     "WHERE tx_hash = ANY(%s)", list(hashes))
+    ledger = db.rows("SELECT tx_hash, to_address, amount, token, credited_by "
+                     "FROM credited_deposits WHERE tx_hash = ANY(%s)", list(hashes))
     # Amounts compared as decimals: the service writes 1.500000 as 1.5.
-    assert sorted((h, a, Decimal(m), t) for h, a, m, t in ledger) == sorted(
+    assert sorted((h, a, Decimal(m), t) for h, a, m, t, _ in ledger) == sorted(
         (d.tx_hash, d.address, Decimal(d.amount), "USDT") for d in deposits)
-    events = Counter(e.get("tx_hash") for e in db.deposit_events()
-                     if e.get("tx_hash") in hashes)
-    assert events == Counter(hashes), {h: n for h, n in events.items() if n != 1}
+    runs = db.credit_runs()
+    succeeded = {run["run_id"] for run in runs if run["state"] == "success"}
+    by_run = {h: run for h, _, _, _, run in ledger}
+    assert all(run in succeeded for run in by_run.values()), {
+        h: run for h, run in by_run.items() if run not in succeeded}
+    stored = Counter(t.tx_hash for t in _stored(deployment, deposits))
+    assert stored == Counter(hashes)
     consumed: Counter[str] = Counter()
-    for run in db.credit_runs():
+    for run in runs:
         mine = [h for h in run["tx_hashes"] if h in hashes]
         if mine:
             assert run["state"] == "success", run
             consumed.update(mine)
-    assert consumed == Counter(hashes), {h: n for h, n in consumed.items() if n != 1}
-    stored = Counter(t.tx_hash for t in _stored(deployment, deposits))
-    assert stored == Counter(hashes)
-
+    figures["credited from the store, not from their event"] = sum(
+        1 for h, run in by_run.items()
+        if h not in {x for r in runs if r["run_id"] == run for x in r["tx_hashes"]})
     measure(deployment, deposits, figures)
+
+    events = Counter(e.get("tx_hash") for e in db.deposit_events()
+                     if e.get("tx_hash") in hashes)
+    twice = {h[:12]: n for h, n in events.items() if n > 1}
+    unconsumed = sorted(h[:12] for h in hashes if consumed[h] == 0)
+    assert set(events) == hashes, "a deposit has no Asset event at all"
+    assert all(consumed[h] <= events[h] for h in hashes), "an Asset event consumed twice"
+    if not (twice or unconsumed):
+        return None
+    return (f"Airflow's part does not hold here: {len(twice)} deposits have more than one "
+            f"Asset event {twice} (the shared stream's at-least-once delivery across a triggerer "
+            f"crash), {len(unconsumed)} Asset events are consumed by no run yet {unconsumed} "
+            "(the scheduler's queue race, apache/airflow#70972, in no release yet); their "
+            "deposits are credited once all the same")
+
+
+def airflow_part(shortfall: str | None) -> None:
+    """An expected failure (xfail), never a pass, when Airflow's part did not hold."""
+    if shortfall is not None:
+        pytest.xfail(shortfall)
 
 
 def measure(deployment: Deployment, deposits: list[Deposit], figures: dict[str, Any]) -> None:
@@ -380,7 +405,6 @@ def _try_log(deployment: Deployment, run_id: str, try_number: int) -> str:
     return found[0].read_text(errors="replace")
 
 
-@STRANDED_EVENTS
 def test_drill_2_triggerer_killed_mid_stream(deployment):
     with explained(deployment, "drill 2: triggerer killed mid-stream") as figures:
         holder = deployment.wait_watching()
@@ -395,13 +419,13 @@ def test_drill_2_triggerer_killed_mid_stream(deployment):
         figures["watcher taken over after s"] = round(time.monotonic() - killed[0], 1)
         assert taken_over != holder and taken_over in TRIGGERERS
         restart(deployment, holder)
-        credited_once(deployment, deposits, 150, figures)
+        shortfall = credited_once(deployment, deposits, 150, figures)
         # Both API servers received their half.
         urls = Counter(d["url"] for d in deliveries(deployment, deposits))
         assert urls == {deployment.callback_url(0): 100, deployment.callback_url(1): 100}
+    airflow_part(shortfall)
 
 
-@STRANDED_EVENTS
 def test_drill_3_api_server_killed_mid_stream(deployment):
     with explained(deployment, "drill 3: API server killed mid-stream") as figures:
         deployment.wait_watching()
@@ -419,7 +443,7 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
 
         deposits = stream(deployment, 60, 20, midway=kill_and_restart)
         figures["API server 2 down s"] = round(down[1] - down[0], 1)
-        credited_once(deployment, deposits, 150, figures)
+        shortfall = credited_once(deployment, deposits, 150, figures)
         sent = deliveries(deployment, deposits)
         assert all(d["status"] == "delivered" for d in sent), sent
         retried = [d for d in sent if len(d["history"]) > 1]
@@ -428,9 +452,9 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
         assert deployment.callback_url(1) in {d["url"] for d in retried}
         assert all(d["history"][-1]["status_code"] == 200 for d in sent)
         figures["deliveries retried"] = len(retried)
+    airflow_part(shortfall)
 
 
-@STRANDED_EVENTS
 def test_drill_4_store_database_restarted_mid_stream(deployment):
     server = deployment.store_server
     if server is None:
@@ -445,7 +469,7 @@ def test_drill_4_store_database_restarted_mid_stream(deployment):
             server.start()
 
         deposits = stream(deployment, 60, 20, midway=restart_store)
-        credited_once(deployment, deposits, 150, figures)
+        shortfall = credited_once(deployment, deposits, 150, figures)
         sent = deliveries(deployment, deposits)
         assert all(d["status"] == "delivered" for d in sent), sent
         refused = [d for d in sent if any((a["status_code"] or 0) >= 500
@@ -455,4 +479,5 @@ def test_drill_4_store_database_restarted_mid_stream(deployment):
         assert {d["url"] for d in refused} == {deployment.callback_url(0),
                                                deployment.callback_url(1)}
         figures["callbacks answered 5xx first"] = len(refused)
+    airflow_part(shortfall)
 

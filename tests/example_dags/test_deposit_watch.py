@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 
 import deposit_watch as example
 
@@ -68,3 +69,35 @@ def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox
         hook.close()
     assert set(addresses) <= set(monitored)
     assert {monitored[a].label for a in addresses} == {"deposits"}
+
+
+def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control, tmp_path,
+                                                                  monkeypatch):
+    """The scheduler race (docs/deployment.md): a deposit whose Asset event reached no run is
+    in the callback store; the next credit run credits it from there, once, naming itself."""
+    from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
+    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
+    from airflow_provider_tronenergy.protocol.signing import sign_callback
+    from support.callbacks import callback_body, transfer_data
+
+    address = random_address()
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([address]))
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{ledger}")
+    monkeypatch.setenv(ENV_STORE_URL, f"sqlite:///{tmp_path / 'callbacks.db'}")
+    store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
+    body = callback_body(transfer_data(to=address, amount="70.25", token="USDT"))
+    stranded = parse_transfer(body, signature=sign_callback("whsec", body), verified_by="key")
+    store.record(stranded)
+    late_event = store.get_transfer(stranded.tx_hash).to_payload()
+    store.close()
+
+    out = run_dag(example.dag_credit)  # triggered by no event carrying it
+    assert out["credit_deposits"][0] == "success"
+    assert [(t["tx_hash"], t["amount"]) for t in out["credit_deposits"][2]] == [
+        (stranded.tx_hash, "70.25")]
+    again = run_dag(example.dag_credit, transfers=[late_event])  # its event, late
+    assert again["credit_deposits"][2] == []
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("SELECT tx_hash, credited_by FROM credited_deposits").fetchall() == [
+            (stranded.tx_hash, out["__run_id__"])]

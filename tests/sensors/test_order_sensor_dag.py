@@ -50,6 +50,7 @@ def run_sensor_dag(run_dag: Callable[..., dict[str, Any]]
     def run(dag_id: str, conf: dict[str, Any]) -> dict[str, Any]:
         out = run_dag(DAGS[dag_id], **conf)
         result: dict[str, Any] = {"run": str(out.pop("__run__"))}
+        out.pop("__run_id__")
         for task_id, (state, try_number, value) in out.items():
             result[task_id] = (str(state), try_number, value)
         return result

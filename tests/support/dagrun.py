@@ -40,7 +40,7 @@ def run_dag(airflow_db, conn) -> Callable[..., dict[str, Any]]:
         from airflow.utils.session import create_session
 
         dagrun = dag.test(run_conf=conf)
-        out: dict[str, Any] = {"__run__": dagrun.state}
+        out: dict[str, Any] = {"__run__": dagrun.state, "__run_id__": dagrun.run_id}
         with create_session() as session:
             from airflow.models.taskinstance import TaskInstance
 
