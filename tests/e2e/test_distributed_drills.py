@@ -175,7 +175,7 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
         if mine:
             assert run["state"] == "success", run
             consumed.update(mine)
-    figures["credited from the store, not from their event"] = sum(
+    figures["credited by a run its event did not reach"] = sum(
         1 for h, run in by_run.items()
         if h not in {x for r in runs if r["run_id"] == run for x in r["tx_hashes"]})
     measure(deployment, deposits, figures)
