@@ -50,8 +50,13 @@ CREDITED = sa.Table(
     sa.Column("credited_at", sa.String(40), nullable=False),
     sa.Column("credited_by", sa.String(250), nullable=True),  # the run, when one is named
 )
+CAUGHT_UP = sa.Table(
+    "deposit_catch_up", _META,  # how far catch_up has read the callback store, per name
+    sa.Column("consumer", sa.String(200), primary_key=True),
+    sa.Column("last_id", sa.BigInteger, nullable=False),
+)
 CATCH_UP_CONSUMER = "deposits.catch_up"
-"""The callback store consumer whose offset :func:`catch_up` moves."""
+"""The name under which :func:`catch_up` keeps its offset in the ledger."""
 
 
 def event_transfer(extra: Any) -> dict[str, Any] | None:
@@ -93,16 +98,20 @@ class DepositLedger:
                     "ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)"))
         return engine
 
-    def credit(self, transfers: Iterable[Mapping[str, Any]],
-               credited_by: str | None = None) -> list[dict[str, Any]]:
+    def _insert(self) -> Any:
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        return postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert
+
+    def credit(self, transfers: Iterable[Mapping[str, Any]], credited_by: str | None = None,
+               *, caught_up: tuple[str, int] | None = None) -> list[dict[str, Any]]:
         """Insert each transfer (keyed by ``tx_hash``); return those credited by this call.
 
         ``credited_by`` (a run id, say) is recorded on the rows this call inserts.
+        ``caught_up`` ``(consumer, last_id)`` moves that catch-up offset forward in the
+        same transaction, so a sweep's credits and its progress commit together.
         """
-        from sqlalchemy.dialects import postgresql, sqlite
-
-        insert = (postgresql.insert if self.engine.dialect.name == "postgresql"
-                  else sqlite.insert)
+        insert = self._insert()
         credited = []
         now = datetime.now(timezone.utc).isoformat()
         with self.engine.begin() as conn:
@@ -114,7 +123,21 @@ class DepositLedger:
                 ).on_conflict_do_nothing(index_elements=["tx_hash"]))
                 if inserted.rowcount:
                     credited.append(dict(t))
+            if caught_up is not None:
+                upsert = insert(CAUGHT_UP).values(consumer=caught_up[0], last_id=caught_up[1])
+                new = upsert.excluded.last_id
+                conn.execute(upsert.on_conflict_do_update(
+                    index_elements=["consumer"],  # forward only: a slower sweep never rewinds
+                    set_={"last_id": sa.case((new > CAUGHT_UP.c.last_id, new),
+                                             else_=CAUGHT_UP.c.last_id)}))
         return credited
+
+    def caught_up(self, consumer: str = CATCH_UP_CONSUMER) -> int:
+        """The last callback store id ``consumer``'s catch-up has read (0: never swept)."""
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(CAUGHT_UP.c.last_id).where(
+                CAUGHT_UP.c.consumer == consumer)).scalar()
+        return int(value or 0)
 
     def close(self) -> None:
         """Release the engine's connections."""
@@ -137,31 +160,27 @@ def catch_up(addresses: Iterable[str], *, credited_by: str | None = None,
              consumer: str = CATCH_UP_CONSUMER) -> list[dict[str, Any]]:
     """Credit every stored transfer into ``addresses`` that the ledger lacks; return those.
 
-    Reads the callback store (``store``, else the configured one) from ``consumer``'s
-    offset, credits what it finds (the ledger's key makes a second sweep, or a run
-    crediting the same deposit from its event, credit nothing twice), then moves the
-    offset forward. Ids are committed in order in the store, so nothing below the offset
-    can still appear. A consumer that never swept starts at the beginning: its first
-    sweep credits every stored deposit the ledger lacks.
+    Reads the callback store (``store``, else the configured one; read access is
+    enough) from the offset ``consumer`` keeps in the ledger, and commits each page's
+    credits with the offset's advance. The ledger's key makes a second sweep, or a run
+    crediting the same deposit from its event, credit nothing twice; ids are committed
+    in order in the store, so nothing below the offset can still appear. A consumer
+    that never swept starts at the beginning: its first sweep credits every stored
+    deposit the ledger lacks.
     """
     from airflow_provider_tronenergy.callbacks.access import open_store
 
     wanted = sorted(set(addresses))
     store = store if store is not None else open_store(None)
-    after = store.get_offset(consumer)
-    upto = store.max_id()
     credited: list[dict[str, Any]] = []
-    if not wanted or upto <= after:
-        return credited
     ledger = DepositLedger(ledger_url)
     try:
-        while True:
+        after, upto = ledger.caught_up(consumer), store.max_id()
+        while wanted and after < upto:
             page = [t for t in store.list_transfers(wanted, after, SWEEP_PAGE) if t.id <= upto]
-            if not page:
-                break
-            credited += ledger.credit([t.to_payload() for t in page], credited_by)
-            after = page[-1].id
+            after = page[-1].id if len(page) == SWEEP_PAGE else upto
+            credited += ledger.credit([t.to_payload() for t in page], credited_by,
+                                      caught_up=(consumer, after))
     finally:
         ledger.close()
-    store.commit_offset(consumer, upto)
     return credited

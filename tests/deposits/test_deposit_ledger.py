@@ -131,8 +131,9 @@ def test_catch_up_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledg
     swept = deposits.catch_up([deposit], credited_by="run-1", store=store, ledger_url=ledger)
     assert [(t["tx_hash"], t["amount"]) for t in swept] == [(stranded.tx_hash, "2")]
     assert _ledger_rows(ledger) == {by_event.tx_hash: "run-1", stranded.tx_hash: "run-1"}
-    # The offset moved: a second sweep reads nothing again and credits nothing.
-    assert store.get_offset(deposits.CATCH_UP_CONSUMER) == store.max_id()
+    # The offset moved, in the ledger (the store is only read): a second sweep credits nothing.
+    assert deposits.DepositLedger(ledger).caught_up() == store.max_id()
+    assert store.committed_offset(deposits.CATCH_UP_CONSUMER) is None
     assert deposits.catch_up([deposit], credited_by="run-2", store=store,
                              ledger_url=ledger) == []
     # Stored later: the next sweep credits it, and only it.
@@ -151,6 +152,17 @@ def test_catch_up_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
     store.record_many(events)
     swept = deposits.catch_up([address], store=store, ledger_url=ledger)
     assert sorted(t["tx_hash"] for t in swept) == sorted(e.tx_hash for e in events)
+    assert deposits.DepositLedger(ledger).caught_up() == store.max_id()
+
+
+def test_the_catch_up_offset_only_moves_forward(tmp_path):
+    ledger = deposits.DepositLedger(f"sqlite:///{tmp_path / 'ledger.db'}")
+    deposit = _transfer(random_address())
+    ledger.credit([deposit], "run-1", caught_up=("sweep", 40))
+    ledger.credit([], "run-2", caught_up=("sweep", 25))  # a slower, older sweep
+    assert ledger.caught_up("sweep") == 40
+    assert ledger.caught_up("another") == 0
+    ledger.close()
 
 
 def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
