@@ -20,8 +20,8 @@ to send it cheaply:
 5. **activate_recipients** activates the recipients that need it (1.1 TRX each;
    already active ones are skipped, so a retry never pays twice).
 6. **buy_energy** rents that energy to the hot wallet: every order of the plan in
-   one task, one order after another, so a batch of 10,000 recipients (about 130
-   orders) is one task instance, not 130. Each order carries a ``purchase_key``
+   one task, one order after another, so a batch of 10,000 recipients (170
+   orders or so) is one task instance, not 170. Each order carries a ``purchase_key``
    made of the sender, a hash of the payout rows and the order's index, so the
    purchase journal recognises it: a retry, a cleared task or a **new run of the
    same batch** reuses every order whose energy is still valid and buys only the
