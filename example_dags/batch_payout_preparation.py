@@ -19,20 +19,22 @@ to send it cheaply:
    nothing is activated or bought, every later task is skipped.
 5. **activate_recipients** activates the recipients that need it (1.1 TRX each;
    already active ones are skipped, so a retry never pays twice).
-6. **buy_for_holders** / **buy_for_new_recipients** rent that energy to the
-   hot wallet (dynamically mapped, one task per order). Each order carries a
-   ``purchase_key`` made of the sender, a hash of the payout rows and the
-   order's index, so the purchase journal recognises it: a retry, a cleared
-   task or a **new run of the same batch** reuses an order whose energy is
-   still valid instead of buying it again. An order whose outcome is unknown
-   (the answer was lost, the worker died mid-purchase) stops every run until a
-   person resolves it with ``tronenergy-purchases resolve``; with the param
+6. **buy_energy** rents that energy to the hot wallet: every order of the plan in
+   one task, one order after another, so a batch of 10,000 recipients (170
+   orders or so) is one task instance, not 170. Each order carries a ``purchase_key``
+   made of the sender, a hash of the payout rows and the order's index, so the
+   purchase journal recognises it: a retry, a cleared task or a **new run of the
+   same batch** reuses every order whose energy is still valid and buys only the
+   rest. An order whose outcome is unknown (the answer was lost, the worker died
+   mid-purchase) stops the batch there, and every later run, until a person
+   resolves it with ``tronenergy-purchases resolve``; with the param
    ``on_ambiguous`` set to ``"ask"`` it becomes a Required Action instead: a
-   person says it was placed (with its order id: the run goes on with it), was
-   not placed (the run buys it, once), or aborts. The journal keeps the answer
+   person says it was placed (with its order id: the batch goes on with it), was
+   not placed (the batch buys it, once), or aborts. The journal keeps the answer
    for every later run.
-7. **wait_for_orders** waits for every order with the deferrable sensor. A
-   failed or cancelled order fails the run loudly; **confirm_on_chain** sees the
+7. **wait_for_orders** waits for all the orders in one deferrable sensor task (the
+   triggerer reads them within the connection's request budget). A failed or
+   cancelled order fails the run loudly; **confirm_on_chain** sees the
    delegations on chain when a node is configured.
 8. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
    payload is the plan: per-recipient energy and cost, totals, the saving
@@ -59,6 +61,14 @@ endpoint's ``max_energy`` allows (and none under its ``min_energy``):
 Energy is rented for ``rent_time`` hours: send the payouts within that window.
 The planning is the provider's :mod:`airflow_provider_tronenergy.payouts`; this
 file only wires it into tasks.
+
+## One task for all orders, or one per order
+
+To see each order as its own task in the grid, map the single purchase and
+sensor operators over the plan's orders instead (``TronEnergyBuyByCountOperator``
+/ ``TronEnergyBuyOperator`` ``.partial(...).expand_kwargs(...)`` and
+``TronEnergyOrderSensor``); the journal protects them the same way. It costs a
+task instance per order and per wait: docs/performance.md measures both shapes.
 """
 
 from __future__ import annotations
@@ -77,11 +87,8 @@ from airflow_provider_tronenergy.operators.address import (
     TronEnergyCheckAddressOperator,
 )
 from airflow_provider_tronenergy.operators.approval import TronEnergyBatchApprovalOperator
-from airflow_provider_tronenergy.operators.energy import (
-    TronEnergyBuyByCountOperator,
-    TronEnergyBuyOperator,
-)
-from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
+from airflow_provider_tronenergy.operators.batch_buy import TronEnergyBatchBuyOperator
+from airflow_provider_tronenergy.sensors.orders import TronEnergyOrdersSensor
 
 PAYOUT_BATCH_READY = Asset("tronenergy://payout-batch-ready", group="tronenergy")
 CONN_ID = "tronenergy_default"
@@ -152,35 +159,17 @@ with DAG(
         finally:
             hook.close()
 
-    # Airflow maps a task only over another task's return value, never over one key of
-    # it, so each kind of order reaches its mapped purchase through a task of its own.
-    @task
-    def count_orders(plan: dict[str, Any]) -> list[dict[str, Any]]:
-        return list(plan["count_orders"])
-
-    @task
-    def buy_orders(plan: dict[str, Any]) -> list[dict[str, Any]]:
-        return list(plan["buy_orders"])
-
-    @task(trigger_rule="none_failed")
-    def order_ids(holder_orders: list[dict[str, Any]] | None,
-                  new_orders: list[dict[str, Any]] | None) -> list[str]:
-        return [o["order_id"] for o in [*(holder_orders or []), *(new_orders or [])]]
-
-    # No orders (the wallet had the energy) skips the order tasks, not these two.
-    @task(trigger_rule="none_failed_min_one_success", multiple_outputs=False)
-    def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
+    @task(multiple_outputs=False)
+    def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]],
                          params: dict[str, Any]) -> dict[str, Any]:
-        return onchain.confirm_batch(plan, orders or [], params)
+        return onchain.confirm_batch(plan, orders, params)
 
-    @task(outlets=[PAYOUT_BATCH_READY], trigger_rule="none_failed_min_one_success",
-          multiple_outputs=False)
-    def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
-                            activations: list[dict[str, Any]] | None,
+    @task(outlets=[PAYOUT_BATCH_READY], multiple_outputs=False)
+    def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]],
+                            activations: list[dict[str, Any]],
                             confirmation: dict[str, Any], approval: dict[str, Any],
                             outlet_events: Any = None) -> dict[str, Any]:
-        ready = batch.batch_ready(plan, orders or [], activations or [], confirmation,
-                                  approval)
+        ready = batch.batch_ready(plan, orders, activations, confirmation, approval)
         if outlet_events is not None:
             outlet_events[PAYOUT_BATCH_READY].extra = ready
         return ready
@@ -198,18 +187,15 @@ with DAG(
         task_id="activate_recipients", addresses=needing_activation(checked.output),
         tronenergy_conn_id=CONN_ID)
     approval >> activated
-    buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
-           "max_cost_trx": "{{ params.max_cost_trx }}",
-           "on_ambiguous": "{{ params.on_ambiguous }}"}
-    holder_orders, newcomer_orders = count_orders(plan), buy_orders(plan)
-    approval >> [holder_orders, newcomer_orders]
-    holders = TronEnergyBuyByCountOperator.partial(task_id="buy_for_holders", **buy) \
-        .expand_kwargs(holder_orders)
-    newcomers = TronEnergyBuyOperator.partial(task_id="buy_for_new_recipients", **buy) \
-        .expand_kwargs(newcomer_orders)
-    waited = TronEnergyOrderSensor.partial(
-        task_id="wait_for_orders", tronenergy_conn_id=CONN_ID, deferrable=True,
-        poke_interval=2, timeout=3600,
-    ).expand(order_id=order_ids(holders.output, newcomers.output))
+    # Every order of the plan in one task, and one wait for all of them: the task
+    # instances of a run do not grow with the batch (no orders: both return []).
+    bought = TronEnergyBatchBuyOperator(
+        task_id="buy_energy", orders=plan, tronenergy_conn_id=CONN_ID,
+        rent_time="{{ params.rent_time }}", max_cost_trx="{{ params.max_cost_trx }}",
+        on_ambiguous="{{ params.on_ambiguous }}")
+    approval >> bought
+    waited = TronEnergyOrdersSensor(
+        task_id="wait_for_orders", order_ids=bought.output, tronenergy_conn_id=CONN_ID,
+        deferrable=True, poke_interval=2, timeout=3600)
     publish_batch_ready(plan, waited.output, activated.output,
                         confirm_on_chain(plan, waited.output), approval.output)

@@ -93,6 +93,9 @@ class AskSteps:
     log: Any
     ask_timeout: timedelta | None
     defer: Any
+    # Airflow keeps one Required Action per task try, and a second request in the same
+    # try would keep the first one's text: a batch that already asked says "next try".
+    may_ask: bool = True
 
     def _journal(self) -> PurchaseJournal:
         raise NotImplementedError
@@ -103,6 +106,11 @@ class AskSteps:
         from airflow.sdk.timezone import utcnow
 
         entry = unknown.entry
+        if not self.may_ask:
+            raise AirflowException(
+                f"purchase {entry.identity} ({entry.description}) has an unknown outcome "
+                "too, and this task try already asked about another one (Airflow keeps one "
+                "Required Action per try); nothing was bought for it. The next try asks.")
         subject, body = question(entry, unknown.cause)
         params = _params()
         ti_id = context["task_instance"].id

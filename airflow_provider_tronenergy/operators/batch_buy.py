@@ -8,37 +8,54 @@ each through exactly the life a single purchase has
 validate, journal, quote, guard, buy), under the order's own ``purchase_key``. So a
 retry, a cleared task, a second worker or a new run of the same batch reuses every
 order already placed and buys only the rest; an order whose outcome nobody knows
-stops the batch there, the orders before it staying placed and journaled.
+stops the batch there, the orders before it staying placed and journaled. With
+``on_ambiguous="ask"`` the batch asks a person about that order (a Required Action,
+:mod:`~airflow_provider_tronenergy.operators.ask`), records the answer in the journal
+and goes on with the rest, reusing every order already placed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import AirflowFailException, BaseOperator
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    BaseOperator,
+)
 
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.journal import PurchaseJournal, open_journal
+from airflow_provider_tronenergy.operators.ask import AskSteps
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
 )
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
 from airflow_provider_tronenergy.operators.quote import trx
+from airflow_provider_tronenergy.operators.reuse import ON_AMBIGUOUS
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-BATCH_ON_AMBIGUOUS = ("fail", "rebuy")
+BATCH_ON_AMBIGUOUS = ON_AMBIGUOUS
+# The order kinds of a plan (payouts.plan_energy), in the order they are bought.
+PLAN_ORDER_KINDS = ("count_orders", "buy_orders")
 
 
 def checked_orders(orders: Any) -> list[dict[str, Any]]:
     """The plan's orders, each ``{"target_address", "purchase_key"}`` and one amount field.
 
-    Refused before anything is bought: a batch half placed because its fifth order
-    was malformed is a batch a person has to untangle.
+    ``orders`` is a list of orders or a whole plan (its buy-count orders, then its buy
+    orders), so a DAG needs no task of its own to pick them out. Refused before
+    anything is bought: a batch half placed because its fifth order was malformed is
+    a batch a person has to untangle.
     """
+    if isinstance(orders, Mapping) and any(kind in orders for kind in PLAN_ORDER_KINDS):
+        orders = [order for kind in PLAN_ORDER_KINDS for order in orders.get(kind) or []]
     if isinstance(orders, (str, bytes)) or not isinstance(orders, Sequence):
         raise AirflowFailException(
             f"orders must be a list of orders, got {type(orders).__name__}; if it comes from "
@@ -67,31 +84,36 @@ def checked_orders(orders: Any) -> list[dict[str, Any]]:
     return [dict(order) for order in orders]
 
 
-class TronEnergyBatchBuyOperator(BaseOperator):
+class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
     """Buy every order of a plan in one task; return each order's result, in order.
 
     :param orders: the orders (templated; e.g. a plan task's XComArg): dicts with
         ``target_address``, ``purchase_key`` and either ``energy_amount`` (a buy) or
         ``count`` (a buy-count), as :func:`~airflow_provider_tronenergy.payouts.plan_energy`
-        plans them.
+        plans them; or the plan itself (its ``count_orders``, then its ``buy_orders``).
     :param tronenergy_conn_id: connection of type ``tronenergy``.
     :param rent_time: hours the energy is rented for.
     :param max_cost_trx: refuse an order, before buying it, when its quote is higher.
-    :param on_ambiguous: ``"fail"`` (default: stop the batch at an order whose outcome is
-        unknown, naming the resolve command) or ``"rebuy"``.
+    :param on_ambiguous: an order whose outcome is unknown: ``"fail"`` (default: stop the
+        batch there, naming the resolve command), ``"ask"`` (a Required Action, as a single
+        purchase asks; the answer goes to the journal and the batch goes on) or
+        ``"rebuy"``; templated (checked when the DAG is parsed unless it is a template).
+    :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer before
+        the task fails (nothing more bought, still unknown); None: no limit.
     """
 
     template_fields: Sequence[str] = ("orders", "rent_time", "max_cost_trx",
-                                      "tronenergy_conn_id")
+                                      "tronenergy_conn_id", "on_ambiguous")
     ui_color = "#f9e79f"
 
-    def __init__(self, *, orders: Sequence[Mapping[str, Any]] | str,
+    def __init__(self, *, orders: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  rent_time: Decimal | int | str = 1,
                  max_cost_trx: Decimal | int | str | None = None,
-                 on_ambiguous: str = "fail", **kwargs: Any) -> None:
+                 on_ambiguous: str = "fail", ask_timeout: timedelta | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if on_ambiguous not in BATCH_ON_AMBIGUOUS:
+        if on_ambiguous not in BATCH_ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, not "
                              f"{on_ambiguous!r}")
         self.orders = orders
@@ -99,16 +121,43 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         self.rent_time = rent_time
         self.max_cost_trx = max_cost_trx
         self.on_ambiguous = on_ambiguous
+        self.ask_timeout = ask_timeout
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
         """Place (or reuse) each order in turn, through one client."""
+        return self._place_all(context, may_ask=True)
+
+    def execute_answer(self, context: Context, event: dict[str, Any], identity: str,
+                       attempt: int) -> list[dict[str, Any]]:
+        """Back from a person's answer about one order: record it, then go on with the batch.
+
+        The orders before it are reused from the journal, the answered one is reused
+        (placed) or bought once (not placed), and the rest are bought. Another unknown
+        outcome in this try is not asked about (Airflow keeps one request per try): it
+        fails this try, and the next try asks.
+        """
+        self._record_answer(event, identity, attempt)
+        return self._place_all(context, may_ask=False)
+
+    def _journal(self) -> PurchaseJournal:
+        try:
+            return open_journal()
+        except Exception as exc:
+            raise AirflowException(f"the purchase journal cannot be opened ({exc}); the "
+                                   "answer was not recorded and nothing was bought") from None
+
+    def _place_all(self, context: Context, *, may_ask: bool) -> list[dict[str, Any]]:
         orders = checked_orders(self.orders)
+        if self.on_ambiguous not in BATCH_ON_AMBIGUOUS:  # templated: known only now
+            raise AirflowFailException(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, "
+                                       f"not {self.on_ambiguous!r}; nothing bought")
         hook = TronEnergyHook(self.tronenergy_conn_id)
         results: list[dict[str, Any]] = []
         try:
             for index, order in enumerate(orders):
                 purchase = self._purchase(order, index)
                 purchase.__dict__["hook"] = hook  # the cached hook: one pool for the batch
+                purchase.may_ask = may_ask
                 results.append(purchase.purchase(context))
         finally:
             hook.close()
@@ -127,6 +176,7 @@ class TronEnergyBatchBuyOperator(BaseOperator):
             "max_cost_trx": self.max_cost_trx,
             "purchase_key": order["purchase_key"],
             "on_ambiguous": self.on_ambiguous,
+            "ask_timeout": self.ask_timeout,
         }
         if "count" in order:
             return TronEnergyBuyByCountOperator(target_address=order["target_address"],

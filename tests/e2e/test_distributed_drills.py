@@ -49,7 +49,7 @@ from test_real_deployment import PAYOUT_DAG
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(600)]
 
-BUY_TASK = "buy_for_holders"
+BUY_TASK = "buy_energy"
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ api-server, booted with the helpers of ``test_real_deployment``), then, on the e
 * a rejected batch buys and activates nothing (zero orders at the sandbox) and skips the
   rest of its run;
 * an injected unknown outcome (the purchase's answer is dropped after the sandbox placed
-  it) becomes a Required Action; answered "placed" with the order id, the run completes
-  with exactly that one order;
+  it) becomes a Required Action of the batch purchase task ``buy_energy``; answered
+  "placed" with the order id, the run completes with exactly that one order;
 * an injected unknown outcome whose request never placed anything (a 500 before
   processing), answered "not placed", buys once: exactly one order after the answer;
 * Debian's chromium (playwright, system browser) loads the approval request page and
@@ -268,8 +268,8 @@ def test_a_rejected_batch_buys_and_activates_nothing(deployment, tmp_path):
         assert deployment.finished(run_id) == "success"
         states = deployment.task_states(run_id)
         assert states["approve_batch"] == "success"
-        for task_id in ("activate_recipients", "buy_for_holders", "buy_for_new_recipients",
-                        "wait_for_orders", "publish_batch_ready"):
+        for task_id in ("activate_recipients", "buy_energy", "wait_for_orders",
+                        "publish_batch_ready"):
             assert states[task_id] == "skipped", states
         time.sleep(2)  # a (wrong) late purchase would have shown up by now
         assert deployment.orders_for(sender) == []
@@ -291,14 +291,14 @@ def test_an_unknown_outcome_resolved_with_its_order_id_completes_with_one_order(
         # The sandbox places the order, then drops the connection: the answer is lost.
         deployment.fault(kind="drop", path="/energy/buy-count", count=1)
         run_id = deployment.trigger_batch(sender, recipients, tmp_path, on_ambiguous="ask")
-        request = deployment.required_action(run_id, "buy_for_holders", map_index=0)
+        request = deployment.required_action(run_id, "buy_energy")
         assert request["options"][:2] == [PLACED, NOT_PLACED]
         assert sender in request["body"] and "may or may not" in request["body"]
         placed = deployment.orders_for(sender)
         assert len(placed) == 1, placed
         order_id = placed[0]["order_id"]
 
-        deployment.answer(run_id, "buy_for_holders", PLACED, map_index=0, order_id=order_id)
+        deployment.answer(run_id, "buy_energy", PLACED, order_id=order_id)
         assert deployment.finished(run_id) == "success", deployment.task_states(run_id)
         assert [o["order_id"] for o in deployment.orders_for(sender)] == [order_id]
         ready = api.xcom(PAYOUT_DAG, run_id, "publish_batch_ready")
@@ -319,10 +319,10 @@ def test_an_unknown_outcome_answered_not_placed_buys_exactly_once(deployment, tm
         # A 500 before processing: the client cannot tell it from a lost answer.
         deployment.fault(kind="error", status=500, path="/energy/buy-count", count=1)
         run_id = deployment.trigger_batch(sender, recipients, tmp_path, on_ambiguous="ask")
-        deployment.required_action(run_id, "buy_for_holders", map_index=0)
+        deployment.required_action(run_id, "buy_energy")
         assert deployment.orders_for(sender) == []
 
-        deployment.answer(run_id, "buy_for_holders", NOT_PLACED, map_index=0)
+        deployment.answer(run_id, "buy_energy", NOT_PLACED)
         assert deployment.finished(run_id) == "success", deployment.task_states(run_id)
         orders = deployment.orders_for(sender)
         assert len(orders) == 1 and orders[0]["status"] == "success", orders

@@ -37,6 +37,12 @@ def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     assert sorted((o["kind"], o["energy_amount"]) for o in orders) == [
         ("buy", 4 * 131_000), ("buy_count", 3 * 65_000)]
     assert all(o["status"] == "success" for o in orders)
+    # Both orders placed by one purchase task and awaited by one sensor task: no task
+    # instance per order (issue 15), whatever the size of the batch.
+    assert not [key for key in out if "[" in key], sorted(out)
+    bought = [r["order_id"] for r in out["buy_energy"][2]]
+    assert sorted(bought) == sorted(o["order_id"] for o in orders)
+    assert [o["order_id"] for o in out["wait_for_orders"][2]] == bought
     assert Decimal(ready["energy_cost"]) == sum(Decimal(str(o["cost"])) for o in orders)
     assert Decimal(ready["activation_cost"]) == Decimal("2.2")
     assert Decimal(ready["saving"]) > 0
