@@ -24,10 +24,10 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.exc import SQLAlchemyError
@@ -39,6 +39,7 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.templated import optional_text
 
 STREAM_BATCH = 500
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 RUN_COMMIT_GRACE = 5.0
 """Seconds an event handed to the triggerer waits before its offset is committed, when
@@ -80,21 +81,31 @@ class TransferFilter:
         )
 
 
+async def until_done(what: str, poll_interval: float, call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)`` in a thread, retried with backoff while the store cannot be reached.
+
+    A store outage is the store's to end: a poll that failed, or an offset commit for
+    events Airflow already persisted, must wait for it, not fail the trigger. A failed
+    trigger restarts from the last committed offset and fires again what it had
+    fired (duplicate Asset events), or fails every sensor sharing its poll.
+    """
+    failures = 0
+    while True:
+        try:
+            return await asyncio.to_thread(call, *args)
+        except SQLAlchemyError as exc:
+            failures += 1
+            log.warning("callback store: %s failed (%s); retrying", what, type(exc).__name__)
+            await asyncio.sleep(min(poll_interval * 2 ** min(failures, 5), 60.0))
+
+
 async def poll_store(store: CallbackStore, after_id: int,
                      poll_interval: float) -> AsyncIterator[StoredTransfer]:
     """Every transfer with id > ``after_id``, forever: one query per poll for everyone."""
     cursor = after_id
-    failures = 0
     while True:
-        try:
-            batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
-        except SQLAlchemyError as exc:
-            # One database hiccup must not fail every sensor sharing this poll: wait, retry.
-            failures += 1
-            log.warning("callback store query failed (%s); retrying", type(exc).__name__)
-            await asyncio.sleep(min(poll_interval * 2 ** min(failures, 5), 60.0))
-            continue
-        failures = 0
+        batch = await until_done("the poll", poll_interval, store.list_transfers, None, cursor,
+                                 STREAM_BATCH)
         for transfer in batch:
             cursor = transfer.id
             yield transfer
@@ -233,9 +244,11 @@ class _OffsetProducer(SharedStreamProducer):
                 last = item.broker_payload
         finally:
             # The clean prefix before a failure is committed all the same: those events
-            # were persisted, and redelivering them would fire them twice.
+            # were persisted, and redelivering them would fire them twice. So is a prefix
+            # whose commit meets a store outage: retried until the store is back.
             if last is not None and self.store is not None:
-                await asyncio.to_thread(self.store.commit_offset, self.consumer, int(last))
+                await until_done("the offset commit", self.poll_interval,
+                                 self.store.commit_offset, self.consumer, int(last))
 
 
 class TronEnergyTransferWatchTrigger(BaseEventTrigger):
@@ -294,10 +307,12 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         consumers dedupe by ``tx_hash``, instead of losing one.
         """
         store = open_store(self.store_url)
-        cursor = committed = await asyncio.to_thread(store.start_offset, self.consumer)
+        cursor = committed = await until_done("the start offset", self.poll_interval,
+                                              store.start_offset, self.consumer)
         handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
         while True:
-            batch = await asyncio.to_thread(store.list_transfers, None, cursor, STREAM_BATCH)
+            batch = await until_done("the poll", self.poll_interval, store.list_transfers,
+                                     None, cursor, STREAM_BATCH)
             for transfer in batch:
                 cursor = transfer.id
                 if self.filter.matches(transfer):
@@ -307,7 +322,8 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
             while handed and handed[0][0] <= due:
                 upto = handed.popleft()[1]
             if upto > committed:
-                committed = await asyncio.to_thread(store.commit_offset, self.consumer, upto)
+                committed = await until_done("the offset commit", self.poll_interval,
+                                             store.commit_offset, self.consumer, upto)
             if len(batch) < STREAM_BATCH:
                 await asyncio.sleep(self.poll_interval)
 

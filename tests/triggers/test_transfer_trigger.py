@@ -12,7 +12,7 @@ import time
 from decimal import Decimal
 
 import pytest
-from trigger_helpers import Collector, PollClock, record, until
+from trigger_helpers import Collector, Outage, PollClock, record, until
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -317,3 +317,16 @@ def test_consumer_started_on_an_empty_store_gets_transfers_stored_while_down(
     while_down, fired = asyncio.run(scenario())
     assert store.committed_offset("c") is not None
     assert [p["tx_hash"] for p in fired] == [while_down.tx_hash]
+
+
+def test_the_poll_without_shared_streams_waits_out_a_store_outage(store: CallbackStore):
+    """``run()`` (Airflow < 3.3) retries a failed poll instead of failing the watcher."""
+    address = random_address()
+    trigger = TronEnergyTransferWatchTrigger(addresses=[address], consumer="deposits",
+                                             poll_interval=0.01)
+    store.start_offset("deposits")
+    stored = record(store, address, "3")
+    outage = Outage(transfer_module.open_store(None), "list_transfers", 2)
+    event = asyncio.run(asyncio.wait_for(anext(trigger.run()), 30))
+    assert event.payload["tx_hash"] == stored.tx_hash
+    assert outage.seen == 3

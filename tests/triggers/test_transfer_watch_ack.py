@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from trigger_helpers import PollClock, Triggerer, record, settle, until
+from trigger_helpers import Outage, PollClock, Triggerer, record, settle, until
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -225,3 +225,15 @@ def test_producer_commits_the_clean_prefix_and_stops_at_a_failure(store: Callbac
     with pytest.raises(RuntimeError, match="transfer 8 was not persisted"):
         asyncio.run(advance((8, unseen), (9, clean)))  # seen by no subscriber at all
     assert store.committed_offset(CONSUMER) == 5
+
+
+def test_an_offset_commit_during_a_store_outage_waits_for_the_store(store: CallbackStore):
+    """Events Airflow persisted are committed once the store is back: raising would end the
+    group, and the poll would fire them again from the old offset (found by drill 4)."""
+    producer = _OffsetProducer(None, CONSUMER, 0.01)
+    producer.store = store
+    outage = Outage(store, "commit_offset", 3)
+    persisted = AdvanceOutcome(acked=1, failed=0)
+    asyncio.run(producer.advance([AdvanceItem(10, persisted), AdvanceItem(11, persisted)]))
+    assert (outage.seen, store.committed_offset(CONSUMER)) == (4, 11)
+

@@ -12,6 +12,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import sqlalchemy.exc
+
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
@@ -212,3 +214,21 @@ class Triggerer:
         for task in self.tasks.values():
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+class Outage:
+    """The store answering ``OperationalError`` to ``method`` for its first ``calls`` calls
+    (what a restarted PostgreSQL does to a pooled connection), then as before."""
+
+    def __init__(self, store: CallbackStore, method: str, calls: int) -> None:
+        self.left, self.seen = calls, 0
+        real = getattr(store, method)
+
+        def flaky(*args, **kwargs):
+            self.seen += 1
+            if self.left:
+                self.left -= 1
+                raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("down"))
+            return real(*args, **kwargs)
+
+        setattr(store, method, flaky)
