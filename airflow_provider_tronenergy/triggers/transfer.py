@@ -155,7 +155,8 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         store = open_store(kwargs.get("store_url"))
-        start = await asyncio.to_thread(store.max_id)
+        start = await until_done("the stream's start", float(kwargs["poll_interval"]),
+                                 store.max_id)
         async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
             yield transfer
 
@@ -226,7 +227,8 @@ class _OffsetProducer(SharedStreamProducer):
 
     async def open_stream(self) -> AsyncIterator[tuple[Any, Any]]:
         self.store = open_store(self.store_url)
-        start = await asyncio.to_thread(self.store.start_offset, self.consumer)
+        start = await until_done("the start offset", self.poll_interval,
+                                 self.store.start_offset, self.consumer)
         async for transfer in poll_store(self.store, start, self.poll_interval):
             yield transfer, transfer.id
 

@@ -237,3 +237,24 @@ def test_an_offset_commit_during_a_store_outage_waits_for_the_store(store: Callb
     asyncio.run(producer.advance([AdvanceItem(10, persisted), AdvanceItem(11, persisted)]))
     assert (outage.seen, store.committed_offset(CONSUMER)) == (4, 11)
 
+
+
+def test_a_stream_opened_during_a_store_outage_waits_for_the_store(store: CallbackStore):
+    """A group (re)created while the store is down starts once it answers, not failing."""
+    from airflow_provider_tronenergy.triggers import transfer as transfer_module
+
+    store.start_offset(CONSUMER)
+    stored = record(store, random_address(), "2")
+    producer = _OffsetProducer(None, CONSUMER, 0.01)
+    outage = Outage(transfer_module.open_store(None), "start_offset", 2)
+
+    async def first() -> tuple[int, int]:
+        stream = producer.open_stream()
+        try:
+            transfer, payload = await asyncio.wait_for(anext(stream), 30)
+        finally:
+            await stream.aclose()
+        return transfer.id, payload
+
+    assert asyncio.run(first()) == (stored.id, stored.id)
+    assert outage.seen == 3
