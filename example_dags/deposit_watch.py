@@ -87,6 +87,9 @@ with DAG(
     # leaves the events that arrive while the one run is active without a run until the
     # next deposit comes, which may be never. Runs never share an event and the ledger is
     # keyed by tx_hash, so runs at once credit nothing twice.
+    # Crediting is idempotent, so a try that met a database outage (the ledger, or the
+    # callback store the catch-up reads) is simply tried again.
+    default_args={"retries": 3, "retry_delay": timedelta(seconds=15)},
 ) as dag_credit:
 
     @task
