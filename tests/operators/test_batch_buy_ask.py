@@ -23,7 +23,7 @@ from airflow.providers.common.compat.sdk import (
     TaskDeferred,
 )
 
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
+from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, PLACED, _parks_tasks
 from airflow_provider_tronenergy.operators.batch_buy import (
     TronEnergyBatchBuyOperator,
@@ -37,15 +37,6 @@ if _parks_tasks():
     from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
 else:
     Waiting = TaskDeferred  # type: ignore[misc,assignment]
-
-
-@pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PurchaseJournal(url)
-    yield journal
-    journal.close()
 
 
 @pytest.fixture

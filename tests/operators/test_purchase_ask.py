@@ -18,20 +18,11 @@ from types import SimpleNamespace
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
+from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, OPTIONS, PLACED, question
 from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOperator
 
 AT = datetime(2026, 11, 23, 17, 5, tzinfo=timezone.utc)
-
-
-@pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PurchaseJournal(url)
-    yield journal
-    journal.close()
 
 
 def _unknown(journal, control, conn):
