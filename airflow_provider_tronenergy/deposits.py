@@ -139,6 +139,32 @@ class DepositLedger:
                 CAUGHT_UP.c.consumer == consumer)).scalar()
         return int(value or 0)
 
+    def catch_up(self, addresses: Iterable[str], *, credited_by: str | None = None,
+                 store: CallbackStore | None = None,
+                 consumer: str = CATCH_UP_CONSUMER) -> list[dict[str, Any]]:
+        """Credit every stored transfer into ``addresses`` that the ledger lacks; return those.
+
+        Reads the callback store (``store``, else the configured one; read access is
+        enough) from the offset ``consumer`` keeps in the ledger, and commits each page's
+        credits with the offset's advance. The ledger's key makes a second sweep, or a run
+        crediting the same deposit from its event, credit nothing twice; ids are committed
+        in order in the store, so nothing below the offset can still appear. A consumer
+        that never swept starts at the beginning: its first sweep credits every stored
+        deposit the ledger lacks.
+        """
+        from airflow_provider_tronenergy.callbacks.access import open_store
+
+        wanted = sorted(set(addresses))
+        store = store if store is not None else open_store(None)
+        credited: list[dict[str, Any]] = []
+        after, upto = self.caught_up(consumer), store.max_id()
+        while wanted and after < upto:
+            page = [t for t in store.list_transfers(wanted, after, SWEEP_PAGE) if t.id <= upto]
+            after = page[-1].id if len(page) == SWEEP_PAGE else upto
+            credited += self.credit([t.to_payload() for t in page], credited_by,
+                                    caught_up=(consumer, after))
+        return credited
+
     def close(self) -> None:
         """Release the engine's connections."""
         if "engine" in self.__dict__:
@@ -158,29 +184,10 @@ def credit(transfers: Sequence[Mapping[str, Any]], url: str | None = None,
 def catch_up(addresses: Iterable[str], *, credited_by: str | None = None,
              store: CallbackStore | None = None, ledger_url: str | None = None,
              consumer: str = CATCH_UP_CONSUMER) -> list[dict[str, Any]]:
-    """Credit every stored transfer into ``addresses`` that the ledger lacks; return those.
-
-    Reads the callback store (``store``, else the configured one; read access is
-    enough) from the offset ``consumer`` keeps in the ledger, and commits each page's
-    credits with the offset's advance. The ledger's key makes a second sweep, or a run
-    crediting the same deposit from its event, credit nothing twice; ids are committed
-    in order in the store, so nothing below the offset can still appear. A consumer
-    that never swept starts at the beginning: its first sweep credits every stored
-    deposit the ledger lacks.
-    """
-    from airflow_provider_tronenergy.callbacks.access import open_store
-
-    wanted = sorted(set(addresses))
-    store = store if store is not None else open_store(None)
-    credited: list[dict[str, Any]] = []
+    """:meth:`DepositLedger.catch_up` on the ledger at ``ledger_url``."""
     ledger = DepositLedger(ledger_url)
     try:
-        after, upto = ledger.caught_up(consumer), store.max_id()
-        while wanted and after < upto:
-            page = [t for t in store.list_transfers(wanted, after, SWEEP_PAGE) if t.id <= upto]
-            after = page[-1].id if len(page) == SWEEP_PAGE else upto
-            credited += ledger.credit([t.to_payload() for t in page], credited_by,
-                                      caught_up=(consumer, after))
+        return ledger.catch_up(addresses, credited_by=credited_by, store=store,
+                               consumer=consumer)
     finally:
         ledger.close()
-    return credited

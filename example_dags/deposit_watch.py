@@ -26,7 +26,7 @@ Settings, read when a task runs (never when the file is parsed):
 - Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
 - the credited-deposits ledger: ``[tronenergy] deposits_ledger`` (or
   ``$TRONENERGY_DEPOSITS_DB``), a SQLAlchemy URL; default a SQLite file in
-  ``$AIRFLOW_HOME`` (:func:`airflow_provider_tronenergy.deposits.credit`).
+  ``$AIRFLOW_HOME`` (:class:`airflow_provider_tronenergy.deposits.DepositLedger`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
-from airflow_provider_tronenergy.deposits import catch_up, credit, event_transfer
+from airflow_provider_tronenergy.deposits import DepositLedger, event_transfer
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
@@ -104,9 +104,13 @@ with DAG(
             log.warning("%d of %d transfers are not into a deposit address (or carry no "
                         "transfer): not credited", len(given) - len(deposits), len(given))
         run_id = context["run_id"]
-        credited = credit(deposits, credited_by=run_id)  # the ledger the configuration names
-        # Deposits whose event reached no run yet (or never will, in time): from the store.
-        caught_up = catch_up(addresses, credited_by=run_id)
+        ledger = DepositLedger()  # the ledger the configuration names
+        try:
+            credited = ledger.credit(deposits, credited_by=run_id)
+            # Deposits whose event reached no run yet (or never will, in time): the store.
+            caught_up = ledger.catch_up(addresses, credited_by=run_id)
+        finally:
+            ledger.close()
         if caught_up:
             log.info("%d stored deposits had not been credited from their events: credited "
                      "now", len(caught_up))

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from airflow_provider_tronenergy import deposits, sqlstore
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.callbacks import verified_transfer
 
 
 def _transfer(to: str, amount: str = "25.5") -> dict:
@@ -81,15 +82,6 @@ def test_two_workers_crediting_the_same_deposits_on_postgres(postgres_url, pg_sc
 # -- credited_by, and catching up from the callback store ------------------------------------
 
 
-def _stored_event(to: str, amount: str = "10"):
-    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-    from airflow_provider_tronenergy.protocol.signing import sign_callback
-    from support.callbacks import callback_body, transfer_data
-
-    body = callback_body(transfer_data(to=to, amount=amount))
-    return parse_transfer(body, signature=sign_callback("whsec", body), verified_by="key")
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_and_ledger(request, tmp_path):
     """A callback store and a ledger URL on one backend."""
@@ -121,8 +113,8 @@ def test_catch_up_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledg
     """A deposit whose Asset event reached no run is credited from the store, once."""
     store, ledger = store_and_ledger
     deposit, other = random_address(), random_address()
-    by_event, stranded, elsewhere = (_stored_event(deposit, "1.5"), _stored_event(deposit, "2"),
-                                     _stored_event(other, "3"))
+    by_event, stranded, elsewhere = (verified_transfer(deposit, "1.5"),
+                                     verified_transfer(deposit, "2"), verified_transfer(other, "3"))
     store.record_many([by_event, stranded, elsewhere])
     event_payload = store.get_transfer(by_event.tx_hash).to_payload()
     assert [t["tx_hash"] for t in deposits.credit([event_payload], ledger, "run-1")] == [
@@ -137,7 +129,7 @@ def test_catch_up_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledg
     assert deposits.catch_up([deposit], credited_by="run-2", store=store,
                              ledger_url=ledger) == []
     # Stored later: the next sweep credits it, and only it.
-    late = _stored_event(deposit, "4")
+    late = verified_transfer(deposit, "4")
     store.record(late)
     assert [t["tx_hash"] for t in deposits.catch_up(
         [deposit], credited_by="run-3", store=store, ledger_url=ledger)] == [late.tx_hash]
@@ -148,7 +140,7 @@ def test_catch_up_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
     store, ledger = store_and_ledger
     monkeypatch.setattr(deposits, "SWEEP_PAGE", 7)
     address = random_address()
-    events = [_stored_event(address, f"{i}.25") for i in range(30)]
+    events = [verified_transfer(address, f"{i}.25") for i in range(30)]
     store.record_many(events)
     swept = deposits.catch_up([address], store=store, ledger_url=ledger)
     assert sorted(t["tx_hash"] for t in swept) == sorted(e.tx_hash for e in events)

@@ -76,9 +76,7 @@ def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control
     """The scheduler race (docs/deployment.md): a deposit whose Asset event reached no run is
     in the callback store; the next credit run credits it from there, once, naming itself."""
     from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
-    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-    from airflow_provider_tronenergy.protocol.signing import sign_callback
-    from support.callbacks import callback_body, transfer_data
+    from support.callbacks import verified_transfer
 
     address = random_address()
     monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([address]))
@@ -86,8 +84,7 @@ def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control
     monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{ledger}")
     monkeypatch.setenv(ENV_STORE_URL, f"sqlite:///{tmp_path / 'callbacks.db'}")
     store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
-    body = callback_body(transfer_data(to=address, amount="70.25", token="USDT"))
-    stranded = parse_transfer(body, signature=sign_callback("whsec", body), verified_by="key")
+    stranded = verified_transfer(address, "70.25", "USDT")
     store.record(stranded)
     late_event = store.get_transfer(stranded.tx_hash).to_payload()
     store.close()

@@ -110,16 +110,22 @@ def test_a_lost_answer_asks_then_placed_goes_on_with_that_order(journal, asked, 
     assert entry.resolved_by.startswith("alice (Airflow")
 
 
-def test_not_placed_buys_that_order_once_and_the_rest(journal, asked, control, conn):
+def asked_after_a_500(control, conn):
+    """A batch asking about its second order, which a 500 met before processing (the client
+    cannot tell that from a lost answer): the operator, its orders, the try, the kwargs."""
     op, orders = batch(control, conn)
-    # A 500 before processing: the client cannot tell it from a lost answer.
     control.fault(kind="error", status=500, path="/energy/buy-count", count=1)
     context = a_try()
     with pytest.raises(Waiting) as waiting:
         op.execute(context)
+    return op, orders, context, waiting.value.kwargs
+
+
+def test_not_placed_buys_that_order_once_and_the_rest(journal, asked, control, conn):
+    op, orders, context, kwargs = asked_after_a_500(control, conn)
     assert [len(ids) for ids in placed(control, orders)] == [1, 0, 0]
 
-    results = op.execute_answer(context, answer(NOT_PLACED), **waiting.value.kwargs)
+    results = op.execute_answer(context, answer(NOT_PLACED), **kwargs)
     assert placed(control, orders) == [[r["order_id"]] for r in results]
     assert [r["reused"] for r in results] == [True, False, False]
     assert [(e.attempt, e.state) for e in sorted(
@@ -128,13 +134,9 @@ def test_not_placed_buys_that_order_once_and_the_rest(journal, asked, control, c
 
 
 def test_abort_stops_the_batch_and_buys_nothing_more(journal, asked, control, conn):
-    op, orders = batch(control, conn)
-    control.fault(kind="error", status=500, path="/energy/buy-count", count=1)
-    context = a_try()
-    with pytest.raises(Waiting) as waiting:
-        op.execute(context)
+    op, orders, context, kwargs = asked_after_a_500(control, conn)
     with pytest.raises(AirflowFailException, match="chose to abort"):
-        op.execute_answer(context, answer(ABORT), **waiting.value.kwargs)
+        op.execute_answer(context, answer(ABORT), **kwargs)
     assert [len(ids) for ids in placed(control, orders)] == [1, 0, 0]
     assert journal.latest(orders[1]["purchase_key"]).state is EntryState.SENDING
 

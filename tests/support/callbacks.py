@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
 from airflow_provider_tronenergy.sandbox.process import stop_process
@@ -45,6 +47,22 @@ def callback_body(data: dict[str, Any] | None = None, *, timestamp: int | None =
     payload = {"event": event, "timestamp": int(time.time()) if timestamp is None else timestamp,
                "data": transfer_data() if data is None else data}
     return json.dumps(payload, separators=(",", ":")).encode()
+
+
+_block = itertools.count(70_000_000)
+
+
+def verified_transfer(to: str, amount: str = "12.5", token: str = "TRX",
+                      sender: str | None = None,
+                      secret: str = "whsec_test") -> VerifiedTransfer:
+    """A verified ``tron.transfer`` callback, parsed exactly as the receiver parses one:
+    what a store records."""
+    from airflow_provider_tronenergy.callbacks.verify import parse_transfer
+
+    body = callback_body(transfer_data(to=to, amount=amount, token=token,
+                                       block_number=next(_block),
+                                       **({"from": sender} if sender else {})))
+    return parse_transfer(body, signature=sign_callback(secret, body), verified_by="key")
 
 
 def signed_headers(secret: str, body: bytes) -> dict[str, str]:

@@ -7,36 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import sqlalchemy.exc
 
-from airflow_provider_tronenergy.callbacks.events import StoredTransfer, VerifiedTransfer
+from airflow_provider_tronenergy.callbacks.events import StoredTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.protocol.signing import sign_callback
-from support.callbacks import callback_body, transfer_data
-
-SECRET = "whsec_trigger_tests"
-_block = itertools.count(70_000_000)
-
-
-def transfer_event(to: str, amount: str = "12.5", token: str = "TRX",
-                   sender: str | None = None) -> VerifiedTransfer:
-    """A verified ``tron.transfer`` callback, parsed exactly as the receiver parses one."""
-    body = callback_body(transfer_data(to=to, amount=amount, token=token,
-                                       block_number=next(_block),
-                                       **({"from": sender} if sender else {})))
-    return parse_transfer(body, signature=sign_callback(SECRET, body), verified_by="key")
+from support.callbacks import verified_transfer
 
 
 def record(store: CallbackStore, to: str, amount: str = "12.5", token: str = "TRX",
            sender: str | None = None) -> StoredTransfer:
     """Store one transfer and return it as consumers see it (with its id)."""
-    event = transfer_event(to, amount, token, sender)
+    event = verified_transfer(to, amount, token, sender)
     assert not store.record(event).duplicate
     stored = store.get_transfer(event.tx_hash)
     assert stored is not None
