@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import TypeVar
 
@@ -11,7 +12,8 @@ import httpx
 
 from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client.base import ClientBase
-from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
+from airflow_provider_tronenergy.client.bounded import BodyError, BodyReader
+from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun, Prepared
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
     TransportError,
@@ -47,7 +49,7 @@ class TronEnergyAsyncClient(ClientBase):
                 write=self.timeout.read, pool=self.timeout.connect + self.timeout.read,
             ),
             limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
-            headers={"User-Agent": USER_AGENT},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"},
             follow_redirects=False,
         )
 
@@ -79,16 +81,36 @@ class TronEnergyAsyncClient(ClientBase):
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     async def _attempt(self, run: CallRun[T]) -> T:
-        prepared = run.prepared
         headers = run.headers()
         started = time.perf_counter()
         try:
-            response = await self._http.request(
-                prepared.method, prepared.url, content=prepared.body or None, headers=headers,
-            )
+            status, answer_headers, body = await asyncio.wait_for(
+                self._exchange(run.prepared, headers), self.timeout.overall)
+        except asyncio.TimeoutError:
+            raise run.timed_out(self.timeout.overall, started) from None
+        except BodyError as exc:
+            raise run.unreadable(exc.status, str(exc), started) from None
         except httpx.HTTPError as exc:
             raise run.no_answer(transport_error(exc), started) from exc
-        return run.answer(response.status_code, response.headers, response.content, started)
+        return run.answer(status, answer_headers, body, started)
+
+    async def _exchange(self, prepared: Prepared, headers: Mapping[str, str]
+                        ) -> tuple[int, httpx.Headers, bytes]:
+        """One request; its body read raw, to the cap, and inflated here (never by httpx)."""
+        request = self._http.build_request(prepared.method, prepared.url,
+                                           content=prepared.body or None, headers=headers)
+        response = await self._http.send(request, stream=True)
+        try:
+            reader = BodyReader(self.max_answer_bytes,
+                                response.headers.get("Content-Encoding", ""))
+            async for chunk in response.aiter_raw():
+                reader.feed(chunk)
+            return response.status_code, response.headers, reader.finish()
+        except BodyError as exc:
+            exc.status = response.status_code
+            raise
+        finally:
+            await response.aclose()
 
     async def _walk(self, walk: PageWalk) -> AsyncIterator[MonitoredAddress]:
         call: Call[MonitoredAddressPage] | None = walk.first

@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import (
     DEFAULT_POOL_SIZE,
     DEFAULT_TIMEOUT,
@@ -25,6 +26,7 @@ from airflow_provider_tronenergy.client.core import (
     Timeout,
 )
 from airflow_provider_tronenergy.client.endpoints import Endpoints, PageWalk
+from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.client.models import MonitoredAddress
 from airflow_provider_tronenergy.client.retry import RetryPolicy
 from airflow_provider_tronenergy.client.validation import ValidationRules
@@ -156,7 +158,9 @@ class ClientBase:
     """Settings and endpoint methods of both clients.
 
     A transport adds ``_connect``, ``_run`` and ``_walk``. ``base_url`` includes
-    the version prefix (``https://host/v1``).
+    the version prefix (``https://host/v1``). Every attempt ends within
+    ``timeout.overall`` seconds and reads at most ``max_answer_bytes`` of answer
+    (decompressed); past either, a money-moving call's outcome is unknown.
     """
 
     def __init__(
@@ -166,14 +170,20 @@ class ClientBase:
         api_secret: str,
         *,
         signature_scheme: str = "v1",
-        timeout: float | tuple[float, float] | Timeout = DEFAULT_TIMEOUT,
+        timeout: float | tuple[float, ...] | Timeout = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         rules: ValidationRules | None = None,
         pool_size: int = DEFAULT_POOL_SIZE,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         self._core = RequestCore(base_url, api_key, api_secret, signature_scheme)
         self._api = Endpoints(rules)
         self.timeout = Timeout.of(timeout)
+        try:
+            self.max_answer_bytes = check_limit(max_answer_bytes)
+        except ValueError as exc:
+            raise ValidationError("max_answer_bytes", "must be a positive number of bytes") \
+                from exc
         self.retry = retry or RetryPolicy()
         self._connect(pool_size)
 

@@ -67,25 +67,37 @@ class Secret:
 
 @dataclass(frozen=True)
 class Timeout:
-    """Seconds to connect and to wait for the answer; only ``connect`` is safe to resend."""
+    """Seconds to connect, to wait for each read, and for the whole exchange.
+
+    ``total`` (default ``connect + read``) bounds one attempt from the first byte sent
+    to the last byte read: per-read timeouts alone let a server that drips its
+    answer hold a call forever. Only ``connect`` failing is safe to resend.
+    """
 
     connect: float = 5.0
     read: float = 30.0
+    total: float | None = None
 
     @classmethod
-    def of(cls, value: float | tuple[float, float] | Timeout) -> Timeout:
+    def of(cls, value: float | tuple[float, ...] | Timeout) -> Timeout:
+        """From seconds, ``(connect, read)``, ``(connect, read, total)`` or a Timeout."""
         if isinstance(value, Timeout):
             return value
-        if isinstance(value, tuple):
-            connect, read = value
-            return cls(float(connect), float(read))
+        if isinstance(value, tuple) and len(value) in (2, 3):
+            return cls(*(float(part) for part in value))
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValidationError("timeout", "must be seconds, (connect, read) or a Timeout")
+            raise ValidationError(
+                "timeout", "must be seconds, (connect, read), (connect, read, total) or a Timeout")
         return cls(float(value), float(value))
 
     def __post_init__(self) -> None:
-        if not (self.connect > 0 and self.read > 0):
+        if not (self.connect > 0 and self.read > 0 and (self.total is None or self.total > 0)):
             raise ValidationError("timeout", "must be positive")
+
+    @property
+    def overall(self) -> float:
+        """The deadline of one attempt, in seconds."""
+        return self.total if self.total is not None else self.connect + self.read
 
 
 DEFAULT_TIMEOUT = Timeout()
@@ -223,6 +235,19 @@ def path_segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def redirect_message(status: int, headers: Mapping[str, str]) -> str:
+    """A redirect, named by its status and the host it points to (never its path or query).
+
+    Redirects are never followed: the second host would receive the credentials.
+    """
+    location = headers.get("Location") or ""
+    try:
+        host = urlsplit(location).hostname or "the same host"
+    except ValueError:
+        host = "an unreadable Location"
+    return f"answered HTTP {status}, a redirect to {host[:100]}: redirects are not followed"
+
+
 def parse_retry_after(value: str | None, now: float) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or HTTP date); None if unreadable."""
     if value is None:
@@ -327,6 +352,8 @@ class RequestCore:
         context: dict[str, Any] = {
             "status": status, "method": prepared.method, "path": prepared.path,
         }
+        if 300 <= status < 400:
+            raise UnexpectedResponseError(redirect_message(status, headers), **context)
         try:
             payload: Any = load_json(body)
         except ValueError as exc:
@@ -334,15 +361,17 @@ class RequestCore:
                 raise self._failure(None, status, headers, prepared) from None
             reason = self.redact(str(exc))[:120]
             raise UnexpectedResponseError(f"answer is not JSON: {reason}", **context) from None
+        success = payload.get("success") if isinstance(payload, dict) else None
         if not 200 <= status < 300:
+            if success is True:  # says both things: nobody knows what the service did
+                raise UnexpectedResponseError("error status with a success envelope", **context)
             raise self._failure(payload, status, headers, prepared)
         if not isinstance(payload, dict):
             raise UnexpectedResponseError(
                 f"answer is a JSON {type(payload).__name__}, not an object", **context
             )
-        success = payload.get("success")
         code = payload.get("code")
-        if success is False or (success is True and lookup(code) is not None):
+        if success is False:
             raise self._failure(payload, status, headers, prepared)
         if success is not True:
             raise UnexpectedResponseError("answer has no boolean 'success'", **context)
@@ -423,12 +452,26 @@ class CallRun(Generic[T]):
             raise
 
     def no_answer(self, error: TransportError, started: float) -> TransportError:
+        """Record a call with no HTTP answer; a sent one may have been processed."""
         error.method, error.path = self.prepared.method, self.prepared.path
         error.message = self.core.redact(error.message)
         self._log(type(error).__name__, started)
         if isinstance(error, NoResponseError):
             self.maybe_processed = True
         return error
+
+    def unreadable(self, status: int | None, reason: str, started: float) -> UnexpectedResponseError:
+        """An answer the transport would not read whole (over the cap, bad encoding)."""
+        self._log(f"{status} unreadable", started)
+        self.maybe_processed = True
+        return UnexpectedResponseError(self.core.redact(reason), status=status,
+                                       method=self.prepared.method, path=self.prepared.path)
+
+    def timed_out(self, seconds: float, started: float) -> TransportError:
+        """No complete answer within the attempt's overall deadline: maybe processed."""
+        return self.no_answer(NoResponseError(
+            f"no complete answer within the overall deadline of {seconds:g} s; the request "
+            "may have been processed"), started)
 
     def fail(self, error: TronEnergyError) -> NoReturn:
         """Raise the final error; an unclear money-moving call ends as AmbiguousPurchaseError."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -21,6 +21,7 @@ from airflow_provider_tronenergy.client.errors import (
     ServiceUnreachableError,
     TransportError,
     TronEnergyError,
+    UnexpectedResponseError,
     ValidationError,
 )
 from airflow_provider_tronenergy.protocol.codes import lookup
@@ -90,17 +91,29 @@ class RetryPolicy:
         return AsyncRetrying(**self._settings(safety))
 
 
+REFUSAL_STATUSES: Final = frozenset({400, 401, 402, 403, 404, 405, 409, 410, 411, 413, 414,
+                                     415, 422, 429, 431})
+"""Statuses that say the request was refused as it came. Not 408 or 499 (a proxy may have
+forwarded it already), nor any 4xx this list lacks: those are unknown outcomes."""
+
+
 def provably_not_processed(error: TronEnergyError) -> bool:
-    """True when the service certainly did not act on the request that led to ``error``."""
+    """True when the service certainly did not act on the request that led to ``error``.
+
+    The table, row by row, is in docs/money-safety.md; whatever it does not list is
+    an unknown outcome.
+    """
     if isinstance(error, (ServiceUnreachableError, ValidationError)):
         return True
-    if isinstance(error, (TransportError, ServerError)):
+    if isinstance(error, (TransportError, ServerError, UnexpectedResponseError)):
         return False
     status = error.status
     if status is None:
         return False
-    if 400 <= status < 500:
-        return True  # the service (or a proxy before it) refused the request
     known = lookup(error.code)
-    # A 2xx carrying a known refusal code is a refusal too; anything else is unclear.
-    return 200 <= status < 300 and known is not None and int(known) < 50000
+    if known is not None and int(known) >= 50000:
+        return False  # a failure code under a refusal status says two things
+    if status in REFUSAL_STATUSES:
+        return True
+    # A 2xx with ``success: false`` and a known refusal code: the envelope refuses.
+    return 200 <= status < 300 and known is not None

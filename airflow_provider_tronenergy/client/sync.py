@@ -9,7 +9,6 @@ from types import TracebackType
 from typing import TypeVar
 
 import requests
-from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import (
     ConnectTimeoutError,
@@ -19,7 +18,9 @@ from urllib3.exceptions import (
 )
 
 from airflow_provider_tronenergy.client.base import ClientBase
+from airflow_provider_tronenergy.client.bounded import BodyError
 from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
+from airflow_provider_tronenergy.client.deadline import DeadlineAdapter, DeadlineExceeded, exchange
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
     TransportError,
@@ -58,7 +59,8 @@ class TronEnergyClient(ClientBase):
     def _connect(self, pool_size: int) -> None:
         self._session = requests.Session()
         # max_retries=0: urllib3 must never resend on its own; the retry policy decides.
-        self._adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
+        self._adapter = DeadlineAdapter(pool_connections=4, pool_maxsize=pool_size,
+                                        max_retries=0)
         self._session.mount("http://", self._adapter)
         self._session.mount("https://", self._adapter)
         self._session.headers["User-Agent"] = USER_AGENT
@@ -70,7 +72,7 @@ class TronEnergyClient(ClientBase):
         if bundle:
             self._session.verify = bundle
         self._verify: bool | str = bundle or True
-        self._base_headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate",
+        self._base_headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip",
                               "Connection": "keep-alive"}
 
     def close(self) -> None:
@@ -116,13 +118,18 @@ class TronEnergyClient(ClientBase):
             request.headers["Content-Length"] = str(len(prepared.body))
         started = time.perf_counter()
         try:
-            response = self._adapter.send(
-                request, timeout=(self.timeout.connect, self.timeout.read),
-                verify=self._verify, proxies=self._session.proxies,
+            answer = exchange(
+                self._adapter, request, connect=self.timeout.connect, read=self.timeout.read,
+                total=self.timeout.overall, limit=self.max_answer_bytes, verify=self._verify,
+                proxies=self._session.proxies,
             )
+        except DeadlineExceeded:
+            raise run.timed_out(self.timeout.overall, started) from None
+        except BodyError as exc:
+            raise run.unreadable(exc.status, str(exc), started) from None
         except requests.RequestException as exc:
             raise run.no_answer(transport_error(exc), started) from exc
-        return run.answer(response.status_code, response.headers, response.content, started)
+        return run.answer(answer.status, answer.headers, answer.body, started)
 
     def _walk(self, walk: PageWalk) -> Iterator[MonitoredAddress]:
         call: Call[MonitoredAddressPage] | None = walk.first

@@ -108,7 +108,8 @@ def test_unreadable_error_bodies_fall_back_on_http_status() -> None:
         decode(200, b'{"code":10000,"data":{}}')
     with pytest.raises(UnexpectedResponseError, match="unexpected code"):
         decode(200, b'{"success":true,"code":7,"data":{}}')
-    with pytest.raises(InvalidRequestError):  # a known failure code wins over success:true
+    # success:true with a refusal code says both things: unreadable, never a refusal (issue 22)
+    with pytest.raises(UnexpectedResponseError, match="unexpected code '40010'"):
         decode(200, b'{"success":true,"code":40010,"data":null}')
 
 

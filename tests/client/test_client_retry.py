@@ -219,16 +219,16 @@ def test_unsent_purchase_is_resent_and_buys_once(sandbox: SandboxServer,
 
     async def async_buy() -> Any:
         async with make_async_client(sandbox) as async_client:
-            real = async_client._http.request
+            real = async_client._http.send
 
-            async def first_refused_async(method: str, url: Any, *args: Any,
+            async def first_refused_async(request: httpx.Request, *args: Any,
                                           **kwargs: Any) -> Any:
-                async_sent.append(str(url))
+                async_sent.append(str(request.url))
                 if len(async_sent) == 1:
                     raise httpx.ConnectError("refused")
-                return await real(method, url, *args, **kwargs)
+                return await real(request, *args, **kwargs)
 
-            async_client._http.request = first_refused_async  # type: ignore[method-assign]
+            async_client._http.send = first_refused_async  # type: ignore[method-assign]
             return await async_client.buy_energy(target)
 
     second = asyncio.run(async_buy())

@@ -94,8 +94,9 @@ def test_invalid_arguments_never_reach_the_server(
     sync_client = make_client(sandbox)
     facade = BlockingFacade(make_async_client(sandbox))
     sync_spy, async_spy = SendSpy(), SendSpy()
-    sync_client._session.request = sync_spy  # type: ignore[method-assign]
-    facade.client._http.request = async_spy  # type: ignore[method-assign]
+    # Where each transport really sends (the sync client never calls Session.request).
+    sync_client._adapter.send = sync_spy  # type: ignore[method-assign]
+    facade.client._http.send = async_spy  # type: ignore[method-assign]
     try:
         for api in (sync_client, facade):
             with pytest.raises(ValidationError) as info:

@@ -1,0 +1,176 @@
+"""One blocking HTTP exchange with an overall deadline and a capped body, over requests.
+
+Per-read timeouts do not bound a call: a server that drips a byte every 50 ms
+never lets a 1 s read timeout fire (seen: 9.3 s for 185 bytes). So each exchange
+runs under a :class:`Deadline`, a timer that shuts the socket of the connection
+in use when the time is up, wherever the exchange is blocked: in the head, in
+the body, in a retry of urllib3. Redirects are never followed (a second host
+would receive the credentials). The service's sync client and the node client
+both send through :func:`exchange`.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.poolmanager import PoolManager
+
+from airflow_provider_tronenergy.client.bounded import CHUNK, BodyError, BodyReader
+
+_current = threading.local()
+_owners_lock = threading.Lock()
+
+
+class DeadlineExceeded(TimeoutError):
+    """The exchange did not complete within its overall deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no complete answer within the overall deadline of {seconds:g} s")
+        self.seconds = seconds
+
+
+class Deadline:
+    """Shuts the connections of the current thread's exchange once ``seconds`` have passed."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._done = False
+        self._connections: list[Any] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        _current.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        with _owners_lock:
+            self._done = True
+            self._connections.clear()
+        _current.deadline = None
+
+    def attach(self, connection: Any) -> None:
+        """Called as a request starts on ``connection``: it is this deadline's until the end."""
+        with _owners_lock:
+            if self.expired:
+                raise DeadlineExceeded(self.seconds)
+            connection.tronenergy_deadline = self
+            self._connections.append(connection)
+
+    def _expire(self) -> None:
+        with _owners_lock:
+            if self._done:
+                return
+            self.expired = True
+            for connection in self._connections:
+                # A connection back in the pool and taken by another call is not ours.
+                if getattr(connection, "tronenergy_deadline", None) is not self:
+                    continue
+                sock = getattr(connection, "sock", None)
+                if sock is not None:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+
+class _Watched:
+    """Mixed into urllib3's connections: each request joins the thread's deadline."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        deadline: Deadline | None = getattr(_current, "deadline", None)
+        if deadline is not None:
+            deadline.attach(self)
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPConnection(_Watched, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Watched, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+def _watch(manager: PoolManager) -> PoolManager:
+    manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+    return manager
+
+
+class DeadlineAdapter(HTTPAdapter):
+    """An adapter whose connections obey the calling thread's :class:`Deadline`."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        """Pools of watched connections, also for proxies (below)."""
+        super().init_poolmanager(*args, **kwargs)
+        _watch(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        """The proxy's pool manager, with watched connections too."""
+        return _watch(super().proxy_manager_for(proxy, **proxy_kwargs))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer, its body read to the cap and decompressed."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+def exchange(adapter: HTTPAdapter, request: requests.PreparedRequest, *, connect: float,
+             read: float, total: float, limit: int, verify: bool | str = True,
+             proxies: Mapping[str, str] | None = None) -> Answer:
+    """Send ``request`` once and read its answer, all within ``total`` seconds.
+
+    Raises :class:`DeadlineExceeded` past the deadline, a ``BodyError`` (with the
+    answer's status) for a body over ``limit`` or one it cannot inflate, and
+    requests' own exceptions for everything else. A redirect is returned as an
+    answer like any other: never followed.
+    """
+    started = time.monotonic()
+    with Deadline(total) as deadline:
+        try:
+            response = adapter.send(request, stream=True, timeout=(connect, read),
+                                    verify=verify, proxies=dict(proxies or {}))
+            try:
+                reader = BodyReader(limit, response.headers.get("Content-Encoding", ""))
+                for chunk in response.raw.stream(CHUNK, decode_content=False):
+                    reader.feed(chunk)
+                    if deadline.expired or time.monotonic() - started > total:
+                        raise DeadlineExceeded(total)
+                body = reader.finish()
+            except BodyError as exc:
+                exc.status = response.status_code
+                response.close()
+                raise
+            except BaseException:
+                response.close()  # a half-read or hostile answer: drop the connection
+                raise
+        except (requests.RequestException, OSError) as exc:
+            if deadline.expired:
+                raise DeadlineExceeded(total) from exc
+            raise
+    response.raw.release_conn()
+    return Answer(response.status_code, response.headers, body)
