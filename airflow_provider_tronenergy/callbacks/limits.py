@@ -14,15 +14,17 @@ which add per connection:
   431 and the connection is closed, before the app runs;
 * **deadlines**: the head must be complete ``header_timeout`` seconds after the
   connection opened (or after its first byte, on a kept-alive one), the body
-  ``body_timeout`` seconds after the head; otherwise 408 and close;
+  ``body_timeout`` seconds after the head, however its bytes trickle (a total
+  deadline, never extended by a read); otherwise 408 and close;
 * **keep-alive limits**: uvicorn's idle timeout, plus at most
   ``keep_alive_requests`` requests per connection;
 * **a connection cap** that fits the descriptor limit: a new connection over
-  ``max_connections`` evicts the longest-waiting *idle* one (no request with
-  the app: between requests, or still sending its head). A slowloris holds
-  only idle connections, so it evicts itself while a callback, whose head
-  arrives in one packet, goes through. When every connection has a request
-  with the app, the new one gets 503;
+  ``max_connections`` evicts the *slowest* one whose request is not with the
+  app (idle, or still sending its head or body; :mod:`.limits_cap` says how it
+  is chosen). A slowloris or a slow body holds only such connections, so it
+  evicts itself while a callback, whose bytes come at network speed, goes
+  through. When every connection has a request with the app, the new one gets
+  503;
 * **a bounded close** after an early answer (the app's 413): the connection
   stops sending, reads at most ``LINGER_BYTES`` or ``LINGER_SECONDS`` more so
   the client can see the answer, then is closed.
@@ -40,6 +42,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, cast
 
 from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT
+from airflow_provider_tronenergy.callbacks.limits_cap import ConnectionGuard
 
 log = logging.getLogger(__name__)
 
@@ -111,44 +114,6 @@ def fit_to_descriptors(limits: ConnectionLimits) -> tuple[ConnectionLimits, int]
                     limits.max_connections)
         limits = replace(limits, max_connections=room)
     return limits, descriptors
-
-
-@dataclass
-class GuardStats:
-    """What the limits refused, for logs and tests."""
-
-    evicted: int = 0
-    refused: int = 0
-    head_too_large: int = 0
-    head_timeouts: int = 0
-    body_timeouts: int = 0
-
-
-class ConnectionGuard:
-    """State shared by the connections of one server: the idle ones, oldest first."""
-
-    def __init__(self, limits: ConnectionLimits) -> None:
-        self.limits = limits
-        self.idle: dict[Any, None] = {}
-        self.stats = GuardStats()
-        self._logged_at = 0.0
-
-    def evict_oldest_idle(self) -> bool:
-        for victim in self.idle:
-            del self.idle[victim]
-            victim._evict()
-            self.stats.evicted += 1
-            self._note("connection limit (%d) reached: idle connections are being closed "
-                       "(%d so far)", self.limits.max_connections, self.stats.evicted)
-            return True
-        return False
-
-    def _note(self, message: str, *args: object) -> None:
-        """Warn at most every 10 s: under attack a line per connection would flood the log."""
-        now = time.monotonic()
-        if now - self._logged_at >= 10:
-            self._logged_at = now
-            log.warning(message, *args)
 
 
 class _GuardedTransport(asyncio.Transport):
@@ -228,6 +193,8 @@ class _Limited(asyncio.Protocol):
     _phase = _HEAD
     _head_bytes = 0
     _requests = 0
+    _began = 0.0  # when the current request's first byte came, or when it began waiting for it
+    _got = 0  # bytes of the current request received so far (head and body)
     _timer: asyncio.TimerHandle | None = None
     _timer_phase = -1
     _lingering = False
@@ -241,18 +208,18 @@ class _Limited(asyncio.Protocol):
         self._raw = cast(asyncio.Transport, transport)
         super().connection_made(_GuardedTransport(self._raw, self))
         guard = self.guard
-        if len(self.connections) > guard.limits.max_connections \
-                and not guard.evict_oldest_idle():
+        if len(self.connections) > guard.limits.max_connections and not guard.make_room():
             guard.stats.refused += 1
             guard._note("connection limit (%d) reached with every connection busy: new "
                         "connections get 503", guard.limits.max_connections)
             self._refuse(503, "Service Unavailable", "too many connections")
             return
-        guard.idle[self] = None
+        self._began = time.monotonic()
+        guard.candidates[self] = None
         self._arm(_HEAD, guard.limits.header_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.guard.idle.pop(self, None)
+        self.guard.candidates.pop(self, None)
         self._disarm()
         super().connection_lost(exc)
 
@@ -269,7 +236,7 @@ class _Limited(asyncio.Protocol):
         self._close_quietly()
 
     def _close_quietly(self) -> None:
-        self.guard.idle.pop(self, None)
+        self.guard.candidates.pop(self, None)
         self._disarm()
         self.connections.discard(self)
         self._raw.close()
@@ -282,6 +249,9 @@ class _Limited(asyncio.Protocol):
             if self._linger_left < 0:
                 self._raw.close()
             return
+        if not self._got:
+            self._began = time.monotonic()
+        self._got += len(data)
         limit = self.guard.limits.max_header_bytes
         while self._phase != _BODY:
             room = limit - self._head_bytes
@@ -307,6 +277,7 @@ class _Limited(asyncio.Protocol):
             return
         phase = self._phase
         if phase == _WAIT:
+            self.guard.candidates.pop(self, None)  # received in full: with the app, not evicted
             if self._timer is not None:
                 self._disarm()
         elif phase == _BODY:
@@ -320,9 +291,8 @@ class _Limited(asyncio.Protocol):
 
     def _request_started(self) -> None:
         """The head is complete: the request goes to the app (a new cycle exists)."""
-        self._phase = _BODY
+        self._phase = _BODY  # still a candidate for eviction until the body is in
         self._head_bytes = 0
-        self.guard.idle.pop(self, None)
         self._requests += 1
         if self._requests >= self.guard.limits.keep_alive_requests and self.cycle is not None:
             self.cycle.keep_alive = False
@@ -330,7 +300,9 @@ class _Limited(asyncio.Protocol):
     def _enter_head(self) -> None:
         """The request is over (received and answered): the connection waits for the next."""
         self._phase = _HEAD
-        self.guard.idle[self] = None
+        self._began = time.monotonic()
+        self._got = self._head_bytes
+        self.guard.candidates[self] = None
         if self._head_bytes:  # the next head began while this request was with the app
             self._arm(_HEAD, self.guard.limits.header_timeout)
 
@@ -402,7 +374,7 @@ class _Limited(asyncio.Protocol):
             return
         self._lingering = True
         self._linger_left = LINGER_BYTES
-        self.guard.idle.pop(self, None)
+        self.guard.candidates.pop(self, None)
         raw.write_eof()
         raw.resume_reading()
         self._disarm()

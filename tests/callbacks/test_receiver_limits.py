@@ -14,6 +14,7 @@ import re
 import resource
 import socket
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from support.hostile import (
     read_all,
     start,
     start_slowloris,
+    trickle_until_closed,
 )
 
 HTTP_IMPLEMENTATIONS = ["httptools", "h11"]
@@ -233,6 +235,81 @@ def test_a_callback_is_answered_within_5_s_during_a_2000_connection_slowloris(tm
     finally:
         slowloris.kill()
         slowloris.wait(10)
+        receiver.stop()
+
+
+# -- a slow-body attack: a total body deadline, and the slowest bodies make way ------------------
+
+
+@pytest.mark.parametrize("http", HTTP_IMPLEMENTATIONS)
+def test_a_trickling_body_is_cut_at_its_total_deadline(tmp_path: Path, http: str):
+    """A byte every 0.2 s never leaves the connection quiet: the deadline counts from the head."""
+    receiver = start(tmp_path, "--http", http, "--body-timeout", "1")
+    try:
+        with socket.create_connection(("127.0.0.1", receiver.port), timeout=5) as sock:
+            sock.sendall(b"POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: "
+                         + b"ab" * 32 + b"\r\nContent-Length: 60000\r\n\r\n{")
+            closed, answer = trickle_until_closed(sock, 10, interval=0.2)  # ten times the deadline
+        assert closed, "a body trickled for ten times its deadline was not cut"
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert_still_serves(receiver)
+    finally:
+        receiver.stop()
+
+
+def send_in_pieces(port: int, body: bytes, pieces: int, pause: float) -> bytes:
+    """A signed callback whose body arrives in ``pieces`` parts ``pause`` apart (a slow link)."""
+    headers = signed_headers(SECRET, body)
+    head = "POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    size = -(-len(body) // pieces)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(head.encode())
+            for start_at in range(0, len(body), size):
+                time.sleep(pause)
+                sock.sendall(body[start_at:start_at + size])
+            return read_all(sock)
+    except OSError as exc:
+        return type(exc).__name__.encode()
+
+
+@pytest.mark.parametrize("http", HTTP_IMPLEMENTATIONS)
+def test_callbacks_are_served_during_a_slow_body_attack(tmp_path: Path, http: str):
+    """Issue 22's attack, scaled down: 30 connections trickle 60,000-byte bodies at a cap of 20.
+
+    Each sends a complete head, then a byte every 0.3 s, and reconnects at
+    once when closed. Callbacks must still get 200 (the service does not wait),
+    including one whose 30 KB body takes half a second to arrive: it is never
+    the slowest, so never the one evicted.
+    """
+    receiver = start(tmp_path, "--http", http, "--max-connections", "20", "--body-timeout", "2")
+    attack = start_slowloris(receiver.port, 30, 60, body_length=60000, interval=0.3)
+    try:
+        assert attack.stdout is not None
+        line = attack.stdout.readline()
+        assert line.startswith("open"), line
+        statuses: Counter[object] = Counter()
+        for _ in range(200):
+            body = callback_body()
+            try:
+                response = httpx.post(receiver.url, content=body,
+                                      headers=signed_headers(SECRET, body), timeout=5,
+                                      trust_env=False)
+                statuses[response.status_code] += 1
+            except httpx.HTTPError as exc:
+                statuses[type(exc).__name__] += 1
+        assert statuses[200] >= 0.99 * statuses.total(), statuses
+        padded = callback_body() + b" " * 30_000  # JSON allows trailing blanks; signed as is
+        for _ in range(3):
+            answer = send_in_pieces(receiver.port, padded, pieces=10, pause=0.05)
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        assert attack.poll() is None, "the attack ended before the callbacks did"
+        assert receiver.process.poll() is None
+    finally:
+        attack.kill()
+        attack.wait(10)
         receiver.stop()
 
 

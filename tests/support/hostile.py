@@ -176,8 +176,10 @@ def raise_nofile(needed: int) -> int:
 SLOWLORIS = r"""
 import asyncio, sys, time
 
-async def main(port, count, seconds):
+async def main(port, count, seconds, length, interval):
     head = b"POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: "
+    if length:  # a complete head, then a body that never ends in time
+        head += b"ab" * 32 + b"\r\nContent-Length: %d\r\n\r\n" % length
     opened = 0
 
     async def attacker(index):
@@ -189,17 +191,19 @@ async def main(port, count, seconds):
                 await asyncio.sleep(0.2)
                 continue
             opened += 1
+            closed = asyncio.ensure_future(reader.read())  # done when the server closes
             try:
                 writer.write(head)
                 while time.monotonic() < end:
-                    await asyncio.sleep(1.0)
-                    writer.write(b"a")  # one byte a second: the head never ends
-                    await writer.drain()
-                    if reader.at_eof():
+                    await asyncio.wait([closed], timeout=interval)
+                    if closed.done():
                         break
+                    writer.write(b"a")  # one byte at a time: the head (or body) never ends
+                    await writer.drain()
             except OSError:
                 pass
             finally:
+                closed.cancel()
                 writer.close()
             await asyncio.sleep(0.05)  # then come back with a new connection
 
@@ -210,15 +214,21 @@ async def main(port, count, seconds):
     print(f"open {opened}", flush=True)
     await asyncio.gather(*tasks)
 
-asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])))
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]),
+                 float(sys.argv[5])))
 """
 
 
-def start_slowloris(port: int, count: int, seconds: float) -> subprocess.Popen[str]:
-    """``count`` connections that trickle a never-ending head, reconnecting when closed.
+def start_slowloris(port: int, count: int, seconds: float, *, body_length: int = 0,
+                    interval: float = 1.0) -> subprocess.Popen[str]:
+    """``count`` connections that trickle a byte every ``interval``, reconnecting when closed.
 
-    A separate process, so that its event loop does not share the test's GIL.
-    It prints ``open N`` once all connections were opened (or after ``seconds``).
+    With ``body_length`` 0 the bytes are a head that never ends (a slowloris);
+    otherwise each sends a complete head with that ``Content-Length`` and then
+    trickles the body (a slow-body attack). A separate process, so that its
+    event loop does not share the test's GIL. It prints ``open N`` once all
+    connections were opened (or after ``seconds``).
     """
-    return subprocess.Popen([sys.executable, "-c", SLOWLORIS, str(port), str(count), str(seconds)],
+    return subprocess.Popen([sys.executable, "-c", SLOWLORIS, str(port), str(count), str(seconds),
+                             str(body_length), str(interval)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -1,0 +1,122 @@
+"""The connection cap of the standalone receiver: which connection makes way for a new one.
+
+At the cap, a new connection closes the *slowest* connection whose request is
+not yet with the app: the one receiving the fewest bytes per second of its
+current request (head and body), counted from the request's first byte. A
+connection that is idle, or that has sent nothing yet, receives none. So a
+slowloris head or a slow body (a byte every 0.3 s) is closed long before a
+callback whose bytes come at the speed of a network; a request with the app
+(received in full) is never closed.
+
+Two details keep a genuine callback out of the way:
+
+* a connection that has not sent a byte yet is spared for ``FIRST_BYTE_GRACE``
+  seconds while any other connection can go: a callback's connection is
+  accepted a moment before its bytes are read, and an attacker that
+  reconnects at once must not be able to close it in that moment;
+* among equally slow ones, the one that has waited longest goes first, so a
+  connection that has just received its head (and waits for its body, a few
+  milliseconds behind) is last.
+
+Ranking every connection costs O(n); under attack at a cap of thousands the
+slowest eighth of a ranking (at most ``RANKED``, at most ``RANKING_TTL`` old)
+is reused for the next evictions, each checked again before it is closed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.callbacks.limits import ConnectionLimits
+
+log = logging.getLogger("airflow_provider_tronenergy.callbacks.limits")
+
+FIRST_BYTE_GRACE: Final = 1.0
+"""Seconds a connection that has sent nothing yet is spared while another can go."""
+MIN_AGE: Final = 0.001
+"""The shortest time a rate is measured over (bytes read in one go are not infinitely fast)."""
+RANKED: Final = 32
+"""Slowest connections kept from one ranking for the next evictions."""
+RANKING_TTL: Final = 0.25
+"""Seconds a ranking is reused: slow connections stay slow much longer than that."""
+
+
+@dataclass
+class GuardStats:
+    """What the limits refused, for logs and tests."""
+
+    evicted: int = 0
+    evicted_receiving: int = 0
+    refused: int = 0
+    head_too_large: int = 0
+    head_timeouts: int = 0
+    body_timeouts: int = 0
+
+
+def _rank(connection: Any, now: float) -> tuple[bool, float, float]:
+    """Sort key, slowest first: (spared, bytes per second, since when)."""
+    began: float = connection._began
+    got: int = connection._got
+    age = now - began
+    if not got and age < FIRST_BYTE_GRACE:
+        return True, 0.0, began
+    return False, got / max(age, MIN_AGE), began
+
+
+class ConnectionGuard:
+    """State shared by the connections of one server: those not (yet) with the app."""
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.candidates: dict[Any, None] = {}
+        """Connections that may make way: idle, or receiving a request's head or body."""
+        self.stats = GuardStats()
+        self._ranking: list[tuple[Any, float]] = []
+        self._ranked_at = 0.0
+        self._logged_at = 0.0
+
+    def make_room(self) -> bool:
+        """Close the slowest candidate; False when every connection has a request with the app."""
+        victim = self._next_victim()
+        if victim is None:
+            return False
+        del self.candidates[victim]
+        receiving = victim._got > 0
+        victim._evict()
+        self.stats.evicted += 1
+        self.stats.evicted_receiving += receiving
+        self._note("connection limit (%d) reached: the slowest connections are being closed "
+                   "(%d so far, %d of them receiving a request)", self.limits.max_connections,
+                   self.stats.evicted, self.stats.evicted_receiving)
+        return True
+
+    def _next_victim(self) -> Any:
+        now = time.monotonic()
+        if now - self._ranked_at <= RANKING_TTL:
+            while self._ranking:
+                connection, began = self._ranking.pop()
+                # Still where it was ranked: not closed, not with the app, no byte since silence.
+                if connection in self.candidates and connection._began == began:
+                    return connection
+        if not self.candidates:
+            return None
+        # Kept for later: only the slowest eighth, so that none of them is a fast one.
+        kept = min(RANKED, len(self.candidates) // 8)
+        ranked = heapq.nsmallest(1 + kept, self.candidates, key=lambda c: _rank(c, now))
+        # Spared connections go only when nothing else can, and are never kept for later.
+        self._ranking = [(c, c._began) for c in reversed(ranked[1:])
+                         if not _rank(c, now)[0]]
+        self._ranked_at = now
+        return ranked[0]
+
+    def _note(self, message: str, *args: object) -> None:
+        """Warn at most every 10 s: under attack a line per connection would flood the log."""
+        now = time.monotonic()
+        if now - self._logged_at >= 10:
+            self._logged_at = now
+            log.warning(message, *args)
