@@ -2,7 +2,8 @@
 
 ``store`` keeps every attempt in SQLite or PostgreSQL; ``identity`` says which
 purchases are the same; ``policy`` decides, from the newest attempt, whether
-to buy, reuse or stop; ``cli`` is ``tronenergy-purchases`` (list, show, resolve).
+to buy, reuse or stop; ``verify`` checks a person's order id against the service
+before it is recorded; ``cli`` is ``tronenergy-purchases`` (list, show, resolve).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from airflow_provider_tronenergy.journal.store import (
     journal_url,
     open_journal,
 )
+from airflow_provider_tronenergy.journal.verify import OrderMismatch, read_order, resolve_placed
 
 __all__ = [
     "Decision",
@@ -31,6 +33,7 @@ __all__ = [
     "IdentityError",
     "JournalError",
     "JournalRace",
+    "OrderMismatch",
     "PurchaseJournal",
     "Verdict",
     "decide",
@@ -38,5 +41,7 @@ __all__ = [
     "explicit_identity",
     "journal_url",
     "open_journal",
+    "read_order",
+    "resolve_placed",
     "scope_of",
 ]

@@ -10,7 +10,10 @@ The journal is the one the workers use: ``--journal``, else
 the SQLite file in ``$AIRFLOW_HOME``. Resolving is a person's statement about
 the service's account (its console lists the orders); the next attempt acts on
 it: with an order id it waits for that order instead of buying, with
-``--not-placed`` it buys, once.
+``--not-placed`` it buys, once. An order id is first read from the service
+(``--conn-id``, the workers' ``tronenergy`` connection) and must be the
+purchase's: same target, energy and rent time, held by no other attempt.
+``--force --reason "..."`` records one that is not, with the login and the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import argparse
 import getpass
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from airflow_provider_tronenergy.journal.store import (
     Entry,
@@ -28,7 +32,16 @@ from airflow_provider_tronenergy.journal.store import (
     PurchaseJournal,
     journal_url,
 )
+from airflow_provider_tronenergy.journal.verify import (
+    OrderCheck,
+    OrderMismatch,
+    read_order,
+    resolve_placed,
+)
 from airflow_provider_tronenergy.sqlstore import StoreError
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.client import Order
 
 
 def parser() -> argparse.ArgumentParser:
@@ -52,14 +65,24 @@ def parser() -> argparse.ArgumentParser:
                          help="it was not placed: the next attempt buys, once")
     resolve.add_argument("--by", help="who resolves (default: the login name)")
     resolve.add_argument("--note", help="free text kept with the entry")
+    resolve.add_argument("--conn-id", help="the Airflow connection (type tronenergy) to read "
+                                           "the order with (default: the hook's, "
+                                           "tronenergy_default)")
+    resolve.add_argument("--force", action="store_true",
+                         help="record the order id even though it does not match, or cannot "
+                              "be read (needs --reason; the journal keeps it and the login)")
+    resolve.add_argument("--reason", help="why --force: kept in the journal")
     return p
 
 
 def _line(entry: Entry) -> str:
     state = "UNKNOWN" if entry.state is EntryState.SENDING else entry.state.value
     order = f" order {entry.order_id}" if entry.order_id else ""
+    said = "; ".join(filter(None, [entry.resolved_by and f"resolved by {entry.resolved_by}",
+                                   entry.note]))
     return (f"{state:<10} {entry.identity}  #{entry.attempt}  sent "
-            f"{entry.to_dict()['sent_at']}{order}\n           {entry.description}")
+            f"{entry.to_dict()['sent_at']}{order}\n           {entry.description}"
+            + (f"\n           {said}" if said else ""))
 
 
 def _print(entries: Sequence[Entry], as_json: bool) -> None:
@@ -74,7 +97,11 @@ def _print(entries: Sequence[Entry], as_json: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; 0 on success, 1 when the journal refuses, 2 on bad set-up."""
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "resolve" and (args.force or args.reason is not None) and not (
+            args.force and args.order_id and (args.reason or "").strip()):
+        p.error("--force goes with --order-id and a --reason that says why")
     try:
         journal = PurchaseJournal(journal_url(args.journal))
     except StoreError as exc:
@@ -92,19 +119,54 @@ def main(argv: list[str] | None = None) -> int:
                       f"{journal.safe_url}", file=sys.stderr)
                 return 1
             _print(entries, args.json)
+        elif args.not_placed:
+            entry = journal.resolve(args.identity, not_placed=True, by=args.by or _login(),
+                                    note=args.note)
+            print(f"resolved {entry.identity}: not placed: the next attempt buys, once")
         else:
-            entry = journal.resolve(args.identity, order_id=args.order_id,
-                                    not_placed=args.not_placed,
-                                    by=args.by or _login(), note=args.note)
-            what = (f"placed as order {entry.order_id}: the next attempt uses it"
-                    if entry.order_id else "not placed: the next attempt buys, once")
-            print(f"resolved {entry.identity}: {what}")
+            entry, check = resolve_placed(
+                journal, args.identity, args.order_id, _reader(args.conn_id),
+                by=args.by or _login(), note=args.note,
+                force=args.reason if args.force else None, login=_login())
+            print(f"resolved {entry.identity}: placed as order {entry.order_id}: the next "
+                  f"attempt uses it\n{_checked(check)}")
+    except OrderMismatch as exc:
+        print(f"tronenergy-purchases: refused: {exc}\nCheck the order id in the service's "
+              "console. If it is this purchase's order all the same, say so: add --force "
+              "--reason \"...\" (the journal keeps the reason and your login).", file=sys.stderr)
+        return 1
     except JournalError as exc:
         print(f"tronenergy-purchases: {exc}", file=sys.stderr)
         return 1
     finally:
         journal.close()
     return 0
+
+
+def _reader(conn_id: str | None) -> Callable[[str], Order | str]:
+    """Reads an order through the Airflow connection ``conn_id`` (opened on first use:
+    ``list`` and ``show`` do without Airflow)."""
+
+    def read(order_id: str) -> Order | str:
+        from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+
+        hook = TronEnergyHook(tronenergy_conn_id=conn_id or TronEnergyHook.default_conn_name)
+        try:
+            client = hook.get_conn()
+        except Exception as exc:  # a missing or malformed connection; messages hold no secret
+            return f"connection {hook.tronenergy_conn_id!r} cannot be used ({exc}); see --conn-id"
+        try:
+            return read_order(client, order_id)
+        finally:
+            hook.close()
+
+    return read
+
+
+def _checked(check: OrderCheck) -> str:
+    if check.ok:
+        return f"  checked with the service: {check.agreed()}"
+    return f"  FORCED, though the order does not check out:\n{check.explain()}"
 
 
 def _login() -> str:

@@ -22,12 +22,17 @@ class IdentityError(ValueError):
     """A ``purchase_key`` that cannot name a purchase."""
 
 
+def is_key_text(text: str, max_length: int = MAX_KEY_LENGTH) -> bool:
+    """Whether ``text`` may be (part of) a purchase key: 1 to ``max_length`` key characters."""
+    return 0 < len(text) <= max_length and _KEY.fullmatch(text) is not None
+
+
 def explicit_identity(key: Any) -> str:
     """A caller's ``purchase_key``, checked: printable ASCII without spaces, 1-200 characters."""
     if not isinstance(key, str):
         raise IdentityError("purchase_key must be text")
     text = key.strip()
-    if not text or len(text) > MAX_KEY_LENGTH or not _KEY.fullmatch(text):
+    if not is_key_text(text):
         raise IdentityError(
             f"purchase_key must be 1 to {MAX_KEY_LENGTH} characters of A-Z a-z 0-9 and "
             "._:/@+=#- (no spaces)")

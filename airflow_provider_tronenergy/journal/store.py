@@ -14,7 +14,8 @@ Attempts are numbered per identity under a UNIQUE constraint, so two workers
 that decide to buy the same identity at once cannot both write ``sending``:
 the second insert fails, and that worker reads the winner's row instead.
 Claiming a person-resolved order for a run is a compare-and-set for the same
-reason. Works on SQLite (one host) and PostgreSQL (a whole deployment).
+reason, and one order id is never resolved onto two entries (unless forced).
+Works on SQLite (one host) and PostgreSQL (a whole deployment).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 from airflow_provider_tronenergy import sqlstore
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
+# An order id as a person types it: 1 to 128 printable ASCII characters (the column's
+# length), no spaces; surrounding blanks are dropped first.
 _ORDER_ID: Final = re.compile(r"[!-~]{1,128}")
 ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
@@ -61,6 +64,14 @@ class JournalError(RuntimeError):
 
 class JournalRace(JournalError):
     """Another worker wrote the same attempt first: read again and decide again."""
+
+
+def order_id_rule(value: object) -> str:
+    """The journal's one rule for an order id a person gives: the id, without surrounding blanks."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not _ORDER_ID.fullmatch(text):
+        raise JournalError("an order id is 1 to 128 printable ASCII characters, no spaces")
+    return text
 
 
 @dataclass(frozen=True)
@@ -98,14 +109,15 @@ class Entry:
             "explicit_key": self.explicit_key, "mode": self.mode,
             "target_address": self.target_address, "description": self.description,
             "request": self.request, "scope": self.scope, "claimed_by": self.claimed_by,
-            "sent_at": _iso(self.sent_at), "rent_hours": format(self.rent_hours, "f"),
-            "valid_until": _iso(self.valid_until) if self.valid_until else None,
-            "order_id": self.order_id, "updated_at": _iso(self.updated_at),
+            "sent_at": iso(self.sent_at), "rent_hours": format(self.rent_hours, "f"),
+            "valid_until": iso(self.valid_until) if self.valid_until else None,
+            "order_id": self.order_id, "updated_at": iso(self.updated_at),
             "resolved_by": self.resolved_by, "note": self.note,
         }
 
 
-def _iso(ts: float) -> str:
+def iso(ts: float) -> str:
+    """A journal time as ISO 8601 in UTC, to the second."""
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
@@ -318,31 +330,73 @@ class PurchaseJournal:
         with self._write() as conn:
             return conn.execute(self.entries.update().where(where).values(**values)).rowcount == 1
 
+    def holders(self, order_id: str) -> tuple[Entry, ...]:
+        """Every attempt, of any purchase, that holds ``order_id``."""
+        self.ensure_schema()
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.entries).where(
+                self.entries.c.order_id == order_id).order_by(self.entries.c.id)).mappings().all()
+        return tuple(self._entry(r) for r in rows)
+
     def resolve(self, identity: str, *, order_id: str | None = None, not_placed: bool = False,
-                by: str | None = None, note: str | None = None) -> Entry:
-        """A person's answer to an unknown outcome: placed (with its order id) or not placed."""
+                by: str | None = None, note: str | None = None, attempt: int | None = None,
+                shared: bool = False) -> Entry:
+        """A person's answer to an unknown outcome: placed (with its order id) or not placed.
+
+        Records what it is told: the order itself is checked against the service by
+        :func:`~airflow_provider_tronenergy.journal.verify.resolve_placed` (the CLI and
+        the Required Action use it). Here, in the same transaction as the write: the
+        newest attempt must be unknown (and be ``attempt`` when given), and an order id
+        another attempt already holds is refused unless ``shared`` (a forced resolve).
+        """
         if (order_id is None) == (not not_placed):
             raise JournalError("resolve with either an order id or not placed, not both")
-        if order_id is not None and not _ORDER_ID.fullmatch(order_id):
-            raise JournalError("an order id is 1 to 128 printable ASCII characters, no spaces")
-        entry = self.latest(identity)
-        if entry is None:
-            raise JournalError(f"no purchase {identity!r} in the journal")
-        if entry.state is not EntryState.SENDING:
-            raise JournalError(
-                f"purchase {identity!r} has no unknown outcome to resolve: its latest attempt "
-                f"({entry.attempt}) is {entry.state.value}")
-        values: dict[str, Any] = {"resolved_by": (by or "")[:256] or None, "note": note}
         if order_id is not None:
-            values.update(state=EntryState.PLACED.value, order_id=order_id, claimed_by=None,
-                          valid_until_ms=_ms(entry.sent_at + float(entry.rent_hours) * 3600))
-        else:
-            values.update(state=EntryState.NOT_PLACED.value)
-        if not self._update(entry, EntryState.SENDING, **values):
+            order_id = order_id_rule(order_id)
+        values: dict[str, Any] = {"resolved_by": (by or "")[:256] or None, "note": note,
+                                  "updated_at_ms": _ms(time.time())}
+        with self._write() as conn:
+            if self.url.get_backend_name() == "postgresql":  # resolves one at a time
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
+            entry = unknown_outcome(self._one(conn, self.entries.c.identity == identity),
+                                    identity, attempt)
+            if order_id is not None:
+                holder = None if shared else self._one(conn, sa.and_(
+                    self.entries.c.order_id == order_id, self.entries.c.id != entry.id))
+                if holder is not None:
+                    raise JournalError(f"order {order_id} is already {held_by(holder)}")
+                values.update(state=EntryState.PLACED.value, order_id=order_id,
+                              claimed_by=None,
+                              valid_until_ms=_ms(entry.sent_at + float(entry.rent_hours) * 3600))
+            else:
+                values.update(state=EntryState.NOT_PLACED.value)
+            done = conn.execute(self.entries.update().where(
+                self.entries.c.id == entry.id,
+                self.entries.c.state == EntryState.SENDING.value).values(**values)).rowcount
+        if done != 1:
             raise JournalError(f"purchase {identity!r} changed while resolving; look again")
         resolved = self.latest(identity)
         assert resolved is not None
         return resolved
+
+
+def unknown_outcome(entry: Entry | None, identity: str, attempt: int | None = None) -> Entry:
+    """``entry``, the newest attempt at ``identity``, if it is an unknown outcome to resolve
+    (and is ``attempt`` when given)."""
+    if entry is None:
+        raise JournalError(f"no purchase {identity!r} in the journal")
+    if entry.state is not EntryState.SENDING:
+        raise JournalError(f"purchase {identity!r} has no unknown outcome to resolve: its "
+                           f"latest attempt ({entry.attempt}) is {entry.state.value}")
+    if attempt is not None and entry.attempt != attempt:
+        raise JournalError(f"purchase {identity!r} changed while resolving (attempt "
+                           f"{entry.attempt}, not {attempt}); look again")
+    return entry
+
+
+def held_by(entry: Entry) -> str:
+    """Whose order it is, for a refusal: ``held by purchase 'k' (attempt 2, placed)``."""
+    return f"held by purchase {entry.identity!r} (attempt {entry.attempt}, {entry.state.value})"
 
 
 _OPEN: dict[str, PurchaseJournal] = {}

@@ -4,9 +4,11 @@ Instead of failing with "run ``tronenergy-purchases resolve``", the purchase
 operator writes a human-in-the-loop request (Airflow 3.1+: the UI's Required
 Actions, the REST API's ``hitlDetails``) and waits for its answer:
 
-* **placed**, with the order id from the service's console: the journal records
-  that order (as ``tronenergy-purchases resolve --order-id`` would) and the task
-  goes on with it, buying nothing;
+* **placed**, with the order id from the service's console: the order is read
+  from the service and checked against the purchase (as ``tronenergy-purchases
+  resolve --order-id`` checks it); if it matches, the journal records it and the
+  task goes on with it, buying nothing; if not, nothing is recorded and the try
+  fails (retryable) naming both sides, so the retry asks again;
 * **not placed**: the journal records it and the task buys now, once;
 * **abort**: the task fails without retry, nothing is bought, and the outcome
   stays unknown (the journal keeps the note) for the next run to ask again.
@@ -26,7 +28,17 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from airflow.sdk import Param
 from airflow.sdk.definitions.param import ParamsDict
 
-from airflow_provider_tronenergy.journal import Entry, EntryState, JournalError, PurchaseJournal
+from airflow_provider_tronenergy.client import Order
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.journal import (
+    Entry,
+    EntryState,
+    JournalError,
+    OrderMismatch,
+    PurchaseJournal,
+    read_order,
+    resolve_placed,
+)
 from airflow_provider_tronenergy.operators.reuse import (
     RESOLVE_COMMAND,
     UnknownOutcome,
@@ -53,8 +65,10 @@ def question(entry: Entry, cause: str = "") -> tuple[str, str]:
         f"not have been placed: its answer was lost{lost}. Check the service console for an "
         f"order for `{entry.target_address}` placed around that time, then answer:",
         "",
-        f"- **{PLACED}**: enter its order id below. The journal records it and the run "
-        "waits for that order; nothing more is bought.",
+        f"- **{PLACED}**: enter its order id below. It is checked with the service first: "
+        "an order for another address, energy or rent time, or one another purchase "
+        "already holds, is refused. The journal records it and the run waits for that "
+        "order; nothing more is bought.",
         f"- **{NOT_PLACED}**: the run buys it now, once.",
         f"- **{ABORT}**: the task fails and nothing is bought; the outcome stays unknown "
         "and the next run asks again.",
@@ -93,12 +107,21 @@ class AskSteps:
     log: Any
     ask_timeout: timedelta | None
     defer: Any
+    tronenergy_conn_id: str
     # Airflow keeps one Required Action per task try, and a second request in the same
     # try would keep the first one's text: a batch that already asked says "next try".
     may_ask: bool = True
 
     def _journal(self) -> PurchaseJournal:
         raise NotImplementedError
+
+    def _read_order(self, order_id: str) -> Order | str:
+        """The order a person named, from the service (or why it could not be read)."""
+        hook = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
+        try:
+            return read_order(hook.get_conn(), order_id)
+        finally:
+            hook.close()
 
     def _ask(self, context: Context, unknown: UnknownOutcome) -> NoReturn:
         """Write the request for ``unknown`` and wait for its answer (``execute_answer``)."""
@@ -159,10 +182,14 @@ class AskSteps:
                     raise AirflowException(
                         f"{by} answered '{PLACED}' without an order id; nothing was recorded "
                         "or bought. A retry asks again.")
-                with journal_errors():
-                    journal.resolve(identity, order_id=order_id, by=by,
-                                    note="answered in Airflow's Required Actions")
-                self.log.info("%s: purchase %s was placed as order %s", by, identity, order_id)
+                try:
+                    with journal_errors():
+                        _, check = resolve_placed(journal, identity, order_id, self._read_order,
+                                                  by=by, note="answered in Airflow's Required "
+                                                  "Actions")
+                except OrderMismatch as mismatch:
+                    raise self._refused(journal, entry, by, mismatch) from None
+                self.log.info("%s: purchase %s was placed: %s", by, identity, check.agreed())
             elif chosen == [NOT_PLACED]:
                 with journal_errors():
                     journal.resolve(identity, not_placed=True, by=by,
@@ -178,3 +205,16 @@ class AskSteps:
         except JournalError as exc:  # e.g. an order id that is not one
             raise AirflowException(f"{by}'s answer could not be recorded ({exc}); nothing "
                                    "was bought. A retry asks again.") from None
+
+    def _refused(self, journal: PurchaseJournal, entry: Entry, by: str,
+                 mismatch: OrderMismatch) -> AirflowException:
+        """A "placed" answer whose order is not this purchase's: noted, not recorded."""
+        check = mismatch.check
+        what = ", ".join([d.what for d in check.differences] + list(check.problems))
+        with journal_errors():
+            journal.annotate(entry, f"order {check.order_id} from {by} refused: {what}")
+        return AirflowException(
+            f"{by} answered '{PLACED}', but {mismatch}\nNothing was bought. A retry asks "
+            f"again. If it is this purchase's order all the same, record it on the command "
+            f"line: {RESOLVE_COMMAND} '{entry.identity}' --order-id {check.order_id} --force "
+            "--reason \"...\"")

@@ -146,6 +146,26 @@ def test_resolve_refuses_what_is_not_unknown(make):
     assert journal.abandon(entry, "late") is False  # no longer sending: nothing changes
 
 
+def test_one_order_id_is_never_resolved_onto_two_attempts(make):
+    """Two purchases resolved with one order would both count on its energy."""
+    journal = make()
+    first, _, third = (_claim(journal, key) for key in ("a", "b", "c"))
+    journal.record_placed(first, "order-1", {})
+    with pytest.raises(JournalError, match=r"order order-1 is already held by purchase 'a' "
+                                           r"\(attempt 1, placed\)"):
+        make().resolve("b", order_id="order-1")
+    assert journal.latest("b").state is EntryState.SENDING
+    journal.resolve("b", order_id=" order-2 ")
+    with pytest.raises(JournalError, match="held by purchase 'b'"):
+        journal.resolve("c", order_id="order-2")
+    with pytest.raises(JournalError, match="changed while resolving"):
+        journal.resolve("c", order_id="order-3", attempt=2)
+    forced = journal.resolve("c", order_id="order-2", shared=True, by="ops", note="forced")
+    assert [e.identity for e in journal.holders("order-2")] == ["b", "c"]
+    assert (forced.state, forced.resolved_by) == (EntryState.PLACED, "ops")
+    assert third.id == forced.id
+
+
 def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "airflow_provider_tronenergy.journal.cli", "--journal", url,
@@ -162,13 +182,13 @@ def test_cli_lists_shows_and_resolves(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert "UNKNOWN" in listed.stdout and "auto:d.t:abc" in listed.stdout
     assert "payout:batch-7:0" not in listed.stdout
-    done = _cli(url, "resolve", "auto:d.t:abc", "--order-id", "o-1", "--by", "bob")
+    done = _cli(url, "resolve", "auto:d.t:abc", "--not-placed", "--by", "bob")
     assert done.returncode == 0, done.stderr
-    assert "placed as order o-1" in done.stdout
-    again = _cli(url, "resolve", "auto:d.t:abc", "--not-placed")
+    assert "not placed: the next attempt buys, once" in done.stdout
+    again = _cli(url, "resolve", "auto:d.t:abc", "--order-id", "o-1")  # (see test_journal_resolve)
     assert again.returncode == 1 and "no unknown outcome" in again.stderr
     shown = _cli(url, "show", "auto:d.t:abc", "--json")
-    assert '"order_id": "o-1"' in shown.stdout and '"resolved_by": "bob"' in shown.stdout
+    assert '"state": "not_placed"' in shown.stdout and '"resolved_by": "bob"' in shown.stdout
     missing = _cli(url, "show", "nope")
     assert missing.returncode == 1
     bad = _cli("mysql://x/y", "list")

@@ -110,6 +110,30 @@ def test_a_lost_answer_asks_then_placed_goes_on_with_that_order(journal, asked, 
     assert entry.resolved_by.startswith("alice (Airflow")
 
 
+def test_placed_with_another_orders_id_records_nothing_and_buys_nothing_more(
+        journal, asked, control, conn):
+    """The id of the batch's first order (another wallet, another amount, already held by
+    its own purchase) offered for the unknown second one: refused, both sides named."""
+    op, orders = batch(control, conn)
+    control.fault(kind="drop", path="/energy/buy-count", count=1)
+    context = a_try()
+    with pytest.raises(Waiting) as waiting:
+        op.execute(context)
+    first, unknown, _ = placed(control, orders)
+
+    with pytest.raises(AirflowException) as raised:
+        op.execute_answer(context, answer(PLACED, first[0]), **waiting.value.kwargs)
+    assert not isinstance(raised.value, AirflowFailException)  # the retry asks again
+    message = str(raised.value)
+    assert (f"target address: journaled {orders[1]['target_address']}; order "
+            f"{orders[0]['target_address']}") in message
+    assert "energy: journaled 130,000; order 65,000" in message
+    assert f"already held by purchase {orders[0]['purchase_key']!r}" in message
+    entry = journal.latest(orders[1]["purchase_key"])
+    assert (entry.state, entry.order_id) == (EntryState.SENDING, None)
+    assert placed(control, orders) == [first, unknown, []]
+
+
 def asked_after_a_500(control, conn):
     """A batch asking about its second order, which a 500 met before processing (the client
     cannot tell that from a lost answer): the operator, its orders, the try, the kwargs."""

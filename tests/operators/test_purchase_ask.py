@@ -86,7 +86,8 @@ def test_placed_without_a_usable_order_id_records_nothing_and_may_be_retried(
 
 def test_placed_with_an_order_id_goes_on_with_that_order(journal, control, conn):
     op, context, entry = _unknown(journal, control, conn)
-    order_id = control.buy()  # stands for the order the person found in the console
+    # Stands for the order the person found in the console: 2 transfers' energy, 1 hour.
+    order_id = control.buy(entry.target_address, 130_000)
     before = len(control.orders())
     result = op.execute_answer(context, _answer(PLACED, order_id), entry.identity,
                                entry.attempt)
@@ -95,6 +96,35 @@ def test_placed_with_an_order_id_goes_on_with_that_order(journal, control, conn)
     latest = journal.latest(entry.identity)
     assert (latest.state, latest.order_id) == (EntryState.PLACED, order_id)
     assert latest.resolved_by.startswith("alice (Airflow")
+
+
+@pytest.mark.parametrize(("wrong", "both_sides"), [
+    ("target", "target address: journaled {target}; order {other}"),
+    ("energy", "energy: journaled 130,000; order 65,000"),
+    ("held", "already held by purchase 'test:"),
+])
+def test_placed_with_another_purchases_order_records_nothing_and_may_be_retried(
+        journal, control, conn, wrong, both_sides):
+    op, context, entry = _unknown(journal, control, conn)
+    other = control.activated()
+    if wrong == "target":
+        order_id = control.buy(other, 130_000)
+    elif wrong == "energy":
+        order_id = control.buy(entry.target_address, 65_000)
+    else:  # right target and energy, but another purchase placed it
+        order_id = control.buy(entry.target_address, 130_000)
+        journal.record_placed(_unknown(journal, control, conn)[2], order_id, {})
+    orders = len(control.orders())
+    with pytest.raises(AirflowException) as raised:
+        op.execute_answer(context, _answer(PLACED, order_id), entry.identity, entry.attempt)
+    assert not isinstance(raised.value, AirflowFailException)  # a retry asks again
+    message = str(raised.value)
+    assert both_sides.format(target=entry.target_address, other=other) in message, message
+    assert "Nothing was recorded" in message and "--force --reason" in message
+    latest = journal.latest(entry.identity)
+    assert (latest.state, latest.order_id) == (EntryState.SENDING, None)
+    assert f"order {order_id} from alice (Airflow" in latest.note
+    assert len(control.orders()) == orders  # nothing bought
 
 
 def test_not_placed_buys_once(journal, control, conn):

@@ -106,12 +106,12 @@ class Control:
         orders: list[dict[str, Any]] = self.call("GET", "/orders")
         return [o for o in orders if target is None or o["target_address"] == target]
 
-    def buy(self) -> str:
-        """A pending order for a freshly activated address; returns its order_id."""
-        target = self.activated()
+    def buy(self, target: str | None = None, energy: int = 65_000, rent_time: str = "1") -> str:
+        """A pending order for ``target`` (default: a freshly activated address); its id."""
+        target = target or self.activated()
         with TronEnergyClient(self.sandbox.url, self.sandbox.api_key,
                               self.sandbox.api_secret) as client:
-            return client.buy_energy(target).order_id
+            return client.buy_energy(target, energy, Decimal(rent_time)).order_id
 
     def status(self, order_id: str) -> str:
         orders = {o["order_id"]: o for o in self.orders()}
