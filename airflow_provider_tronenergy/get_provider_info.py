@@ -29,9 +29,16 @@ _EXTRA_FIELDS: dict[str, Any] = {
     "timeout": {
         # No pre-filled value: the default (5 s to connect, 30 s to read) is no single number.
         "label": "Timeout (seconds)",
-        "description": "One number for both the connect and the read timeout. Empty: 5 s to "
-        "connect, 30 s to read.",
+        "description": "One number for both the connect and the read timeout; a whole call "
+        "ends within their sum ([connect, read, total] in the extra JSON sets each). Empty: "
+        "5 s to connect, 30 s to read, 35 s in all.",
         "schema": {"type": ["number", "null"], "exclusiveMinimum": 0},
+    },
+    "max_answer_bytes": {
+        "label": "Max answer size (bytes)",
+        "description": "The largest answer a call reads, decompressed; a larger one fails "
+        "(a purchase's outcome is then unknown). Empty: 1048576 (1 MiB).",
+        "schema": {"type": ["integer", "null"], "minimum": 1, "default": 1048576},
     },
     "max_retries": {
         "label": "Max retries",
@@ -66,8 +73,15 @@ _NODE_FIELDS: dict[str, Any] = {
     },
     "timeout": {
         "label": "Timeout (seconds)",
-        "description": "Per request. Empty: 10.",
+        "description": "Per connect and per read; a whole call, its resends included, ends "
+        "within their sum ([connect, read, total] in the extra JSON sets each). Empty: 10.",
         "schema": {"type": ["number", "null"], "exclusiveMinimum": 0},
+    },
+    "max_answer_bytes": {
+        "label": "Max answer size (bytes)",
+        "description": "The largest answer a node call reads, decompressed. Empty: 16777216 "
+        "(16 MiB).",
+        "schema": {"type": ["integer", "null"], "minimum": 1, "default": 16777216},
     },
     "max_retries": {
         "label": "Max retries",

@@ -32,7 +32,7 @@ from airflow_provider_tronenergy.client.errors import (
     error_from_answer,
 )
 from airflow_provider_tronenergy.client.retry import Safety, provably_not_processed
-from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, lookup
+from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR
 from airflow_provider_tronenergy.protocol.signing import SCHEMES, sign_request
 
 log = logging.getLogger(__name__)
@@ -460,7 +460,8 @@ class CallRun(Generic[T]):
             self.maybe_processed = True
         return error
 
-    def unreadable(self, status: int | None, reason: str, started: float) -> UnexpectedResponseError:
+    def unreadable(self, status: int | None, reason: str,
+                   started: float) -> UnexpectedResponseError:
         """An answer the transport would not read whole (over the cap, bad encoding)."""
         self._log(f"{status} unreadable", started)
         self.maybe_processed = True

@@ -11,6 +11,7 @@ both send through :func:`exchange`.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -80,10 +81,8 @@ class Deadline:
                     continue
                 sock = getattr(connection, "sock", None)
                 if sock is not None:
-                    try:
+                    with contextlib.suppress(OSError):
                         sock.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
 
 
 class _Watched:
@@ -161,6 +160,8 @@ def exchange(adapter: HTTPAdapter, request: requests.PreparedRequest, *, connect
                     if deadline.expired or time.monotonic() - started > total:
                         raise DeadlineExceeded(total)
                 body = reader.finish()
+                if deadline.expired:  # a head or body cut short by the shutdown reads as ended
+                    raise DeadlineExceeded(total)
             except BodyError as exc:
                 exc.status = response.status_code
                 response.close()

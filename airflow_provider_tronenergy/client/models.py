@@ -11,18 +11,15 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from datetime import datetime, timezone
-from decimal import Decimal, InvalidOperation
+from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
+from airflow_provider_tronenergy.client import figures
 from airflow_provider_tronenergy.client.errors import UnexpectedResponseError
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-V = TypeVar("V")
-_INT_LIMIT = 10**18  # keeps a hostile "1e999999999" from becoming a giant int
+from airflow_provider_tronenergy.client.reader import EMPTY, Reader
 
 
 class OrderStatus(str, Enum):
@@ -66,158 +63,36 @@ class _Model:
         return {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
 
-class _Reader:
-    """Reads one JSON object into typed values; remembers which keys were known."""
-
-    def __init__(self, data: Any, what: str) -> None:
-        if not isinstance(data, Mapping):
-            raise UnexpectedResponseError(
-                f"{what}: expected a JSON object, got {type(data).__name__}"
-            )
-        self.data = data
-        self.what = what
-        self.known: set[str] = set()
-
-    def _bad(self, key: str, expected: str) -> UnexpectedResponseError:
-        got = self.data.get(key)
-        shown = "missing" if key not in self.data else f"{type(got).__name__}"
-        return UnexpectedResponseError(f"{self.what}.{key}: expected {expected}, got {shown}")
-
-    def _value(self, key: str) -> Any:
-        self.known.add(key)
-        return self.data.get(key)
-
-    def opt_text(self, key: str) -> str | None:
-        value = self._value(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise self._bad(key, "a string")
-        return value
-
-    def _need(self, value: V | None, key: str, expected: str, default: V | None = None) -> V:
-        """``value``, else ``default``, else the error naming ``key``."""
-        if value is not None:
-            return value
-        if default is None:
-            raise self._bad(key, expected)
-        return default
-
-    def text(self, key: str, default: str | None = None) -> str:
-        return self._need(self.opt_text(key), key, "a string", default)
-
-    def opt_decimal(self, key: str) -> Decimal | None:
-        value = self._value(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
-            raise self._bad(key, "a decimal number")
-        try:
-            number = parse_decimal(value, key) if isinstance(value, str) else Decimal(value)
-        except (InvalidOperation, ValueError):
-            raise self._bad(key, "a decimal number in ASCII digits") from None
-        if not number.is_finite():
-            raise self._bad(key, "a finite decimal number")
-        return number
-
-    def decimal(self, key: str) -> Decimal:
-        return self._need(self.opt_decimal(key), key, "a decimal number")
-
-    def opt_integer(self, key: str) -> int | None:
-        value = self._value(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
-            raise self._bad(key, "an integer")
-        if isinstance(value, Decimal) and (
-            not value.is_finite() or abs(value) >= _INT_LIMIT or value != value.to_integral_value()
-        ):
-            raise self._bad(key, "an integer")
-        return int(value)
-
-    def integer(self, key: str, default: int | None = None) -> int:
-        return self._need(self.opt_integer(key), key, "an integer", default)
-
-    def flag(self, key: str, default: bool | None = None) -> bool:
-        value = self._value(key)
-        if value is None and default is not None:
-            return default
-        if not isinstance(value, bool):
-            raise self._bad(key, "true or false")
-        return value
-
-    def opt_moment(self, key: str) -> datetime | None:
-        value = self._value(key)
-        if value is None or value == "":
-            return None
-        parsed = _parse_datetime(value)
-        if parsed is None:
-            raise self._bad(key, "an ISO 8601 timestamp")
-        return parsed
-
-    def moment(self, key: str) -> datetime:
-        return self._need(self.opt_moment(key), key, "an ISO 8601 timestamp")
-
-    def millis_datetime(self, key: str) -> datetime:
-        millis = self.integer(key)
-        try:
-            return datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            raise self._bad(key, "a time in milliseconds") from None
-
-    def order_status(self, key: str) -> OrderStatus:
-        raw = self.text(key)
-        try:
-            return OrderStatus(raw)
-        except ValueError:
-            raise UnexpectedResponseError(
-                f"{self.what}.{key}: unknown order status {raw[:40]!r}"
-            ) from None
-
-    def str_tuple(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-        value = self._value(key)
-        if value is None:
-            return default
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise self._bad(key, "an array of strings")
-        return tuple(value)
-
-    def extra(self) -> Mapping[str, Any]:
-        unknown = {k: v for k, v in self.data.items() if k not in self.known}
-        return MappingProxyType(unknown) if unknown else _EMPTY
-
-
-def _parse_datetime(value: Any) -> datetime | None:
-    try:
-        if isinstance(value, str):
-            text = value.strip()
-            if text[-1:] in ("Z", "z"):
-                text = text[:-1] + "+00:00"
-            parsed = datetime.fromisoformat(text)
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-        if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
-    except (ValueError, OverflowError, OSError, InvalidOperation):
-        return None
-    return None
-
-
 def _extra() -> Any:
-    return field(default_factory=lambda: _EMPTY, hash=False, repr=False)
+    return field(default_factory=lambda: EMPTY, hash=False, repr=False)
 
 
-# Metadata of a required field that reads as "" or 0 when the answer leaves it out.
-_EMPTY_IF_ABSENT = MappingProxyType({"absent": ""})
-_ZERO_IF_ABSENT = MappingProxyType({"absent": 0})
+def _meta(check: figures.Check | None = None, *, absent: Any = MISSING) -> Mapping[str, Any]:
+    """A field's reading rules: its ``check`` (``figures``), and what an absent key reads as.
+
+    ``absent``: a required field that reads as this ("" or 0) when the answer leaves it out.
+    """
+    return MappingProxyType({"check": check, "absent": absent})
+
+
+def _order_status(r: Reader, key: str) -> OrderStatus:
+    raw = r.text(key)
+    try:
+        return OrderStatus(raw)
+    except ValueError:
+        raise UnexpectedResponseError(f"{r.what}.{key}: unknown order status {raw[:40]!r}") \
+            from None
+
+
 # How a field is read, by its annotation.
 _READERS: dict[str, Callable[..., Any]] = {
-    "str": _Reader.text, "str | None": _Reader.opt_text,
-    "int": _Reader.integer, "int | None": _Reader.opt_integer,
-    "Decimal": _Reader.decimal, "Decimal | None": _Reader.opt_decimal,
-    "bool": _Reader.flag, "datetime | None": _Reader.opt_moment,
-    "tuple[str, ...]": _Reader.str_tuple, "OrderStatus": _Reader.order_status,
+    "str": Reader.text, "str | None": Reader.opt_text,
+    "int": Reader.integer, "int | None": Reader.opt_integer,
+    "Decimal": Reader.decimal, "Decimal | None": Reader.opt_decimal,
+    "bool": Reader.flag, "datetime | None": Reader.opt_moment,
+    "tuple[str, ...]": Reader.str_tuple, "OrderStatus": _order_status,
 }
-_Step = tuple[str, Callable[..., Any], tuple[Any, ...]]
+_Step = tuple[str, Callable[..., Any], tuple[Any, ...], "figures.Check | None"]
 _PLANS: dict[type, tuple[str, tuple[_Step, ...]]] = {}
 
 
@@ -226,10 +101,13 @@ def _plan(cls: type[_Read]) -> tuple[str, tuple[_Step, ...]]:
     if cls not in _PLANS:
         steps: list[_Step] = []
         for item in fields(cls):  # type: ignore[arg-type]
-            absent = item.metadata.get("absent", item.default)
+            absent = item.metadata.get("absent", MISSING)
+            if absent is MISSING:
+                absent = item.default
             default = () if absent is None or absent is MISSING else (absent,)
             if item.name != "extra":
-                steps.append((item.name, _READERS[str(item.type)], default))
+                steps.append((item.name, _READERS[str(item.type)], default,
+                              item.metadata.get("check")))
         steps.sort(key=lambda step: step[0] not in cls._read_first)
         _PLANS[cls] = re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower(), tuple(steps)
     return _PLANS[cls]
@@ -243,10 +121,23 @@ class _Read(_Model):
     @classmethod
     def from_data(cls: type[M], data: Any) -> M:
         what, steps = _plan(cls)
-        r = _Reader(data, what)
-        values = {name: read(r, name, *default) for name, read, default in steps}
+        r = Reader(data, what)
+        values = {}
+        for name, read, default, check in steps:
+            value = values[name] = read(r, name, *default)
+            reason = check(value) if check is not None and value is not None else None
+            if reason:
+                raise UnexpectedResponseError(f"{what}.{name}: {reason}")
         values["extra"] = r.extra()
-        return cls(**values)
+        result = cls(**values)
+        reason = result._inconsistent()
+        if reason:
+            raise UnexpectedResponseError(f"{what}: {reason}")
+        return result
+
+    def _inconsistent(self) -> str | None:
+        """What contradicts itself across fields, if anything."""
+        return None
 
 
 M = TypeVar("M", bound=_Read)
@@ -256,50 +147,55 @@ M = TypeVar("M", bound=_Read)
 class Account(_Read):
     user_id: int
     username: str
-    balance: Decimal
-    available_balance: Decimal
-    frozen_amount: Decimal
-    pending_orders_count: int
+    balance: Decimal = field(metadata=_meta(figures.balance))
+    available_balance: Decimal = field(metadata=_meta(figures.balance))
+    frozen_amount: Decimal = field(metadata=_meta(figures.balance))
+    pending_orders_count: int = field(metadata=_meta(figures.count))
     recharge_address: str
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class Price(_Read):
-    price_65k_1hour: Decimal
-    price_per_10k: Decimal
-    energy_per_transfer: int
-    min_energy: int
-    max_energy: int
-    rent_time: Decimal
+    price_65k_1hour: Decimal = field(metadata=_meta(figures.cost))
+    price_per_10k: Decimal = field(metadata=_meta(figures.cost))
+    energy_per_transfer: int = field(metadata=_meta(figures.energy))
+    min_energy: int = field(metadata=_meta(figures.energy))
+    max_energy: int = field(metadata=_meta(figures.energy))
+    rent_time: Decimal = field(metadata=_meta(figures.hours))
     extra: Mapping[str, Any] = _extra()
+
+    def _inconsistent(self) -> str | None:
+        if self.min_energy > self.max_energy:
+            return f"min_energy {self.min_energy:,} is above max_energy {self.max_energy:,}"
+        return None
 
 
 @dataclass(frozen=True)
 class Purchase(_Read):
     """Result of buy, auto-buy and buy-count; ``energy_amount`` when the service states it."""
 
-    order_id: str
-    tx_hash: str = field(metadata=_EMPTY_IF_ABSENT)
-    cost: Decimal
-    energy_amount: int | None = None
+    order_id: str = field(metadata=_meta(figures.order_id))
+    tx_hash: str = field(metadata=_meta(figures.tx_hash, absent=""))
+    cost: Decimal = field(metadata=_meta(figures.cost))
+    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy))
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class SmartPurchase(_Read):
-    order_id: str
+    order_id: str = field(metadata=_meta(figures.order_id))
     activated: bool
-    energy_amount: int
-    cost: Decimal
+    energy_amount: int = field(metadata=_meta(figures.energy))
+    cost: Decimal = field(metadata=_meta(figures.cost))
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class Activation(_Read):
-    order_id: str
-    tx_hash: str = field(metadata=_EMPTY_IF_ABSENT)
-    cost: Decimal
+    order_id: str = field(metadata=_meta(figures.order_id))
+    tx_hash: str = field(metadata=_meta(figures.tx_hash, absent=""))
+    cost: Decimal = field(metadata=_meta(figures.cost))
     message: str = ""
     extra: Mapping[str, Any] = _extra()
 
@@ -309,7 +205,7 @@ class AddressCheck(_Read):
     address: str
     is_activated: bool
     need_activate: bool
-    transfer_count: int
+    transfer_count: int = field(metadata=_meta(figures.count))
     extra: Mapping[str, Any] = _extra()
 
 
@@ -322,16 +218,16 @@ class Order(_Read):
 
     _read_first = ("status",)
 
-    order_id: str
+    order_id: str = field(metadata=_meta(figures.order_id))
     status: OrderStatus
-    tx_hash: str = ""
-    cost: Decimal | None = None
-    energy_amount: int | None = None
-    rent_time: Decimal | None = None
+    tx_hash: str = field(default="", metadata=_meta(figures.tx_hash))
+    cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
+    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_none))
+    rent_time: Decimal | None = field(default=None, metadata=_meta(figures.hours_or_none))
     target_address: str | None = None
     to_address: str | None = None
     kind: str | None = None
-    activation_cost: Decimal | None = None
+    activation_cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
     created_at: datetime | None = None
     updated_at: datetime | None = None
     extra: Mapping[str, Any] = _extra()
@@ -340,10 +236,10 @@ class Order(_Read):
 @dataclass(frozen=True)
 class MonitoredAddress(_Read):
     address: str
-    label: str = field(metadata=_EMPTY_IF_ABSENT)
+    label: str = field(metadata=_meta(absent=""))
     tokens: tuple[str, ...]
     is_active: bool
-    total_callbacks: int = field(metadata=_ZERO_IF_ABSENT)
+    total_callbacks: int = field(metadata=_meta(figures.count, absent=0))
     last_callback_at: datetime | None
     created_at: datetime | None
     extra: Mapping[str, Any] = _extra()
@@ -364,7 +260,7 @@ class MonitoredAddressPage(_Model):
 
     @classmethod
     def from_data(cls, data: Any, *, page: int, page_size: int) -> MonitoredAddressPage:
-        r = _Reader(data, "monitored address page")
+        r = Reader(data, "monitored address page")
         items = r._value("addresses")
         if not isinstance(items, list):
             raise r._bad("addresses", "an array")
@@ -383,17 +279,17 @@ class MonitorRegistration(_Read):
 
     address: str
     status: str
-    webhook_url: str = field(metadata=_EMPTY_IF_ABSENT)
+    webhook_url: str = field(metadata=_meta(absent=""))
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class MonitorStats(_Read):
-    total_addresses: int
-    active_addresses: int
-    total_callbacks: int
-    success_callbacks: int
-    failed_callbacks: int
+    total_addresses: int = field(metadata=_meta(figures.count))
+    active_addresses: int = field(metadata=_meta(figures.count))
+    total_callbacks: int = field(metadata=_meta(figures.count))
+    success_callbacks: int = field(metadata=_meta(figures.count))
+    failed_callbacks: int = field(metadata=_meta(figures.count))
     extra: Mapping[str, Any] = _extra()
 
 
@@ -414,10 +310,10 @@ class TransferEvent(_Model):
 
     @classmethod
     def from_payload(cls, payload: Any) -> TransferEvent:
-        top = _Reader(payload, "callback")
+        top = Reader(payload, "callback")
         event = top.text("event")
         timestamp = top.moment("timestamp")
-        r = _Reader(top._value("data"), "callback.data")
+        r = Reader(top._value("data"), "callback.data")
         result = cls(
             event=event,
             timestamp=timestamp,

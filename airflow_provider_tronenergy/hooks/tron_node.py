@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
+from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES
+from airflow_provider_tronenergy.client.core import Timeout
+from airflow_provider_tronenergy.hooks.tronenergy import (
+    TronEnergyConnectionError,
+    _mask,
+    _max_answer_bytes,
+    _timeout,
+)
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
@@ -20,7 +27,9 @@ from airflow_provider_tronenergy.node.models import (
     Resources,
     TransactionInfo,
 )
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from airflow_provider_tronenergy.protocol.numbers import parse_int
+
+NODE_TIMEOUT = Timeout(10.0, 10.0)
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -33,7 +42,8 @@ class TronNodeHook(BaseHook):
 
     :param tron_node_conn_id: an Airflow connection of type ``tron_node``: host is the
         node's HTTP root (TronGrid, a Nile gateway, an own java-tron), password the
-        optional API key; extras ``usdt_contract``, ``timeout``, ``max_retries``.
+        optional API key; extras ``usdt_contract``, ``timeout`` (seconds, ``[connect, read]``
+        or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``.
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -61,18 +71,21 @@ class TronNodeHook(BaseHook):
             url = f"{url}:{conn.port}"
         _mask(conn.password)
         try:
-            timeout = float(parse_decimal(extras["timeout"], "timeout")) \
-                if extras.get("timeout") not in (None, "") else 10.0  # seconds, not money
             retries = parse_int(extras["max_retries"], "max_retries") \
                 if extras.get("max_retries") not in (None, "") else 3
         except (TypeError, ValueError) as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
-        if timeout <= 0 or retries < 0:
+        if retries < 0:
             raise TronNodeConnectionError(
-                f"connection {conn.conn_id!r}: timeout must be positive, max_retries >= 0")
+                f"connection {conn.conn_id!r}: max_retries must not be negative")
+        try:
+            timeout = _timeout(extras, NODE_TIMEOUT)
+            limit = _max_answer_bytes(extras, NODE_MAX_ANSWER_BYTES)
+        except TronEnergyConnectionError as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
-                "timeout": timeout, "max_retries": retries}
+                "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit}
 
     def get_conn(self) -> TronNodeClient:
         """One client per hook instance: one connection pool for all reads."""

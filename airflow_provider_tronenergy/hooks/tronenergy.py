@@ -23,6 +23,7 @@ from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.client import (
+    DEFAULT_TIMEOUT,
     RetryPolicy,
     Timeout,
     TronEnergyClient,
@@ -30,6 +31,7 @@ from airflow_provider_tronenergy.client import (
     ValidationRules,
 )
 from airflow_provider_tronenergy.client.base import ClientBase, endpoint, walk
+from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.models import MonitoredAddress
 from airflow_provider_tronenergy.hooks.order_wait import (
     Log,
@@ -114,17 +116,30 @@ def _rent_times(
             f"extra {name} must hold numbers of hours in ASCII digits") from None
 
 
-def _timeout(extras: dict[str, Any]) -> Timeout:
+def _timeout(extras: dict[str, Any], default: Timeout = DEFAULT_TIMEOUT) -> Timeout:
+    """Extra ``timeout``: seconds, ``[connect, read]`` or ``[connect, read, total]``."""
     raw = extras.get("timeout")
     if raw in (None, ""):
-        return Timeout()
+        return default
     try:
-        if isinstance(raw, list) and len(raw) == 2:
-            return Timeout.of((float(parse_decimal(raw[0], "timeout")),  # seconds, not money
-                               float(parse_decimal(raw[1], "timeout"))))
+        if isinstance(raw, list) and len(raw) in (2, 3):
+            return Timeout.of(tuple(float(parse_decimal(part, "timeout"))  # seconds, not money
+                                    for part in raw))
         return Timeout.of(float(parse_decimal(raw, "timeout")))  # ASCII digits only
     except (TypeError, ValueError) as exc:
         raise TronEnergyConnectionError(f"extra timeout is invalid: {exc}") from None
+
+
+def _max_answer_bytes(extras: dict[str, Any], default: int) -> int:
+    """Extra ``max_answer_bytes``: the largest answer a call reads, decompressed."""
+    raw = extras.get("max_answer_bytes")
+    if raw in (None, ""):
+        return default
+    try:
+        return check_limit(parse_int(raw, "max_answer_bytes"))
+    except (TypeError, ValueError):
+        raise TronEnergyConnectionError(
+            "extra max_answer_bytes must be a positive whole number of bytes") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +157,7 @@ class ClientSettings(Mapping[str, Any]):
     timeout: Timeout
     retry: RetryPolicy
     rules: ValidationRules
+    max_answer_bytes: int
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._names():
@@ -224,6 +240,7 @@ class TronEnergyHook(BaseHook):
             timeout=_timeout(extras),
             retry=RetryPolicy(max_attempts=max_retries + 1),
             rules=rules,
+            max_answer_bytes=_max_answer_bytes(extras, DEFAULT_MAX_ANSWER_BYTES),
         )
 
     @classmethod

@@ -8,10 +8,11 @@ transaction. tronpy is imported when a client is built, never by a DAG file.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
+from airflow_provider_tronenergy.client.core import Timeout
 from airflow_provider_tronenergy.client.errors import TronEnergyError
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
@@ -21,11 +22,11 @@ from airflow_provider_tronenergy.node.models import (
     TransactionInfo,
 )
 from airflow_provider_tronenergy.protocol.address import is_valid_address
+from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 API_KEY_HEADER = "TRON-PRO-API-KEY"
-_TX_HASH = re.compile(r"[0-9a-fA-F]{64}")
 _NO_ESTIMATE = "does not support estimate energy"
 
 
@@ -45,39 +46,33 @@ class TronNodeClient:
     :param url: the node's HTTP root (``https://api.trongrid.io``, ``http://node:8090``).
     :param api_key: sent as ``TRON-PRO-API-KEY`` when given (TronGrid and most gateways).
     :param usdt_contract: the USDT TRC20 contract (mainnet by default; Nile has its own).
-    :param timeout: seconds per request.
+    :param timeout: seconds per read, ``(connect, read)`` or ``(connect, read, total)``;
+        ``total`` (default connect + read) bounds a whole call, its resends included.
     :param max_retries: resends of a read on no answer, 429 or 5xx (reads only, so safe).
+    :param max_answer_bytes: the largest answer read (decompressed); a larger one fails.
+
+    A redirect is never followed (the key would reach another host): it fails, naming
+    its status and the host it points to.
     """
 
     def __init__(self, url: str, *, api_key: str | None = None,
-                 usdt_contract: str = USDT_MAINNET, timeout: float = 10.0,
-                 max_retries: int = 3) -> None:
+                 usdt_contract: str = USDT_MAINNET,
+                 timeout: float | tuple[float, ...] | Timeout = 10.0,
+                 max_retries: int = 3,
+                 max_answer_bytes: int = NODE_MAX_ANSWER_BYTES) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
         self.usdt_contract = _address(usdt_contract, "usdt_contract")
-        from requests.adapters import HTTPAdapter
         from tronpy import Tron
-        from tronpy.providers import HTTPProvider
-        from urllib3.util.retry import Retry
 
-        provider = HTTPProvider(url.rstrip("/") + "/", timeout=timeout)
-        # tronpy sends keys only to URLs containing "trongrid", and then its own shared
-        # keys when none is given: this client sends the connection's key, or none.
-        provider.use_api_key = False
-        if api_key:
-            provider.sess.headers[API_KEY_HEADER] = api_key
-        retry = Retry(total=max_retries, connect=max_retries, read=max_retries,
-                      status=max_retries, backoff_factor=0.5,
-                      status_forcelist=(429, 500, 502, 503, 504),
-                      allowed_methods=frozenset({"POST"}), respect_retry_after_header=True,
-                      raise_on_status=False)
+        from airflow_provider_tronenergy.node.transport import BoundedProvider
+
         # Estimating a batch reads concurrently (onchain.NODE_CONCURRENCY): one pooled
         # connection per thread.
-        adapter = HTTPAdapter(max_retries=retry, pool_maxsize=16)
-        provider.sess.mount("http://", adapter)
-        provider.sess.mount("https://", adapter)
-        self._provider = provider
-        self._tron = Tron(provider)
+        self._provider = BoundedProvider(
+            url, api_key=api_key, timeout=Timeout.of(timeout),
+            max_answer_bytes=check_limit(max_answer_bytes), max_retries=max_retries)
+        self._tron = Tron(self._provider)
 
     def __repr__(self) -> str:
         return f"TronNodeClient(usdt_contract={self.usdt_contract!r})"
@@ -211,7 +206,7 @@ class TronNodeClient:
         """
         from tronpy.exceptions import TransactionNotFound
 
-        if not isinstance(tx_hash, str) or not _TX_HASH.fullmatch(tx_hash):
+        if not isinstance(tx_hash, str) or not TX_HASH.fullmatch(tx_hash):
             raise ValueError("tx_hash must be 64 hexadecimal characters")
         path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyid"
 

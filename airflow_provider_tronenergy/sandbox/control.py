@@ -196,7 +196,8 @@ async def list_faults(request: Request) -> Response:
 @router.post("/faults")
 async def add_fault(request: Request) -> Response:
     """``{kind, path, method?, status?, retry_after?, latency_ms?, after_processing?,
-    count?, probability?}``; path is relative to /v1 and may end in ``*``."""
+    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``;
+    ``patch`` (kind ``tamper``) maps dotted answer paths to raw JSON text."""
     body = await _body(request)
     kind = params.string(params.field(body, "kind"), "kind")
     if kind not in KINDS:
@@ -224,6 +225,12 @@ async def add_fault(request: Request) -> Response:
         if value > 1:
             raise params.invalid("probability must be above 0 and at most 1")
         spec["probability"] = value
+    patch = params.field(body, "patch")
+    if patch not in (None, params.MISSING):
+        if not isinstance(patch, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in patch.items()):
+            raise params.invalid("patch must map answer paths to raw JSON text")
+        spec["patch"] = patch
     fault = sandbox(request).faults.add(**spec)
     return reply(request, fault.to_dict())
 

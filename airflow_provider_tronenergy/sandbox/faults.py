@@ -1,14 +1,18 @@
-"""Fault injection on /v1: errors, rate limits, latency and dropped connections.
+"""Fault injection on /v1: errors, rate limits, latency, dropped connections, lies.
 
 The ``drop`` fault lets the request be fully processed and then closes the
 connection without an answer: the case in which a blind client retry would buy
-twice. It is an ASGI middleware so that it wraps real request handling.
+twice. The ``tamper`` fault lets it be processed too, then rewrites fields of the
+answer (``patch``: a dotted path such as ``data.cost`` or ``code``, to the raw
+JSON text put there): a service that lies, or a proxy that mangles. It is an
+ASGI middleware so that it wraps real request handling.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import random
 from dataclasses import asdict, dataclass, field
@@ -22,7 +26,7 @@ from airflow_provider_tronenergy.sandbox.jsonout import dumps
 
 log = logging.getLogger("tronenergy.sandbox.faults")
 
-KINDS = ("error", "rate_limit", "latency", "drop")
+KINDS = ("error", "rate_limit", "latency", "drop", "tamper")
 ERROR_CODES = {500: ErrorCode.INTERNAL_ERROR, 503: ErrorCode.UPSTREAM_UNAVAILABLE}
 
 
@@ -38,6 +42,7 @@ class Fault:
     after_processing: bool = False
     count: int | None = None
     probability: Decimal = Decimal(1)
+    patch: dict[str, str] = field(default_factory=dict)
     fired: int = field(default=0)
 
     def matches(self, method: str, path: str) -> bool:
@@ -119,10 +124,50 @@ class FaultMiddleware:
         elif fault.kind == "drop":
             await self.app(scope, receive, _swallow)
             _drop_connection(receive)
+        elif fault.kind == "tamper":
+            await self.app(scope, receive, _tampered(send, fault.patch))
 
 
 async def _swallow(message: Message) -> None:
     """Discard the processed request's answer."""
+
+
+def _tampered(send: Send, patch: dict[str, str]) -> Send:
+    """Send the processed answer with ``patch`` applied to its JSON."""
+    start: dict[str, Any] = {}
+    body: list[bytes] = []
+
+    async def tampered_send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        body.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        raw = rewrite(b"".join(body), patch)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(raw)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": raw})
+
+    return tampered_send
+
+
+def rewrite(body: bytes, patch: dict[str, str]) -> bytes:
+    """``body`` (JSON) with each dotted path set to its raw JSON text, verbatim."""
+    payload = json.loads(body, parse_float=Decimal)
+    for index, (path, _) in enumerate(patch.items()):
+        *parents, leaf = path.split(".")
+        node = payload
+        for name in parents:
+            if not isinstance(node.get(name), dict):
+                node[name] = {}
+            node = node[name]
+        node[leaf] = f"@@tamper{index}@@"
+    text = dumps(payload)
+    for index, raw in enumerate(patch.values()):
+        text = text.replace(f'"@@tamper{index}@@"', raw)
+    return text.encode()
 
 
 def _delayed(send: Send, seconds: float) -> Send:

@@ -199,8 +199,8 @@ def test_declared_readers_cover_every_field(model: Any, label: str, absent: dict
     what, steps = models._plan(model)
     assert what == label
     names = [f.name for f in dataclasses.fields(model) if f.name != "extra"]
-    assert sorted(name for name, _, _ in steps) == sorted(names)
-    assert {name: default[0] for name, _, default in steps if default} == absent
+    assert sorted(name for name, _, _, _ in steps) == sorted(names)
+    assert {name: default[0] for name, _, default, _ in steps if default} == absent
     with pytest.raises(UnexpectedResponseError, match=f"^{label}: expected a JSON object"):
         model.from_data([])
 

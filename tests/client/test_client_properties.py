@@ -12,7 +12,12 @@ from client_helpers import API_KEY, API_SECRET
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_provider_tronenergy.client import TronEnergyError, ValidationError, models
+from airflow_provider_tronenergy.client import (
+    TronEnergyError,
+    UnexpectedResponseError,
+    ValidationError,
+    models,
+)
 from airflow_provider_tronenergy.client import validation as check
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.client.models import (
@@ -123,7 +128,7 @@ def test_model_readers_never_crash(payload: Any) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     amount=st.decimals(allow_nan=False, allow_infinity=False, places=6,
-                       min_value=Decimal("-1e12"), max_value=Decimal("1e12")),
+                       min_value=Decimal("0.000001"), max_value=Decimal("99999999999.999999")),
     extra=st.dictionaries(st.text(max_size=8).filter(lambda k: k not in FIELD_NAMES),
                           json_values, max_size=3),
 )
@@ -137,6 +142,23 @@ def test_amounts_stay_exact_and_extras_survive(amount: Decimal, extra: dict[str,
     assert Decimal(purchase.to_dict()["cost"]) == amount
     assert set(purchase.extra) == set(extra)
     json.dumps(purchase.to_dict())
+
+
+@settings(max_examples=200, deadline=None)
+@given(amount=st.one_of(
+    st.decimals(allow_nan=False, allow_infinity=False, max_value=Decimal(0)),
+    st.decimals(allow_nan=False, allow_infinity=False, min_value=Decimal("1e11")),
+    st.decimals(allow_nan=False, allow_infinity=False, places=9, min_value=Decimal("-1e12"),
+                max_value=Decimal("1e12")).filter(lambda d: d != d.quantize(Decimal("1e-6"))),
+    st.sampled_from([Decimal("1e400"), Decimal("1e-400"), Decimal("-1e400")]),
+))
+def test_a_cost_that_is_no_cost_is_unreadable(amount: Decimal) -> None:
+    """Issue 22: not positive, not finite-and-sane, or finer than a sun: never a purchase."""
+    raw = (b'{"success":true,"code":10000,"message":"","data":{"order_id":"o1","tx_hash":"",'
+           b'"cost":' + str(amount).encode() + b"}}")
+    call: Call[Purchase] = Call("POST", "/energy/buy", Purchase.from_data)
+    with pytest.raises(UnexpectedResponseError, match=r"purchase\.cost: "):
+        CORE.decode(call, CORE.prepare(call), 200, {}, raw)
 
 
 @given(account_id=st.binary(min_size=20, max_size=20))

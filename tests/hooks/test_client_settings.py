@@ -47,14 +47,14 @@ def test_secrets_never_show_in_any_rendering(caplog):
         assert API_SECRET not in text, where
     # Still a useful repr: what is safe to show is shown.
     assert BASE_URL in repr(value)
-    assert "Timeout(connect=2.0, read=7.0)" in repr(value)
+    assert "Timeout(connect=2.0, read=7.0, total=None)" in repr(value)
 
 
 def test_settings_still_splat_into_both_clients():
     value = settings()
     assert value["api_key"] == API_KEY and value["api_secret"] == API_SECRET
     assert set(value) == {"base_url", "api_key", "api_secret", "signature_scheme", "timeout",
-                          "retry", "rules"}
+                          "retry", "rules", "max_answer_bytes"}
     with TronEnergyClient(**value) as client:
         assert client.timeout == Timeout(2.0, 7.0)
         assert client.retry == RetryPolicy(max_attempts=2)

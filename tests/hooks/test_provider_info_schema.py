@@ -122,6 +122,7 @@ def test_what_the_node_form_saves_gives_the_node_hooks_defaults():
     """The tron_node form's pre-filled, cleared and blank extras all give the hook's defaults."""
     from airflow.sdk import Connection
 
+    from airflow_provider_tronenergy.client import Timeout
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
     from airflow_provider_tronenergy.node.models import USDT_MAINNET
 
@@ -131,8 +132,8 @@ def test_what_the_node_form_saves_gives_the_node_hooks_defaults():
         conn = Connection(conn_id="node", conn_type="tron_node", host="https://node.example",
                           extra=json.dumps(extra))
         settings = TronNodeHook.node_settings(conn)
-        assert (settings["usdt_contract"], settings["timeout"], settings["max_retries"]) == \
-            (USDT_MAINNET, 10.0, 3)
+        assert (settings["usdt_contract"], settings["timeout"], settings["max_retries"],
+                settings["max_answer_bytes"]) == (USDT_MAINNET, Timeout(10.0, 10.0), 3, 16777216)
         assert settings["api_key"] is None
 
 
@@ -142,7 +143,8 @@ def test_node_connection_form_as_the_ui_receives_it():
 
     [meta] = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "tron_node"]
     sent = meta.model_dump(mode="json")
-    assert set(sent["extra_fields"]) == {"usdt_contract", "timeout", "max_retries"}
+    assert set(sent["extra_fields"]) == {"usdt_contract", "timeout", "max_retries",
+                                         "max_answer_bytes"}
     assert sent["extra_fields"]["max_retries"]["value"] == 3
     standard = sent["standard_fields"]
     assert standard["host"]["title"] == "Node URL"

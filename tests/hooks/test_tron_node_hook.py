@@ -11,6 +11,7 @@ import logging
 
 import pytest
 
+from airflow_provider_tronenergy.client import Timeout
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError, TronNodeHook
 from airflow_provider_tronenergy.node.client import NodeError, TronNodeClient
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
@@ -30,7 +31,8 @@ def test_settings_from_a_connection(monkeypatch):
                     extra={"timeout": "2.5", "max_retries": 0})
     settings = TronNodeHook.node_settings(hook.get_connection("node_a"))
     assert settings == {"url": "https://nile.example", "api_key": API_KEY,
-                        "usdt_contract": USDT_MAINNET, "timeout": 2.5, "max_retries": 0}
+                        "usdt_contract": USDT_MAINNET, "timeout": Timeout(2.5, 2.5),
+                        "max_retries": 0, "max_answer_bytes": 16_777_216}
     assert API_KEY not in repr(hook) and API_KEY not in repr(hook.get_conn())
 
 
