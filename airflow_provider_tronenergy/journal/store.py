@@ -358,7 +358,7 @@ class PurchaseJournal:
         with self._write() as conn:
             if self.url.get_backend_name() == "postgresql":  # resolves one at a time
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
-            entry = unknown_outcome(self._one(conn, self.entries.c.identity == identity),
+            entry = to_resolve(self._one(conn, self.entries.c.identity == identity),
                                     identity, attempt)
             if order_id is not None:
                 holder = None if shared else self._one(conn, sa.and_(
@@ -380,7 +380,7 @@ class PurchaseJournal:
         return resolved
 
 
-def unknown_outcome(entry: Entry | None, identity: str, attempt: int | None = None) -> Entry:
+def to_resolve(entry: Entry | None, identity: str, attempt: int | None = None) -> Entry:
     """``entry``, the newest attempt at ``identity``, if it is an unknown outcome to resolve
     (and is ``attempt`` when given)."""
     if entry is None:

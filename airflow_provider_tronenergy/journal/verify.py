@@ -30,7 +30,7 @@ from airflow_provider_tronenergy.journal.store import (
     held_by,
     iso,
     order_id_rule,
-    unknown_outcome,
+    to_resolve,
 )
 from airflow_provider_tronenergy.operators.quote import hours
 from airflow_provider_tronenergy.protocol.energy import (
@@ -172,7 +172,7 @@ def resolve_placed(journal: PurchaseJournal, identity: str, order_id: str, read:
     order_id = order_id_rule(order_id)
     if force is not None and not force.strip():
         raise JournalError("forcing an order needs a reason (--reason)")
-    entry = unknown_outcome(journal.latest(identity), identity)
+    entry = to_resolve(journal.latest(identity), identity)
     check = check_order(journal, entry, order_id, read(order_id))
     if not check.ok and force is None:
         raise OrderMismatch(check)
