@@ -3,9 +3,10 @@
 An order id typed from the console can be a real order for another address or
 another amount; recorded, the next attempt would report it reused and the
 payouts would lack their energy. So the order is read from the service and
-compared with the journaled purchase: its target address, its energy, its rent
-time and when it was created (each where the service states it), and no other
-attempt may already hold it. A difference refuses the answer, both sides shown,
+compared with the journaled purchase: its target address and its energy (an
+order that does not state them does not match), its rent time, recipient and
+creation time where the service states them; and no other attempt may already
+hold it. A difference refuses the answer, both sides shown,
 nothing recorded; a person who really means it forces it with a reason, which
 the journal keeps with their name.
 """
