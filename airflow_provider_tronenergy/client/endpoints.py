@@ -123,7 +123,7 @@ class Endpoints:
         Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         target = check.address(target_address, "target_address")
-        body = {"target_address": target, "count": check.count(count)}
+        body = {"target_address": target, "count": check.count(count, self.rules)}
         return self._purchase("/energy/buy-count", Purchase.from_data, body, target,
                               rent_time, self.rules.buy_count_rent_times)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
+from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER
 from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal
 
 
@@ -38,10 +39,18 @@ class ValidationRules:
     min_energy: int = 32_000
     max_energy: int = 5_000_000
     max_page_size: int = 100
+    energy_per_transfer: int = ENERGY_PER_TRANSFER
 
     def __post_init__(self) -> None:
         if not 0 < self.min_energy <= self.max_energy:
             raise ValueError("ValidationRules: need 0 < min_energy <= max_energy")
+        if not 0 < self.energy_per_transfer <= self.max_energy:
+            raise ValueError("ValidationRules: need 0 < energy_per_transfer <= max_energy")
+
+    @property
+    def max_count(self) -> int:
+        """The most transfers one buy-count order can hold."""
+        return self.max_energy // self.energy_per_transfer
         if self.max_page_size < 1:
             raise ValueError("ValidationRules: max_page_size must be at least 1")
 
@@ -95,10 +104,14 @@ def energy_amount(value: Any, rules: ValidationRules) -> int:
     return number
 
 
-def count(value: Any) -> int:
+def count(value: Any, rules: ValidationRules) -> int:
+    """Transfers bought by count: as many as ``max_energy`` holds, as the price endpoint says."""
     number = _integer(value, "count")
-    if number < 1:
-        raise ValidationError("count", "must be at least 1")
+    most = rules.max_count
+    if not 1 <= number <= most:
+        raise ValidationError(
+            "count", f"must be between 1 and {most} ({rules.max_energy:,} energy at most, "
+                     f"{rules.energy_per_transfer:,} a transfer)")
     return number
 
 

@@ -21,7 +21,6 @@ Works on SQLite (one host) and PostgreSQL (a whole deployment).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,11 +33,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # An order id as a person types it: 1 to 128 printable ASCII characters (the column's
 # length), no spaces; surrounding blanks are dropped first.
-_ORDER_ID: Final = re.compile(r"[!-~]{1,128}")
 ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
 
@@ -69,7 +68,7 @@ class JournalRace(JournalError):
 def order_id_rule(value: object) -> str:
     """The journal's one rule for an order id a person gives: the id, without surrounding blanks."""
     text = value.strip() if isinstance(value, str) else ""
-    if not _ORDER_ID.fullmatch(text):
+    if not ORDER_ID.fullmatch(text):
         raise JournalError("an order id is 1 to 128 printable ASCII characters, no spaces")
     return text
 

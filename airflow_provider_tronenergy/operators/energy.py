@@ -75,7 +75,7 @@ class TronEnergyBuyByCountOperator(TronEnergyPurchaseOperator):
         return str(self.target_address)
 
     def request(self, rules: ValidationRules) -> dict[str, Any]:
-        count = checks.count(as_int(self.count, "count"))
+        count = checks.count(as_int(self.count, "count"), rules)
         return {"target_address": checks.address(self.target_address, "target_address"),
                 "count": count,
                 "rent_time": text(checks.rent_time(self.rent_time, rules.buy_count_rent_times))}

@@ -36,6 +36,7 @@ from airflow_provider_tronenergy.client import (
     SmartPurchase,
     TronEnergyClient,
     TronEnergyError,
+    UnexpectedResponseError,
     ValidationError,
     ValidationRules,
 )
@@ -203,8 +204,13 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
                 self._ask(context, unknown)
             if isinstance(prior, dict):
                 return self._finish(prior, context)
-            quote = self._quote(client, request)
-            self._guard(client, request, quote, ceiling)
+            try:
+                quote = self._quote(client, request)
+                self._guard(client, request, quote, ceiling)
+            except UnexpectedResponseError as exc:  # a lying quote: no retry will mend it
+                raise AirflowFailException(
+                    f"{self.mode}: the service's quote cannot be trusted ({exc}); nothing "
+                    "bought") from None
             if dry_run:
                 self.log.info("dry run: would buy %s", self._describe_quote(quote))
                 return {"mode": self.mode, "dry_run": True, "request": request,
@@ -277,6 +283,10 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
                              hours(rent_time))
             return None
         energy, activates = self.quote_energy(client, request, price.energy_per_transfer)
+        if not price.min_energy <= energy <= price.max_energy:
+            raise AirflowFailException(
+                f"{self.mode}: {energy:,} energy is outside what the service sells "
+                f"({price.min_energy:,} to {price.max_energy:,}); nothing bought")
         return Quote(
             energy=energy,
             rent_time=rent_time,

@@ -41,6 +41,8 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("auto_buy_energy", (GOOD, GOOD), {"rent_time": 0.17}, "rent_time"),
     ("buy_energy_by_count", (GOOD, 0), {}, "count"),
     ("buy_energy_by_count", (GOOD, "3"), {}, "count"),
+    ("buy_energy_by_count", (GOOD, 2**70), {}, "count"),  # issue 22: once reached the service
+    ("buy_energy_by_count", (GOOD, 77), {}, "count"),  # 77 x 65,000 > max_energy
     ("buy_energy_by_count", (GOOD, 2), {"rent_time": Decimal("0.5")}, "rent_time"),
     ("smart_buy_energy", (GOOD, GOOD), {"rent_time": 1.5}, "rent_time"),
     ("smart_buy_energy", (GOOD, GOOD), {"from_address": BAD_CHECKSUM}, "from_address"),

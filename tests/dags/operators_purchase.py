@@ -83,3 +83,13 @@ for on_ambiguous in ("fail", "rebuy"):
 with DAG("te_buy_keyed", schedule=None, start_date=START, catchup=False) as te_buy_keyed:
     TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", purchase_key=CONF % "key",
                           wait_for_completion=True, poll_interval=0.05)
+
+# Retried on an ordinary failure: a refusal that must not be retried shows as one try.
+with DAG("te_guarded", schedule=None, start_date=START, catchup=False,
+         default_args=RETRY) as te_guarded:
+    TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target")
+
+with DAG("te_count", schedule=None, start_date=START, catchup=False,
+         default_args=RETRY) as te_count:
+    TronEnergyBuyByCountOperator(task_id="buy_count", target_address=CONF % "target",
+                                 count=CONF % "count")
