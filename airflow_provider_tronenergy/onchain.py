@@ -9,7 +9,10 @@ explorer, read from a TRON full node (:class:`~.hooks.tron_node.TronNodeHook`):
 * :func:`shortfall_orders`: only the energy the wallet does not already have
   (``EnergyLimit - EnergyUsed`` less a margin) is rented;
 * :func:`confirm_delegations`, after the service reports success: each order's
-  delegation is in a block (solidified, when asked) and the energy is there.
+  delegation is in a block (solidified, when asked) and the energy is there;
+* :class:`WalletEnergy`, before an order placed earlier is reused: its delegation is
+  on chain and the wallet still has its energy (a rental the chain took back, or
+  energy already spent, is not reused).
 
 Without a node connection nothing here runs, and the run's log and its "batch
 ready" event say that no on-chain checks were made. All amounts are integers
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
+from airflow_provider_tronenergy.client.errors import TronEnergyError
 from airflow_provider_tronenergy.node.models import (
     SUN_PER_TRX,
     USDT_UNITS,
@@ -273,6 +277,55 @@ def _unconfirmed(pending: Mapping[str, str], available: int, need: int, timeout:
                 "published. Check the order with the service before sending payouts.")
     return (f"every delegation is {where}, but the wallet has {available:,} energy available "
             f"for the batch's {need:,} after {timeout:g} s; the batch is not published")
+
+
+class WalletEnergy:
+    """Whether orders placed earlier still have their energy on their target's wallet.
+
+    The journal knows an order was placed and for how long it was rented; only the
+    chain knows whether the energy is still there: a delegation can be taken back
+    early, and energy already spent (last period's payouts) is gone. Each target's
+    available energy is read once, less ``kept`` (what the plan already counts on:
+    the energy on hand it used and the margin); each order judged takes its energy
+    from what is left, in order, so two orders never count the same energy.
+    """
+
+    def __init__(self, node: TronNodeHook, kept: Mapping[str, int] | None = None) -> None:
+        self.node = node
+        self._kept = dict(kept or {})
+        self._left: dict[str, int] = {}
+
+    def missing(self, target: str, energy: int, *, status: str, tx_hash: str) -> int:
+        """Energy of an order (``status`` and ``tx_hash`` as the service says) not on chain.
+
+        An order still pending or processing has not delegated yet: nothing is missing
+        (it is on its way, and the confirmation step waits for it). A node that cannot
+        be read fails the attempt, retryable, before anything is bought.
+        """
+        if status in ("pending", "processing"):
+            return 0
+        try:
+            info = self.node.get_transaction_info(tx_hash) if tx_hash else None
+            if info is None or not info.succeeded:
+                log.warning("the delegation of %s energy to %s (tx %s) is not on chain",
+                            f"{energy:,}", target, tx_hash or "none")
+                return energy
+            if target not in self._left:
+                self._left[target] = (self.node.get_resources(target).energy_available
+                                      - self._kept.get(target, 0))
+        except (TronEnergyError, ValueError) as exc:
+            raise AirflowException(f"cannot read {target}'s energy on chain ({exc}); nothing "
+                                   "was bought by this attempt") from None
+        covered = max(0, min(energy, self._left[target]))
+        self._left[target] -= covered
+        if covered < energy:
+            log.warning("%s has %s of the %s energy of its order left on chain (the rest was "
+                        "taken back or spent)", target, f"{covered:,}", f"{energy:,}")
+        return energy - covered
+
+    def close(self) -> None:
+        """Close the node's connection pool."""
+        self.node.close()
 
 
 def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],

@@ -10,9 +10,11 @@ prepares payouts is a few task definitions around these functions:
   service's price before anything is activated or bought, refuses when it is over
   ``max_cost_trx`` or the balance, and
   splits the energy into orders (:func:`plan_orders`) within the price
-  endpoint's ``min_energy`` / ``max_energy``; each order carries a
-  ``purchase_key`` derived from the batch (:func:`batch_key`), so a new run of the
-  same batch reuses its still-valid orders instead of buying again;
+  endpoint's ``min_energy`` / ``max_energy``; only the first transfer to a new
+  recipient is a first transfer; each order carries a ``purchase_key`` naming the
+  batch (:func:`batch_key`: the sender, the ``batch_id``, the rows), so a retry, a
+  clear or a rerun of the same batch reuses its still-valid orders, and the next
+  period's identical payroll (another ``batch_id``) buys its own;
 * :func:`batch_ready` is the payload of the "batch ready" Asset event: what was
   bought, what it cost, and the saving against burning TRX.
 
@@ -25,8 +27,10 @@ import csv
 import hashlib
 import io
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSki
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.onchain import ChainParams, shortfall_orders
 from airflow_provider_tronenergy.operators.guard import guard_cost
 from airflow_provider_tronenergy.operators.quote import (
@@ -46,32 +51,69 @@ from airflow_provider_tronenergy.operators.quote import (
 from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
+log = logging.getLogger(__name__)
 NOTHING_BOUGHT = "nothing was bought"
+MAX_BATCH_ID_LENGTH = 64
+"""So that a purchase key (sender, batch, rows, order) stays within 200 characters."""
+MAX_AMOUNT_DIGITS = 15
+"""Digits a payout amount may have before the point: more USDT than exist, and a batch's
+sums in micro-units stay exact within Decimal's 28 digits."""
 
 
 @dataclass(frozen=True)
 class BatchParams:
-    """The batch's run parameters, checked: who pays, for how long, up to what cost."""
+    """The batch's run parameters, checked: who pays, for how long, up to what cost, which
+    batch (``batch_id``; empty: the run's, see :func:`run_batch_id`)."""
 
     sender: str
     rent_time: Decimal
     max_cost: Decimal
+    batch_id: str = ""
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> BatchParams:
-        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``)."""
+        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``,
+        ``batch_id``)."""
         try:
+            batch_id = params.get("batch_id") or ""
+            if not isinstance(batch_id, str) or (
+                    batch_id and not is_key_text(batch_id, MAX_BATCH_ID_LENGTH)):
+                raise ValueError(
+                    f"batch_id: must be 1 to {MAX_BATCH_ID_LENGTH} characters of A-Z a-z 0-9 "
+                    f"and ._:/@+=#- (no spaces), or empty for the run's data interval; got "
+                    f"{str(batch_id)[:80]!r}")
             return cls(sender=valid_address(params["sender_address"], "sender_address"),
                        rent_time=parse_decimal(params["rent_time"], "rent_time"),
-                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"))
+                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"),
+                       batch_id=batch_id)
         except ValueError as exc:
             raise AirflowFailException(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
 
 
+def amount_problem(amount: Decimal) -> str | None:
+    """Why ``amount`` cannot be paid out, or None; exact, whatever its digits.
+
+    Worked out on the number's digits, never through a Decimal context: rounding a
+    28-digit amount to 6 decimals overflows the context (``InvalidOperation``).
+    """
+    if not amount.is_finite() or amount <= 0:
+        return "must be positive"
+    if amount.adjusted() >= MAX_AMOUNT_DIGITS:
+        return f"is too large (at most {MAX_AMOUNT_DIGITS} digits before the point)"
+    digits, exponent = amount.as_tuple().digits, amount.as_tuple().exponent
+    assert isinstance(exponent, int)  # a finite number's exponent
+    trailing_zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    if exponent + trailing_zeros < -6:
+        return "has more than 6 decimals"
+    return None
+
+
 def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[dict[str, str]]:
-    """Validated ``{"recipient", "amount"}`` payouts; every bad row is reported by line."""
+    """Validated ``{"recipient", "amount"}`` payouts; every bad row is reported by line, and
+    every recipient that appears more than once is logged."""
     payouts: list[dict[str, str]] = []
     errors: list[str] = []
+    lines: dict[str, list[int]] = {}
     for line, row in enumerate(rows, start=first_line):
         if not row or all(not cell.strip() for cell in row):
             continue
@@ -85,14 +127,21 @@ def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[di
         except ValueError as exc:
             errors.append(f"line {line}: {exc}")
             continue
-        if not amount.is_finite() or amount <= 0 or amount != round(amount, 6):
-            errors.append(f"line {line}: amount {raw_amount!r} must be positive, 6 decimals max")
+        problem = amount_problem(amount)
+        if problem is not None:
+            errors.append(f"line {line}: amount {raw_amount!r} {problem}")
             continue
         payouts.append({"recipient": recipient, "amount": text(amount)})
+        lines.setdefault(recipient, []).append(line)
     if errors:
         raise AirflowFailException(f"bad payout rows ({NOTHING_BOUGHT}):\n" + "\n".join(errors))
     if not payouts:
         raise AirflowFailException("the payout batch is empty")
+    for recipient, where in lines.items():
+        if len(where) > 1:  # legitimate or a pasted row twice: a person should see it
+            log.warning("recipient %s appears %d times (lines %s): %d payouts to it, planned "
+                        "as one first transfer at most", recipient, len(where),
+                        ", ".join(map(str, where)), len(where))
     return payouts
 
 
@@ -121,10 +170,46 @@ def recipients(payouts: Sequence[Mapping[str, str]]) -> list[str]:
     return list(dict.fromkeys(p["recipient"] for p in payouts))
 
 
-def batch_key(sender: str, payouts: Sequence[Mapping[str, str]]) -> str:
-    """Names this batch's purchases: a new run of the same batch reuses its still-valid orders."""
+def batch_key(sender: str, batch_id: str, payouts: Sequence[Mapping[str, str]]) -> str:
+    """Names this batch's purchases: the same batch (sender, ``batch_id``, rows) reuses its
+    still-valid orders; another period's identical rows are another batch."""
     rows = json.dumps([[p["recipient"], p["amount"]] for p in payouts], separators=(",", ":"))
-    return f"payout:{sender}:{hashlib.sha256(rows.encode()).hexdigest()[:16]}"
+    return f"payout:{sender}:{batch_id}:{hashlib.sha256(rows.encode()).hexdigest()[:16]}"
+
+
+def run_batch_id(context: Mapping[str, Any]) -> str:
+    """The ``batch_id`` of a run that was given none: its data interval, else its run id.
+
+    A retry, a clear or a rerun of the run keeps both; the next scheduled run has
+    the next interval, so the next period's payroll is a new batch. A manual run's
+    interval is its logical date; a run without one is a batch of its own.
+    """
+    start, end = context.get("data_interval_start"), context.get("data_interval_end")
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        return _utc(start) if start == end else f"{_utc(start)}/{_utc(end)}"
+    run_id = context.get("run_id")
+    if isinstance(run_id, str) and run_id:
+        return f"run:{hashlib.sha256(run_id.encode()).hexdigest()[:16]}"
+    raise AirflowFailException(
+        f"batch_id is empty and there is no run to name the batch after; {NOTHING_BOUGHT}")
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def transfer_energies(payouts: Sequence[Mapping[str, str]], energy_of: Mapping[str, int],
+                      energy_per_transfer: int) -> list[int]:
+    """Each payout's energy: a recipient's first transfer as ``energy_of`` says, every later
+    one to it at most ``energy_per_transfer`` (the first transfer made it a holder)."""
+    seen: set[str] = set()
+    energies = []
+    for payout in payouts:
+        energy = energy_of[payout["recipient"]]
+        energies.append(min(energy, energy_per_transfer) if payout["recipient"] in seen
+                        else energy)
+        seen.add(payout["recipient"])
+    return energies
 
 
 def plan_orders(transfer_energies: Sequence[int], *, energy_per_transfer: int, min_energy: int,
@@ -159,7 +244,8 @@ def _chunks(total: int, size: int) -> list[int]:
 
 def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
                 checks: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                chain: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                chain: Mapping[str, Any] | None = None, *,
+                context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Quote the batch, refuse when it is too dear, and plan its orders (see module doc).
 
     ``checks`` are
@@ -168,9 +254,11 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     activation (the quote is what a person approves), so the ceiling and the service
     balance both cover energy and activations. ``chain`` is :func:`~.onchain.preflight`'s answer:
     with it, each transfer's energy is the node's estimate and only the energy the
-    wallet does not already have is bought.
+    wallet does not already have is bought. ``context`` is the run's (for the default
+    ``batch_id``, :func:`run_batch_id`).
     """
     batch = BatchParams.of(params)
+    batch_id = batch.batch_id or run_batch_id(context or {})
     if batch.rent_time not in client.rules.price_rent_times:
         raise AirflowFailException(
             f"rent_time {batch.rent_time} h cannot be quoted by the price endpoint, so the "
@@ -179,17 +267,21 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     onchain = bool(chain and chain.get("onchain"))
     estimates: Mapping[str, int] = chain["energies"] if chain and onchain else {}
     by_address = {c["address"]: c for c in checks}
-    rows = [{**p, "energy": estimates.get(p["recipient"],
-                                          by_address[p["recipient"]]["transfer_energy"]),
-             "activated": by_address[p["recipient"]]["need_activate"]} for p in payouts]
+    energies = transfer_energies(
+        payouts, {a: estimates.get(a, c["transfer_energy"]) for a, c in by_address.items()},
+        price.energy_per_transfer)
+    rows = [{**p, "energy": energy, "activated": by_address[p["recipient"]]["need_activate"]}
+            for p, energy in zip(payouts, energies, strict=True)]
     for row in rows:
         row.update(energy_cost=text(rental_cost(row["energy"], price.price_per_10k)),
                    burn_cost=text(burn_cost(row["energy"])))
     total_energy = sum(row["energy"] for row in rows)
-    key = batch_key(batch.sender, payouts)
+    key = batch_key(batch.sender, batch_id, payouts)
+    log.info("batch %s: its orders are journaled under %s:...", batch_id, key)
+    margin = 0
     if chain and onchain:
-        on_hand = max(0, int(chain["wallet"]["energy_available"])
-                      - ChainParams.of(params).energy_margin)
+        margin = ChainParams.of(params).energy_margin
+        on_hand = max(0, int(chain["wallet"]["energy_available"]) - margin)
         orders: dict[str, Any] = {"count_orders": [], "buy_orders": _keyed(
             batch.sender, key, "buy", shortfall_orders(
                 total_energy, on_hand, min_energy=price.min_energy,
@@ -211,6 +303,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
                          ceiling=batch.max_cost, check_balance=True, nothing=NOTHING_BOUGHT)
     return {
         "sender": batch.sender,
+        "batch_id": batch_id,
         "rent_time": text(batch.rent_time),
         "recipients": rows,
         "transfers": len(rows),
@@ -223,6 +316,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "saving_quote": text(burn_cost(total_energy) - energy_cost),
         "price_per_10k": text(price.price_per_10k),
         "energy_on_hand_used": min(total_energy, on_hand),
+        "energy_margin": margin,
         "energy_to_buy": to_buy,
         "whole_batch_rental_cost": text(whole_rental),
         "service_balance": text(balance) if balance is not None else None,

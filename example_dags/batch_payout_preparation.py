@@ -22,10 +22,15 @@ to send it cheaply:
 6. **buy_energy** rents that energy to the hot wallet: every order of the plan in
    one task, one order after another, so a batch of 10,000 recipients (170
    orders or so) is one task instance, not 170. Each order carries a ``purchase_key``
-   made of the sender, a hash of the payout rows and the order's index, so the
-   purchase journal recognises it: a retry, a cleared task or a **new run of the
-   same batch** reuses every order whose energy is still valid and buys only the
-   rest. An order whose outcome is unknown (the answer was lost, the worker died
+   made of the sender, the ``batch_id``, a hash of the payout rows and the order's
+   index, so the purchase journal recognises it: a retry, a cleared task or a
+   **rerun of the same batch** reuses every order whose energy is still valid and
+   buys only the rest. ``batch_id`` names the batch (the payroll period, an invoice
+   run); left empty it is the run's data interval, which a retry, a clear or a
+   rerun of the run keeps and the next scheduled run changes: next period's
+   identical payroll buys its own energy. With a node, an order is reused only
+   while the wallet still has its energy on chain; otherwise the energy missing
+   is bought, once. An order whose outcome is unknown (the answer was lost, the worker died
    mid-purchase) stops the batch there, and every later run, until a person
    resolves it with ``tronenergy-purchases resolve``; with the param
    ``on_ambiguous`` set to ``"ask"`` it becomes a Required Action instead: a
@@ -108,6 +113,9 @@ with DAG(
                               description="CSV with recipient,amount rows (header optional)"),
         "payouts": Param([], type="array", description="or the rows themselves"),
         "sender_address": Param("", type="string", description="the hot wallet that pays"),
+        "batch_id": Param("", type="string", description=(
+            "which batch this is (the payroll period, an invoice run): its orders are reused "
+            "only by the same batch_id; empty: the run's data interval")),
         "rent_time": Param("1", enum=["1"], description=(
             "hours the energy is rented: 1, the only purchase duration the price "
             "endpoint quotes, so the cost ceiling can be checked before buying")),
@@ -152,10 +160,12 @@ with DAG(
 
     @task(multiple_outputs=False)
     def plan_energy(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
-                    chain: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+                    chain: dict[str, Any], params: dict[str, Any],
+                    **context: Any) -> dict[str, Any]:
         hook = TronEnergyHook(CONN_ID)
         try:
-            return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain)
+            return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain,
+                                     context=context)
         finally:
             hook.close()
 
@@ -192,7 +202,8 @@ with DAG(
     bought = TronEnergyBatchBuyOperator(
         task_id="buy_energy", orders=plan, tronenergy_conn_id=CONN_ID,
         rent_time="{{ params.rent_time }}", max_cost_trx="{{ params.max_cost_trx }}",
-        on_ambiguous="{{ params.on_ambiguous }}")
+        on_ambiguous="{{ params.on_ambiguous }}",
+        tron_node_conn_id="{{ params.tron_node_conn_id }}")
     approval >> bought
     waited = TronEnergyOrdersSensor(
         task_id="wait_for_orders", order_ids=bought.output, tronenergy_conn_id=CONN_ID,

@@ -12,10 +12,16 @@ stops the batch there, the orders before it staying placed and journaled. With
 ``on_ambiguous="ask"`` the batch asks a person about that order (a Required Action,
 :mod:`~airflow_provider_tronenergy.operators.ask`), records the answer in the journal
 and goes on with the rest, reusing every order already placed.
+
+With a ``tron_node`` connection, an order is reused only while the chain still shows
+its energy on the wallet (:class:`~airflow_provider_tronenergy.onchain.WalletEnergy`);
+otherwise the energy missing is bought, once, under the order's key and
+:data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
@@ -27,8 +33,9 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy import onchain
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import PurchaseJournal, open_journal
+from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal, open_journal
 from airflow_provider_tronenergy.operators.ask import AskSteps
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
@@ -36,14 +43,35 @@ from airflow_provider_tronenergy.operators.energy import (
 )
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
 from airflow_provider_tronenergy.operators.quote import trx
-from airflow_provider_tronenergy.operators.reuse import ON_AMBIGUOUS
+from airflow_provider_tronenergy.operators.reuse import (
+    ON_AMBIGUOUS,
+    EnergyCheck,
+    EnergyGone,
+    journal_errors,
+    order_energy,
+    utc,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
+    from airflow_provider_tronenergy.client import Order
+    from airflow_provider_tronenergy.journal import Entry
+
 BATCH_ON_AMBIGUOUS = ON_AMBIGUOUS
 # The order kinds of a plan (payouts.plan_energy), in the order they are bought.
 PLAN_ORDER_KINDS = ("count_orders", "buy_orders")
+REFILL_SUFFIX = ":refill"
+"""Appended to an order's purchase_key for the energy bought because its own was gone."""
+
+
+def energy_kept(orders: Any) -> dict[str, int]:
+    """What a plan counts on its sender's wallet besides its orders: the energy on hand it
+    used and the margin kept back (nothing for a bare list of orders)."""
+    if isinstance(orders, Mapping) and isinstance(orders.get("sender"), str):
+        return {orders["sender"]: int(orders.get("energy_on_hand_used") or 0)
+                + int(orders.get("energy_margin") or 0)}
+    return {}
 
 
 def checked_orders(orders: Any) -> list[dict[str, Any]]:
@@ -100,10 +128,15 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
         ``"rebuy"``; templated (checked when the DAG is parsed unless it is a template).
     :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer before
         the task fails (nothing more bought, still unknown); None: no limit.
+    :param tron_node_conn_id: a ``tron_node`` connection (templated): an order placed
+        earlier is reused only while its delegation is on chain and the wallet still has
+        its energy (beyond what the plan counts on hand); else the energy missing is
+        bought, once. None, empty or no such connection: no on-chain check.
     """
 
     template_fields: Sequence[str] = ("orders", "rent_time", "max_cost_trx",
-                                      "tronenergy_conn_id", "on_ambiguous")
+                                      "tronenergy_conn_id", "on_ambiguous",
+                                      "tron_node_conn_id")
     ui_color = "#f9e79f"
 
     def __init__(self, *, orders: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
@@ -111,7 +144,7 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
                  rent_time: Decimal | int | str = 1,
                  max_cost_trx: Decimal | int | str | None = None,
                  on_ambiguous: str = "fail", ask_timeout: timedelta | None = None,
-                 **kwargs: Any) -> None:
+                 tron_node_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if on_ambiguous not in BATCH_ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, not "
@@ -122,6 +155,7 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
         self.max_cost_trx = max_cost_trx
         self.on_ambiguous = on_ambiguous
         self.ask_timeout = ask_timeout
+        self.tron_node_conn_id = tron_node_conn_id
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
         """Place (or reuse) each order in turn, through one client."""
@@ -152,25 +186,74 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
             raise AirflowFailException(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, "
                                        f"not {self.on_ambiguous!r}; nothing bought")
         hook = TronEnergyHook(self.tronenergy_conn_id)
+        wallet = self._wallet_energy()
         results: list[dict[str, Any]] = []
         try:
             for index, order in enumerate(orders):
-                purchase = self._purchase(order, index)
-                purchase.__dict__["hook"] = hook  # the cached hook: one pool for the batch
-                purchase.may_ask = may_ask
-                results.append(purchase.purchase(context))
+                purchase = self._purchase(order, index, hook, may_ask)
+                if wallet is not None:
+                    purchase.energy_check = _checker(wallet)
+                try:
+                    results.append(purchase.purchase(context))
+                except EnergyGone as gone:
+                    results.append(self._refill(context, order, index, gone, hook, may_ask))
         finally:
             hook.close()
+            if wallet is not None:
+                wallet.close()
         reused = sum(bool(r.get("reused")) for r in results)
         spent = sum((Decimal(r["cost"]) for r in results if not r.get("reused")), Decimal(0))
         self.log.info("%d orders: %d bought for %s, %d reused from earlier attempts",
                       len(results), len(results) - reused, trx(spent), reused)
         return results
 
-    def _purchase(self, order: Mapping[str, Any], index: int) -> TronEnergyPurchaseOperator:
+    def _wallet_energy(self) -> onchain.WalletEnergy | None:
+        """The on-chain check of reused orders, when a node connection is configured."""
+        if self.tron_node_conn_id is None:
+            return None
+        conn_id = str(self.tron_node_conn_id or "")
+        node = onchain.node_hook(conn_id)
+        if node is None:
+            onchain.no_checks(conn_id)
+            return None
+        return onchain.WalletEnergy(node, energy_kept(self.orders))
+
+    def _refill(self, context: Context, order: Mapping[str, Any], index: int, gone: EnergyGone,
+                hook: TronEnergyHook, may_ask: bool) -> dict[str, Any]:
+        """Buy the energy an order no longer has on chain, once: under the order's key and
+        :data:`REFILL_SUFFIX`, so every later attempt finds it in the journal."""
+        key = f"{order['purchase_key']}{REFILL_SUFFIX}"
+        journal = self._journal()
+        with journal_errors():
+            prior = journal.latest(key)
+        if prior is not None and prior.state is EntryState.PLACED:
+            energy = int(prior.request["energy_amount"])  # already bought: the same request
+        else:
+            energy = max(gone.missing, hook.get_conn().rules.min_energy)
+            with journal_errors():
+                journal.annotate(gone.entry, f"{utc(time.time())}: {gone.missing:,} of its "
+                                 f"{gone.energy:,} energy gone on chain; not reused, the "
+                                 f"shortfall is bought once as {key}")
+        self.log.warning("order %s (purchase %s) is not reused: %s of its %s energy is gone on "
+                         "chain; %s energy is bought once, as purchase %s", gone.entry.order_id,
+                         gone.entry.identity, f"{gone.missing:,}", f"{gone.energy:,}",
+                         f"{energy:,}", key)
+        refill = {"target_address": gone.entry.target_address, "energy_amount": energy,
+                  "purchase_key": key}
+        purchase = self._purchase(refill, index, hook, may_ask, suffix="__refill")
+        return {**purchase.purchase(context), "refill_of": order["purchase_key"]}
+
+    def _purchase(self, order: Mapping[str, Any], index: int, hook: TronEnergyHook,
+                  may_ask: bool, suffix: str = "") -> TronEnergyPurchaseOperator:
         """The single purchase of one order: the same life as a mapped purchase task."""
+        purchase = self._operator(order, f"{self.task_id}__order_{index}{suffix}")
+        purchase.__dict__["hook"] = hook  # the cached hook: one pool for the batch
+        purchase.may_ask = may_ask
+        return purchase
+
+    def _operator(self, order: Mapping[str, Any], task_id: str) -> TronEnergyPurchaseOperator:
         common: dict[str, Any] = {
-            "task_id": f"{self.task_id}__order_{index}",
+            "task_id": task_id,
             "tronenergy_conn_id": self.tronenergy_conn_id,
             "rent_time": self.rent_time,
             "max_cost_trx": self.max_cost_trx,
@@ -183,3 +266,14 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
                                                 count=order["count"], **common)
         return TronEnergyBuyOperator(target_address=order["target_address"],
                                      energy_amount=order["energy_amount"], **common)
+
+
+def _checker(wallet: onchain.WalletEnergy) -> EnergyCheck:
+    """The purchase's ``energy_check``: what of a reusable order the wallet no longer has."""
+
+    def missing(entry: Entry, order: Order) -> int:
+        return wallet.missing(order.target_address or entry.target_address,
+                              order_energy(order, entry), status=order.status.value,
+                              tx_hash=order.tx_hash)
+
+    return missing

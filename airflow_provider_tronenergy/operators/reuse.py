@@ -5,13 +5,15 @@ journal first (shared by all workers, surviving restarts): an order placed and
 still valid is reused, one that ended without delivering is bought anew, and an
 attempt whose outcome nobody knows stops every later one until a person resolves
 it: with ``tronenergy-purchases resolve``, or in Airflow when the operator asks
-(``on_ambiguous="ask"``, :mod:`~airflow_provider_tronenergy.operators.ask`).
+(``on_ambiguous="ask"``, :mod:`~airflow_provider_tronenergy.operators.ask`). With an
+``energy_check`` (the batch purchase sets one when a node is configured), a placed
+order is reused only while the chain still shows its energy: else :class:`EnergyGone`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -44,6 +46,18 @@ class UnknownOutcome(Exception):
         self.entry, self.cause = entry, cause
 
 
+class EnergyGone(Exception):
+    """A placed, still-valid order whose energy the chain no longer shows: not reused."""
+
+    def __init__(self, entry: Entry, energy: int, missing: int) -> None:
+        super().__init__(entry.identity)
+        self.entry, self.energy, self.missing = entry, energy, missing
+
+
+EnergyCheck = Callable[[Entry, Order], int]
+"""The energy of a reusable order (the journal's entry, the service's order) missing on chain."""
+
+
 class JournalSteps:
     """The journal-reading half of a purchase (mixed into the purchase operator)."""
 
@@ -51,6 +65,7 @@ class JournalSteps:
     log: Any
     reuse_min_validity: float
     on_ambiguous: str
+    energy_check: EnergyCheck | None = None
 
     def _decide(self, journal: PurchaseJournal, client: TronEnergyClient, identity: str,
                 scope: str, request: dict[str, Any]) -> Entry | dict[str, Any] | None:
@@ -118,6 +133,10 @@ class JournalSteps:
             with journal_errors():
                 journal.mark_ended(entry, order.status.value)
             return None
+        if self.energy_check is not None:
+            missing = self.energy_check(entry, order)
+            if missing:
+                raise EnergyGone(entry, order_energy(order, entry), missing)
         if entry.claimed_by is None:
             with journal_errors():
                 claimed = journal.claim_reuse(entry, scope)
@@ -138,6 +157,13 @@ class JournalSteps:
                 "cost": text(cost), "burn_cost": text(burn_cost(energy)) if energy else None,
                 "saving": text(burn_cost(energy) - cost) if energy else None,
                 "quote": None, "dry_run": False}
+
+
+def order_energy(order: Order, entry: Entry) -> int:
+    """An order's energy: the service's word, else what the journal recorded."""
+    if order.energy_amount:
+        return int(order.energy_amount)
+    return int((entry.result or {}).get("energy_amount") or 0)
 
 
 def utc(ts: float) -> str:

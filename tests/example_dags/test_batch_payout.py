@@ -97,7 +97,7 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
 def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100"}
+            "max_cost_trx": "100", "batch_id": "payroll-2026-01"}
     first = run_dag(example.dag, **conf)
     assert first["__run__"] == "success", first
     bought = sorted(o["order_id"] for o in control.orders(sender))

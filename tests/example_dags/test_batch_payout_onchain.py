@@ -1,10 +1,10 @@
 """The batch-payout example reading the chain (issue 12): dag.test() against the sandbox,
-which is also the TRON node the ``tron_node`` connection points at. Orders and
-activations are counted at the sandbox, never taken from the run's own report."""
+which is also the TRON node the ``tron_node`` connection points at (``node_conn``, from
+support.dagrun). Orders and activations are counted at the sandbox, never taken from
+the run's own report."""
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 import batch_payout_preparation as example
@@ -12,13 +12,6 @@ import pytest
 
 from airflow_provider_tronenergy import onchain
 from airflow_provider_tronenergy.protocol.address import random_address
-
-
-@pytest.fixture
-def node_conn(sandbox, monkeypatch) -> str:
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT",
-                       json.dumps({"conn_type": "tron_node", "host": sandbox.root_url}))
-    return "tron_node_default"
 
 
 def _run(run_dag, control, tmp_path, sender, recipients, **extra):

@@ -3,6 +3,7 @@ limits, and the quote and guards against the sandbox over HTTP."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -33,6 +34,36 @@ def test_amounts_in_other_digits_are_bad_rows():
         payouts.parse_payouts([[good, "١٠.٥"], [good, "1e3"], [good, "10.5"]])
     assert "line 1:" in str(info.value) and "line 2:" in str(info.value)
     assert "line 3:" not in str(info.value)
+
+
+@pytest.mark.parametrize("amount", ["1" * 28, "1" * 27, "1" * 16, "9" * 60 + ".5",
+                                    "0." + "0" * 30 + "1", "1" * 22 + ".1234567"])
+def test_an_amount_of_too_many_digits_is_a_bad_row_named_by_line(amount):
+    """Issue 22: 28 digits and more raised a bare decimal.InvalidOperation (retried, no line)."""
+    good = random_address()
+    with pytest.raises(AirflowFailException) as info:
+        payouts.parse_payouts([[good, "10"], [good, amount]])
+    assert "line 2: amount" in str(info.value) and "line 1:" not in str(info.value)
+
+
+def test_the_largest_amounts_with_six_decimals_are_exact():
+    good = random_address()
+    big = "9" * payouts.MAX_AMOUNT_DIGITS + ".000001"
+    assert payouts.parse_payouts([[good, big], [good, "10.5000000"]]) == [
+        {"recipient": good, "amount": big}, {"recipient": good, "amount": "10.5"}]
+
+
+def test_a_recipient_on_several_rows_is_logged_once_with_its_lines(tmp_path, caplog):
+    twice, once = random_address(), random_address()
+    path = tmp_path / "payouts.csv"
+    path.write_text(f"recipient,amount\n{twice},1\n{once},2\n{twice},3\n{twice},4\n")
+    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
+              "payouts_file": str(path)}
+    with caplog.at_level("WARNING", logger=payouts.__name__):
+        assert len(payouts.load_payouts(params)) == 4
+    [record] = [r for r in caplog.records if r.name == payouts.__name__]
+    assert f"recipient {twice} appears 3 times (lines 2, 4, 5)" in record.getMessage()
+    assert once not in record.getMessage()
 
 
 def test_plan_orders_buys_exactly_what_transfers_need():
@@ -66,12 +97,45 @@ def test_an_empty_plan_has_no_orders():
     assert payouts.plan_orders([], **LIVE_LIMITS) == {"count_orders": [], "buy_orders": []}
 
 
-def test_batch_key_names_the_rows_not_the_run():
+def test_batch_key_names_the_batch_and_its_rows():
     sender, a, b = random_address(), random_address(), random_address()
     rows = [{"recipient": a, "amount": "1"}, {"recipient": b, "amount": "2"}]
-    assert payouts.batch_key(sender, rows) == payouts.batch_key(sender, list(rows))
-    assert payouts.batch_key(sender, rows) != payouts.batch_key(sender, rows[::-1])
-    assert payouts.batch_key(sender, rows).startswith(f"payout:{sender}:")
+    key = payouts.batch_key(sender, "2026-01", rows)
+    assert key == payouts.batch_key(sender, "2026-01", list(rows))
+    assert key != payouts.batch_key(sender, "2026-01", rows[::-1])
+    # The next period's identical payroll is another batch (issue 22).
+    assert key != payouts.batch_key(sender, "2026-02", rows)
+    assert key.startswith(f"payout:{sender}:2026-01:")
+
+
+def test_a_runs_batch_id_is_its_data_interval_kept_by_retries_and_clears():
+    start = datetime(2026, 3, 1, 10, tzinfo=timezone.utc)
+    run = {"data_interval_start": start, "data_interval_end": start + timedelta(hours=1),
+           "run_id": "scheduled__2026-03-01T10:00:00+00:00", "try_number": 1}
+    batch_id = payouts.run_batch_id(run)
+    assert batch_id == "2026-03-01T10:00:00Z/2026-03-01T11:00:00Z"
+    assert payouts.run_batch_id({**run, "try_number": 3}) == batch_id  # a retry, a clear
+    later = {**run, "data_interval_start": start + timedelta(hours=1),
+             "data_interval_end": start + timedelta(hours=2), "run_id": "scheduled__later"}
+    assert payouts.run_batch_id(later) != batch_id  # the next scheduled run
+    # A manual run's interval is its logical date.
+    point = {**run, "data_interval_end": start}
+    assert payouts.run_batch_id(point) == "2026-03-01T10:00:00Z"
+    # Triggered without a logical date: no interval, the run itself is the batch.
+    manual = {"data_interval_start": None, "data_interval_end": None, "run_id": "manual__x"}
+    assert payouts.run_batch_id(manual) == payouts.run_batch_id(dict(manual))
+    assert payouts.run_batch_id(manual) != payouts.run_batch_id({**manual, "run_id": "y"})
+    assert payouts.run_batch_id(manual).startswith("run:")
+    with pytest.raises(AirflowFailException, match="batch_id is empty"):
+        payouts.run_batch_id({})
+
+
+@pytest.mark.parametrize("bad", ["has space", "x" * 65, "période"])
+def test_a_bad_batch_id_fails_before_anything(bad):
+    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
+              "batch_id": bad}
+    with pytest.raises(AirflowFailException, match="batch_id"):
+        payouts.BatchParams.of(params)
 
 
 def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):
@@ -104,7 +168,8 @@ def _batch(control) -> tuple[list[dict[str, str]], list[dict[str, object]], dict
             {"recipient": holder, "amount": "5"}]
     checks = [{"address": holder, "transfer_energy": 65_000, "need_activate": False},
               {"address": newcomer, "transfer_energy": 131_000, "need_activate": True}]
-    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100"}
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100",
+              "batch_id": "2026-01"}
     return rows, checks, params
 
 
@@ -119,7 +184,8 @@ def test_plan_energy_quotes_at_the_services_price_and_keys_each_order(sandbox, c
     assert Decimal(plan["energy_cost_quote"]) == (
         Decimal(261_000) * price.price_per_10k / 10_000).quantize(Decimal("0.000001"),
                                                                   rounding="ROUND_CEILING")
-    key = payouts.batch_key(params["sender_address"], rows)
+    key = payouts.batch_key(params["sender_address"], "2026-01", rows)
+    assert plan["batch_id"] == "2026-01"
     assert plan["count_orders"] == [{"count": 2, "target_address": params["sender_address"],
                                      "purchase_key": f"{key}:count0"}]
     assert plan["buy_orders"] == [{"energy_amount": 131_000,
@@ -161,3 +227,25 @@ def test_batch_ready_reports_what_was_spent_and_saved():
     # Without a node: nothing confirmed on chain, and the whole batch was rented.
     assert ready["energy_bought"] == 261_000 and ready["saving_vs_whole_rental"] == "0"
     assert ready["confirmation"] == {"onchain": False}
+
+
+def test_only_the_first_transfer_to_a_new_recipient_is_a_first_transfer(sandbox, control):
+    """Issue 22: 3 rows to a new address were planned as 3 x 131,000 = 393,000 energy."""
+    newcomer = random_address()
+    rows = [{"recipient": newcomer, "amount": amount} for amount in ("1", "2", "3")]
+    checks = [{"address": newcomer, "transfer_energy": 131_000, "need_activate": True}]
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100",
+              "batch_id": "b1"}
+    with _client(sandbox) as client:
+        plan = payouts.plan_energy(client, rows, checks, params)
+        # The node's estimates (on chain): the same rule, only the missing energy bought.
+        chain = {"onchain": True, "energies": {newcomer: 131_000},
+                 "wallet": {"energy_available": 0}}
+        onchain_plan = payouts.plan_energy(client, rows, checks, params, chain)
+    assert [r["energy"] for r in plan["recipients"]] == [131_000, 65_000, 65_000]
+    assert plan["total_energy"] == 131_000 + 2 * 65_000
+    assert [o["energy_amount"] for o in plan["buy_orders"]] == [131_000]
+    assert [o["count"] for o in plan["count_orders"]] == [2]
+    assert plan["energy_to_buy"] == 261_000 and plan["activations"] == 1
+    assert onchain_plan["total_energy"] == 261_000
+    assert [o["energy_amount"] for o in onchain_plan["buy_orders"]] == [261_000]

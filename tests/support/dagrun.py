@@ -24,6 +24,14 @@ def conn(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.fixture
+def node_conn(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``tron_node_default``: the sandbox, which is also a TRON node."""
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT",
+                       json.dumps({"conn_type": "tron_node", "host": sandbox.root_url}))
+    return "tron_node_default"
+
+
+@pytest.fixture
 def control(sandbox: SandboxServer) -> Iterator[Control]:
     control = Control(sandbox)
     control.balance("1000")
@@ -33,13 +41,18 @@ def control(sandbox: SandboxServer) -> Iterator[Control]:
 
 @pytest.fixture
 def run_dag(airflow_db, conn) -> Callable[..., dict[str, Any]]:
-    """Run a DAG with dag.test() and return {task_id: (state, xcom return value)}."""
+    """Run a DAG with dag.test() and return {task_id: (state, xcom return value)}.
 
-    def run(dag: Any, **conf: Any) -> dict[str, Any]:
+    ``logical_date`` (keyword only, not conf) picks the run's data interval; a second
+    run at the same logical date replaces the first, as a clear of that run does.
+    """
+
+    def run(dag: Any, *, logical_date: Any = None, **conf: Any) -> dict[str, Any]:
         from airflow.models.xcom import XComModel  # noqa: F401 - ensure models load
         from airflow.utils.session import create_session
 
-        dagrun = dag.test(run_conf=conf)
+        when = {} if logical_date is None else {"logical_date": logical_date}
+        dagrun = dag.test(run_conf=conf, **when)
         out: dict[str, Any] = {"__run__": dagrun.state, "__run_id__": dagrun.run_id}
         with create_session() as session:
             from airflow.models.taskinstance import TaskInstance
