@@ -11,12 +11,12 @@ callback whose bytes come at the speed of a network; a request with the app
 Two details keep a genuine callback out of the way:
 
 * a connection that has not sent a byte yet is spared for ``FIRST_BYTE_GRACE``
-  seconds while any other connection can go: a callback's connection is
-  accepted a moment before its bytes are read, and an attacker that
-  reconnects at once must not be able to close it in that moment;
-* among equally slow ones, the one that has waited longest goes first, so a
-  connection that has just received its head (and waits for its body, a few
-  milliseconds behind) is last.
+  seconds while one that has sent something (or has been silent longer) can
+  go: a callback's connection is accepted a moment before its bytes are
+  read, and an attacker that reconnects at once must not close it then;
+* the rate counts the head too, so a callback whose head has come and whose
+  body is a few milliseconds behind is fast, not idle; among equally slow
+  ones, the one that has waited longest goes first.
 
 Ranking every connection costs O(n); under attack at a cap of thousands the
 slowest eighth of a ranking (at most ``RANKED``, at most ``RANKING_TTL`` old)

@@ -176,7 +176,7 @@ def raise_nofile(needed: int) -> int:
 SLOWLORIS = r"""
 import asyncio, sys, time
 
-async def main(port, count, seconds, length, interval):
+async def main(port, count, seconds, length, interval, reconnect):
     head = b"POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: "
     if length:  # a complete head, then a body that never ends in time
         head += b"ab" * 32 + b"\r\nContent-Length: %d\r\n\r\n" % length
@@ -205,7 +205,7 @@ async def main(port, count, seconds, length, interval):
             finally:
                 closed.cancel()
                 writer.close()
-            await asyncio.sleep(0.05)  # then come back with a new connection
+            await asyncio.sleep(reconnect)  # then come back with a new connection
 
     end = time.monotonic() + seconds
     tasks = [asyncio.create_task(attacker(i)) for i in range(count)]
@@ -213,22 +213,25 @@ async def main(port, count, seconds, length, interval):
         await asyncio.sleep(0.05)
     print(f"open {opened}", flush=True)
     await asyncio.gather(*tasks)
+    print(f"opened {opened}", flush=True)
 
 asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]),
-                 float(sys.argv[5])))
+                 float(sys.argv[5]), float(sys.argv[6])))
 """
 
 
 def start_slowloris(port: int, count: int, seconds: float, *, body_length: int = 0,
-                    interval: float = 1.0) -> subprocess.Popen[str]:
+                    interval: float = 1.0, reconnect: float = 0.05) -> subprocess.Popen[str]:
     """``count`` connections that trickle a byte every ``interval``, reconnecting when closed.
 
     With ``body_length`` 0 the bytes are a head that never ends (a slowloris);
     otherwise each sends a complete head with that ``Content-Length`` and then
-    trickles the body (a slow-body attack). A separate process, so that its
+    trickles the body (a slow-body attack). A closed one comes back after
+    ``reconnect`` seconds. A separate process, so that its
     event loop does not share the test's GIL. It prints ``open N`` once all
-    connections were opened (or after ``seconds``).
+    connections were opened (or after ``seconds``), and ``opened N`` (every
+    connection it made, reconnections included) when it ends.
     """
     return subprocess.Popen([sys.executable, "-c", SLOWLORIS, str(port), str(count), str(seconds),
-                             str(body_length), str(interval)],
+                             str(body_length), str(interval), str(reconnect)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
