@@ -2,8 +2,8 @@
 
 Per-read timeouts do not bound a call: a server that drips a byte every 50 ms
 never lets a 1 s read timeout fire (seen: 9.3 s for 185 bytes). So each exchange
-runs under a :class:`Deadline`, a timer that shuts the socket of the connection
-in use when the time is up, wherever the exchange is blocked: in the head, in
+runs under a :class:`Deadline`: when the time is up, one watchdog thread shuts
+the socket of the connection in use, wherever the exchange is blocked: in the head, in
 the body, in a retry of urllib3. Redirects are never followed (a second host
 would receive the credentials). The service's sync client and the node client
 both send through :func:`exchange`.
@@ -12,6 +12,7 @@ both send through :func:`exchange`.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import socket
 import threading
 import time
@@ -47,16 +48,13 @@ class Deadline:
         self.expired = False
         self._done = False
         self._connections: list[Any] = []
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
 
     def __enter__(self) -> Deadline:
         _current.deadline = self
-        self._timer.start()
+        _WATCHDOG.watch(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
         with _owners_lock:
             self._done = True
             self._connections.clear()
@@ -70,7 +68,8 @@ class Deadline:
             connection.tronenergy_deadline = self
             self._connections.append(connection)
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """Time is up: shut the sockets this exchange still owns (the watchdog calls it)."""
         with _owners_lock:
             if self._done:
                 return
@@ -83,6 +82,37 @@ class Deadline:
                 if sock is not None:
                     with contextlib.suppress(OSError):
                         sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Watchdog:
+    """One daemon thread for every deadline of the process (no thread per call)."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, Deadline]] = []
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: Deadline) -> None:
+        with self._wake:
+            heapq.heappush(self._due, (time.monotonic() + deadline.seconds, id(deadline),
+                                       deadline))
+            if self._thread is None or not self._thread.is_alive():  # first use, or a fork
+                self._thread = threading.Thread(target=self._run, name="tronenergy-deadlines",
+                                                daemon=True)
+                self._thread.start()
+            elif self._due[0][2] is deadline:
+                self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
+                _, _, deadline = heapq.heappop(self._due)
+            deadline.expire()  # a finished exchange ignores it
+
+
+_WATCHDOG = _Watchdog()
 
 
 class _Watched:
