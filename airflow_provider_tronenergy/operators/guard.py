@@ -8,17 +8,34 @@ a message that says what would have been bought and that nothing was. Refusals a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Protocol
 
 from airflow.providers.common.compat.sdk import AirflowFailException
 
+from airflow_provider_tronenergy.client import UnexpectedResponseError
 from airflow_provider_tronenergy.operators.params import as_decimal
 from airflow_provider_tronenergy.templated import is_unset
 
 
 class _AccountReader(Protocol):
     def get_account(self) -> Any: ...
+
+
+@contextmanager
+def trusted_answers(what: str, nothing: str = "nothing bought") -> Iterator[None]:
+    """Fail for good when a quote or a balance read before spending cannot be trusted.
+
+    A figure out of range (``client.figures``) is the service's answer, not a passing
+    fault: a retry would read the same, so the task fails without one.
+    """
+    try:
+        yield
+    except UnexpectedResponseError as exc:
+        raise AirflowFailException(
+            f"{what}: the service's answer cannot be trusted ({exc}); {nothing}") from None
 
 
 def max_cost(value: Any) -> Decimal | None:
@@ -37,7 +54,8 @@ def guard_cost(client: _AccountReader, total: Decimal, *, what: str, ceiling: De
         raise AirflowFailException(
             f"{what} would cost {total} TRX, over max_cost_trx {ceiling} TRX; {nothing}")
     if check_balance and total > 0:
-        available = client.get_account().available_balance
+        with trusted_answers(what, nothing):
+            available = client.get_account().available_balance
         if available < total:
             raise AirflowFailException(
                 f"available balance {available} TRX is short by {total - available} TRX "

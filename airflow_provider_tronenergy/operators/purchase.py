@@ -36,7 +36,6 @@ from airflow_provider_tronenergy.client import (
     SmartPurchase,
     TronEnergyClient,
     TronEnergyError,
-    UnexpectedResponseError,
     ValidationError,
     ValidationRules,
 )
@@ -52,7 +51,7 @@ from airflow_provider_tronenergy.journal import (
     scope_of,
 )
 from airflow_provider_tronenergy.operators.ask import AskSteps
-from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
+from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost, trusted_answers
 from airflow_provider_tronenergy.operators.params import as_flag
 from airflow_provider_tronenergy.operators.quote import (
     ACTIVATION_COST,
@@ -204,13 +203,9 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
                 self._ask(context, unknown)
             if isinstance(prior, dict):
                 return self._finish(prior, context)
-            try:
+            with trusted_answers(self.mode):
                 quote = self._quote(client, request)
                 self._guard(client, request, quote, ceiling)
-            except UnexpectedResponseError as exc:  # a lying quote: no retry will mend it
-                raise AirflowFailException(
-                    f"{self.mode}: the service's quote cannot be trusted ({exc}); nothing "
-                    "bought") from None
             if dry_run:
                 self.log.info("dry run: would buy %s", self._describe_quote(quote))
                 return {"mode": self.mode, "dry_run": True, "request": request,

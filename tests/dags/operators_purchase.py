@@ -8,6 +8,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG
 
+from airflow_provider_tronenergy.operators.address import TronEnergyActivateAddressOperator
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyAutoBuyOperator,
     TronEnergyBuyByCountOperator,
@@ -93,3 +94,7 @@ with DAG("te_count", schedule=None, start_date=START, catchup=False,
          default_args=RETRY) as te_count:
     TronEnergyBuyByCountOperator(task_id="buy_count", target_address=CONF % "target",
                                  count=CONF % "count")
+
+with DAG("te_activate_guarded", schedule=None, start_date=START, catchup=False,
+         default_args=RETRY) as te_activate_guarded:
+    TronEnergyActivateAddressOperator(task_id="activate", addresses=[CONF % "address"])

@@ -13,6 +13,7 @@ import operators_purchase as dags
 import pytest
 
 from airflow_provider_tronenergy.journal import EntryState
+from airflow_provider_tronenergy.protocol.address import random_address
 
 
 @pytest.mark.parametrize("patch", [
@@ -61,3 +62,12 @@ def test_a_count_beyond_what_the_service_sells_never_reaches_it(run_dag, control
     [counter] = control.faults()
     assert counter["fired"] == 0  # no request reached the service
     assert control.orders(target) == []
+
+
+def test_an_invalid_balance_activates_nothing_and_is_not_retried(run_dag, control):
+    address = random_address()  # inactive: its activation would cost 1.1 TRX
+    control.fault(kind="tamper", path="/energy/account", method="GET",
+                  patch={"data.available_balance": "1e400"})
+    out = run_dag(dags.te_activate_guarded, address=address)
+    assert out["activate"][:2] == ("failed", 1)
+    assert control.orders(address) == []
