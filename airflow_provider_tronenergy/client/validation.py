@@ -46,13 +46,13 @@ class ValidationRules:
             raise ValueError("ValidationRules: need 0 < min_energy <= max_energy")
         if not 0 < self.energy_per_transfer <= self.max_energy:
             raise ValueError("ValidationRules: need 0 < energy_per_transfer <= max_energy")
+        if self.max_page_size < 1:
+            raise ValueError("ValidationRules: max_page_size must be at least 1")
 
     @property
     def max_count(self) -> int:
         """The most transfers one buy-count order can hold."""
         return self.max_energy // self.energy_per_transfer
-        if self.max_page_size < 1:
-            raise ValueError("ValidationRules: max_page_size must be at least 1")
 
 
 def address(value: Any, field: str) -> str:

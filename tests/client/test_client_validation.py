@@ -163,3 +163,20 @@ def test_rules_are_configurable(sandbox: SandboxServer, control: Control) -> Non
             client.get_price(0.08)
     with pytest.raises(ValueError):
         ValidationRules(min_energy=10, max_energy=5)
+
+
+@pytest.mark.parametrize("rules", [
+    {"max_page_size": 0},
+    {"min_energy": 0},
+    {"min_energy": 10, "max_energy": 9},
+    {"energy_per_transfer": 0},
+    {"energy_per_transfer": 5_000_001},
+])
+def test_rules_that_cannot_hold_are_refused(rules: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="ValidationRules"):
+        ValidationRules(**rules)
+
+
+def test_max_count_is_what_max_energy_holds() -> None:
+    assert ValidationRules().max_count == 76  # 5,000,000 // 65,000
+    assert ValidationRules(max_energy=650_000, energy_per_transfer=64_285).max_count == 10
