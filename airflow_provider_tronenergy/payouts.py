@@ -41,7 +41,7 @@ from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.onchain import ChainParams, shortfall_orders
-from airflow_provider_tronenergy.operators.guard import guard_cost
+from airflow_provider_tronenergy.operators.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.operators.quote import (
     ACTIVATION_COST,
     burn_cost,
@@ -263,7 +263,8 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         raise AirflowFailException(
             f"rent_time {batch.rent_time} h cannot be quoted by the price endpoint, so the "
             f"cost ceiling cannot be checked; {NOTHING_BOUGHT}")
-    price = client.get_price(batch.rent_time)
+    with trusted_answers("the batch's quote", NOTHING_BOUGHT):
+        price = client.get_price(batch.rent_time)
     onchain = bool(chain and chain.get("onchain"))
     estimates: Mapping[str, int] = chain["energies"] if chain and onchain else {}
     by_address = {c["address"]: c for c in checks}

@@ -211,6 +211,21 @@ def test_plan_energy_refuses_a_rent_time_it_cannot_quote(sandbox, control):
         payouts.plan_energy(client, rows, checks, {**params, "rent_time": "24"})
 
 
+@pytest.mark.parametrize("patch", [{"data.price_per_10k": "-5"}, {"data.price_per_10k": "1e400"},
+                                   {"data.energy_per_transfer": "-1"}])
+def test_plan_energy_refuses_a_quote_it_cannot_trust(sandbox, control, patch):
+    """Issue 22: a negative price would pass the ceiling and the balance; 1e400 raised
+    a bare InvalidOperation (retried). Either fails for good, nothing bought."""
+    rows, checks, params = _batch(control)
+    control.fault(kind="tamper", path="/energy/price", method="GET", patch=patch)
+    try:
+        with _client(sandbox) as client, pytest.raises(AirflowFailException,
+                                                       match="cannot be trusted"):
+            payouts.plan_energy(client, rows, checks, params)
+    finally:
+        control.clear_faults()
+
+
 def test_batch_ready_reports_what_was_spent_and_saved():
     plan = {"burn_cost": "26.1", "transfers": 3, "count_orders": [{}], "buy_orders": [{}],
             "whole_batch_rental_cost": "11.745"}
