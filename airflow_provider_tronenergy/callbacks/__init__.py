@@ -23,8 +23,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_tronenergy._deprecated import moved_names
-
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.app import create_app
     from airflow_provider_tronenergy.callbacks.events import (
@@ -54,17 +52,12 @@ _HOMES = {
 }
 
 
-def _load(name: str) -> Any:
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(home), name)
-
-
-# The receiver's record was called TransferEvent, like the client's public model.
-__getattr__ = moved_names(__name__, {
-    "TransferEvent": "airflow_provider_tronenergy.callbacks.events:VerifiedTransfer",
-}, otherwise=_load)
 
 
 __all__ = [

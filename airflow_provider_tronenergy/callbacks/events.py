@@ -13,8 +13,6 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
-from airflow_provider_tronenergy._deprecated import moved_names
-
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.client import models as client_models
 
@@ -156,9 +154,3 @@ class RecordResult:
     tx_hash: str
     duplicate: bool
     conflict: tuple[str, ...] = ()
-
-
-# The receiver's record was called TransferEvent, like the client's public model.
-__getattr__ = moved_names(__name__, {
-    "TransferEvent": "airflow_provider_tronenergy.callbacks.events:VerifiedTransfer",
-})

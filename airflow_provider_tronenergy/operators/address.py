@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
@@ -117,10 +116,3 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
                       sum(bool(r.get("activated")) for r in results), trx(spent),
                       len(addresses) - len(needed))
         return self.finish(results, activation_failures, single, "activated")
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "ActivateAddressOperator": "TronEnergyActivateAddressOperator",
-    "CheckAddressOperator": "TronEnergyCheckAddressOperator",
-}))

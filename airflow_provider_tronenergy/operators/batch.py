@@ -22,7 +22,6 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import RateLimitedError, TronEnergyClient, ValidationError
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -249,9 +248,3 @@ def _concurrency(value: Any) -> int:
     if number < 1:
         raise ValidationError("max_concurrency", "must be at least 1")
     return number
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "AddressBatchOperator": "TronEnergyAddressBatchOperator",
-}))

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import (
     Purchase,
     SmartPurchase,
@@ -156,20 +155,6 @@ class TronEnergySmartBuyOperator(TronEnergyPurchaseOperator):
         return client.smart_buy_energy(request["receiver_address"], request["to_address"],
                                        request["from_address"], Decimal(request["rent_time"]))
 
-
-# The address operators lived here, and the names before the TronEnergy prefix
-# (docs/decisions.md) still import: DAGs using them keep working, with a warning.
-__getattr__ = moved_names(__name__, {
-    **{name: f"airflow_provider_tronenergy.operators.address:TronEnergy{name}"
-       for name in ("ActivateAddressOperator", "CheckAddressOperator")},
-    **renamed(__name__, {
-        "BuyEnergyOperator": "TronEnergyBuyOperator",
-        "BuyEnergyByCountOperator": "TronEnergyBuyByCountOperator",
-        "AutoBuyEnergyOperator": "TronEnergyAutoBuyOperator",
-        "SmartBuyEnergyOperator": "TronEnergySmartBuyOperator",
-        "EnergyPurchaseOperator": "TronEnergyPurchaseOperator",
-    }),
-})
 
 __all__ = [
     "TronEnergyAutoBuyOperator",

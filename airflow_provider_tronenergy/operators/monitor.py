@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import ConflictError, NotFoundError
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.operators.batch import (
@@ -96,10 +95,3 @@ class TronEnergyRemoveMonitorOperator(TronEnergyAddressBatchOperator):
 
         results, failures = self.per_address(addresses, remove, "removed")
         return self.finish(results, failures, single, "removed")
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "AddMonitorOperator": "TronEnergyAddMonitorOperator",
-    "RemoveMonitorOperator": "TronEnergyRemoveMonitorOperator",
-}))

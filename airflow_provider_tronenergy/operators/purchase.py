@@ -26,7 +26,6 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
     OrderStatus,
@@ -406,9 +405,3 @@ def _scope(context: Context, task_id: str) -> str:
     """The task instance a purchase belongs to; one order of a batch task is its own."""
     ti = context["ti"]
     return scope_of(ti.dag_id, ti.run_id, task_id, _map_index(ti))
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "EnergyPurchaseOperator": "TronEnergyPurchaseOperator",
-}))

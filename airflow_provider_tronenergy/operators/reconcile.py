@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, BaseOperator
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.templated import optional_text
@@ -72,9 +71,3 @@ class TronEnergyReconcileCallbacksOperator(BaseOperator):
                 f"{missing_total} callbacks the service sent are not in the store: {gaps}. "
                 "Resend them from the service's console, then run this task again.")
         return {"addresses": rows, "missing_total": missing_total}
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "ReconcileCallbacksOperator": "TronEnergyReconcileCallbacksOperator",
-}))

@@ -23,7 +23,6 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client import TronEnergyError
 from airflow_provider_tronenergy.hooks.order_wait import OrderWatch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -166,9 +165,3 @@ class TronEnergyOrderSensor(BaseSensorOperator):
             if self.soft_fail or self.never_fail:
                 raise AirflowSkipException(f"skipped (soft_fail/never_fail): {exc}") from exc
             raise
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "EnergyOrderSensor": "TronEnergyOrderSensor",
-}))

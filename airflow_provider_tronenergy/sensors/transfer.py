@@ -21,7 +21,6 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
@@ -147,9 +146,3 @@ class TronEnergyTransferSensor(BaseSensorOperator):
         if event.get("status") == "timeout":
             raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
         raise AirflowException(message)
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "TronTransferSensor": "TronEnergyTransferSensor",
-}))

@@ -16,19 +16,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-
-# Moved to hooks.order_wait with the rest of the wait's rules; and the trigger's name before
-# the TronEnergy prefix (docs/decisions.md), which triggers deferred by an earlier release
-# still carry as their classpath.
-__getattr__ = moved_names(__name__, {
-    **{name: f"airflow_provider_tronenergy.hooks.order_wait:{name}"
-       for name in ("EventStatus", "EVENT_STATUSES", "TRANSIENT_ERRORS", "describe_order",
-                    "order_event")},
-    **renamed(__name__, {"EnergyOrderTrigger": "TronEnergyOrderTrigger"}),
-})
 
 
 class TronEnergyOrderTrigger(BaseTrigger):

@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.exc import SQLAlchemyError
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed, warn_moved
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -333,30 +332,3 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,
                       transfer.token, transfer.to_address)
         return TriggerEvent(transfer.to_payload())  # type: ignore[no-untyped-call]
-
-
-# -- moved names: the store's own methods and callbacks.access now ---------------------
-
-def transfer_payload(transfer: StoredTransfer) -> dict[str, Any]:
-    """Deprecated: :meth:`StoredTransfer.to_payload` (the one payload shape)."""
-    warn_moved(f"{__name__}.transfer_payload", "StoredTransfer.to_payload()")
-    return transfer.to_payload()
-
-
-def committed_offset(store: CallbackStore, consumer: str) -> int | None:
-    """Deprecated: :meth:`CallbackStore.committed_offset`."""
-    warn_moved(f"{__name__}.committed_offset", "CallbackStore.committed_offset(consumer)")
-    return store.committed_offset(consumer)
-
-
-def start_offset(store: CallbackStore, consumer: str) -> int:
-    """Deprecated: :meth:`CallbackStore.start_offset`."""
-    warn_moved(f"{__name__}.start_offset", "CallbackStore.start_offset(consumer)")
-    return store.start_offset(consumer)
-
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "TronTransferTrigger": "TronEnergyTransferTrigger",
-    "TronTransferWatchTrigger": "TronEnergyTransferWatchTrigger",
-}))

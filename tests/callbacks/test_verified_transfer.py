@@ -1,15 +1,12 @@
 """One TransferEvent: the client's public model. The receiver's verified record is
-VerifiedTransfer, built from the same bytes; its old name still imports, with a warning."""
+VerifiedTransfer, built from the same bytes."""
 
 from __future__ import annotations
 
 import warnings
 from decimal import Decimal
 
-import pytest
-
 import airflow_provider_tronenergy.callbacks as callbacks
-from airflow_provider_tronenergy.callbacks import events
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets, verify
 from airflow_provider_tronenergy.client import TransferEvent
@@ -17,16 +14,6 @@ from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data
 
 SECRET = "whsec_verified_transfer"
-
-
-def test_the_receiver_old_name_warns_and_is_verified_transfer():
-    renamed = r"callbacks\.events\.TransferEvent.*VerifiedTransfer"
-    with pytest.warns(DeprecationWarning, match=renamed):
-        old = events.TransferEvent
-    assert old is VerifiedTransfer
-    with pytest.warns(DeprecationWarning, match=r"callbacks\.TransferEvent.*VerifiedTransfer"):
-        from airflow_provider_tronenergy.callbacks import TransferEvent as from_package
-    assert from_package is VerifiedTransfer
 
 
 def test_the_new_names_and_the_client_model_import_without_a_warning():

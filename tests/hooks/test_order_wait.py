@@ -7,13 +7,11 @@ import asyncio
 import json
 import logging
 import time
-import warnings
 from typing import Any
 
 import pytest
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 from support import orders
@@ -116,31 +114,3 @@ def test_hook_calls_reach_the_hook_client(control: Control, conn):
         assert hook.get_order(control.buy()).status.value == "pending"
     finally:
         hook.close()
-
-
-@pytest.mark.parametrize("name", ["EVENT_STATUSES", "TRANSIENT_ERRORS", "describe_order",
-                                  "order_event", "EventStatus"])
-def test_moved_wait_names_still_import_from_the_trigger_module(name):
-    from airflow_provider_tronenergy.triggers import order as trigger_module
-
-    with pytest.warns(DeprecationWarning, match="hooks.order_wait"):
-        value = getattr(trigger_module, name)
-    assert value is getattr(order_wait, name)
-
-
-@pytest.mark.parametrize("name", ["ActivateAddressOperator", "CheckAddressOperator"])
-def test_address_operators_still_import_from_operators_energy(name):
-    from airflow_provider_tronenergy.operators import address, energy
-
-    with pytest.warns(DeprecationWarning, match="operators.address"):
-        value = getattr(energy, name)
-    assert value is getattr(address, "TronEnergy" + name)
-
-
-def test_unknown_names_are_still_attribute_errors():
-    from airflow_provider_tronenergy.triggers import order as trigger_module
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(AttributeError):
-            trigger_module.no_such_name  # noqa: B018

@@ -1,5 +1,5 @@
-"""Store access lives in callbacks.access and on the store itself; the trigger module keeps
-its old names as deprecated aliases; DAG-facing modules do not load the receiver's web stack."""
+"""Store access lives in callbacks.access and on the store itself; DAG-facing modules do not
+load the receiver's web stack."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from trigger_helpers import record
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.triggers import transfer as trigger_module
 
 
 def test_one_store_per_url_per_process(store_url: str):
@@ -41,17 +40,6 @@ def test_one_payload_shape_for_a_stored_transfer(store: CallbackStore):
     assert set(payload) == {"id", "tx_hash", "from", "to", "amount", "token",
                             "block_number", "block_timestamp_ms", "received_at"}
     assert payload["amount"] == "12.50"  # the text as sent, never a number
-
-
-def test_old_trigger_module_names_warn_and_still_work(store: CallbackStore):
-    record(store, random_address())
-    transfer = store.list_transfers()[0]
-    with pytest.warns(DeprecationWarning, match="to_payload"):
-        assert trigger_module.transfer_payload(transfer) == transfer.to_payload()
-    with pytest.warns(DeprecationWarning, match="committed_offset"):
-        assert trigger_module.committed_offset(store, "c") is None
-    with pytest.warns(DeprecationWarning, match="start_offset"):
-        assert trigger_module.start_offset(store, "c") == transfer.id
 
 
 def test_dag_facing_modules_do_not_load_the_receiver_or_the_async_client():
