@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.client.errors import TronEnergyError
+from airflow_provider_tronenergy.node.client import NodeError
 from airflow_provider_tronenergy.node.models import (
     SUN_PER_TRX,
     USDT_UNITS,
@@ -313,7 +313,7 @@ class WalletEnergy:
             if target not in self._left:
                 self._left[target] = (self.node.get_resources(target).energy_available
                                       - self._kept.get(target, 0))
-        except (TronEnergyError, ValueError) as exc:
+        except (NodeError, ValueError) as exc:
             raise AirflowException(f"cannot read {target}'s energy on chain ({exc}); nothing "
                                    "was bought by this attempt") from None
         covered = max(0, min(energy, self._left[target]))

@@ -19,12 +19,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import QueuePool, StaticPool
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+
 SQLA_2: Final = int(sa.__version__.split(".")[0]) >= 2
 BACKENDS: Final = ("sqlite", "postgresql")
 CONF_SECTION: Final = "tronenergy"
 
 
-class StoreError(RuntimeError):
+class StoreError(TronEnergyProviderError, RuntimeError):
     """A store cannot be used as configured (bad URL, unsupported backend, newer schema)."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
+from airflow_provider_tronenergy.errors import CallbackError
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,11 @@ class Recorder(Protocol):
     def record_many(self, events: Sequence[VerifiedTransfer]) -> list[RecordResult]: ...
 
 
-class Overloaded(RuntimeError):
+class Overloaded(CallbackError, RuntimeError):
     """Too many callbacks wait for a commit: answer 503 and let the service retry."""
 
 
-class CommitTimeout(RuntimeError):
+class CommitTimeout(CallbackError, RuntimeError):
     """Not committed within the deadline: answer 503 (the row may still land later)."""
 
 

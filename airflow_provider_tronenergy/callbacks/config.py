@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.callbacks.store import DEFAULT_FILENAME, ENV_STORE_URL
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
+from airflow_provider_tronenergy.errors import CallbackError
 from airflow_provider_tronenergy.sqlstore import airflow_conf, resolve_url
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"
 EXTRA_ADDRESS_SECRETS: Final = "address_webhook_secrets"
 
 
-class ConfigError(ValueError):
+class ConfigError(CallbackError, ValueError):
     """A setting is present but unusable; the message never contains a secret."""
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from airflow_provider_tronenergy.callbacks.limits import _WAIT, _Limited
+from airflow_provider_tronenergy.errors import CallbackError
 
 
-class _TooManyHeaders(Exception):
+class _TooManyHeaders(CallbackError):
     """Raised inside the parser's callback: parsing stops before the app runs."""
 
 

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, VerifiedTransfer, to_micro
+from airflow_provider_tronenergy.errors import CallbackError
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
 from airflow_provider_tronenergy.protocol.signing import verify_callback
 
@@ -40,7 +41,7 @@ TX_HASH = re.compile(r"[0-9a-fA-F]{64}")
 MAX_TOKEN_LENGTH: Final = 64
 
 
-class Rejection(Exception):
+class Rejection(CallbackError):
     """A callback we refuse: the HTTP status and a JSON error for the sender's console."""
 
     def __init__(self, status: int, error: str, message: str) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import zlib
 from typing import Final
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+
 DEFAULT_MAX_ANSWER_BYTES: Final = 1_048_576
 """The service's largest answer (a page of 100 monitored addresses) is about 30 KB."""
 NODE_MAX_ANSWER_BYTES: Final = 16_777_216
@@ -21,7 +23,7 @@ _WBITS: Final = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
                  "deflate": zlib.MAX_WBITS}
 
 
-class BodyError(ValueError):
+class BodyError(TronEnergyProviderError, ValueError):
     """A body that was not read whole; ``status`` is the answer's, set by the transport."""
 
     status: int | None = None

@@ -27,12 +27,13 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.poolmanager import PoolManager
 
 from airflow_provider_tronenergy.client.bounded import CHUNK, BodyError, BodyReader
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 
 _current = threading.local()
 _owners_lock = threading.Lock()
 
 
-class DeadlineExceeded(TimeoutError):
+class DeadlineExceeded(TronEnergyProviderError, TimeoutError):
     """The exchange did not complete within its overall deadline."""
 
     def __init__(self, seconds: float) -> None:

@@ -1,4 +1,4 @@
-"""One exception hierarchy for every way a call can fail.
+"""One exception hierarchy for every way a call to the service can fail.
 
 Callers decide by class alone: whether money may have moved
 (:class:`AmbiguousPurchaseError`), whether resending is safe
@@ -22,7 +22,10 @@ Callers decide by class alone: whether money may have moved
     │   └── NoResponseError            sent, maybe processed, no answer
     └── AmbiguousPurchaseError         a money-moving call whose outcome is unknown
 
-Messages carry code, HTTP status, method and path; never a secret.
+Messages carry code, HTTP status, method and path; never a secret. ``TronEnergyError``
+is the service's room under the provider's root, ``TronEnergyProviderError``
+(:mod:`airflow_provider_tronenergy.errors`); a TRON node's failures are not in it
+(``NodeError``).
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.protocol.codes import DESCRIPTION, ErrorCode, lookup
 
 
-class TronEnergyError(Exception):
-    """Base of every client error; context fields are None where they do not apply."""
+class TronEnergyError(TronEnergyProviderError):
+    """Base of the service client's errors; context fields are None where they do not apply."""
 
     def __init__(
         self,

@@ -138,11 +138,11 @@ class TronNodeHook(BaseHook):
 
     def test_connection(self) -> tuple[bool, str]:
         """The UI's Test button: read the head block."""
-        from airflow_provider_tronenergy.client.errors import TronEnergyError
+        from airflow_provider_tronenergy.node.client import NodeError
 
         try:
             block = self.get_now_block()
-        except (TronEnergyError, ValueError) as exc:
+        except (NodeError, ValueError) as exc:
             return False, str(exc)
         return True, f"Connected: head block {block.number}"
 

@@ -33,6 +33,7 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client.base import ClientBase, endpoint, walk
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.models import MonitoredAddress
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.hooks.order_wait import (
     Log,
     OrderWatch,
@@ -86,7 +87,7 @@ class _ClientMethod(Generic[_P, _R]):
         return method
 
 
-class TronEnergyConnectionError(ValueError):
+class TronEnergyConnectionError(TronEnergyProviderError, ValueError):
     """The Airflow connection is missing a field or holds a malformed extra."""
 
 

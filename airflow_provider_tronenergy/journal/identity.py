@@ -13,12 +13,14 @@ import json
 import re
 from typing import Any, Final
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+
 AUTO_PREFIX: Final = "auto:"
 MAX_KEY_LENGTH: Final = 200
 _KEY = re.compile(r"[A-Za-z0-9._:/@+=#-]+")
 
 
-class IdentityError(ValueError):
+class IdentityError(TronEnergyProviderError, ValueError):
     """A ``purchase_key`` that cannot name a purchase."""
 
 

@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
@@ -57,7 +58,7 @@ class EntryState(str, Enum):
         return self is EntryState.SENDING
 
 
-class JournalError(RuntimeError):
+class JournalError(TronEnergyProviderError, RuntimeError):
     """The journal refuses an operation (nothing to resolve, unknown identity, ...)."""
 
 

@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.client import (
     TronEnergyClient,
     TronEnergyError,
 )
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.journal import Entry, PurchaseJournal, Verdict, decide
 from airflow_provider_tronenergy.operators.quote import burn_cost, text
 
@@ -38,7 +39,7 @@ RESOLVE_COMMAND = "tronenergy-purchases resolve"
 IN_FLIGHT_SECONDS = 120
 
 
-class UnknownOutcome(Exception):
+class UnknownOutcome(TronEnergyProviderError):
     """An attempt's outcome is unknown and ``on_ambiguous="ask"``: a person is to be asked."""
 
     def __init__(self, entry: Entry, cause: str = "") -> None:
@@ -46,7 +47,7 @@ class UnknownOutcome(Exception):
         self.entry, self.cause = entry, cause
 
 
-class EnergyGone(Exception):
+class EnergyGone(TronEnergyProviderError):
     """A placed, still-valid order whose energy the chain no longer shows: not reused."""
 
     def __init__(self, entry: Entry, energy: int, missing: int) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from airflow_provider_tronenergy.errors import ProtocolError
+
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _INDEX = {char: value for value, char in enumerate(ALPHABET)}
 ADDRESS_PREFIX = 0x41
@@ -16,7 +18,7 @@ ADDRESS_LENGTH = 34
 PAYLOAD_LENGTH = 21
 
 
-class AddressError(ValueError):
+class AddressError(ProtocolError):
     """The string is not a valid TRON address; the message says why."""
 
 

@@ -18,6 +18,8 @@ import unicodedata
 from decimal import Decimal
 from typing import Final
 
+from airflow_provider_tronenergy.errors import ProtocolError
+
 __all__ = [
     "DECIMAL_TEXT",
     "INTEGER_TEXT",
@@ -37,7 +39,7 @@ MAX_TEXT_LENGTH: Final = 100
 _ASCII_WHITESPACE: Final = " \t\n\r\f\v"
 
 
-class NumberError(ValueError):
+class NumberError(ProtocolError):
     """Text that is not a number by the ASCII rule; ``field`` names where it came from."""
 
     def __init__(self, field: str, reason: str) -> None:

@@ -15,13 +15,13 @@ from fastapi.responses import Response
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import params
 from airflow_provider_tronenergy.sandbox.api import json_response, sandbox
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from airflow_provider_tronenergy.sandbox.errors import SandboxError, WorldError
 from airflow_provider_tronenergy.sandbox.faults import ERROR_CODES, KINDS
 from airflow_provider_tronenergy.sandbox.pricing import trx_to_sun
 
 
-class ForbiddenError(Exception):
-    pass
+class ForbiddenError(SandboxError):
+    """A control call from a host other than loopback (unless allowed)."""
 
 
 def _loopback_only(request: Request) -> None:

@@ -1,11 +1,16 @@
-"""The refusal every part of the sandbox raises; the app turns it into an error envelope."""
+"""The refusals the sandbox raises: the app turns each into an error answer."""
 
 from __future__ import annotations
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 
 
-class WorldError(Exception):
+class SandboxError(TronEnergyProviderError):
+    """Base of the emulated service's refusals."""
+
+
+class WorldError(SandboxError):
     """A request the service refuses; carries the envelope code and message."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:

@@ -1,0 +1,53 @@
+"""The root of every exception the provider raises, and of the rooms that share one.
+
+``except TronEnergyProviderError`` catches whatever the provider raised and nothing
+else. Each room keeps its own family under it, so a caller picks the room it means:
+the service's errors are not the node's, and a journal that refuses is not a store
+that cannot open. A class keeps the built-in base its callers already catch
+(``ValueError`` for a bad value, ``RuntimeError`` for a state that refuses)::
+
+    TronEnergyProviderError
+    ├── TronEnergyError             client.errors: the service's answer, or none (its tree there)
+    ├── NodeError                   node.client: a TRON node read failed
+    ├── BodyError (ValueError)      client.bounded: an answer not read whole
+    │   ├── AnswerTooLarge
+    │   └── UnreadableEncoding
+    ├── DeadlineExceeded (TimeoutError)   client.deadline: no answer within the deadline
+    ├── ProtocolError (ValueError)  text the wire rules refuse
+    │   ├── AddressError            protocol.address
+    │   └── NumberError             protocol.numbers
+    ├── TronEnergyConnectionError (ValueError)   hooks.tronenergy: an unusable connection
+    │   └── TronNodeConnectionError              hooks.tron_node
+    ├── JournalError (RuntimeError) journal.store: the purchase journal refuses
+    │   ├── JournalRace
+    │   └── OrderMismatch           journal.verify
+    ├── IdentityError (ValueError)  journal.identity: a purchase_key that names nothing
+    ├── StoreError (RuntimeError)   sqlstore: a store that cannot be used as configured
+    ├── CallbackError               the callback receiver and its store
+    │   ├── ConfigError (ValueError)     callbacks.config
+    │   ├── Rejection                    callbacks.verify: a callback refused, with its status
+    │   ├── Overloaded (RuntimeError)    callbacks.batcher
+    │   └── CommitTimeout (RuntimeError) callbacks.batcher
+    ├── UnknownOutcome, EnergyGone  operators.reuse: a purchase stops to ask, or buys anew
+    └── SandboxError                sandbox.errors: the emulated service refuses
+        ├── WorldError
+        └── ForbiddenError          sandbox.control
+
+``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
+them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.
+This module imports nothing of the package, so any room can import it.
+"""
+
+from __future__ import annotations
+
+
+class TronEnergyProviderError(Exception):
+    """Base of every exception the provider raises; never carries a secret."""
+
+
+class ProtocolError(TronEnergyProviderError, ValueError):
+    """Text (an address, an amount) that the protocol's rules refuse; the message says why."""
+
+
+class CallbackError(TronEnergyProviderError):
+    """A callback refused, a receiver overloaded or misconfigured."""

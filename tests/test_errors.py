@@ -1,0 +1,132 @@
+"""Every exception the provider defines is under one root, in its room's family."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pickle
+import pkgutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+import airflow_provider_tronenergy as package
+from airflow_provider_tronenergy import errors
+from airflow_provider_tronenergy.errors import (
+    CallbackError,
+    ProtocolError,
+    TronEnergyProviderError,
+)
+
+
+def _modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if info.name.rsplit(".", 1)[-1] != "__main__":  # a console script runs on import
+            names.append(info.name)
+    return names
+
+
+def _subclasses(cls: type) -> set[type]:
+    found: set[type] = set()
+    todo = [cls]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+@pytest.fixture(scope="module")
+def provider_exceptions() -> dict[str, type[BaseException]]:
+    """Every exception class the package defines, by dotted name, every module imported."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # moved names still importable
+        for name in _modules():
+            importlib.import_module(name)
+    return {f"{cls.__module__}.{cls.__qualname__}": cls
+            for cls in _subclasses(BaseException)
+            if cls.__module__.startswith(package.__name__ + ".")}
+
+
+def test_every_provider_exception_is_under_the_root(provider_exceptions):
+    assert len(provider_exceptions) > 40  # the walk found the package, not nothing
+    outside = sorted(name for name, cls in provider_exceptions.items()
+                     if not issubclass(cls, TronEnergyProviderError))
+    assert outside == []
+
+
+def test_the_node_is_not_the_service():
+    from airflow_provider_tronenergy.client.errors import TronEnergyError
+    from airflow_provider_tronenergy.node.client import NodeError
+
+    assert issubclass(TronEnergyError, TronEnergyProviderError)
+    assert issubclass(NodeError, TronEnergyProviderError)
+    assert not issubclass(NodeError, TronEnergyError)
+    assert not issubclass(TronEnergyError, NodeError)
+
+
+def test_every_room_in_the_tree_of_the_root_module(provider_exceptions):
+    """The docstring of ``errors`` draws the tree: a new public class must appear in it."""
+    doc = errors.__doc__ or ""
+    public = {cls.__name__ for cls in provider_exceptions.values()
+              if not cls.__name__.startswith("_")
+              and not cls.__module__.endswith(".client.errors")}  # drawn in client.errors
+    assert sorted(name for name in public if name not in doc) == []
+
+
+@pytest.mark.parametrize(("dotted", "builtin", "room"), [
+    ("client.errors.ValidationError", ValueError, "client.errors.TronEnergyError"),
+    ("client.bounded.BodyError", ValueError, None),
+    ("client.deadline.DeadlineExceeded", TimeoutError, None),
+    ("protocol.address.AddressError", ValueError, "errors.ProtocolError"),
+    ("protocol.numbers.NumberError", ValueError, "errors.ProtocolError"),
+    ("hooks.tronenergy.TronEnergyConnectionError", ValueError, None),
+    ("hooks.tron_node.TronNodeConnectionError", ValueError,
+     "hooks.tronenergy.TronEnergyConnectionError"),
+    ("journal.store.JournalError", RuntimeError, None),
+    ("journal.store.JournalRace", RuntimeError, "journal.store.JournalError"),
+    ("journal.verify.OrderMismatch", RuntimeError, "journal.store.JournalError"),
+    ("journal.identity.IdentityError", ValueError, None),
+    ("sqlstore.StoreError", RuntimeError, None),
+    ("callbacks.config.ConfigError", ValueError, "errors.CallbackError"),
+    ("callbacks.batcher.Overloaded", RuntimeError, "errors.CallbackError"),
+    ("callbacks.batcher.CommitTimeout", RuntimeError, "errors.CallbackError"),
+    ("callbacks.verify.Rejection", Exception, "errors.CallbackError"),
+    ("sandbox.errors.WorldError", Exception, "sandbox.errors.SandboxError"),
+    ("sandbox.control.ForbiddenError", Exception, "sandbox.errors.SandboxError"),
+])
+def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,
+                                                          room):
+    cls = provider_exceptions[f"{package.__name__}.{dotted}"]
+    assert issubclass(cls, builtin)
+    if room is not None:
+        assert issubclass(cls, provider_exceptions[f"{package.__name__}.{room}"])
+
+
+def test_room_roots_are_their_rooms_only():
+    assert issubclass(ProtocolError, ValueError)
+    assert not issubclass(CallbackError, (ValueError, RuntimeError))
+
+
+def test_the_root_module_imports_nothing_of_the_package():
+    tree = ast.parse(Path(errors.__file__).read_text())
+    imported = [node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names]
+    assert [name for name in imported if name.startswith(package.__name__)] == []
+
+
+def test_a_node_error_names_its_status_and_survives_pickling():
+    from airflow_provider_tronenergy.node.client import NodeError
+
+    error = NodeError("node call wallet/getaccount failed", status=503,
+                      path="wallet/getaccount")
+    assert str(error) == "node call wallet/getaccount failed (HTTP 503)"
+    assert repr(error) == "NodeError('node call wallet/getaccount failed (HTTP 503)')"
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.status, copy.path) == (str(error), 503, "wallet/getaccount")
+    assert str(NodeError("node call x failed", path="x")) == "node call x failed"
