@@ -53,10 +53,10 @@ def main() -> None:
         batch_seconds = time.perf_counter() - started
         assert len(results) == len(addresses)
 
-        hook = TronEnergyHook()
+        client = TronEnergyHook().get_conn()
         started = time.perf_counter()
         for address in addresses:
-            hook.check_address(address)
+            client.check_address(address)
         sequential_seconds = time.perf_counter() - started
     finally:
         sandbox.stop()

@@ -68,7 +68,7 @@ def main() -> None:
         http_hook = HttpHook(method="GET", http_conn_id="http_tron")
 
         def via_hook() -> object:
-            return hook.get_price(1)
+            return hook.get_conn().get_price(1)
 
         def via_raw() -> object:
             response = session.get(root + PATH,

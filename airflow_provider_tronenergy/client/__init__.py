@@ -6,8 +6,9 @@ imported on first use: DAG files and workers that never wait in a triggerer do
 not pay for it.
 
 - ``endpoints``: each endpoint once: its contract (signature, docstring), checks, wire form, parser
-- ``base``: ``ClientBase``, settings and every endpoint method, bound sync or async per transport
-- ``sync`` / ``aio``: ``TronEnergyClient`` (requests) and ``TronEnergyAsyncClient`` (httpx)
+- ``base``: ``ClientBase``, the settings both clients share
+- ``sync`` / ``aio``: ``TronEnergyClient`` (requests) and ``TronEnergyAsyncClient`` (httpx),
+  each with one short method per endpoint
 - ``core``: build, sign and read one call; ``retry``: when to resend; ``validation``: checks
 - ``models``: the typed results, read from their annotations; ``errors``: the exception tree
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_tronenergy._deprecated import moved_names
 from airflow_provider_tronenergy.client.core import DEFAULT_TIMEOUT, Timeout
 from airflow_provider_tronenergy.client.errors import (
     AddressAlreadyActivatedError,
@@ -60,18 +60,13 @@ if TYPE_CHECKING:
     from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
 
-def _lazy(name: str) -> Any:
+def __getattr__(name: str) -> Any:
+    """The async client, imported on first use (httpx only for those who wait async)."""
     if name == "TronEnergyAsyncClient":
         from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
         return TronEnergyAsyncClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# The async client's name before the TronEnergy prefix (docs/decisions.md) still imports.
-__getattr__ = moved_names(__name__, {
-    "AsyncTronEnergyClient": "airflow_provider_tronenergy.client.aio:TronEnergyAsyncClient",
-}, otherwise=_lazy)
 
 __all__ = [
     "DEFAULT_TIMEOUT",

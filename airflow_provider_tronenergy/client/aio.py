@@ -6,21 +6,38 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
-from airflow_provider_tronenergy._deprecated import moved_names, renamed
 from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.bounded import BodyError, BodyReader
-from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun, Prepared
+from airflow_provider_tronenergy.client.core import (
+    USER_AGENT,
+    Call,
+    CallRun,
+    Prepared,
+    RentTime,
+)
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
     TransportError,
     TronEnergyError,
     no_answer_error,
 )
-from airflow_provider_tronenergy.client.models import MonitoredAddress, MonitoredAddressPage
+from airflow_provider_tronenergy.client.models import (
+    Account,
+    Activation,
+    AddressCheck,
+    MonitoredAddress,
+    MonitoredAddressPage,
+    MonitorRegistration,
+    MonitorStats,
+    Order,
+    Price,
+    Purchase,
+    SmartPurchase,
+)
 
 T = TypeVar("T")
 
@@ -38,8 +55,9 @@ def transport_error(exc: httpx.HTTPError) -> TransportError:
 class TronEnergyAsyncClient(ClientBase):
     """The async twin of :class:`TronEnergyClient`: same methods, same rules, awaited.
 
-    The endpoint methods come from :class:`ClientBase` (one definition for both
-    clients); here they are coroutine functions.
+    Each endpoint method runs its :class:`Endpoints` definition, as on the sync
+    client; here they are coroutine functions (``iter_monitored_addresses`` gives
+    an async iterator).
     """
 
     def _connect(self, pool_size: int) -> None:
@@ -67,6 +85,102 @@ class TronEnergyAsyncClient(ClientBase):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+    # -- energy ---------------------------------------------------------------------
+
+    async def get_account(self) -> Account:
+        """The account: balances, frozen amount, pending orders, recharge address."""
+        return await self._run(self._api.get_account())
+
+    async def get_price(self, rent_time: RentTime = 1) -> Price:
+        """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
+        return await self._run(self._api.get_price(rent_time))
+
+    async def buy_energy(
+        self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
+        return await self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
+
+    async def auto_buy_energy(
+        self, from_address: str, to_address: str, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
+        return await self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
+
+    async def buy_energy_by_count(
+        self, target_address: str, count: int = 1, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
+        return await self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
+
+    async def smart_buy_energy(
+        self,
+        receiver_address: str,
+        to_address: str,
+        from_address: str | None = None,
+        rent_time: RentTime = 1,
+    ) -> SmartPurchase:
+        """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
+        return await self._run(self._api.smart_buy_energy(receiver_address, to_address,
+                                                          from_address, rent_time))
+
+    async def check_address(self, address: str) -> AddressCheck:
+        """Whether ``address`` is activated on chain and how many transfers it has seen."""
+        return await self._run(self._api.check_address(address))
+
+    async def activate_address(self, address: str) -> Activation:
+        """Activate ``address`` on chain (the service pays the fee and charges it)."""
+        return await self._run(self._api.activate_address(address))
+
+    async def get_order(self, order_id: str) -> Order:
+        """One order; poll until ``status.is_terminal()``."""
+        return await self._run(self._api.get_order(order_id))
+
+    # -- monitoring -----------------------------------------------------------------
+
+    async def get_monitor_stats(self) -> MonitorStats:
+        """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
+        return await self._run(self._api.get_monitor_stats())
+
+    async def list_monitored_addresses(
+        self, page: int = 1, page_size: int = 20, status: str | None = None
+    ) -> MonitoredAddressPage:
+        """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
+        return await self._run(self._api.list_monitored_addresses(page, page_size, status))
+
+    def iter_monitored_addresses(
+        self, status: str | None = None
+    ) -> AsyncIterator[MonitoredAddress]:
+        """Every monitored address, page by page (``async for`` on the async client)."""
+        return self._walk(self._api.iter_monitored_addresses(status))
+
+    async def add_monitored_address(
+        self,
+        address: str,
+        webhook_url: str | None = None,
+        label: str | None = None,
+        tokens: list[str] | None = None,
+    ) -> MonitorRegistration:
+        """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
+        return await self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
+
+    async def remove_monitored_address(self, address: str) -> None:
+        """Stop watching ``address``; a 404 on a resend after an unclear attempt counts as done."""
+        return await self._run(self._api.remove_monitored_address(address))
+
+    # -- anything else ----------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+        idempotent: bool | None = None,
+    ) -> Any:
+        """Signed call to ``path`` below the base URL; returns the answer's ``data``."""
+        return await self._run(self._api.request(method, path, json, params, idempotent))
 
     # -- plumbing: the endpoint methods run their calls here ------------------------
 
@@ -120,8 +234,3 @@ class TronEnergyAsyncClient(ClientBase):
                 yield item
             call = walk.after(page)
 
-
-# The names before the TronEnergy prefix (docs/decisions.md) still import, with a warning.
-__getattr__ = moved_names(__name__, renamed(__name__, {
-    "AsyncTronEnergyClient": "TronEnergyAsyncClient",
-}))

@@ -2,9 +2,10 @@
 
 Each public client method is one method here: its signature, defaults and
 docstring are the method's contract, and it returns the validated :class:`Call`.
-:mod:`.base` turns each into a method of both clients (plain on
-:class:`TronEnergyClient`, awaited on :class:`TronEnergyAsyncClient`), so the
-two cannot disagree about an endpoint.
+Both clients write out a one-line method per endpoint that runs this call (plain on
+:class:`TronEnergyClient`, awaited on :class:`TronEnergyAsyncClient`), with the same
+signature and the docstring's first line; ``tests/client/test_client_parity.py``
+holds them to it, so the two cannot disagree about an endpoint.
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ class Endpoints:
     def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
     ) -> Call[Purchase]:
-        """Rent energy for ``count`` transfers (each ``energy_per_transfer``) to ``target_address``.
+        """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``.
 
+        ``energy_per_transfer`` is the service's figure (:attr:`Price.energy_per_transfer`).
         Moves money: an unclear outcome raises :class:`AmbiguousPurchaseError`, not a resend.
         """
         target = check.address(target_address, "target_address")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import requests
 from requests.structures import CaseInsensitiveDict
@@ -19,7 +19,7 @@ from urllib3.exceptions import (
 
 from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.bounded import BodyError
-from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun
+from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun, RentTime
 from airflow_provider_tronenergy.client.deadline import DeadlineAdapter, DeadlineExceeded, exchange
 from airflow_provider_tronenergy.client.endpoints import PageWalk
 from airflow_provider_tronenergy.client.errors import (
@@ -27,7 +27,19 @@ from airflow_provider_tronenergy.client.errors import (
     TronEnergyError,
     no_answer_error,
 )
-from airflow_provider_tronenergy.client.models import MonitoredAddress, MonitoredAddressPage
+from airflow_provider_tronenergy.client.models import (
+    Account,
+    Activation,
+    AddressCheck,
+    MonitoredAddress,
+    MonitoredAddressPage,
+    MonitorRegistration,
+    MonitorStats,
+    Order,
+    Price,
+    Purchase,
+    SmartPurchase,
+)
 
 T = TypeVar("T")
 
@@ -52,8 +64,9 @@ class TronEnergyClient(ClientBase):
 
     ``base_url`` includes the version prefix (``https://host/v1``). Money-moving
     calls are never resent once they may have reached the server; see
-    :class:`RetryPolicy` and :class:`AmbiguousPurchaseError`. The endpoint
-    methods come from :class:`ClientBase` (one definition for both clients).
+    :class:`RetryPolicy` and :class:`AmbiguousPurchaseError`. Each endpoint
+    method runs its :class:`Endpoints` definition, whose docstring is the full
+    contract.
     """
 
     def _connect(self, pool_size: int) -> None:
@@ -89,6 +102,100 @@ class TronEnergyClient(ClientBase):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # -- energy ---------------------------------------------------------------------
+
+    def get_account(self) -> Account:
+        """The account: balances, frozen amount, pending orders, recharge address."""
+        return self._run(self._api.get_account())
+
+    def get_price(self, rent_time: RentTime = 1) -> Price:
+        """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
+        return self._run(self._api.get_price(rent_time))
+
+    def buy_energy(
+        self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
+        return self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
+
+    def auto_buy_energy(
+        self, from_address: str, to_address: str, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
+        return self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
+
+    def buy_energy_by_count(
+        self, target_address: str, count: int = 1, rent_time: RentTime = 1
+    ) -> Purchase:
+        """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
+        return self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
+
+    def smart_buy_energy(
+        self,
+        receiver_address: str,
+        to_address: str,
+        from_address: str | None = None,
+        rent_time: RentTime = 1,
+    ) -> SmartPurchase:
+        """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
+        return self._run(self._api.smart_buy_energy(receiver_address, to_address,
+                                                    from_address, rent_time))
+
+    def check_address(self, address: str) -> AddressCheck:
+        """Whether ``address`` is activated on chain and how many transfers it has seen."""
+        return self._run(self._api.check_address(address))
+
+    def activate_address(self, address: str) -> Activation:
+        """Activate ``address`` on chain (the service pays the fee and charges it)."""
+        return self._run(self._api.activate_address(address))
+
+    def get_order(self, order_id: str) -> Order:
+        """One order; poll until ``status.is_terminal()``."""
+        return self._run(self._api.get_order(order_id))
+
+    # -- monitoring -----------------------------------------------------------------
+
+    def get_monitor_stats(self) -> MonitorStats:
+        """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
+        return self._run(self._api.get_monitor_stats())
+
+    def list_monitored_addresses(
+        self, page: int = 1, page_size: int = 20, status: str | None = None
+    ) -> MonitoredAddressPage:
+        """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
+        return self._run(self._api.list_monitored_addresses(page, page_size, status))
+
+    def iter_monitored_addresses(self, status: str | None = None) -> Iterator[MonitoredAddress]:
+        """Every monitored address, page by page (``async for`` on the async client)."""
+        return self._walk(self._api.iter_monitored_addresses(status))
+
+    def add_monitored_address(
+        self,
+        address: str,
+        webhook_url: str | None = None,
+        label: str | None = None,
+        tokens: list[str] | None = None,
+    ) -> MonitorRegistration:
+        """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
+        return self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
+
+    def remove_monitored_address(self, address: str) -> None:
+        """Stop watching ``address``; a 404 on a resend after an unclear attempt counts as done."""
+        return self._run(self._api.remove_monitored_address(address))
+
+    # -- anything else ----------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+        idempotent: bool | None = None,
+    ) -> Any:
+        """Signed call to ``path`` below the base URL; returns the answer's ``data``."""
+        return self._run(self._api.request(method, path, json, params, idempotent))
 
     # -- plumbing: the endpoint methods run their calls here ------------------------
 

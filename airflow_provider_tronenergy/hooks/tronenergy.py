@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
@@ -30,9 +30,7 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
     ValidationRules,
 )
-from airflow_provider_tronenergy.client.base import ClientBase, endpoint, walk
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
-from airflow_provider_tronenergy.client.models import MonitoredAddress
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.hooks.order_wait import (
     Log,
@@ -50,42 +48,6 @@ if TYPE_CHECKING:
 
 DEFAULT_ORDER_POLL_BUDGET = Decimal(10)
 """Requests per second per connection and triggerer process when the connection names none."""
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-class _ClientMethod(Generic[_P, _R]):
-    """A client method the hook answers itself (``hook.buy_energy(...)``), with the client's
-    signature and docstring, so IDEs and mypy see the hook's whole API."""
-
-    @overload
-    def __init__(self: _ClientMethod[_P, _R], method: endpoint[_P, _R]) -> None: ...
-
-    @overload
-    def __init__(self: _ClientMethod[_P, Iterator[MonitoredAddress]],
-                 method: walk[_P]) -> None: ...
-
-    def __init__(self, method: endpoint[_P, _R] | walk[_P]) -> None:
-        self.name = method.name
-        self.__doc__ = method.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, hook: None, owner: type) -> _ClientMethod[_P, _R]: ...
-
-    @overload
-    def __get__(self, hook: TronEnergyHook, owner: type) -> Callable[_P, _R]: ...
-
-    def __get__(self, hook: TronEnergyHook | None,
-                owner: type) -> _ClientMethod[_P, _R] | Callable[_P, _R]:
-        if hook is None:
-            return self
-        method: Callable[_P, _R] = getattr(hook.get_conn(), self.name)
-        return method
-
 
 class TronEnergyConnectionError(TronEnergyProviderError, ValueError):
     """The Airflow connection is missing a field or holds a malformed extra."""
@@ -177,6 +139,12 @@ class ClientSettings(Mapping[str, Any]):
 
 class TronEnergyHook(BaseHook):
     """Signed, typed, retry-safe access to the service from Airflow tasks and triggers.
+
+    Like ``HttpHook`` / ``HttpAsyncHook``, the hook hands out clients rather than
+    repeating their methods: :meth:`get_conn` gives the hook's one
+    :class:`TronEnergyClient` (``hook.get_conn().get_order(...)``), :meth:`aget_client`
+    a :class:`TronEnergyAsyncClient` for triggers. What the hook adds of its own is
+    waiting for an order, the webhook secret and the UI's connection test.
 
     :param tronenergy_conn_id: an Airflow connection of type ``tronenergy``.
     """
@@ -286,24 +254,6 @@ class TronEnergyHook(BaseHook):
         secret = conn.extra_dejson.get("webhook_secret") if conn.extra else None
         _mask(secret)
         return secret or None
-
-    # -- the client's calls, answered by the hook's one client ---------------------------
-
-    get_account = _ClientMethod(ClientBase.get_account)
-    get_price = _ClientMethod(ClientBase.get_price)
-    buy_energy = _ClientMethod(ClientBase.buy_energy)
-    auto_buy_energy = _ClientMethod(ClientBase.auto_buy_energy)
-    buy_energy_by_count = _ClientMethod(ClientBase.buy_energy_by_count)
-    smart_buy_energy = _ClientMethod(ClientBase.smart_buy_energy)
-    check_address = _ClientMethod(ClientBase.check_address)
-    activate_address = _ClientMethod(ClientBase.activate_address)
-    get_order = _ClientMethod(ClientBase.get_order)
-    get_monitor_stats = _ClientMethod(ClientBase.get_monitor_stats)
-    list_monitored_addresses = _ClientMethod(ClientBase.list_monitored_addresses)
-    iter_monitored_addresses = _ClientMethod(ClientBase.iter_monitored_addresses)
-    add_monitored_address = _ClientMethod(ClientBase.add_monitored_address)
-    remove_monitored_address = _ClientMethod(ClientBase.remove_monitored_address)
-    request = _ClientMethod(ClientBase.request)
 
     # -- waiting for an order (the one implementation tasks, sensors and triggers use) ----
 

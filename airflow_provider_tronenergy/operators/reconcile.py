@@ -47,7 +47,8 @@ class TronEnergyReconcileCallbacksOperator(BaseOperator):
         hook = TronEnergyHook(self.tronenergy_conn_id)
         try:
             # A template renders a missing status as "None": that means all addresses.
-            monitored = list(hook.iter_monitored_addresses(status=optional_text(self.status)))
+            monitored = list(hook.get_conn().iter_monitored_addresses(
+                status=optional_text(self.status)))
         finally:
             hook.close()
         stored = open_store(self.store_url).count_by_recipient([m.address for m in monitored])

@@ -1,13 +1,16 @@
-"""The sync and async clients cannot drift: same methods, parameters, docstrings and types.
+"""The two clients say what ``Endpoints`` says: same methods, parameters, docstrings and types.
 
-Both bind the endpoint methods declared once in ``client/base.py``; these tests
-fail as soon as someone writes a method into one client and not the other, or
-gives the two a different signature, contract or kind (plain vs coroutine).
+Each client writes out one short method per :class:`Endpoints` definition; these
+tests fail as soon as a method is missing on either client, takes other
+parameters or defaults than its definition, forwards them wrongly, loses its
+docstring, or is of the wrong kind (plain vs coroutine).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import TronEnergyAsyncClient, TronEnergyClient
-from airflow_provider_tronenergy.client.base import ClientBase
+from airflow_provider_tronenergy.client.endpoints import Endpoints
 
 # Names that differ on purpose: asyncio's own spelling of close.
 ASYNC_NAME = {"close": "aclose"}
@@ -81,20 +84,108 @@ def test_sync_and_async_clients_have_not_drifted() -> None:
     assert drift(TronEnergyClient, TronEnergyAsyncClient) == []
 
 
-def test_every_endpoint_method_is_declared_once_and_bound_to_both() -> None:
-    declared = {name for name, value in vars(ClientBase).items()
-                if type(value).__module__ == ClientBase.__module__
-                and not isinstance(value, property) and not callable(value)}
-    assert "buy_energy" in declared and "request" in declared
-    for name in declared:
-        sync_method, async_method = vars(TronEnergyClient)[name], vars(TronEnergyAsyncClient)[name]
-        assert sync_method.__qualname__ == f"TronEnergyClient.{name}"
-        assert async_method.__qualname__ == f"TronEnergyAsyncClient.{name}"
-        assert inspect.getdoc(sync_method) == inspect.getdoc(vars(ClientBase)[name])
-    assert inspect.signature(vars(TronEnergyClient)["get_order"]).return_annotation == "Order"
-    assert inspect.signature(vars(TronEnergyAsyncClient)["get_order"]).return_annotation == "Order"
+ENDPOINTS = sorted(name for name, value in vars(Endpoints).items()
+                   if not name.startswith("_") and inspect.isfunction(value))
+
+
+def returns_of(endpoint: str, asynchronous: bool) -> str:
+    """What the client method returns: the model the endpoint's ``Call`` parses, or the walk."""
+    annotation = inspect.signature(getattr(Endpoints, endpoint)).return_annotation
+    if annotation == "PageWalk":
+        return f"{'AsyncIterator' if asynchronous else 'Iterator'}[MonitoredAddress]"
+    match = re.fullmatch(r"Call\[(.*)\]", annotation)
+    assert match, f"{endpoint}: returns {annotation}, neither a Call nor a PageWalk"
+    return match.group(1)
+
+
+def against_endpoints(cls: type, asynchronous: bool) -> list[str]:
+    """Every way ``cls``'s endpoint methods differ from their :class:`Endpoints` definitions."""
+    problems: list[str] = []
+    written = {name for name, value in vars(cls).items()
+               if not name.startswith("_") and inspect.isfunction(value)}
+    others = {"aclose"} if asynchronous else {"close"}
+    for name in sorted((written - others) ^ set(ENDPOINTS)):
+        problems.append(f"{name}: {'no endpoint' if name in written else 'not written out'}")
+    for name in sorted(written & set(ENDPOINTS)):
+        method, endpoint = vars(cls)[name], getattr(Endpoints, name)
+        mine = list(inspect.signature(method).parameters.values())
+        theirs = list(inspect.signature(endpoint).parameters.values())
+        if [(p.name, p.kind, p.default, p.annotation) for p in mine] != \
+                [(p.name, p.kind, p.default, p.annotation) for p in theirs]:
+            problems.append(f"{name}: parameters differ from the endpoint's")
+        if inspect.signature(method).return_annotation != returns_of(name, asynchronous):
+            problems.append(f"{name}: returns {inspect.signature(method).return_annotation}")
+        if inspect.getdoc(method) != inspect.getdoc(endpoint).splitlines()[0]:
+            problems.append(f"{name}: docstring is not the endpoint's first line")
+    return problems
+
+
+def test_both_clients_write_out_every_endpoint_with_its_signature() -> None:
+    assert "buy_energy" in ENDPOINTS and "request" in ENDPOINTS and len(ENDPOINTS) == 15
+    assert against_endpoints(TronEnergyClient, asynchronous=False) == []
+    assert against_endpoints(TronEnergyAsyncClient, asynchronous=True) == []
     assert inspect.isasyncgenfunction(TronEnergyAsyncClient._walk)
     assert inspect.isgeneratorfunction(TronEnergyClient._walk)
+
+
+def test_the_endpoint_check_catches_a_wrong_method() -> None:
+    class Wrong(TronEnergyClient):
+        def get_order(self, order_id: str, page: int = 1) -> Any:
+            """Another contract."""
+
+        def get_price(self, rent_time: Any = 2) -> Any:  # type: ignore[override]
+            return None
+
+    problems = against_endpoints(Wrong, asynchronous=False)
+    assert "get_order: parameters differ from the endpoint's" in problems
+    assert "get_order: docstring is not the endpoint's first line" in problems
+    assert "get_order: returns Any" in problems
+    assert "get_price: parameters differ from the endpoint's" in problems
+    assert "buy_energy: not written out" in problems
+
+
+class Recorder:
+    """Stands in for ``Endpoints``: each call is answered with what it was called with."""
+
+    def __getattr__(self, name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+            return name, args, kwargs
+        return record
+
+
+class Echo(TronEnergyClient):
+    def _run(self, call: Any) -> Any:  # type: ignore[override]
+        return call
+
+    def _walk(self, walk: Any) -> Any:  # type: ignore[override]
+        return walk
+
+
+class AsyncEcho(TronEnergyAsyncClient):
+    async def _run(self, call: Any) -> Any:  # type: ignore[override]
+        return call
+
+    def _walk(self, walk: Any) -> Any:  # type: ignore[override]
+        return walk
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_each_method_hands_its_arguments_to_its_endpoint_unchanged(name: str) -> None:
+    """Positional arguments land on the endpoint's same parameters (no swapped forwarding)."""
+    sync_client: Any = Echo("http://127.0.0.1:1/v1", "key", "secret")
+    async_client: Any = AsyncEcho("http://127.0.0.1:1/v1", "key", "secret")
+    sync_client._api = async_client._api = Recorder()
+    params = list(inspect.signature(getattr(Endpoints, name)).parameters)[1:]
+    sentinels = [object() for _ in params]
+    answered = [getattr(sync_client, name)(*sentinels)]
+    result = getattr(async_client, name)(*sentinels)
+    answered.append(asyncio.run(result) if inspect.iscoroutine(result) else result)
+    for endpoint, args, kwargs in answered:
+        bound = inspect.signature(getattr(Endpoints, name)).bind(None, *args, **kwargs)
+        assert endpoint == name
+        assert [bound.arguments[p] for p in params] == sentinels
+    sync_client.close()
+    asyncio.run(async_client.aclose())
 
 
 def test_the_drift_check_catches_drift() -> None:

@@ -64,7 +64,7 @@ def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox
     assert out["watch_deposit_addresses"][0] == "success", out
     hook = TronEnergyHook()
     try:
-        monitored = {m.address: m for m in hook.iter_monitored_addresses()}
+        monitored = {m.address: m for m in hook.get_conn().iter_monitored_addresses()}
     finally:
         hook.close()
     assert set(addresses) <= set(monitored)

@@ -29,18 +29,29 @@ def test_client_is_built_once_and_reused(tronenergy_conn):
     client = hook.get_conn()
     assert isinstance(client, TronEnergyClient)
     assert hook.get_conn() is client
-    assert hook.get_account().balance > 0
+    assert hook.get_conn().get_account().balance > 0
 
 
-def test_hook_exposes_client_methods_and_buys(sandbox, tronenergy_conn):
+def test_the_hooks_client_buys(sandbox, tronenergy_conn):
     target = random_address()
     requests.post(f"{sandbox.root_url}/sandbox/addresses/{target}/activate", timeout=5)
     hook = TronEnergyHook(tronenergy_conn_id=tronenergy_conn)
-    purchase = hook.buy_energy(target, energy_amount=65000, rent_time=1)
+    purchase = hook.get_conn().buy_energy(target, energy_amount=65000, rent_time=1)
     assert purchase.cost == Decimal("2.925")
-    assert hook.get_order(purchase.order_id).order_id == purchase.order_id
+    assert hook.get_conn().get_order(purchase.order_id).order_id == purchase.order_id
     with pytest.raises(AttributeError):
         _ = hook.not_a_client_method
+
+
+def test_the_hook_hands_out_clients_instead_of_mirroring_them():
+    """Like HttpHook: ``get_conn()`` and ``aget_client()``, no copy of the client's methods."""
+    assert "__getattr__" not in TronEnergyHook.__dict__
+    public = {name for name in dir(TronEnergyClient)
+              if not name.startswith("_") and callable(getattr(TronEnergyClient, name))}
+    assert "buy_energy" in public and "get_order" in public
+    assert sorted(public & set(dir(TronEnergyHook))) == ["close"]  # the hook closes its client
+    assert TronEnergyHook.get_conn.__annotations__["return"] == "TronEnergyClient"
+    assert TronEnergyHook.aget_client.__annotations__["return"] == "TronEnergyAsyncClient"
 
 
 def test_connection_extras_reach_the_client(sandbox, monkeypatch):
@@ -59,10 +70,10 @@ def test_ts_body_scheme_from_extras(monkeypatch):
 
     with SandboxServer(SandboxConfig(port=0, signature_scheme="ts.body")) as server:
         monkeypatch.setenv("AIRFLOW_CONN_TS", connection_json(server, signature_scheme="ts.body"))
-        assert TronEnergyHook("ts").get_account().username
+        assert TronEnergyHook("ts").get_conn().get_account().username
         monkeypatch.setenv("AIRFLOW_CONN_V1", connection_json(server))
         with pytest.raises(AuthenticationError):
-            TronEnergyHook("v1").get_account()
+            TronEnergyHook("v1").get_conn().get_account()
 
 
 @pytest.mark.parametrize(
@@ -105,7 +116,7 @@ def test_async_client_from_async_connection_lookup(sandbox, tronenergy_conn):
         async with client:
             return (await client.get_account()).available_balance
 
-    assert asyncio.run(run()) == TronEnergyHook().get_account().available_balance
+    assert asyncio.run(run()) == TronEnergyHook().get_conn().get_account().available_balance
 
 
 def test_webhook_secret_comes_from_extras(sandbox, tronenergy_conn):
@@ -116,7 +127,7 @@ SECRET_LOG_SCRIPT = r"""
 import io, logging, sys
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 hook = TronEnergyHook()
-hook.get_account()                                   # loads the connection: masks its secrets
+hook.get_conn().get_account()                        # loads the connection: masks its secrets
 from airflow.sdk.log import configure_logging       # the logging tasks get
 buffer = io.StringIO()
 configure_logging(output=buffer, log_level="DEBUG", colored_console_log=False)
@@ -153,7 +164,7 @@ def test_secrets_never_in_reprs_or_errors(sandbox, tronenergy_conn, monkeypatch)
     conn["password"] = "definitely-wrong-" + sandbox.api_secret[:6]
     monkeypatch.setenv("AIRFLOW_CONN_WRONG2", json.dumps(conn))
     with pytest.raises(AuthenticationError) as info:
-        TronEnergyHook("wrong2").get_account()
+        TronEnergyHook("wrong2").get_conn().get_account()
     for secret in (sandbox.api_key, sandbox.api_secret, sandbox.webhook_secret, conn["password"]):
         assert secret not in repr(hook)
         assert secret not in repr(hook.get_conn())
