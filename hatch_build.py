@@ -66,4 +66,5 @@ class CustomMetadataHook(MetadataHookInterface):
             "Documentation": f"{repository}/tree/{BRANCH}/docs",
             "Source": repository,
             "Issues": f"{repository}/issues",
+            "Changelog": f"{repository}/blob/{BRANCH}/CHANGELOG.md",
         }

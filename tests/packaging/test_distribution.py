@@ -78,6 +78,7 @@ def test_project_urls(dist):
         "Documentation": f"{REPOSITORY_URL}/tree/main/docs",
         "Source": REPOSITORY_URL,
         "Issues": f"{REPOSITORY_URL}/issues",
+        "Changelog": f"{REPOSITORY_URL}/blob/main/CHANGELOG.md",
     }
     # Airflow's provider docs link and the package's point at the same place.
     [integration] = get_provider_info()["integrations"]
