@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from airflow_provider_tronenergy.client import models
 from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.bounded import BodyError, BodyReader
 from airflow_provider_tronenergy.client.core import (
@@ -24,19 +25,6 @@ from airflow_provider_tronenergy.client.errors import (
     TransportError,
     TronEnergyError,
     no_answer_error,
-)
-from airflow_provider_tronenergy.client.models import (
-    Account,
-    Activation,
-    AddressCheck,
-    MonitoredAddress,
-    MonitoredAddressPage,
-    MonitorRegistration,
-    MonitorStats,
-    Order,
-    Price,
-    Purchase,
-    SmartPurchase,
 )
 
 T = TypeVar("T")
@@ -88,29 +76,29 @@ class TronEnergyAsyncClient(ClientBase):
 
     # -- energy ---------------------------------------------------------------------
 
-    async def get_account(self) -> Account:
+    async def get_account(self) -> models.Account:
         """The account: balances, frozen amount, pending orders, recharge address."""
         return await self._run(self._api.get_account())
 
-    async def get_price(self, rent_time: RentTime = 1) -> Price:
+    async def get_price(self, rent_time: RentTime = 1) -> models.Price:
         """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
         return await self._run(self._api.get_price(rent_time))
 
     async def buy_energy(
         self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
         return await self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
 
     async def auto_buy_energy(
         self, from_address: str, to_address: str, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
         return await self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
 
     async def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
         return await self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
 
@@ -120,38 +108,38 @@ class TronEnergyAsyncClient(ClientBase):
         to_address: str,
         from_address: str | None = None,
         rent_time: RentTime = 1,
-    ) -> SmartPurchase:
+    ) -> models.SmartPurchase:
         """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
         return await self._run(self._api.smart_buy_energy(receiver_address, to_address,
                                                           from_address, rent_time))
 
-    async def check_address(self, address: str) -> AddressCheck:
+    async def check_address(self, address: str) -> models.AddressCheck:
         """Whether ``address`` is activated on chain and how many transfers it has seen."""
         return await self._run(self._api.check_address(address))
 
-    async def activate_address(self, address: str) -> Activation:
+    async def activate_address(self, address: str) -> models.Activation:
         """Activate ``address`` on chain (the service pays the fee and charges it)."""
         return await self._run(self._api.activate_address(address))
 
-    async def get_order(self, order_id: str) -> Order:
+    async def get_order(self, order_id: str) -> models.Order:
         """One order; poll until ``status.is_terminal()``."""
         return await self._run(self._api.get_order(order_id))
 
     # -- monitoring -----------------------------------------------------------------
 
-    async def get_monitor_stats(self) -> MonitorStats:
+    async def get_monitor_stats(self) -> models.MonitorStats:
         """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
         return await self._run(self._api.get_monitor_stats())
 
     async def list_monitored_addresses(
         self, page: int = 1, page_size: int = 20, status: str | None = None
-    ) -> MonitoredAddressPage:
+    ) -> models.MonitoredAddressPage:
         """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
         return await self._run(self._api.list_monitored_addresses(page, page_size, status))
 
     def iter_monitored_addresses(
         self, status: str | None = None
-    ) -> AsyncIterator[MonitoredAddress]:
+    ) -> AsyncIterator[models.MonitoredAddress]:
         """Every monitored address, page by page (``async for`` on the async client)."""
         return self._walk(self._api.iter_monitored_addresses(status))
 
@@ -161,7 +149,7 @@ class TronEnergyAsyncClient(ClientBase):
         webhook_url: str | None = None,
         label: str | None = None,
         tokens: list[str] | None = None,
-    ) -> MonitorRegistration:
+    ) -> models.MonitorRegistration:
         """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
         return await self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
 
@@ -226,8 +214,8 @@ class TronEnergyAsyncClient(ClientBase):
         finally:
             await response.aclose()
 
-    async def _walk(self, walk: PageWalk) -> AsyncIterator[MonitoredAddress]:
-        call: Call[MonitoredAddressPage] | None = walk.first
+    async def _walk(self, walk: PageWalk) -> AsyncIterator[models.MonitoredAddress]:
+        call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
             page = await self._run(call)
             for item in page.addresses:

@@ -17,6 +17,7 @@ from urllib3.exceptions import (
     ProxyError,
 )
 
+from airflow_provider_tronenergy.client import models
 from airflow_provider_tronenergy.client.base import ClientBase
 from airflow_provider_tronenergy.client.bounded import BodyError
 from airflow_provider_tronenergy.client.core import USER_AGENT, Call, CallRun, RentTime
@@ -26,19 +27,6 @@ from airflow_provider_tronenergy.client.errors import (
     TransportError,
     TronEnergyError,
     no_answer_error,
-)
-from airflow_provider_tronenergy.client.models import (
-    Account,
-    Activation,
-    AddressCheck,
-    MonitoredAddress,
-    MonitoredAddressPage,
-    MonitorRegistration,
-    MonitorStats,
-    Order,
-    Price,
-    Purchase,
-    SmartPurchase,
 )
 
 T = TypeVar("T")
@@ -105,29 +93,29 @@ class TronEnergyClient(ClientBase):
 
     # -- energy ---------------------------------------------------------------------
 
-    def get_account(self) -> Account:
+    def get_account(self) -> models.Account:
         """The account: balances, frozen amount, pending orders, recharge address."""
         return self._run(self._api.get_account())
 
-    def get_price(self, rent_time: RentTime = 1) -> Price:
+    def get_price(self, rent_time: RentTime = 1) -> models.Price:
         """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
         return self._run(self._api.get_price(rent_time))
 
     def buy_energy(
         self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
         return self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
 
     def auto_buy_energy(
         self, from_address: str, to_address: str, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
         return self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
 
     def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
-    ) -> Purchase:
+    ) -> models.Purchase:
         """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
         return self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
 
@@ -137,36 +125,38 @@ class TronEnergyClient(ClientBase):
         to_address: str,
         from_address: str | None = None,
         rent_time: RentTime = 1,
-    ) -> SmartPurchase:
+    ) -> models.SmartPurchase:
         """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
         return self._run(self._api.smart_buy_energy(receiver_address, to_address,
                                                     from_address, rent_time))
 
-    def check_address(self, address: str) -> AddressCheck:
+    def check_address(self, address: str) -> models.AddressCheck:
         """Whether ``address`` is activated on chain and how many transfers it has seen."""
         return self._run(self._api.check_address(address))
 
-    def activate_address(self, address: str) -> Activation:
+    def activate_address(self, address: str) -> models.Activation:
         """Activate ``address`` on chain (the service pays the fee and charges it)."""
         return self._run(self._api.activate_address(address))
 
-    def get_order(self, order_id: str) -> Order:
+    def get_order(self, order_id: str) -> models.Order:
         """One order; poll until ``status.is_terminal()``."""
         return self._run(self._api.get_order(order_id))
 
     # -- monitoring -----------------------------------------------------------------
 
-    def get_monitor_stats(self) -> MonitorStats:
+    def get_monitor_stats(self) -> models.MonitorStats:
         """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
         return self._run(self._api.get_monitor_stats())
 
     def list_monitored_addresses(
         self, page: int = 1, page_size: int = 20, status: str | None = None
-    ) -> MonitoredAddressPage:
+    ) -> models.MonitoredAddressPage:
         """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
         return self._run(self._api.list_monitored_addresses(page, page_size, status))
 
-    def iter_monitored_addresses(self, status: str | None = None) -> Iterator[MonitoredAddress]:
+    def iter_monitored_addresses(
+        self, status: str | None = None
+    ) -> Iterator[models.MonitoredAddress]:
         """Every monitored address, page by page (``async for`` on the async client)."""
         return self._walk(self._api.iter_monitored_addresses(status))
 
@@ -176,7 +166,7 @@ class TronEnergyClient(ClientBase):
         webhook_url: str | None = None,
         label: str | None = None,
         tokens: list[str] | None = None,
-    ) -> MonitorRegistration:
+    ) -> models.MonitorRegistration:
         """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
         return self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
 
@@ -238,8 +228,8 @@ class TronEnergyClient(ClientBase):
             raise run.no_answer(transport_error(exc), started) from exc
         return run.answer(answer.status, answer.headers, answer.body, started)
 
-    def _walk(self, walk: PageWalk) -> Iterator[MonitoredAddress]:
-        call: Call[MonitoredAddressPage] | None = walk.first
+    def _walk(self, walk: PageWalk) -> Iterator[models.MonitoredAddress]:
+        call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
             page = self._run(call)
             yield from page.addresses

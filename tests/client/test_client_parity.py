@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
 
-from airflow_provider_tronenergy.client import TronEnergyAsyncClient, TronEnergyClient
-from airflow_provider_tronenergy.client.endpoints import Endpoints
+from airflow_provider_tronenergy.client import (
+    MonitoredAddress,
+    TronEnergyAsyncClient,
+    TronEnergyClient,
+)
+from airflow_provider_tronenergy.client.core import Call
+from airflow_provider_tronenergy.client.endpoints import Endpoints, PageWalk
 
 # Names that differ on purpose: asyncio's own spelling of close.
 ASYNC_NAME = {"close": "aclose"}
@@ -88,14 +92,14 @@ ENDPOINTS = sorted(name for name, value in vars(Endpoints).items()
                    if not name.startswith("_") and inspect.isfunction(value))
 
 
-def returns_of(endpoint: str, asynchronous: bool) -> str:
+def returns_of(endpoint: str, asynchronous: bool) -> Any:
     """What the client method returns: the model the endpoint's ``Call`` parses, or the walk."""
-    annotation = inspect.signature(getattr(Endpoints, endpoint)).return_annotation
-    if annotation == "PageWalk":
-        return f"{'AsyncIterator' if asynchronous else 'Iterator'}[MonitoredAddress]"
-    match = re.fullmatch(r"Call\[(.*)\]", annotation)
-    assert match, f"{endpoint}: returns {annotation}, neither a Call nor a PageWalk"
-    return match.group(1)
+    annotation = get_type_hints(getattr(Endpoints, endpoint))["return"]
+    if annotation is PageWalk:
+        return (AsyncIterator if asynchronous else Iterator)[MonitoredAddress]
+    assert get_origin(annotation) is Call, f"{endpoint}: returns {annotation}, not a Call"
+    (parsed,) = get_args(annotation)
+    return parsed
 
 
 def against_endpoints(cls: type, asynchronous: bool) -> list[str]:
@@ -113,8 +117,13 @@ def against_endpoints(cls: type, asynchronous: bool) -> list[str]:
         if [(p.name, p.kind, p.default, p.annotation) for p in mine] != \
                 [(p.name, p.kind, p.default, p.annotation) for p in theirs]:
             problems.append(f"{name}: parameters differ from the endpoint's")
-        if inspect.signature(method).return_annotation != returns_of(name, asynchronous):
-            problems.append(f"{name}: returns {inspect.signature(method).return_annotation}")
+        hints, defined = get_type_hints(method), get_type_hints(endpoint)
+        if {k: v for k, v in hints.items() if k != "return"} != \
+                {k: v for k, v in defined.items() if k != "return"}:
+            problems.append(f"{name}: parameter types differ from the endpoint's")
+        returns = hints["return"]
+        if returns != returns_of(name, asynchronous):
+            problems.append(f"{name}: returns {returns}")
         if inspect.getdoc(method) != inspect.getdoc(endpoint).splitlines()[0]:
             problems.append(f"{name}: docstring is not the endpoint's first line")
     return problems
@@ -139,7 +148,7 @@ def test_the_endpoint_check_catches_a_wrong_method() -> None:
     problems = against_endpoints(Wrong, asynchronous=False)
     assert "get_order: parameters differ from the endpoint's" in problems
     assert "get_order: docstring is not the endpoint's first line" in problems
-    assert "get_order: returns Any" in problems
+    assert "get_order: returns typing.Any" in problems
     assert "get_price: parameters differ from the endpoint's" in problems
     assert "buy_energy: not written out" in problems
 
