@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the sdist holds at its top level: the package, the example DAGs and the docs the README
 # links to, and what a build needs. No tests: they need this repository's harness.
 SDIST_TOP_LEVEL = {"airflow_provider_tronenergy", "example_dags", "docs", "README.md",
-                   "pyproject.toml", "hatch_build.py", ".gitignore", "PKG-INFO"}
+                   "CHANGELOG.md", "SECURITY.md", "pyproject.toml", "hatch_build.py",
+                   ".gitignore", "PKG-INFO"}
 LINK_TARGET = re.compile(r"\]\(([^()\s]+)\)")
 
 
