@@ -37,6 +37,7 @@ ENV_LEDGER_URL = "TRONENERGY_DEPOSITS_DB"
 CONF_KEY = "deposits_ledger"
 DEFAULT_FILENAME = "credited_deposits.db"
 SWEEP_PAGE = 1000
+LOCATION = sqlstore.Location(ENV_LEDGER_URL, CONF_KEY, DEFAULT_FILENAME)
 
 _META = sa.MetaData()
 CREDITED = sa.Table(
@@ -80,8 +81,7 @@ class DepositLedger:
     """
 
     def __init__(self, url: str | None = None) -> None:
-        self.url = sqlstore.parse_url(sqlstore.resolve_url(
-            url, env=ENV_LEDGER_URL, conf_key=CONF_KEY, filename=DEFAULT_FILENAME))
+        self.url = sqlstore.parse_url(LOCATION.url(url))
 
     def __repr__(self) -> str:
         return f"DepositLedger({sqlstore.safe_url(self.url)})"

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -51,6 +52,20 @@ def resolve_url(explicit: str | None, *, env: str, conf_key: str, filename: str)
     SQLite file in ``$AIRFLOW_HOME``. Read when the store is opened, never at DAG parse."""
     return (explicit or os.environ.get(env, "").strip() or airflow_conf(conf_key)
             or sqlite_in_airflow_home(filename))
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where one store lives unless told otherwise: the one rule, :func:`resolve_url`, with
+    that store's environment variable, ``[tronenergy]`` option and default file name."""
+
+    env: str
+    conf_key: str
+    filename: str
+
+    def url(self, explicit: str | None = None) -> str:
+        return resolve_url(explicit, env=self.env, conf_key=self.conf_key,
+                           filename=self.filename)
 
 
 def with_driver(url: URL) -> URL:

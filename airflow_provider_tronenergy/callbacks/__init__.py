@@ -10,7 +10,7 @@
 * :mod:`.batcher` - group commit: one transaction and one fsync per burst.
 * :mod:`.app` - :func:`create_app`: the ASGI receiver (``POST /callbacks``, ``GET /health``);
   :mod:`.limits` - the standalone server's connection limits.
-* :mod:`.config` - where secrets and the store URL come from.
+* :mod:`.config` - where the webhook secrets come from (the store URL: ``store.store_url``).
 * :mod:`.cli` - ``tronenergy-receiver``; :mod:`.plugin` - the Airflow API-server plugin.
 
 Nothing here imports Airflow except :mod:`.plugin` (and :mod:`.config`, lazily).
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         StoredTransfer,
         VerifiedTransfer,
     )
-    from airflow_provider_tronenergy.callbacks.store import CallbackStore, default_url
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore, store_url
     from airflow_provider_tronenergy.callbacks.verify import (
         RefreshingSecrets,
         Rejection,
@@ -44,7 +44,7 @@ _HOMES = {
     "StoredTransfer": "airflow_provider_tronenergy.callbacks.events",
     "VerifiedTransfer": "airflow_provider_tronenergy.callbacks.events",
     "CallbackStore": "airflow_provider_tronenergy.callbacks.store",
-    "default_url": "airflow_provider_tronenergy.callbacks.store",
+    "store_url": "airflow_provider_tronenergy.callbacks.store",
     "RefreshingSecrets": "airflow_provider_tronenergy.callbacks.verify",
     "Rejection": "airflow_provider_tronenergy.callbacks.verify",
     "WebhookSecrets": "airflow_provider_tronenergy.callbacks.verify",
@@ -70,5 +70,5 @@ __all__ = [
     "VerifiedTransfer",
     "WebhookSecrets",
     "create_app",
-    "default_url",
+    "store_url",
 ]

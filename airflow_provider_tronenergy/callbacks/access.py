@@ -13,7 +13,7 @@ import functools
 
 from sqlalchemy.engine import make_url
 
-from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.callbacks.store import LOCATION, CallbackStore
 
 
 def checked_store_url(store_url: str | None) -> str | None:
@@ -32,9 +32,7 @@ def _store_for(url: str) -> CallbackStore:
 
 def open_store(store_url: str | None) -> CallbackStore:
     """One store (one engine, one pool) per URL per process, shared by every consumer."""
-    from airflow_provider_tronenergy.callbacks.config import store_url as resolve
-
-    return _store_for(resolve(store_url))
+    return _store_for(LOCATION.url(store_url))
 
 
 def forget_stores() -> None:

@@ -35,7 +35,7 @@ from airflow_provider_tronenergy.callbacks.limits import (
     fit_to_descriptors,
     protocol_class,
 )
-from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.callbacks.store import CallbackStore, store_url
 from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_MAX_BODY,
     DEFAULT_TOLERANCE,
@@ -137,7 +137,7 @@ def resolve_secrets(args: argparse.Namespace) -> tuple[WebhookSecrets | None, st
 def open_store(args: argparse.Namespace) -> CallbackStore | None:
     """The store with its schema ready, or None once the reason is printed (no password)."""
     try:
-        store = CallbackStore(config.store_url(args.store))
+        store = CallbackStore(store_url(args.store))
     except sa_exc.ArgumentError:  # its message repeats the URL, password included
         print("tronenergy-receiver: the store is not a valid SQLAlchemy URL", file=sys.stderr)
         return None

@@ -11,8 +11,8 @@ is in force:
    ``webhook_secret`` (string, comma-separated string or list) and optional
    ``address_webhook_secrets`` (object as above).
 
-The store URL: ``TRONENERGY_CALLBACK_STORE``, else ``[tronenergy] callback_store``,
-else a SQLite file in ``$AIRFLOW_HOME``. Nothing here logs a secret.
+The store URL is resolved by :func:`.store.store_url` (the one rule of
+:mod:`~airflow_provider_tronenergy.sqlstore`). Nothing here logs a secret.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-from airflow_provider_tronenergy.callbacks.store import DEFAULT_FILENAME, ENV_STORE_URL
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
 from airflow_provider_tronenergy.errors import CallbackError
-from airflow_provider_tronenergy.sqlstore import airflow_conf, resolve_url
+from airflow_provider_tronenergy.sqlstore import airflow_conf
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +44,6 @@ class ConfigError(CallbackError, ValueError):
 def conn_id(explicit: str | None = None) -> str:
     return (explicit or os.environ.get(ENV_CONN_ID, "").strip() or airflow_conf("conn_id")
             or DEFAULT_CONN_ID)
-
-
-def store_url(explicit: str | None = None) -> str:
-    return resolve_url(explicit, env=ENV_STORE_URL, conf_key="callback_store",
-                       filename=DEFAULT_FILENAME)
 
 
 def _address_secrets(value: Any, where: str) -> Mapping[str, Any]:

@@ -45,12 +45,12 @@ def build_receiver_app() -> ASGIApp:
     from airflow_provider_tronenergy import sqlstore
     from airflow_provider_tronenergy.callbacks import config
     from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT, create_app
-    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore, store_url
     from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
     from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 
     conn_id = config.conn_id()
-    store = CallbackStore(config.store_url())
+    store = CallbackStore(store_url())
     tolerance = parse_int(sqlstore.airflow_conf("callback_timestamp_tolerance")
                           or DEFAULT_TOLERANCE, "[tronenergy] callback_timestamp_tolerance")
     body_timeout = float(parse_decimal(sqlstore.airflow_conf("callback_body_timeout")

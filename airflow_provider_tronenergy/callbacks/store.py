@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -68,13 +67,14 @@ MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {
 
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
 ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
+LOCATION: Final = sqlstore.Location(ENV_STORE_URL, "callback_store", DEFAULT_FILENAME)
 MAX_LIMIT: Final = 10_000
 
 
-def default_url() -> str:
-    """``$TRONENERGY_CALLBACK_STORE``, else a SQLite file in ``$AIRFLOW_HOME`` (or ~/airflow)."""
-    configured = os.environ.get(ENV_STORE_URL, "").strip()
-    return configured or sqlstore.sqlite_in_airflow_home(DEFAULT_FILENAME)
+def store_url(explicit: str | None = None) -> str:
+    """``explicit``, else ``$TRONENERGY_CALLBACK_STORE``, else ``[tronenergy]
+    callback_store``, else a SQLite file in ``$AIRFLOW_HOME`` (or ~/airflow)."""
+    return LOCATION.url(explicit)
 
 
 class CallbackStore(StoreWrites, StoreOffsets):
@@ -92,7 +92,7 @@ class CallbackStore(StoreWrites, StoreOffsets):
         schema: str | None = None,
         pool_size: int = 5,
     ) -> None:
-        self.url = sqlstore.parse_url(url or default_url())
+        self.url = sqlstore.parse_url(url or store_url())
         self.backend = self.url.get_backend_name()
         if schema is not None and self.backend != "postgresql":
             raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")

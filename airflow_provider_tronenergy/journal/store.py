@@ -41,6 +41,7 @@ DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # length), no spaces; surrounding blanks are dropped first.
 ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
+LOCATION: Final = sqlstore.Location(ENV_JOURNAL_URL, CONF_KEY, DEFAULT_FILENAME)
 
 
 class EntryState(str, Enum):
@@ -126,8 +127,7 @@ def iso(ts: float) -> str:
 def journal_url(explicit: str | None = None) -> str:
     """``explicit``, else ``$TRONENERGY_PURCHASE_JOURNAL``, else ``[tronenergy]
     purchase_journal``, else a SQLite file in ``$AIRFLOW_HOME``."""
-    return sqlstore.resolve_url(explicit, env=ENV_JOURNAL_URL, conf_key=CONF_KEY,
-                                filename=DEFAULT_FILENAME)
+    return LOCATION.url(explicit)
 
 
 def _ms(ts: float) -> int:

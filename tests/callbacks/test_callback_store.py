@@ -234,15 +234,49 @@ def test_sqlite_is_durable_by_configuration(sqlite_store: CallbackStore):
 
 def test_default_url_lives_in_airflow_home(monkeypatch, tmp_path):
     monkeypatch.delenv(store_module.ENV_STORE_URL, raising=False)
+    monkeypatch.delenv(OPTION_ENV, raising=False)
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
-    assert store_module.default_url() == \
+    assert store_module.store_url() == \
         f"sqlite:///{tmp_path / 'home' / 'tronenergy_callbacks.db'}"
     store = CallbackStore()
     store.record(event())
     assert (tmp_path / "home" / "tronenergy_callbacks.db").exists()
     store.close()
     monkeypatch.setenv(store_module.ENV_STORE_URL, "sqlite:////elsewhere.db")
-    assert store_module.default_url() == "sqlite:////elsewhere.db"
+    assert store_module.store_url() == "sqlite:////elsewhere.db"
+
+
+OPTION_ENV = "AIRFLOW__TRONENERGY__CALLBACK_STORE"
+
+
+def test_the_callback_store_option_is_honoured_by_every_entry_point(monkeypatch, tmp_path):
+    """``[tronenergy] callback_store`` reaches the store however it is opened without a URL:
+    the class, the resolver, the per-process access, the receiver's CLI and the plugin."""
+    from airflow_provider_tronenergy import callbacks
+    from airflow_provider_tronenergy.callbacks import access, app, cli, plugin
+
+    monkeypatch.delenv(store_module.ENV_STORE_URL, raising=False)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    configured = f"sqlite:///{tmp_path / 'configured.db'}"
+    monkeypatch.setenv(OPTION_ENV, configured)
+    assert store_module.store_url() == callbacks.store_url() == configured
+    opened = [CallbackStore(), cli.open_store(cli.parser().parse_args([]))]
+    access.forget_stores()
+    opened.append(access.open_store(None))
+    built: list[CallbackStore] = []
+    monkeypatch.setattr(app, "create_app", lambda store, *a, **kw: built.append(store))
+    plugin.build_receiver_app()
+    opened += built
+    try:
+        assert [str(store.url) for store in opened] == [configured] * 4
+    finally:
+        access.forget_stores()
+        for store in opened:
+            store.close()
+    # The explicit URL and the environment still come first.
+    monkeypatch.setenv(store_module.ENV_STORE_URL, "sqlite:////from-env.db")
+    assert CallbackStore().url.database == "/from-env.db"
+    assert store_module.store_url("sqlite:////explicit.db") == "sqlite:////explicit.db"
 
 
 def test_unsupported_backend_and_password_never_shown():
