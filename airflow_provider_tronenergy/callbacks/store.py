@@ -143,7 +143,7 @@ class CallbackStore(StoreWrites, StoreOffsets):
         # Old SQLite builds allow only 999 bound variables per statement.
         variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
         self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
-        self._insert_statements: dict[int, str] = {}
+        self._insert_statements: dict[tuple[str, int], str] = {}
         # Drawn by _next_receipt on first use, and again in a forked child.
         self._receipt_owner = 0
         self._receipt_prefix = ""

@@ -3,7 +3,8 @@
 Part of :class:`~airflow_provider_tronenergy.callbacks.store.CallbackStore` (see its
 module for the guarantees). Three paths, by backend and batch size: one autocommit
 statement on SQLite, one simple-query message on PostgreSQL with psycopg2, and a
-serialised transaction otherwise; all insert with ``ON CONFLICT (tx_hash) DO NOTHING``.
+serialised transaction otherwise; all insert with ``ON CONFLICT (tx_hash) DO NOTHING``, one
+multi-row statement that SQLAlchemy builds (compiled once per batch size).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import os
 import secrets
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
@@ -40,7 +42,8 @@ class StoreWrites(StoreParts):
 
     _lock_key: int
     _rows_per_statement: int
-    _insert_statements: dict[int, str]
+    _insert_statements: dict[tuple[str, int], str]
+    _dialect_insert: Callable[..., Any]
     _receipt_owner: int
     _receipt_prefix: str
     _receipt_counter: itertools.count[int]
@@ -120,13 +123,13 @@ class StoreWrites(StoreParts):
         try:
             cursor = raw.cursor()
             try:
-                cursor.execute(self._insert_sql(len(rows)),
+                cursor.execute(self._driver_sql("insert", len(rows)),
                                tuple(value for row in rows for value in row))
                 count = cursor.rowcount
                 if count == len(rows) or count <= 0:
                     return {row[0] for row in rows} if count > 0 else set()
                 hashes = [row[0] for row in rows]
-                cursor.execute(self._own_rows_sql(len(hashes)), (receipt, *hashes))
+                cursor.execute(self._driver_sql("own_rows", len(hashes)), (receipt, *hashes))
                 return {str(tx) for tx, in cursor.fetchall()}
             finally:
                 cursor.close()
@@ -149,7 +152,7 @@ class StoreWrites(StoreParts):
             cursor = raw.cursor()
             try:
                 cursor.execute(f"SELECT pg_advisory_xact_lock({self._lock_key}); "
-                               + self._insert_sql(len(rows)),
+                               + self._driver_sql("insert", len(rows)),
                                tuple(value for row in rows for value in row))
                 return {str(tx) for tx, in cursor.fetchall()}
             finally:
@@ -183,46 +186,58 @@ class StoreWrites(StoreParts):
     ) -> set[str]:
         """Insert ``chunk`` inside a transaction; return the tx_hashes actually inserted."""
         params = tuple(value for row in chunk for value in row)
-        result = conn.exec_driver_sql(self._insert_sql(len(chunk)), params)
+        result = conn.exec_driver_sql(self._driver_sql("insert", len(chunk)), params)
         if self.backend == "postgresql":
             return {str(tx) for tx, in result}
         count = result.rowcount
         if count == len(chunk) or count <= 0:
             return {row[0] for row in chunk} if count > 0 else set()
         hashes = [row[0] for row in chunk]
-        found = conn.exec_driver_sql(self._own_rows_sql(len(hashes)), (receipt, *hashes))
+        found = conn.exec_driver_sql(self._driver_sql("own_rows", len(hashes)), (receipt, *hashes))
         return {str(tx) for tx, in found}
 
-    def _marker(self) -> str:
-        return "?" if self.engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
+    def _driver_sql(self, kind: str, count: int) -> str:
+        """The SQL of :meth:`_insert_statement` or :meth:`_own_rows_statement` for ``count``
+        rows, compiled once per size with positional markers, and run on the driver.
 
-    def _own_rows_sql(self, count: int) -> str:
-        quote = self.engine.dialect.identifier_preparer
-        marker = self._marker()
-        return (f"SELECT tx_hash FROM {quote.format_table(self.transfers)} "
-                f"WHERE receipt = {marker} AND tx_hash IN ({', '.join([marker] * count)})")
-
-    def _insert_sql(self, count: int) -> str:
-        """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING``, cached.
-
-        Written out and run on the driver rather than built with
-        ``insert().values([...])``: SQLAlchemy recompiles a multi-row VALUES
-        construct on every call, which costs more than the commit, on a thread
-        that competes with the event loop for the GIL. One multi-row statement is
-        also one round trip, and on SQLite one GIL release instead of one per row.
-        The syntax is the same on SQLite (>= 3.24) and PostgreSQL.
+        Built by SQLAlchemy (``insert().values([...])`` with the dialect's ``ON CONFLICT
+        DO NOTHING``) but compiled once and cached: SQLAlchemy recompiles a multi-row
+        VALUES construct on every call, which costs more than the commit, on a thread
+        that competes with the event loop for the GIL. One multi-row statement is also
+        one round trip, and on SQLite one GIL release instead of one per row.
         """
-        sql = self._insert_statements.get(count)
+        sql = self._insert_statements.get((kind, count))
         if sql is None:
-            quote = self.engine.dialect.identifier_preparer
-            row = "(" + ", ".join([self._marker()] * len(_INSERT_COLUMNS)) + ")"
-            sql = (f"INSERT INTO {quote.format_table(self.transfers)} "
-                   f"({', '.join(quote.quote(c) for c in _INSERT_COLUMNS)}) "
-                   f"VALUES {', '.join([row] * count)} ON CONFLICT (tx_hash) DO NOTHING")
-            if self.backend == "postgresql":
-                sql += " RETURNING tx_hash"
-            self._insert_statements[count] = sql
+            build = self._insert_statement if kind == "insert" else self._own_rows_statement
+            statement, names = build(count)
+            dialect = type(self.engine.dialect)(
+                paramstyle="qmark" if self.backend == "sqlite" else "format")
+            compiled = statement.compile(dialect=dialect)
+            if list(compiled.positiontup or ()) != names:  # the order the callers bind in
+                raise sqlstore.StoreError("unexpected parameter order in a compiled insert")
+            sql = self._insert_statements[(kind, count)] = str(compiled)
         return sql
+
+    def _insert_statement(self, count: int) -> tuple[Any, list[str]]:
+        """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING`` (PostgreSQL:
+        ``RETURNING tx_hash``), its parameters row by row in :data:`_INSERT_COLUMNS` order."""
+        t = self.transfers
+        rows = [{c: sa.bindparam(f"r{i}c{j}", type_=t.c[c].type)
+                 for j, c in enumerate(_INSERT_COLUMNS)} for i in range(count)]
+        statement = self._dialect_insert(t).values(rows).on_conflict_do_nothing(
+            index_elements=["tx_hash"])
+        if self.backend == "postgresql":
+            statement = statement.returning(t.c.tx_hash)
+        return statement, [f"r{i}c{j}" for i in range(count) for j in range(len(_INSERT_COLUMNS))]
+
+    def _own_rows_statement(self, count: int) -> tuple[Any, list[str]]:
+        """Which of ``count`` tx_hashes carry this batch's receipt (receipt first, then them)."""
+        t = self.transfers
+        hashes = [sa.bindparam(f"h{i}", type_=t.c.tx_hash.type) for i in range(count)]
+        statement = sa.select(t.c.tx_hash).where(
+            t.c.receipt == sa.bindparam("receipt", type_=t.c.receipt.type),
+            t.c.tx_hash.in_(hashes))
+        return statement, ["receipt", *(f"h{i}" for i in range(count))]
 
 
 def _row_values(event: VerifiedTransfer, receipt: str) -> tuple[Any, ...]:
