@@ -210,8 +210,8 @@ class StoreWrites(StoreParts):
         if sql is None:
             build = self._insert_statement if kind == "insert" else self._own_rows_statement
             statement, names = build(count)
-            dialect = type(self.engine.dialect)(
-                paramstyle="qmark" if self.backend == "sqlite" else "format")
+            positional: Any = type(self.engine.dialect)  # the same dialect, ? or %s markers
+            dialect = positional(paramstyle="qmark" if self.backend == "sqlite" else "format")
             compiled = statement.compile(dialect=dialect)
             if list(compiled.positiontup or ()) != names:  # the order the callers bind in
                 raise sqlstore.StoreError("unexpected parameter order in a compiled insert")
