@@ -8,7 +8,7 @@ that cannot open. A class keeps the built-in base its callers already catch
 
     TronEnergyProviderError
     ├── TronEnergyError             client.errors: the service's answer, or none (its tree there)
-    ├── NodeError                   node.client: a TRON node read failed
+    ├── NodeError                   node.errors: a TRON node read failed
     ├── BodyError (ValueError)      client.bounded: an answer not read whole
     │   ├── AnswerTooLarge
     │   └── UnreadableEncoding

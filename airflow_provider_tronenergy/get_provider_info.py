@@ -154,7 +154,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "batch_buy", "address", "batch",
-                                 "monitor", "quote", "reconcile", "approval")
+                                 "monitor", "reconcile", "approval")
                 ],
             }
         ],

@@ -1,16 +1,27 @@
-"""Values as Jinja templates hand them over: a missing value arrives as the text ``"None"``.
+"""Values as Jinja templates hand them over, read once where they enter a task.
 
 ``"{{ params.max_cost }}"`` with no such param renders to ``"None"`` (or ``""``), not
 to ``None``. Operators, sensors and triggers must all read that as "not set", or a
 filter would match nothing in one path and everything in another.
+
+A rendered number or flag is text too. Money is exact (``Decimal``), counts are whole
+numbers, both written in ASCII digits (:mod:`~airflow_provider_tronenergy.protocol.numbers`),
+flags are true or false and nothing else, and a bad value is a ``ValidationError``
+naming the field, raised before any call.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
+
+from airflow_provider_tronenergy.client.errors import ValidationError
+from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal, parse_int
 
 UNSET_TEXT = ("", "None")
 """What a template renders for a missing value (after stripping blanks)."""
+TRUE_TEXT = ("1", "true", "yes", "on")
+FALSE_TEXT = ("0", "false", "no", "off", "", "none")
 
 
 def is_unset(value: Any) -> bool:
@@ -21,3 +32,50 @@ def is_unset(value: Any) -> bool:
 def optional_text(value: Any) -> str | None:
     """``None`` when unset (see :func:`is_unset`), otherwise the value as stripped text."""
     return None if is_unset(value) else str(value).strip()
+
+
+def as_decimal(value: Any, field: str) -> Decimal:
+    """Exact, non-negative TRX from a number or plain decimal text; floats via their repr."""
+    try:
+        number = parse_decimal(value, field)
+    except NumberError as exc:
+        raise ValidationError(field, exc.reason) from None
+    if number < 0:
+        raise ValidationError(field, "must be a non-negative amount of TRX")
+    return number
+
+
+def as_int(value: Any, field: str) -> int:
+    """A whole number from an ``int`` or text in ASCII digits (not Arabic-Indic, full-width...)."""
+    try:
+        return parse_int(value, field)
+    except NumberError as exc:
+        raise ValidationError(field, exc.reason) from None
+
+
+def as_bool(value: Any) -> bool:
+    """Lenient: any text but ``1``/``true``/``yes``/``on`` is false (see :func:`as_flag`)."""
+    if isinstance(value, str):
+        return value.strip().lower() in TRUE_TEXT
+    return bool(value)
+
+
+def as_flag(value: Any, field: str) -> bool:
+    """Strict: a typo such as ``"Ture"`` in ``dry_run`` must not mean "spend for real".
+
+    ``True``/``False``, ``None`` (false), ``0``/``1``, and the texts ``1 true yes on``
+    and ``0 false no off none`` (any case, or empty: false).
+    """
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in TRUE_TEXT:
+            return True
+        if text in FALSE_TEXT:
+            return False
+    raise ValidationError(field, f"must be true or false, got {value!r}"[:200])

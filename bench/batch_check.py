@@ -38,9 +38,9 @@ def main() -> None:
         os.environ["AIRFLOW_CONN_TRONENERGY_DEFAULT"] = json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret})
+        from airflow_provider_tronenergy.fanout import DEFAULT_MAX_CONCURRENCY
         from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
         from airflow_provider_tronenergy.operators.address import TronEnergyCheckAddressOperator
-        from airflow_provider_tronenergy.operators.batch import DEFAULT_MAX_CONCURRENCY
 
         addresses = [random_address() for _ in range(args.addresses)]
         requests.post(f"{sandbox.root_url}/sandbox/faults", timeout=10,

@@ -24,9 +24,10 @@ os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 
 import requests
 
-from airflow_provider_tronenergy import onchain, payouts
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.payout import plan as payouts
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer

@@ -64,7 +64,7 @@ endpoint's ``max_energy`` allows (and none under its ``min_energy``):
   energy is bought; smart-buy would add an order per recipient and nothing else.
 
 Energy is rented for ``rent_time`` hours: send the payouts within that window.
-The planning is the provider's :mod:`airflow_provider_tronenergy.payouts`; this
+The planning is the provider's :mod:`airflow_provider_tronenergy.payout.plan`; this
 file only wires it into tasks.
 
 ## One task for all orders, or one per order
@@ -84,8 +84,6 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, Param, task
 
-from airflow_provider_tronenergy import onchain
-from airflow_provider_tronenergy import payouts as batch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
@@ -93,6 +91,8 @@ from airflow_provider_tronenergy.operators.address import (
 )
 from airflow_provider_tronenergy.operators.approval import TronEnergyBatchApprovalOperator
 from airflow_provider_tronenergy.operators.batch_buy import TronEnergyBatchBuyOperator
+from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.payout import plan as batch
 from airflow_provider_tronenergy.sensors.orders import TronEnergyOrdersSensor
 
 PAYOUT_BATCH_READY = Asset("tronenergy://payout-batch-ready", group="tronenergy")

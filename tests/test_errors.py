@@ -60,7 +60,7 @@ def test_every_provider_exception_is_under_the_root(provider_exceptions):
 
 def test_the_node_is_not_the_service():
     from airflow_provider_tronenergy.client.errors import TronEnergyError
-    from airflow_provider_tronenergy.node.client import NodeError
+    from airflow_provider_tronenergy.node.errors import NodeError
 
     assert issubclass(TronEnergyError, TronEnergyProviderError)
     assert issubclass(NodeError, TronEnergyProviderError)
@@ -121,7 +121,7 @@ def test_the_root_module_imports_nothing_of_the_package():
 
 
 def test_a_node_error_names_its_status_and_survives_pickling():
-    from airflow_provider_tronenergy.node.client import NodeError
+    from airflow_provider_tronenergy.node.errors import NodeError
 
     error = NodeError("node call wallet/getaccount failed", status=503,
                       path="wallet/getaccount")

@@ -21,19 +21,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from airflow_provider_tronenergy.client import Order, RateLimitedError, RetryPolicy
+from airflow_provider_tronenergy.client import Order, RateLimitedError
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.client import TronEnergyAsyncClient
-    from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 
 PAUSE_WITHOUT_RETRY_AFTER = 1.0
 """Seconds every waiter holds off after a 429 that gave no ``Retry-After``."""
+
+Opener = Callable[[], Awaitable[tuple["TronEnergyAsyncClient", float]]]
+"""Opens a poller's client and says its budget (requests per second): the hook's
+``apoll_client``, passed in so that this module does not import the hook that imports it."""
 
 MAX_IN_FLIGHT = 32
 """Reads awaiting an answer at once, whatever the budget (a slow service must not pile up)."""
@@ -84,8 +86,8 @@ class OrderPoller:
     stored with a trigger); closed when its last waiter leaves.
     """
 
-    def __init__(self, hook: TronEnergyHook) -> None:
-        self.hook = hook
+    def __init__(self, open_client: Opener) -> None:
+        self._open_client = open_client
         self.requests = 0
         self.waiters = 0
         self.budget: RequestBudget | None = None
@@ -96,17 +98,8 @@ class OrderPoller:
     async def _open(self) -> tuple[TronEnergyAsyncClient, RequestBudget]:
         async with self._opening:
             if self._client is None or self.budget is None:
-                from airflow.providers.common.compat.connection import get_async_connection
-
-                from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
-
-                conn = await get_async_connection(self.hook.tronenergy_conn_id, hook=self.hook)
-                budget = RequestBudget(self.hook.order_poll_budget(conn))
-                # The wait reads again on its own schedule: a resend inside the client
-                # would be a request the budget never saw.
-                settings = replace(self.hook.client_settings(conn),
-                                   retry=RetryPolicy(max_attempts=1))
-                self._client, self.budget = TronEnergyAsyncClient(**settings), budget
+                client, per_second = await self._open_client()
+                self._client, self.budget = client, RequestBudget(per_second)
             return self._client, self.budget
 
     async def get_order(self, order_id: str) -> Order:
@@ -132,12 +125,16 @@ _POLLERS: dict[tuple[asyncio.AbstractEventLoop, str], OrderPoller] = {}
 
 
 @asynccontextmanager
-async def shared_poller(hook: TronEnergyHook) -> AsyncIterator[OrderPoller]:
-    """The poller of ``hook``'s connection in this event loop, shared while anyone waits."""
-    key = (asyncio.get_running_loop(), hook.tronenergy_conn_id)
+async def shared_poller(conn_id: str, open_client: Opener) -> AsyncIterator[OrderPoller]:
+    """The poller of connection ``conn_id`` in this event loop, shared while anyone waits.
+
+    ``open_client`` (the hook's :meth:`~.tronenergy.TronEnergyHook.apoll_client`) is
+    called by the first read, in the triggerer, never with a secret stored in a trigger.
+    """
+    key = (asyncio.get_running_loop(), conn_id)
     poller = _POLLERS.get(key)
     if poller is None:
-        poller = _POLLERS[key] = OrderPoller(hook)
+        poller = _POLLERS[key] = OrderPoller(open_client)
     poller.waiters += 1
     try:
         yield poller

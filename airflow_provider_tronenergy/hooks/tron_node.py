@@ -138,7 +138,7 @@ class TronNodeHook(BaseHook):
 
     def test_connection(self) -> tuple[bool, str]:
         """The UI's Test button: read the head block."""
-        from airflow_provider_tronenergy.node.client import NodeError
+        from airflow_provider_tronenergy.node.errors import NodeError
 
         try:
             block = self.get_now_block()

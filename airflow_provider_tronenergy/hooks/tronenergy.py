@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -248,6 +248,19 @@ class TronEnergyHook(BaseHook):
         conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
         return TronEnergyAsyncClient(**self.client_settings(conn))
 
+    async def apoll_client(self) -> tuple[TronEnergyAsyncClient, float]:
+        """The client of the connection's shared order poller, and its budget (requests/s).
+
+        The wait reads again on its own schedule: a resend inside the client would be a
+        request the budget never saw, so this client makes one attempt per call.
+        """
+        from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
+
+        conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
+        per_second = self.order_poll_budget(conn)
+        settings = replace(self.client_settings(conn), retry=RetryPolicy(max_attempts=1))
+        return TronEnergyAsyncClient(**settings), per_second
+
     def get_webhook_secret(self) -> str | None:
         """The key-level webhook secret from the connection's extras (masked in logs)."""
         conn = self.get_connection(self.tronenergy_conn_id)
@@ -284,7 +297,7 @@ class TronEnergyHook(BaseHook):
 
         watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=end_time,
                            log=log or self.log)
-        async with shared_poller(self) as poller:
+        async with shared_poller(self.tronenergy_conn_id, self.apoll_client) as poller:
             return await await_order(poller.get_order, watch)
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from airflow_provider_tronenergy.journal.store import (
     order_id_rule,
     to_resolve,
 )
-from airflow_provider_tronenergy.operators.quote import hours
+from airflow_provider_tronenergy.money.quote import hours
 from airflow_provider_tronenergy.protocol.energy import (
     ENERGY_FIRST_TRANSFER,
     ENERGY_PER_TRANSFER,

@@ -16,8 +16,7 @@ from typing import Any, Protocol
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.client import UnexpectedResponseError
-from airflow_provider_tronenergy.operators.params import as_decimal
-from airflow_provider_tronenergy.templated import is_unset
+from airflow_provider_tronenergy.templated import as_decimal, is_unset
 
 
 class _AccountReader(Protocol):

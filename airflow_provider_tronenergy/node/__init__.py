@@ -1,2 +1,3 @@
-"""The chain as a TRON full node reports it (``client``: reads through tronpy; ``models``:
-accounts, resources, receipts in exact units). No Airflow import: ``hooks.tron_node`` wraps it."""
+"""The chain as a TRON full node reports it (``client``: reads through tronpy, sent by
+``transport``; ``errors``: ``NodeError``; ``models``: accounts, resources, receipts in exact
+units). No Airflow import: ``hooks.tron_node`` wraps it."""

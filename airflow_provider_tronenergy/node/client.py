@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import Timeout
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
@@ -26,23 +26,7 @@ from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-API_KEY_HEADER = "TRON-PRO-API-KEY"
 _NO_ESTIMATE = "does not support estimate energy"
-
-
-class NodeError(TronEnergyProviderError):
-    """A node call failed, or its answer could not be read. Never carries a URL or a key.
-
-    The root of the node's errors, apart from the service's ``TronEnergyError``: a
-    chain read that fails says nothing about the service. ``status`` is the node's
-    HTTP status when it answered, ``path`` the call (``wallet/getaccount``).
-    """
-
-    def __init__(self, message: str, *, status: int | None = None,
-                 path: str | None = None) -> None:
-        super().__init__(message if status is None else f"{message} (HTTP {status})")
-        self.status = status
-        self.path = path
 
 
 def _address(value: str, what: str) -> str:

@@ -21,7 +21,9 @@ from urllib3.util.retry import Retry
 from airflow_provider_tronenergy.client.bounded import BodyError
 from airflow_provider_tronenergy.client.core import Timeout, redirect_message
 from airflow_provider_tronenergy.client.deadline import DeadlineAdapter, DeadlineExceeded, exchange
-from airflow_provider_tronenergy.node.client import API_KEY_HEADER, NodeError
+from airflow_provider_tronenergy.node.errors import NodeError
+
+API_KEY_HEADER = "TRON-PRO-API-KEY"
 
 
 class BoundedProvider(HTTPProvider):  # type: ignore[misc]  # tronpy ships no types

@@ -9,16 +9,15 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import AirflowException
 
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
+from airflow_provider_tronenergy.fanout import RateGate, failure_report
+from airflow_provider_tronenergy.money.guard import guard_cost, max_cost
+from airflow_provider_tronenergy.money.quote import ACTIVATION_COST, text, trx
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
-    RateGate,
     TronEnergyAddressBatchOperator,
-    failure_report,
 )
-from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost
-from airflow_provider_tronenergy.operators.params import as_flag
-from airflow_provider_tronenergy.operators.quote import ACTIVATION_COST, text, trx
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
+from airflow_provider_tronenergy.templated import as_flag
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

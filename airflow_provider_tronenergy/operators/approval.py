@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import AirflowFailException
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
-from airflow_provider_tronenergy import approvals
-from airflow_provider_tronenergy.payouts import NOTHING_BOUGHT
+from airflow_provider_tronenergy.payout import approvals
+from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT
 
 XCOM_RETURN_KEY = "return_value"
 
@@ -28,14 +28,14 @@ if TYPE_CHECKING:
 class TronEnergyBatchApprovalOperator(ApprovalOperator):
     """Wait for a person's approval when a batch's quote is above ``approval_above_trx``.
 
-    :param plan: the batch's plan (:func:`~airflow_provider_tronenergy.payouts.plan_energy`),
+    :param plan: the batch's plan (:func:`~airflow_provider_tronenergy.payout.plan.plan_energy`),
         usually the planning task's output.
     :param approval_above_trx: ask when the quote (activations + energy) is above this
         many TRX (templated); empty or ``None``: never ask.
     :param response_timeout: how long to wait for an answer; then the batch is
         rejected (default: 4 hours, well within an hourly schedule's next batches).
 
-    Returns :func:`~airflow_provider_tronenergy.approvals.record` (who answered, when,
+    Returns :func:`~airflow_provider_tronenergy.payout.approvals.record` (who answered, when,
     approved or not), which the ``payout batch ready`` event carries.
     """
 

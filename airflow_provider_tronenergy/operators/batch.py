@@ -1,18 +1,13 @@
-"""Run one API call per address, concurrently, for batches of hundreds to thousands.
+"""The address batch operators' base: one address or many, each checked before any call.
 
-One Airflow task per address costs seconds of scheduling each; one task that
-fans out over a bounded thread pool costs about one round trip per
-``max_concurrency`` addresses. A 429 from the service pauses every worker, not
-just the one that saw it.
+One service call per address, fanned out over :mod:`~airflow_provider_tronenergy.fanout`'s
+bounded pool (a 429 pauses every worker); every invalid input is named in one failure,
+before the first request, and an address given twice is processed once.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,49 +17,18 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
-from airflow_provider_tronenergy.client import RateLimitedError, TronEnergyClient, ValidationError
+from airflow_provider_tronenergy.client import TronEnergyClient, ValidationError
 from airflow_provider_tronenergy.client import validation as checks
+from airflow_provider_tronenergy.fanout import (
+    DEFAULT_MAX_CONCURRENCY,
+    ItemFailure,
+    failure_report,
+    run_batch,
+)
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.operators.params import as_int
+from airflow_provider_tronenergy.templated import as_int
 
 T = TypeVar("T")
-DEFAULT_MAX_CONCURRENCY = 16
-
-
-@dataclass(frozen=True)
-class ItemFailure:
-    index: int
-    item: str
-    reason: str
-
-
-class RateGate:
-    """Shared pause: after a 429, no worker sends before ``Retry-After`` has passed."""
-
-    def __init__(self) -> None:
-        self._resume_at = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        delay = self._resume_at - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-
-    def pause(self, seconds: float) -> None:
-        with self._lock:
-            self._resume_at = max(self._resume_at, time.monotonic() + seconds)
-
-    def call(self, work: Callable[[], T], attempts: int = 5) -> T:
-        """Run ``work``, waiting out 429s; a 429 means the call was not processed."""
-        for attempt in range(1, attempts + 1):
-            self.wait()
-            try:
-                return work()
-            except RateLimitedError as exc:
-                if attempt == attempts:
-                    raise
-                self.pause(exc.retry_after if exc.retry_after is not None else 2.0 ** attempt)
-        raise AssertionError("unreachable")
 
 
 class Problems:
@@ -133,53 +97,6 @@ def invalid_input_report(task_id: str, problems: Sequence[str], limit: int = 50)
     lines += [f"  {problem}" for problem in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"  ... and {len(problems) - limit} more")
-    return "\n".join(lines)
-
-
-def describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def run_batch(
-    items: Sequence[str],
-    work: Callable[[str], dict[str, Any]],
-    *,
-    max_concurrency: int,
-    log: logging.Logger | Any,
-    verb: str,
-) -> tuple[list[dict[str, Any]], list[ItemFailure]]:
-    """Results in input order (an ``error`` entry where an item failed), and the failures."""
-    total = len(items)
-    results: list[dict[str, Any]] = [{} for _ in items]
-    failures: list[ItemFailure] = []
-    if total == 0:
-        return results, failures
-    step = max(1, total // 10)
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, min(max_concurrency, total)),
-                            thread_name_prefix="tronenergy-batch") as pool:
-        futures = {pool.submit(work, item): index for index, item in enumerate(items)}
-        for future in as_completed(futures):
-            index = futures[future]
-            try:
-                results[index] = future.result()
-            except Exception as exc:  # one bad address must not stop the batch
-                reason = describe(exc)
-                failures.append(ItemFailure(index, str(items[index]), reason))
-                results[index] = {"address": items[index], "error": reason}
-            done += 1
-            if done % step == 0 or done == total:
-                log.info("%s %d/%d%s", verb, done, total,
-                         f" ({len(failures)} failed)" if failures else "")
-    failures.sort(key=lambda failure: failure.index)
-    return results, failures
-
-
-def failure_report(verb: str, total: int, failures: Sequence[ItemFailure], limit: int = 50) -> str:
-    lines = [f"{len(failures)} of {total} addresses could not be {verb}:"]
-    lines += [f"  {failure.item}: {failure.reason}" for failure in failures[:limit]]
-    if len(failures) > limit:
-        lines.append(f"  ... and {len(failures) - limit} more (see the task's XCom)")
     return "\n".join(lines)
 
 

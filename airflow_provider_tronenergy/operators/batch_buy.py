@@ -14,7 +14,7 @@ stops the batch there, the orders before it staying placed and journaled. With
 and goes on with the rest, reusing every order already placed.
 
 With a ``tron_node`` connection, an order is reused only while the chain still shows
-its energy on the wallet (:class:`~airflow_provider_tronenergy.onchain.WalletEnergy`);
+its energy on the wallet (:class:`~airflow_provider_tronenergy.payout.onchain.WalletEnergy`);
 otherwise the energy missing is bought, once, under the order's key and
 :data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again.
 """
@@ -33,16 +33,15 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
-from airflow_provider_tronenergy import onchain
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal, open_journal
+from airflow_provider_tronenergy.money.quote import trx
 from airflow_provider_tronenergy.operators.ask import AskSteps
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
 )
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
-from airflow_provider_tronenergy.operators.quote import trx
 from airflow_provider_tronenergy.operators.reuse import (
     ON_AMBIGUOUS,
     EnergyCheck,
@@ -51,6 +50,7 @@ from airflow_provider_tronenergy.operators.reuse import (
     order_energy,
     utc,
 )
+from airflow_provider_tronenergy.payout import onchain
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -117,7 +117,7 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
 
     :param orders: the orders (templated; e.g. a plan task's XComArg): dicts with
         ``target_address``, ``purchase_key`` and either ``energy_amount`` (a buy) or
-        ``count`` (a buy-count), as :func:`~airflow_provider_tronenergy.payouts.plan_energy`
+        ``count`` (a buy-count), as :func:`~airflow_provider_tronenergy.payout.plan.plan_energy`
         plans them; or the plan itself (its ``count_orders``, then its ``buy_orders``).
     :param tronenergy_conn_id: connection of type ``tronenergy``.
     :param rent_time: hours the energy is rented for.

@@ -18,11 +18,10 @@ from airflow_provider_tronenergy.client import (
     ValidationRules,
 )
 from airflow_provider_tronenergy.client import validation as checks
-from airflow_provider_tronenergy.operators.params import as_int
+from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
-from airflow_provider_tronenergy.operators.quote import text
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
-from airflow_provider_tronenergy.templated import optional_text
+from airflow_provider_tronenergy.templated import as_int, optional_text
 
 
 class TronEnergyBuyOperator(TronEnergyPurchaseOperator):

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_tronenergy.client import ConflictError, NotFoundError
 from airflow_provider_tronenergy.client import validation as checks
+from airflow_provider_tronenergy.fanout import RateGate
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
-    RateGate,
     TronEnergyAddressBatchOperator,
 )
-from airflow_provider_tronenergy.operators.params import as_flag
+from airflow_provider_tronenergy.templated import as_flag
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -49,10 +49,8 @@ from airflow_provider_tronenergy.journal import (
     open_journal,
     scope_of,
 )
-from airflow_provider_tronenergy.operators.ask import AskSteps
-from airflow_provider_tronenergy.operators.guard import guard_cost, max_cost, trusted_answers
-from airflow_provider_tronenergy.operators.params import as_flag
-from airflow_provider_tronenergy.operators.quote import (
+from airflow_provider_tronenergy.money.guard import guard_cost, max_cost, trusted_answers
+from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
     Quote,
     burn_cost,
@@ -61,6 +59,7 @@ from airflow_provider_tronenergy.operators.quote import (
     text,
     trx,
 )
+from airflow_provider_tronenergy.operators.ask import AskSteps
 from airflow_provider_tronenergy.operators.reuse import (
     ON_AMBIGUOUS,
     RESOLVE_COMMAND,
@@ -69,7 +68,7 @@ from airflow_provider_tronenergy.operators.reuse import (
     journal_errors,
     unknown_outcome,
 )
-from airflow_provider_tronenergy.templated import is_unset
+from airflow_provider_tronenergy.templated import as_flag, is_unset
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -31,7 +31,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.journal import Entry, PurchaseJournal, Verdict, decide
-from airflow_provider_tronenergy.operators.quote import burn_cost, text
+from airflow_provider_tronenergy.money.quote import burn_cost, text
 
 ON_AMBIGUOUS = ("fail", "rebuy", "ask")
 RESOLVE_COMMAND = "tronenergy-purchases resolve"

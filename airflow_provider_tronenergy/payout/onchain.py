@@ -24,64 +24,37 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.node.client import NodeError
+from airflow_provider_tronenergy.fanout import failure_report, run_batch
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
-    SUN_PER_TRX,
     USDT_UNITS,
     Resources,
     trx_text,
     usdt_text,
+)
+from airflow_provider_tronenergy.payout.params import (
+    NOTHING_MOVED,
+    BatchParams,
+    ChainParams,
 )
 from airflow_provider_tronenergy.protocol.energy import (
     ACTIVATION_COST_SUN,
     BANDWIDTH_PER_TRANSFER,
     BURN_SUN_PER_BANDWIDTH,
 )
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
 log = logging.getLogger(__name__)
-NOTHING_MOVED = "nothing was bought or activated"
 NO_NODE = "no on-chain checks were made"
 NODE_CONCURRENCY = 16
 """Node calls in flight at once while estimating a batch's transfers."""
-
-
-@dataclass(frozen=True)
-class ChainParams:
-    """The run's on-chain settings, checked."""
-
-    node_conn_id: str
-    energy_margin: int
-    trx_reserve_sun: int
-    solidified: bool
-    confirm_timeout: float
-
-    @classmethod
-    def of(cls, params: Mapping[str, Any]) -> ChainParams:
-        """From a run's params; every one optional (no node connection: no checks)."""
-        try:
-            reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
-            margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
-            timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
-        except ValueError as exc:
-            raise AirflowFailException(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
-        if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
-            raise AirflowFailException(
-                f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
-                "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
-        return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
-                   energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
-                   solidified=str(params.get("confirm_solidified", "")).lower()
-                   in ("true", "1", "yes"),
-                   confirm_timeout=float(timeout))  # seconds, not money
 
 
 def node_hook(conn_id: str) -> TronNodeHook | None:
@@ -178,8 +151,6 @@ def _energies(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
     10,000-recipient batch is 10,000 node calls); a node that fails a call fails the
     pre-flight (retryable), it does not silently fall back.
     """
-    from airflow_provider_tronenergy.operators.batch import failure_report, run_batch
-
     by_address = {c["address"]: int(c["transfer_energy"]) for c in checks}
     units: dict[str, int] = {}
     for payout in payouts:
@@ -331,8 +302,6 @@ class WalletEnergy:
 def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],
                 params: Mapping[str, Any]) -> dict[str, Any]:
     """The pre-flight of a run: :func:`preflight` with the run's node, or :func:`no_checks`."""
-    from airflow_provider_tronenergy.payouts import BatchParams
-
     settings, sender = ChainParams.of(params), BatchParams.of(params).sender
     node = node_hook(settings.node_conn_id)
     if node is None:

@@ -29,7 +29,6 @@ import io
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
@@ -39,55 +38,22 @@ from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSki
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.client.validation import address as valid_address
-from airflow_provider_tronenergy.journal.identity import is_key_text
-from airflow_provider_tronenergy.onchain import ChainParams, shortfall_orders
-from airflow_provider_tronenergy.operators.guard import guard_cost, trusted_answers
-from airflow_provider_tronenergy.operators.quote import (
+from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
+from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
     burn_cost,
     rental_cost,
     text,
 )
+from airflow_provider_tronenergy.payout.onchain import shortfall_orders
+from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams, ChainParams
 from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
 log = logging.getLogger(__name__)
-NOTHING_BOUGHT = "nothing was bought"
-MAX_BATCH_ID_LENGTH = 64
-"""So that a purchase key (sender, batch, rows, order) stays within 200 characters."""
 MAX_AMOUNT_DIGITS = 15
 """Digits a payout amount may have before the point: more USDT than exist, and a batch's
 sums in micro-units stay exact within Decimal's 28 digits."""
-
-
-@dataclass(frozen=True)
-class BatchParams:
-    """The batch's run parameters, checked: who pays, for how long, up to what cost, which
-    batch (``batch_id``; empty: the run's, see :func:`run_batch_id`)."""
-
-    sender: str
-    rent_time: Decimal
-    max_cost: Decimal
-    batch_id: str = ""
-
-    @classmethod
-    def of(cls, params: Mapping[str, Any]) -> BatchParams:
-        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``,
-        ``batch_id``)."""
-        try:
-            batch_id = params.get("batch_id") or ""
-            if not isinstance(batch_id, str) or (
-                    batch_id and not is_key_text(batch_id, MAX_BATCH_ID_LENGTH)):
-                raise ValueError(
-                    f"batch_id: must be 1 to {MAX_BATCH_ID_LENGTH} characters of A-Z a-z 0-9 "
-                    f"and ._:/@+=#- (no spaces), or empty for the run's data interval; got "
-                    f"{str(batch_id)[:80]!r}")
-            return cls(sender=valid_address(params["sender_address"], "sender_address"),
-                       rent_time=parse_decimal(params["rent_time"], "rent_time"),
-                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"),
-                       batch_id=batch_id)
-        except ValueError as exc:
-            raise AirflowFailException(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
 
 
 def amount_problem(amount: Decimal) -> str | None:
@@ -347,7 +313,7 @@ def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
                 approval: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The "batch ready" payload: the plan, the orders as delivered, what they cost, the
     on-chain confirmation of their delegations (when a node was asked) and who approved
-    the spend, when (:mod:`~airflow_provider_tronenergy.approvals`)."""
+    the spend, when (:mod:`~airflow_provider_tronenergy.payout.approvals`)."""
     orders, activations = orders or [], activations or []
     spent = sum((Decimal(o["cost"]) for o in orders), Decimal(0))
     activation_spent = sum((Decimal(a.get("cost", "0")) for a in activations), Decimal(0))

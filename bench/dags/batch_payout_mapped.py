@@ -24,8 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "example_dags"))
 
 import batch_payout_preparation as example
 
-from airflow_provider_tronenergy import onchain
-from airflow_provider_tronenergy import payouts as payouts_module
 from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
     TronEnergyCheckAddressOperator,
@@ -37,6 +35,8 @@ from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
 )
+from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.payout import plan as payouts_module
 from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 
 CONN_ID = example.CONN_ID

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy import approvals
+from airflow_provider_tronenergy.payout import approvals
 
 PLAN = {
     "sender": "TSender", "rent_time": "1", "transfers": 2, "activations": 1,

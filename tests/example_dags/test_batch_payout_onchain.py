@@ -10,7 +10,7 @@ from decimal import Decimal
 import batch_payout_preparation as example
 import pytest
 
-from airflow_provider_tronenergy import onchain
+from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.protocol.address import random_address
 
 

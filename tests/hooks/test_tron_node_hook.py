@@ -13,7 +13,8 @@ import pytest
 
 from airflow_provider_tronenergy.client import Timeout
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError, TronNodeHook
-from airflow_provider_tronenergy.node.client import NodeError, TronNodeClient
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
 from support.receiver import RecordingReceiver
 

@@ -21,11 +21,11 @@ import pytest
 from airflow_provider_tronenergy.journal import Entry, EntryState, PurchaseJournal
 from airflow_provider_tronenergy.journal.cli import main
 from airflow_provider_tronenergy.journal.verify import journaled_energies
+from airflow_provider_tronenergy.money.quote import Quote
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyAutoBuyOperator,
     TronEnergyBuyByCountOperator,
 )
-from airflow_provider_tronenergy.operators.quote import Quote
 from support.control import Control
 from support.sandbox import connection_json
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.node.client import NodeError, TronNodeClient
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
 from support.hostile_server import Flood, HostileServer, answer, drip, inflating, redirect
 

@@ -8,7 +8,8 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.node.models import Resources, TransactionInfo
-from airflow_provider_tronenergy.onchain import ChainParams, bandwidth_burn_sun, shortfall_orders
+from airflow_provider_tronenergy.payout.onchain import bandwidth_burn_sun, shortfall_orders
+from airflow_provider_tronenergy.payout.params import ChainParams
 
 
 @pytest.mark.parametrize(("need", "on_hand", "expected"), [

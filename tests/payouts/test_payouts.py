@@ -1,4 +1,4 @@
-"""Payout planning (airflow_provider_tronenergy.payouts): rows, orders within the service's
+"""Payout planning (airflow_provider_tronenergy.payout.plan): rows, orders within the service's
 limits, and the quote and guards against the sandbox over HTTP."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from decimal import Decimal
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
 
-from airflow_provider_tronenergy import payouts
 from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.payout import plan as payouts
+from airflow_provider_tronenergy.payout.params import BatchParams
 from airflow_provider_tronenergy.protocol.address import random_address
 
 LIVE_LIMITS = {"energy_per_transfer": 65_000, "min_energy": 32_000, "max_energy": 5_000_000}
@@ -135,7 +136,7 @@ def test_a_bad_batch_id_fails_before_anything(bad):
     params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
               "batch_id": bad}
     with pytest.raises(AirflowFailException, match="batch_id"):
-        payouts.BatchParams.of(params)
+        BatchParams.of(params)
 
 
 def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):

@@ -1,0 +1,86 @@
+"""A payout run's parameters, checked once where they enter: who pays, which batch, up to
+what cost (:class:`BatchParams`), and what the chain checks need (:class:`ChainParams`).
+
+Both the plan (:mod:`.plan`) and the chain checks (:mod:`.onchain`) read them, and the
+approval gate names what was not bought when a parameter is bad, so they live below both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from airflow.providers.common.compat.sdk import AirflowFailException
+
+from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.journal.identity import is_key_text
+from airflow_provider_tronenergy.node.models import SUN_PER_TRX
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+
+NOTHING_BOUGHT = "nothing was bought"
+NOTHING_MOVED = "nothing was bought or activated"
+MAX_BATCH_ID_LENGTH = 64
+"""So that a purchase key (sender, batch, rows, order) stays within 200 characters."""
+
+
+@dataclass(frozen=True)
+class BatchParams:
+    """The batch's run parameters, checked: who pays, for how long, up to what cost, which
+    batch (``batch_id``; empty: the run's, see :func:`~.plan.run_batch_id`)."""
+
+    sender: str
+    rent_time: Decimal
+    max_cost: Decimal
+    batch_id: str = ""
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> BatchParams:
+        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``,
+        ``batch_id``)."""
+        try:
+            batch_id = params.get("batch_id") or ""
+            if not isinstance(batch_id, str) or (
+                    batch_id and not is_key_text(batch_id, MAX_BATCH_ID_LENGTH)):
+                raise ValueError(
+                    f"batch_id: must be 1 to {MAX_BATCH_ID_LENGTH} characters of A-Z a-z 0-9 "
+                    f"and ._:/@+=#- (no spaces), or empty for the run's data interval; got "
+                    f"{str(batch_id)[:80]!r}")
+            return cls(sender=valid_address(params["sender_address"], "sender_address"),
+                       rent_time=parse_decimal(params["rent_time"], "rent_time"),
+                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"),
+                       batch_id=batch_id)
+        except ValueError as exc:
+            raise AirflowFailException(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
+
+
+
+@dataclass(frozen=True)
+class ChainParams:
+    """The run's on-chain settings, checked."""
+
+    node_conn_id: str
+    energy_margin: int
+    trx_reserve_sun: int
+    solidified: bool
+    confirm_timeout: float
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> ChainParams:
+        """From a run's params; every one optional (no node connection: no checks)."""
+        try:
+            reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
+            margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
+            timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
+        except ValueError as exc:
+            raise AirflowFailException(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
+        if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
+            raise AirflowFailException(
+                f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
+                "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
+        return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
+                   energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
+                   solidified=str(params.get("confirm_solidified", "")).lower()
+                   in ("true", "1", "yes"),
+                   confirm_timeout=float(timeout))  # seconds, not money
