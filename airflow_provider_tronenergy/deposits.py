@@ -27,6 +27,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
 
@@ -58,6 +59,19 @@ CAUGHT_UP = sa.Table(
 )
 CATCH_UP_CONSUMER = "deposits.catch_up"
 """The name under which :func:`catch_up` keeps its offset in the ledger."""
+SCHEMA = "deposit_ledger"
+
+
+def add_credited_by(conn: Connection) -> None:
+    """Version 2: the run that credited each row (a ledger of version 1 lacks the column;
+    one an unversioned release already altered has it)."""
+    if "credited_by" not in {c["name"] for c in sa.inspect(conn).get_columns(CREDITED.name)}:
+        conn.execute(sa.text(
+            "ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)"))
+
+
+MIGRATIONS: dict[int, sqlstore.Step] = {2: add_credited_by}
+"""``{n: step}`` moving the ledger from version ``n - 1`` to ``n``."""
 
 
 def event_transfer(extra: Any) -> dict[str, Any] | None:
@@ -77,7 +91,9 @@ class DepositLedger:
     """``DepositLedger(url=None).credit(transfers)``: insert each transfer once.
 
     :param url: a SQLAlchemy URL (SQLite or PostgreSQL); None resolves it as the
-        module says. The table is created on first use.
+        module says. The tables are created (or migrated) on first use; the schema
+        version sits in ``tronenergy_schema_version`` (the ledger's own tables keep
+        their unprefixed names).
     """
 
     def __init__(self, url: str | None = None) -> None:
@@ -87,16 +103,15 @@ class DepositLedger:
         return f"DepositLedger({sqlstore.safe_url(self.url)})"
 
     @cached_property
+    def db(self) -> sqlstore.Database:
+        """The ledger's database, its tables created or migrated."""
+        db = sqlstore.Database(self.url, LOCATION, lock_name=CREDITED.name)
+        db.migrate(SCHEMA, (CREDITED, CAUGHT_UP), MIGRATIONS)
+        return db
+
+    @property
     def engine(self) -> sa.engine.Engine:
-        """The ledger's engine, its table created if missing."""
-        engine = sqlstore.create_engine(self.url)
-        _META.create_all(engine)
-        columns = {c["name"] for c in sa.inspect(engine).get_columns(CREDITED.name)}
-        if "credited_by" not in columns:  # a ledger made before the column existed
-            with engine.begin() as conn:
-                conn.execute(sa.text(
-                    "ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)"))
-        return engine
+        return self.db.engine
 
     def _insert(self) -> Any:
         from sqlalchemy.dialects import postgresql, sqlite
@@ -114,7 +129,7 @@ class DepositLedger:
         insert = self._insert()
         credited = []
         now = datetime.now(timezone.utc).isoformat()
-        with self.engine.begin() as conn:
+        with self.db.write() as conn:
             for t in transfers:
                 inserted = conn.execute(insert(CREDITED).values(
                     tx_hash=t["tx_hash"], to_address=t["to"], from_address=t["from"],
@@ -167,8 +182,8 @@ class DepositLedger:
 
     def close(self) -> None:
         """Release the engine's connections."""
-        if "engine" in self.__dict__:
-            self.__dict__.pop("engine").dispose()
+        if "db" in self.__dict__:
+            self.__dict__.pop("db").close()
 
 
 def credit(transfers: Sequence[Mapping[str, Any]], url: str | None = None,

@@ -1,17 +1,28 @@
-"""Opening the provider's own SQL stores (callbacks, purchase journal): one way, two backends.
+"""The provider's own SQL stores (callbacks, purchase journal, deposit ledger): one foundation.
 
 SQLite for one host (a file under ``$AIRFLOW_HOME``, WAL, ``synchronous=FULL``,
 so a commit survives power loss) and PostgreSQL for a deployment whose
 workers, receivers and triggerers live on several hosts. SQLAlchemy Core only,
 so the same code runs on SQLAlchemy 1.4 (Airflow 3.0.x) and 2.x.
+
+A store holds a :class:`Database`: where it lives (:class:`Location`, one rule for
+every store), its engine, its write transaction and its versioned schema. Each
+store names its tables and an ordered list of migration steps; ``<prefix>schema_version``
+records, per store, the version its tables are at, and :meth:`Database.migrate` runs the
+missing steps once, in one serialised write transaction (DDL is transactional on both
+backends), so whichever process opens a store first migrates it exactly once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -21,6 +32,8 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+
+log = logging.getLogger(__name__)
 
 SQLA_2: Final = int(sa.__version__.split(".")[0]) >= 2
 BACKENDS: Final = ("sqlite", "postgresql")
@@ -155,3 +168,112 @@ def sqlite_on_begin(conn: Connection) -> None:
     """``BEGIN IMMEDIATE`` for connections that asked for it, else a plain ``BEGIN``."""
     immediate = conn.get_execution_options().get("tronenergy_immediate", False)
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+Step = Callable[[Connection], None]
+"""One migration step: moves a store's tables from version ``n - 1`` to ``n``."""
+
+
+class Database:
+    """One store's database: its URL, engine, write transaction and schema version.
+
+    Stores hold one (composition): ``Database(url, location, lock_name=...)``.
+    ``schema`` (PostgreSQL) and the version table's ``table_prefix`` let several
+    stores share one database; ``lock_name`` keys the PostgreSQL advisory lock that
+    serialises :meth:`write` ``(locked=True)`` transactions (and migrations).
+    """
+
+    def __init__(self, url: str | URL | None, location: Location, *, lock_name: str,
+                 schema: str | None = None, table_prefix: str = "tronenergy_",
+                 pool_size: int = 5) -> None:
+        self.url = parse_url(url if isinstance(url, URL) else location.url(url))
+        self.backend = self.url.get_backend_name()
+        if schema is not None and self.backend != "postgresql":
+            raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")
+        self.engine = create_engine(self.url, pool_size)
+        self.metadata = sa.MetaData(schema=schema)
+        self.lock_key = lock_key(f"{schema or ''}.{lock_name}")
+        self.versions = sa.Table(
+            f"{table_prefix}schema_version", self.metadata,
+            sa.Column("store", sa.String(64), primary_key=True),
+            sa.Column("version", sa.Integer(), nullable=False),
+        )
+        self._migrated: set[str] = set()
+        self._migrate_lock = threading.Lock()
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden: the only form that may reach a log."""
+        return safe_url(self.url)
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+    @contextmanager
+    def write(self, *, locked: bool = False) -> Iterator[Connection]:
+        """One write transaction: SQLite takes the write lock up front (``BEGIN
+        IMMEDIATE``); on PostgreSQL ``locked`` ones first take the store's advisory lock."""
+        with self.engine.connect() as plain:
+            conn = plain.execution_options(tronenergy_immediate=True)
+            with conn.begin():
+                if locked and self.backend == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
+                                 {"key": self.lock_key})
+                yield conn
+
+    def migrate(self, store: str, tables: Sequence[sa.Table], steps: Mapping[int, Step]) -> None:
+        """Bring ``store``'s tables to the newest version; once per process.
+
+        ``steps[n]`` moves the tables from version ``n - 1`` to ``n``; version 1 is the
+        first layout, also when no version was recorded (a release before versions).
+        A new database gets the tables as declared, at the newest version; an unversioned
+        one gets its missing tables, then every step from 2. Steps look before they change
+        (a table created here is already in its newest shape). A store whose version is
+        newer than the code refuses to open rather than guess.
+        """
+        if store in self._migrated:
+            return
+        with self._migrate_lock:
+            if store in self._migrated:
+                return
+            for attempt in range(5):
+                try:
+                    with self.write(locked=True) as conn:
+                        self._migrate(conn, store, tables, steps)
+                    break
+                except sa.exc.DBAPIError:
+                    # Another process raced us through DDL no shared lock covered (a
+                    # release before versions, or another store's lock): look again.
+                    if attempt == 4:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
+            self._migrated.add(store)
+
+    def _migrate(self, conn: Connection, store: str, tables: Sequence[sa.Table],
+                 steps: Mapping[int, Step]) -> None:
+        newest = max(steps, default=1)
+        v = self.versions
+        self.versions.create(conn, checkfirst=True)
+        version = conn.execute(sa.select(v.c.version).where(v.c.store == store)).scalar()
+        if version is None:
+            inspector = sa.inspect(conn)
+            earlier = any(inspector.has_table(t.name, schema=t.schema) for t in tables)
+            for table in tables:
+                table.create(conn, checkfirst=True)
+            version = 1 if earlier else newest
+            conn.execute(v.insert().values(store=store, version=version))
+            if not earlier:
+                log.info("created the %s tables in %s", store, self.safe_url)
+        if version > newest:
+            raise StoreError(f"the {store} schema is version {version}, newer than this code "
+                             f"({newest}): upgrade airflow-provider-tronenergy")
+        for target in range(version + 1, newest + 1):
+            steps[target](conn)
+            log.info("migrated %s in %s to schema version %d", store, self.safe_url, target)
+        if version < newest:
+            conn.execute(v.update().where(v.c.store == store).values(version=newest))
+
+    def forget_migrated(self) -> None:
+        """Check the schema again on next use (after dropping tables on purpose)."""
+        self._migrated.clear()

@@ -42,6 +42,9 @@ DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
 LOCATION: Final = sqlstore.Location(ENV_JOURNAL_URL, CONF_KEY, DEFAULT_FILENAME)
+SCHEMA: Final = "purchase_journal"
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
+"""``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 1)."""
 
 
 class EntryState(str, Enum):
@@ -139,11 +142,11 @@ class PurchaseJournal:
 
     def __init__(self, url: str | URL | None = None, *, table_prefix: str = "tronenergy_",
                  schema: str | None = None) -> None:
-        self.url = sqlstore.parse_url(url or journal_url())
-        self.engine = sqlstore.create_engine(self.url, pool_size=2)
-        self.metadata = sa.MetaData(schema=schema)
+        self.db = sqlstore.Database(url, LOCATION, schema=schema, table_prefix=table_prefix,
+                                    lock_name=f"{table_prefix}purchase_journal", pool_size=2)
+        self.url, self.engine = self.db.url, self.db.engine
         self.entries = sa.Table(
-            f"{table_prefix}purchase_journal", self.metadata,
+            f"{table_prefix}purchase_journal", self.db.metadata,
             sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
                       primary_key=True, autoincrement=True),
             sa.Column("identity", sa.String(512), nullable=False),
@@ -169,43 +172,30 @@ class PurchaseJournal:
             sa.Index(f"{table_prefix}purchase_journal_scope", "scope"),
             sa.Index(f"{table_prefix}purchase_journal_state", "state"),
         )
-        self._lock_key = sqlstore.lock_key(f"{schema or ''}.{table_prefix}purchase_journal")
-        self._ready = False
 
     @property
     def safe_url(self) -> str:
         """The URL with any password hidden."""
-        return sqlstore.safe_url(self.url)
+        return self.db.safe_url
 
     def __repr__(self) -> str:
         return f"PurchaseJournal({self.safe_url!r})"
 
     def close(self) -> None:
         """Release the connection pool."""
-        self.engine.dispose()
+        self.db.close()
 
     # -- plumbing ------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def _write(self, *, locked: bool = False) -> Iterator[Connection]:
         self.ensure_schema()
-        with self.engine.connect() as plain:
-            conn = plain.execution_options(tronenergy_immediate=True)
-            with conn.begin():
-                yield conn
+        with self.db.write(locked=locked) as conn:
+            yield conn
 
     def ensure_schema(self) -> None:
-        """Create the table on first use; concurrent first uses create it once."""
-        if self._ready:
-            return
-        with self.engine.connect() as plain:
-            conn = plain.execution_options(tronenergy_immediate=True)
-            with conn.begin():
-                if self.url.get_backend_name() == "postgresql":
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
-                                 {"k": self._lock_key})
-                self.metadata.create_all(conn, checkfirst=True)
-        self._ready = True
+        """Create the table on first use, or migrate it; concurrent first uses do it once."""
+        self.db.migrate(SCHEMA, [self.entries], MIGRATIONS)
 
     def _entry(self, row: RowMapping) -> Entry:
         return Entry(
@@ -355,9 +345,7 @@ class PurchaseJournal:
             order_id = order_id_rule(order_id)
         values: dict[str, Any] = {"resolved_by": (by or "")[:256] or None, "note": note,
                                   "updated_at_ms": _ms(time.time())}
-        with self._write() as conn:
-            if self.url.get_backend_name() == "postgresql":  # resolves one at a time
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
+        with self._write(locked=True) as conn:  # resolves one at a time
             entry = to_resolve(self._one(conn, self.entries.c.identity == identity),
                                     identity, attempt)
             if order_id is not None:

@@ -167,3 +167,53 @@ def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
     deposit = _transfer(random_address())
     assert deposits.credit([deposit], f"sqlite:///{path}", "run-9") == [deposit]
     assert _ledger_rows(f"sqlite:///{path}") == {deposit["tx_hash"]: "run-9"}
+
+
+# The ledger as the release before credited_by and schema versions created it.
+PREVIOUS_RELEASE_DDL = (
+    "CREATE TABLE credited_deposits (tx_hash VARCHAR(64) NOT NULL, "
+    "to_address VARCHAR(34) NOT NULL, from_address VARCHAR(34) NOT NULL, "
+    "amount VARCHAR(40) NOT NULL, token VARCHAR(20) NOT NULL, block_number BIGINT NOT NULL, "
+    "credited_at VARCHAR(40) NOT NULL, PRIMARY KEY (tx_hash))",
+    "CREATE INDEX ix_credited_deposits_to_address ON credited_deposits (to_address)",
+)
+
+
+def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
+    """Migration step 2 adds credited_by; the old rows stay credited, once."""
+    _, url = store_and_ledger
+    old = _transfer(random_address(), "7.000001")
+    engine = sqlstore.create_engine(sqlstore.parse_url(url))
+    try:
+        with engine.begin() as conn:
+            for statement in PREVIOUS_RELEASE_DDL:
+                conn.execute(sa.text(statement))
+            conn.execute(sa.text(
+                "INSERT INTO credited_deposits VALUES (:h, :to, :frm, :amount, 'USDT', 7, "
+                "'2025-01-01T00:00:00+00:00')"),
+                {"h": old["tx_hash"], "to": old["to"], "frm": old["from"], "amount": "7.000001"})
+        new = _transfer(random_address())
+        assert deposits.credit([old, new], url, "run-2") == [new]  # the old one stays once
+        assert _ledger_rows(url) == {old["tx_hash"]: None, new["tx_hash"]: "run-2"}
+        with engine.connect() as conn:
+            assert conn.execute(sa.text(
+                "SELECT amount FROM credited_deposits WHERE tx_hash = :h"),
+                {"h": old["tx_hash"]}).scalar() == "7.000001"
+            assert dict(conn.execute(sa.text(
+                "SELECT store, version FROM tronenergy_schema_version")).all()) == {
+                deposits.SCHEMA: 2}
+        # Opened again (another worker, a later run): nothing left to migrate.
+        assert deposits.credit([new], url) == []
+    finally:
+        engine.dispose()
+
+
+def test_a_ledger_newer_than_the_code_refuses_to_open(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    assert deposits.credit([_transfer(random_address())], url)
+    engine = sqlstore.create_engine(sqlstore.parse_url(url))
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99"))
+    engine.dispose()
+    with pytest.raises(sqlstore.StoreError, match="version 99, newer than this code"):
+        deposits.credit([_transfer(random_address())], url)

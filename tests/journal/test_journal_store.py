@@ -211,3 +211,54 @@ def test_journal_location_needs_no_configuration_and_follows_it(tmp_path, env, e
         env={**base, "AIRFLOW_HOME": str(tmp_path), **env}, capture_output=True, text=True,
         timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-1] == expected.format(home=tmp_path)
+
+
+# The journal's table as the release before schema versions created it (create_all, no
+# version row): the PostgreSQL form; SQLite's differs only in ``id INTEGER``.
+PREVIOUS_RELEASE_DDL = """CREATE TABLE {table} (
+    id BIGSERIAL NOT NULL, identity VARCHAR(512) NOT NULL, attempt INTEGER NOT NULL,
+    state VARCHAR(16) NOT NULL, explicit_key BOOLEAN NOT NULL, mode VARCHAR(32) NOT NULL,
+    target_address VARCHAR(64) NOT NULL, description TEXT NOT NULL, request TEXT NOT NULL,
+    scope VARCHAR(1024) NOT NULL, claimed_by VARCHAR(1024), sent_at_ms BIGINT NOT NULL,
+    rent_hours VARCHAR(32) NOT NULL, valid_until_ms BIGINT, order_id VARCHAR(128),
+    result TEXT, updated_at_ms BIGINT NOT NULL, resolved_by VARCHAR(256), note TEXT,
+    PRIMARY KEY (id),
+    CONSTRAINT tronenergy_purchase_journal_attempt_key UNIQUE (identity, attempt))"""
+
+
+def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
+    """An unversioned journal keeps its rows, gets version 1, and takes new attempts."""
+    import sqlalchemy as sa
+
+    from airflow_provider_tronenergy import sqlstore
+
+    schema = (request.getfixturevalue("pg_schema") if journal_url.startswith("postgresql")
+              else None)
+    table = f'"{schema}".tronenergy_purchase_journal' if schema else "tronenergy_purchase_journal"
+    ddl = PREVIOUS_RELEASE_DDL.format(table=table)
+    if schema is None:
+        ddl = ddl.replace("BIGSERIAL", "INTEGER")
+    engine = sqlstore.create_engine(sqlstore.parse_url(journal_url))
+    with engine.begin() as conn:
+        conn.execute(sa.text(ddl))
+        conn.execute(sa.text(
+            f"CREATE INDEX tronenergy_purchase_journal_state ON {table} (state)"))
+        conn.execute(sa.text(
+            f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode, target_address,"
+            " description, request, scope, sent_at_ms, rent_hours, updated_at_ms) VALUES "
+            "('old', 1, 'sending', false, 'buy', :target, 'bought before', '{}', 'd/r0/t/-1',"
+            " 1000, '1', 1000)"), {"target": TARGET})
+    journal = PurchaseJournal(journal_url, schema=schema)
+    try:
+        old = journal.latest("old")
+        assert old is not None and old.state is EntryState.SENDING and old.attempt == 1
+        assert old.description == "bought before" and old.scope == "d/r0/t/-1"
+        journal.record_refused(old, "refused, as a person found")
+        assert _claim(journal, "old", journal.latest("old")).attempt == 2
+        versions = sa.Table("tronenergy_schema_version", sa.MetaData(schema=schema),
+                            autoload_with=engine)
+        with engine.connect() as conn:
+            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 1}
+    finally:
+        journal.close()
+        engine.dispose()
