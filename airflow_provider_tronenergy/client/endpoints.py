@@ -15,13 +15,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client import validation as check
-from airflow_provider_tronenergy.client.core import (
-    Call,
-    RentTime,
-    path_segment,
-    query_items,
-    relative_path,
-)
+from airflow_provider_tronenergy.client.core import Call, RentTime
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.client.models import (
     Account,
@@ -37,6 +31,7 @@ from airflow_provider_tronenergy.client.models import (
 )
 from airflow_provider_tronenergy.client.retry import Safety
 from airflow_provider_tronenergy.client.validation import ValidationRules
+from airflow_provider_tronenergy.client.wire import path_segment, query_items, relative_path
 
 T = TypeVar("T")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

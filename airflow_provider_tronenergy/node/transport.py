@@ -19,8 +19,9 @@ from tronpy.providers import HTTPProvider
 from urllib3.util.retry import Retry
 
 from airflow_provider_tronenergy.client.bounded import BodyError
-from airflow_provider_tronenergy.client.core import Timeout, redirect_message
+from airflow_provider_tronenergy.client.core import Timeout
 from airflow_provider_tronenergy.client.deadline import DeadlineAdapter, DeadlineExceeded, exchange
+from airflow_provider_tronenergy.client.wire import redirect_message
 from airflow_provider_tronenergy.node.errors import NodeError
 
 API_KEY_HEADER = "TRON-PRO-API-KEY"

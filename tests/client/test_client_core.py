@@ -26,13 +26,9 @@ from airflow_provider_tronenergy.client import (
     UnexpectedResponseError,
     models,
 )
-from airflow_provider_tronenergy.client.core import (
-    Call,
-    RequestCore,
-    encode_json,
-    parse_retry_after,
-)
+from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.client.endpoints import Endpoints
+from airflow_provider_tronenergy.client.wire import encode_json, parse_retry_after
 from airflow_provider_tronenergy.protocol.signing import string_to_sign
 
 KEY, SECRET = "test-key", "test-secret"
