@@ -28,7 +28,7 @@ that cannot open. A class keeps the built-in base its callers already catch
     │   ├── Rejection                    callbacks.verify: a callback refused, with its status
     │   ├── Overloaded (RuntimeError)    callbacks.batcher
     │   └── CommitTimeout (RuntimeError) callbacks.batcher
-    ├── UnknownOutcome, EnergyGone  operators.reuse: a purchase stops to ask, or buys anew
+    ├── UnknownOutcome, EnergyGone  purchase.outcomes: a purchase stops to ask, or buys anew
     └── SandboxError                sandbox.errors: the emulated service refuses
         ├── WorldError
         └── ForbiddenError          sandbox.control

@@ -21,6 +21,8 @@ or parks the task in ``awaiting_input`` (3.3+), as its ``HITLOperator`` does.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
@@ -39,7 +41,7 @@ from airflow_provider_tronenergy.journal import (
     read_order,
     resolve_placed,
 )
-from airflow_provider_tronenergy.operators.reuse import (
+from airflow_provider_tronenergy.purchase.outcomes import (
     RESOLVE_COMMAND,
     UnknownOutcome,
     journal_errors,
@@ -101,19 +103,21 @@ def _responder(event: dict[str, Any]) -> str:
     return f"{name} (Airflow, {event.get('responded_at')})"
 
 
-class AskSteps:
-    """The asking half of a purchase (mixed into the purchase operator)."""
+@dataclass
+class Asker:
+    """Asks a person about one unknown outcome and records the answer, for one operator.
 
-    log: Any
-    ask_timeout: timedelta | None
-    defer: Any
+    ``defer`` is the operator's: the wait resumes in its ``execute_answer``.
+    """
+
     tronenergy_conn_id: str
+    ask_timeout: timedelta | None
+    log: Any
+    defer: Callable[..., Any]
+    journal: Callable[[], PurchaseJournal]
     # Airflow keeps one Required Action per task try, and a second request in the same
     # try would keep the first one's text: a batch that already asked says "next try".
     may_ask: bool = True
-
-    def _journal(self) -> PurchaseJournal:
-        raise NotImplementedError
 
     def _read_order(self, order_id: str) -> Order | str:
         """The order a person named, from the service (or why it could not be read)."""
@@ -123,7 +127,7 @@ class AskSteps:
         finally:
             hook.close()
 
-    def _ask(self, context: Context, unknown: UnknownOutcome) -> NoReturn:
+    def ask(self, context: Context, unknown: UnknownOutcome) -> NoReturn:
         """Write the request for ``unknown`` and wait for its answer (``execute_answer``)."""
         from airflow.sdk.execution_time.hitl import upsert_hitl_detail
         from airflow.sdk.timezone import utcnow
@@ -159,7 +163,7 @@ class AskSteps:
         raise TaskAwaitingInput(method_name="execute_answer", kwargs=kwargs,
                                 timeout=self.ask_timeout)
 
-    def _record_answer(self, event: dict[str, Any], identity: str, attempt: int) -> None:
+    def record_answer(self, event: dict[str, Any], identity: str, attempt: int) -> None:
         """Write the person's answer to the journal, or stop the task as they said."""
         if "error" in event:
             raise AirflowFailException(
@@ -168,7 +172,7 @@ class AskSteps:
                 f"run asks again, or resolve it with {RESOLVE_COMMAND} '{identity}' ...")
         chosen = list(event.get("chosen_options") or [])
         by = _responder(event)
-        journal = self._journal()
+        journal = self.journal()
         with journal_errors():
             entry = journal.latest(identity)
         if entry is None or entry.attempt != attempt or entry.state is not EntryState.SENDING:

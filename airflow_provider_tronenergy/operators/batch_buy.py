@@ -4,8 +4,8 @@ A 10,000-recipient batch plans a hundred or more orders. Mapping one purchase ta
 per order pays Airflow's per-task overhead (scheduling, a process, XCom, logs) a
 hundred times over. :class:`TronEnergyBatchBuyOperator` places them all in one task,
 each through exactly the life a single purchase has
-(:class:`~airflow_provider_tronenergy.operators.purchase.TronEnergyPurchaseOperator`:
-validate, journal, quote, guard, buy), under the order's own ``purchase_key``. So a
+(:class:`~airflow_provider_tronenergy.purchase.run.Purchase`: journal, quote,
+guard, buy), under the order's own ``purchase_key``. So a
 retry, a cleared task, a second worker or a new run of the same batch reuses every
 order already placed and buys only the rest; an order whose outcome nobody knows
 stops the batch there, the orders before it staying placed and journaled. With
@@ -33,24 +33,31 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal, open_journal
-from airflow_provider_tronenergy.money.quote import trx
-from airflow_provider_tronenergy.operators.ask import AskSteps
-from airflow_provider_tronenergy.operators.energy import (
-    TronEnergyBuyByCountOperator,
-    TronEnergyBuyOperator,
+from airflow_provider_tronenergy.journal import (
+    EntryState,
+    PurchaseJournal,
+    explicit_identity,
+    open_journal,
 )
-from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
-from airflow_provider_tronenergy.operators.reuse import (
+from airflow_provider_tronenergy.money.guard import max_cost
+from airflow_provider_tronenergy.money.quote import trx
+from airflow_provider_tronenergy.operators.ask import Asker
+from airflow_provider_tronenergy.operators.purchase import task_scope
+from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
+    Buy,
+    BuyCount,
     EnergyCheck,
     EnergyGone,
-    journal_errors,
-    order_energy,
-    utc,
+    Purchase,
+    Settings,
+    journal_for,
+    refused,
 )
-from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.purchase.outcomes import journal_errors, order_energy, utc
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -112,7 +119,7 @@ def checked_orders(orders: Any) -> list[dict[str, Any]]:
     return [dict(order) for order in orders]
 
 
-class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
+class TronEnergyBatchBuyOperator(BaseOperator):
     """Buy every order of a plan in one task; return each order's result, in order.
 
     :param orders: the orders (templated; e.g. a plan task's XComArg): dicts with
@@ -170,8 +177,12 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
         outcome in this try is not asked about (Airflow keeps one request per try): it
         fails this try, and the next try asks.
         """
-        self._record_answer(event, identity, attempt)
+        self._asker(may_ask=False).record_answer(event, identity, attempt)
         return self._place_all(context, may_ask=False)
+
+    def _asker(self, *, may_ask: bool) -> Asker:
+        return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,
+                     self._journal, may_ask=may_ask)
 
     def _journal(self) -> PurchaseJournal:
         try:
@@ -187,16 +198,17 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
                                        f"not {self.on_ambiguous!r}; nothing bought")
         hook = TronEnergyHook(self.tronenergy_conn_id)
         wallet = self._wallet_energy()
+        check = _checker(wallet) if wallet is not None else None
+        asker = self._asker(may_ask=may_ask)
         results: list[dict[str, Any]] = []
         try:
             for index, order in enumerate(orders):
-                purchase = self._purchase(order, index, hook, may_ask)
-                if wallet is not None:
-                    purchase.energy_check = _checker(wallet)
+                client = hook.get_conn()  # one client, one pool for the batch
+                purchase = self._purchase(context, order, index, client, asker, check)
                 try:
-                    results.append(purchase.purchase(context))
+                    results.append(purchase.run())
                 except EnergyGone as gone:
-                    results.append(self._refill(context, order, index, gone, hook, may_ask))
+                    results.append(self._refill(context, order, index, gone, client, asker))
         finally:
             hook.close()
             if wallet is not None:
@@ -219,7 +231,7 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
         return onchain.WalletEnergy(node, energy_kept(self.orders))
 
     def _refill(self, context: Context, order: Mapping[str, Any], index: int, gone: EnergyGone,
-                hook: TronEnergyHook, may_ask: bool) -> dict[str, Any]:
+                client: TronEnergyClient, asker: Asker) -> dict[str, Any]:
         """Buy the energy an order no longer has on chain, once: under the order's key and
         :data:`REFILL_SUFFIX`, so every later attempt finds it in the journal."""
         key = f"{order['purchase_key']}{REFILL_SUFFIX}"
@@ -229,7 +241,7 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
         if prior is not None and prior.state is EntryState.PLACED:
             energy = int(prior.request["energy_amount"])  # already bought: the same request
         else:
-            energy = max(gone.missing, hook.get_conn().rules.min_energy)
+            energy = max(gone.missing, client.rules.min_energy)
             with journal_errors():
                 journal.annotate(gone.entry, f"{utc(time.time())}: {gone.missing:,} of its "
                                  f"{gone.energy:,} energy gone on chain; not reused, the "
@@ -240,32 +252,27 @@ class TronEnergyBatchBuyOperator(AskSteps, BaseOperator):
                          f"{energy:,}", key)
         refill = {"target_address": gone.entry.target_address, "energy_amount": energy,
                   "purchase_key": key}
-        purchase = self._purchase(refill, index, hook, may_ask, suffix="__refill")
-        return {**purchase.purchase(context), "refill_of": order["purchase_key"]}
+        purchase = self._purchase(context, refill, index, client, asker, None,
+                                  suffix="__refill")
+        return {**purchase.run(), "refill_of": order["purchase_key"]}
 
-    def _purchase(self, order: Mapping[str, Any], index: int, hook: TronEnergyHook,
-                  may_ask: bool, suffix: str = "") -> TronEnergyPurchaseOperator:
+    def _purchase(self, context: Context, order: Mapping[str, Any], index: int,
+                  client: TronEnergyClient, asker: Asker, check: EnergyCheck | None,
+                  suffix: str = "") -> Purchase:
         """The single purchase of one order: the same life as a mapped purchase task."""
-        purchase = self._operator(order, f"{self.task_id}__order_{index}{suffix}")
-        purchase.__dict__["hook"] = hook  # the cached hook: one pool for the batch
-        purchase.may_ask = may_ask
-        return purchase
-
-    def _operator(self, order: Mapping[str, Any], task_id: str) -> TronEnergyPurchaseOperator:
-        common: dict[str, Any] = {
-            "task_id": task_id,
-            "tronenergy_conn_id": self.tronenergy_conn_id,
-            "rent_time": self.rent_time,
-            "max_cost_trx": self.max_cost_trx,
-            "purchase_key": order["purchase_key"],
-            "on_ambiguous": self.on_ambiguous,
-            "ask_timeout": self.ask_timeout,
-        }
-        if "count" in order:
-            return TronEnergyBuyByCountOperator(target_address=order["target_address"],
-                                                count=order["count"], **common)
-        return TronEnergyBuyOperator(target_address=order["target_address"],
-                                     energy_amount=order["energy_amount"], **common)
+        mode = (BuyCount(rent_time=self.rent_time, target_address=order["target_address"],
+                         count=order["count"]) if "count" in order else
+                Buy(rent_time=self.rent_time, target_address=order["target_address"],
+                    energy_amount=order["energy_amount"]))
+        with refused(mode.name):
+            request = mode.request(client.rules)
+            ceiling = max_cost(self.max_cost_trx)
+            identity = explicit_identity(order["purchase_key"])
+        scope = task_scope(context, f"{self.task_id}__order_{index}{suffix}")
+        settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous)
+        return Purchase(mode, request, client, journal_for(mode.name), settings,
+                        identity=identity, explicit=True, scope=scope, log=self.log,
+                        ask=lambda unknown: asker.ask(context, unknown), energy_check=check)
 
 
 def _checker(wallet: onchain.WalletEnergy) -> EnergyCheck:

@@ -1,33 +1,25 @@
 """The four purchase modes: buy, buy-count, auto-buy and smart-buy.
 
-Each says only what it sends and how to quote it; validation, the purchase
-journal, the money guards and the wait live in
+Each takes its mode's arguments and hands them to its request builder
+(:mod:`~airflow_provider_tronenergy.purchase.modes`); the purchase's life is
+:class:`~airflow_provider_tronenergy.purchase.run.Purchase`, the task's part
 :class:`~airflow_provider_tronenergy.operators.purchase.TronEnergyPurchaseOperator`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.client import (
-    Purchase,
-    SmartPurchase,
-    TronEnergyClient,
-    ValidationRules,
-)
-from airflow_provider_tronenergy.client import validation as checks
-from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
-from airflow_provider_tronenergy.templated import as_int, optional_text
+from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER
+from airflow_provider_tronenergy.purchase.modes import AutoBuy, Buy, BuyCount, SmartBuy
 
 
 class TronEnergyBuyOperator(TronEnergyPurchaseOperator):
     """Rent a fixed amount of energy to ``target_address``."""
 
-    mode = "buy"
+    mode = Buy.name
     template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "target_address", "energy_amount")
 
@@ -37,29 +29,15 @@ class TronEnergyBuyOperator(TronEnergyPurchaseOperator):
         self.target_address = target_address
         self.energy_amount = energy_amount
 
-    @property
-    def target(self) -> str:
-        return str(self.target_address)
-
-    def request(self, rules: ValidationRules) -> dict[str, Any]:
-        energy = checks.energy_amount(as_int(self.energy_amount, "energy_amount"), rules)
-        return {"target_address": checks.address(self.target_address, "target_address"),
-                "energy_amount": energy,
-                "rent_time": text(checks.rent_time(self.rent_time, rules.buy_rent_times))}
-
-    def quote_energy(self, client: TronEnergyClient, request: dict[str, Any],
-                     energy_per_transfer: int) -> tuple[int, bool]:
-        return int(request["energy_amount"]), False
-
-    def place(self, client: TronEnergyClient, request: dict[str, Any]) -> Purchase:
-        return client.buy_energy(request["target_address"], request["energy_amount"],
-                                 Decimal(request["rent_time"]))
+    def order(self) -> Buy:
+        return Buy(rent_time=self.rent_time, target_address=self.target_address,
+                   energy_amount=self.energy_amount)
 
 
 class TronEnergyBuyByCountOperator(TronEnergyPurchaseOperator):
     """Rent energy for ``count`` transfers (to addresses that already hold the token)."""
 
-    mode = "buy_count"
+    mode = BuyCount.name
     template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "target_address", "count")
 
@@ -68,29 +46,15 @@ class TronEnergyBuyByCountOperator(TronEnergyPurchaseOperator):
         self.target_address = target_address
         self.count = count
 
-    @property
-    def target(self) -> str:
-        return str(self.target_address)
-
-    def request(self, rules: ValidationRules) -> dict[str, Any]:
-        count = checks.count(as_int(self.count, "count"), rules)
-        return {"target_address": checks.address(self.target_address, "target_address"),
-                "count": count,
-                "rent_time": text(checks.rent_time(self.rent_time, rules.buy_count_rent_times))}
-
-    def quote_energy(self, client: TronEnergyClient, request: dict[str, Any],
-                     energy_per_transfer: int) -> tuple[int, bool]:
-        return int(request["count"]) * energy_per_transfer, False
-
-    def place(self, client: TronEnergyClient, request: dict[str, Any]) -> Purchase:
-        return client.buy_energy_by_count(request["target_address"], request["count"],
-                                          Decimal(request["rent_time"]))
+    def order(self) -> BuyCount:
+        return BuyCount(rent_time=self.rent_time, target_address=self.target_address,
+                        count=self.count)
 
 
 class TronEnergyAutoBuyOperator(TronEnergyPurchaseOperator):
     """Rent what one transfer from ``from_address`` to ``to_address`` needs (65k or 131k)."""
 
-    mode = "auto_buy"
+    mode = AutoBuy.name
     template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "from_address", "to_address")
 
@@ -99,29 +63,15 @@ class TronEnergyAutoBuyOperator(TronEnergyPurchaseOperator):
         self.from_address = from_address
         self.to_address = to_address
 
-    @property
-    def target(self) -> str:
-        return str(self.from_address)
-
-    def request(self, rules: ValidationRules) -> dict[str, Any]:
-        return {"from_address": checks.address(self.from_address, "from_address"),
-                "to_address": checks.address(self.to_address, "to_address"),
-                "rent_time": text(checks.rent_time(self.rent_time, rules.auto_buy_rent_times))}
-
-    def quote_energy(self, client: TronEnergyClient, request: dict[str, Any],
-                     energy_per_transfer: int) -> tuple[int, bool]:
-        check = client.check_address(request["to_address"])
-        return transfer_energy(check.transfer_count), False
-
-    def place(self, client: TronEnergyClient, request: dict[str, Any]) -> Purchase:
-        return client.auto_buy_energy(request["from_address"], request["to_address"],
-                                      Decimal(request["rent_time"]))
+    def order(self) -> AutoBuy:
+        return AutoBuy(rent_time=self.rent_time, from_address=self.from_address,
+                       to_address=self.to_address)
 
 
 class TronEnergySmartBuyOperator(TronEnergyPurchaseOperator):
     """One call: activate ``to_address`` if needed, estimate, buy for ``receiver_address``."""
 
-    mode = "smart_buy"
+    mode = SmartBuy.name
     template_fields: Sequence[str] = (*TronEnergyPurchaseOperator.template_fields,
                                       "receiver_address", "to_address", "from_address")
 
@@ -132,27 +82,9 @@ class TronEnergySmartBuyOperator(TronEnergyPurchaseOperator):
         self.to_address = to_address
         self.from_address = from_address
 
-    @property
-    def target(self) -> str:
-        return str(self.receiver_address)
-
-    def request(self, rules: ValidationRules) -> dict[str, Any]:
-        return {
-            "receiver_address": checks.address(self.receiver_address, "receiver_address"),
-            "to_address": checks.address(self.to_address, "to_address"),
-            "from_address": checks.optional_address(optional_text(self.from_address),
-                                                    "from_address"),
-            "rent_time": text(checks.rent_time(self.rent_time, rules.smart_buy_rent_times)),
-        }
-
-    def quote_energy(self, client: TronEnergyClient, request: dict[str, Any],
-                     energy_per_transfer: int) -> tuple[int, bool]:
-        check = client.check_address(request["to_address"])
-        return transfer_energy(check.transfer_count), check.need_activate
-
-    def place(self, client: TronEnergyClient, request: dict[str, Any]) -> SmartPurchase:
-        return client.smart_buy_energy(request["receiver_address"], request["to_address"],
-                                       request["from_address"], Decimal(request["rent_time"]))
+    def order(self) -> SmartBuy:
+        return SmartBuy(rent_time=self.rent_time, receiver_address=self.receiver_address,
+                        to_address=self.to_address, from_address=self.from_address)
 
 
 __all__ = [

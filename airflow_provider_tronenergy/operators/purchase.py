@@ -1,12 +1,10 @@
-"""The life every purchase mode shares: validate, consult the journal, quote, guard, buy, wait.
+"""The purchase operators' shared part: the task's values in, one purchase, the wait.
 
-Purchases spend real TRX, unattended, and Airflow retries tasks, people clear
-them and trigger new runs after a worker died. So every purchase: validates its
-input before any call; asks the purchase journal (shared by all workers,
-surviving restarts) whether this purchase was already placed or may have been;
-quotes and refuses past ``max_cost_trx`` or the available balance; writes
-``sending`` to the journal before the request leaves and the order id after;
-and never guesses after an ambiguous failure.
+The purchase itself (journal, quote, guards, place, record) is
+:class:`~airflow_provider_tronenergy.purchase.run.Purchase`; this operator reads
+and checks the task's values once, builds it, calls it, and does what only
+Airflow does: wait for the order (in a worker or the triggerer) and ask a person
+when an outcome is unknown (:mod:`~airflow_provider_tronenergy.operators.ask`).
 """
 
 from __future__ import annotations
@@ -16,9 +14,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-import sqlalchemy as sa
 from airflow.providers.common.compat.sdk import (
     AirflowException,
     AirflowFailException,
@@ -26,54 +23,26 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_tronenergy.client import (
-    AmbiguousPurchaseError,
-    OrderStatus,
-    Purchase,
-    RateLimitedError,
-    ServiceUnreachableError,
-    SmartPurchase,
-    TronEnergyClient,
-    TronEnergyError,
-    ValidationError,
-    ValidationRules,
-)
+from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
-    Entry,
-    IdentityError,
-    JournalRace,
-    PurchaseJournal,
-    default_identity,
-    explicit_identity,
-    open_journal,
-    scope_of,
-)
-from airflow_provider_tronenergy.money.guard import guard_cost, max_cost, trusted_answers
-from airflow_provider_tronenergy.money.quote import (
-    ACTIVATION_COST,
-    Quote,
-    burn_cost,
-    hours,
-    rental_cost,
-    text,
-    trx,
-)
-from airflow_provider_tronenergy.operators.ask import AskSteps
-from airflow_provider_tronenergy.operators.reuse import (
+from airflow_provider_tronenergy.journal import default_identity, explicit_identity, scope_of
+from airflow_provider_tronenergy.money.guard import max_cost
+from airflow_provider_tronenergy.operators.ask import Asker
+from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
-    RESOLVE_COMMAND,
-    JournalSteps,
+    Mode,
+    Purchase,
+    Settings,
     UnknownOutcome,
-    journal_errors,
-    unknown_outcome,
+    journal_for,
+    refused,
 )
 from airflow_provider_tronenergy.templated import as_flag, is_unset
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
+class TronEnergyPurchaseOperator(BaseOperator):
     """Shared life of the four purchase modes: validate, journal, quote, guard, buy, wait.
 
     :param tronenergy_conn_id: connection of type ``tronenergy``.
@@ -144,25 +113,16 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
 
     # -- what each mode defines ------------------------------------------------------------
 
+    def order(self) -> Mode:
+        """The mode's request builder, from the task's (rendered) values."""
+        raise NotImplementedError
+
     @property
     def target(self) -> str:
         """The address that receives the energy."""
-        raise NotImplementedError
+        return self.order().target
 
-    def request(self, rules: ValidationRules) -> dict[str, Any]:
-        """The purchase's validated parameters, JSON-safe (they are journaled)."""
-        raise NotImplementedError
-
-    def quote_energy(self, client: TronEnergyClient, request: dict[str, Any],
-                     energy_per_transfer: int) -> tuple[int, bool]:
-        """(energy to buy, whether an activation is part of the purchase)."""
-        raise NotImplementedError
-
-    def place(self, client: TronEnergyClient, request: dict[str, Any]) -> Purchase | SmartPurchase:
-        """Send the purchase: the one call that spends TRX."""
-        raise NotImplementedError
-
-    # -- the shared life -----------------------------------------------------------------
+    # -- the purchase --------------------------------------------------------------------
 
     @cached_property
     def hook(self) -> TronEnergyHook:
@@ -176,50 +136,26 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
         finally:
             self.hook.close()
 
-    def purchase(self, context: Context) -> dict[str, Any]:
-        """The purchase's life inside another task (a batch): the hook stays open."""
-        return self._execute(context)
-
     def _execute(self, context: Context) -> dict[str, Any]:
         client = self.hook.get_conn()
-        try:
-            request = self.request(client.rules)
+        order = self.order()
+        with refused(self.mode):
+            request = order.request(client.rules)
             ceiling = max_cost(self.max_cost_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
             if self.on_ambiguous not in ON_AMBIGUOUS:  # templated: known only now
                 raise ValidationError("on_ambiguous", f"must be one of {ON_AMBIGUOUS}, not "
                                       f"{self.on_ambiguous!r}")
-        except (ValidationError, IdentityError) as exc:
-            raise AirflowFailException(f"{self.mode}: {exc}") from None
-        scope = _scope(context, self.task_id)
-        journal = self._journal()
-        while True:
-            try:
-                prior = self._decide(journal, client, identity, scope, request)
-            except UnknownOutcome as unknown:
-                self._ask(context, unknown)
-            if isinstance(prior, dict):
-                return self._finish(prior, context)
-            with trusted_answers(self.mode):
-                quote = self._quote(client, request)
-                self._guard(client, request, quote, ceiling)
-            if dry_run:
-                self.log.info("dry run: would buy %s", self._describe_quote(quote))
-                return {"mode": self.mode, "dry_run": True, "request": request,
-                        "purchase_key": identity,
-                        "quote": quote.to_dict() if quote else None}
-            try:
-                with journal_errors():
-                    entry = journal.claim(
-                        identity, prior, scope=scope, explicit_key=explicit, mode=self.mode,
-                        target_address=self.target, description=self._describe_quote(quote),
-                        request=request, rent_hours=Decimal(request["rent_time"]))
-            except JournalRace:
-                self.log.warning("another worker is placing purchase %s right now; "
-                                 "reading the journal again", identity)
-                continue
-            return self._buy(journal, entry, client, request, quote, context)
+        settings = Settings(max_cost=ceiling, check_balance=self.check_balance,
+                            dry_run=dry_run, on_ambiguous=self.on_ambiguous,
+                            reuse_min_validity=self.reuse_min_validity)
+        purchase = Purchase(order, request, client, journal_for(self.mode), settings,
+                            identity=identity, explicit=explicit,
+                            scope=task_scope(context, self.task_id), log=self.log,
+                            ask=lambda unknown: self._ask(context, unknown))
+        result = purchase.run()
+        return result if result.get("dry_run") else self._finish(result, context)
 
     def _identity(self, context: Context, request: dict[str, Any]) -> tuple[str, bool]:
         if not is_unset(self.purchase_key):
@@ -227,116 +163,15 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
         ti = context["ti"]
         return default_identity(ti.dag_id, ti.task_id, _map_index(ti), self.mode, request), False
 
-    def _journal(self) -> PurchaseJournal:
-        try:
-            return open_journal()
-        except Exception as exc:
-            raise AirflowException(
-                f"{self.mode}: the purchase journal cannot be opened ({exc}); nothing "
-                "was bought") from None
+    # -- asking a person -----------------------------------------------------------------
 
-    def _buy(self, journal: PurchaseJournal, entry: Entry, client: TronEnergyClient,
-             request: dict[str, Any], quote: Quote | None, context: Context) -> dict[str, Any]:
-        try:
-            purchase = self.place(client, request)
-        except AmbiguousPurchaseError as exc:
-            if self.on_ambiguous == "ask":
-                self._ask(context, UnknownOutcome(entry, str(exc)))
-            message = f"{exc}. {unknown_outcome(entry)}"
-            if self.on_ambiguous == "rebuy":
-                raise AirflowException(
-                    message + " on_ambiguous='rebuy': a retry buys again.") from None
-            raise AirflowFailException(message) from None
-        except (RateLimitedError, ServiceUnreachableError) as exc:
-            with journal_errors():
-                journal.record_refused(entry, str(exc))
-            raise AirflowException(f"{self.mode}: nothing was bought ({exc})") from None
-        except TronEnergyError as exc:
-            with journal_errors():
-                journal.record_refused(entry, str(exc))
-            raise AirflowFailException(f"{self.mode} refused, nothing bought: {exc}") from None
-        result = {**self._result(purchase, request, quote), "purchase_key": entry.identity}
-        try:
-            journal.record_placed(entry, purchase.order_id, result)
-        except sa.exc.SQLAlchemyError as exc:  # bought, but the journal did not hear it
-            raise AirflowFailException(
-                f"bought: order {purchase.order_id} ({self._human_line(result)}), but the "
-                f"journal could not record it ({type(exc).__name__}). Resolve it: "
-                f"{RESOLVE_COMMAND} '{entry.identity}' --order-id {purchase.order_id}"
-            ) from None
-        self.log.info(self._human_line(result))
-        return self._finish(result, context)
+    def _asker(self) -> Asker:
+        return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,
+                     lambda: journal_for(self.mode))
 
-    def _quote(self, client: TronEnergyClient, request: dict[str, Any]) -> Quote | None:
-        rent_time = Decimal(request["rent_time"])
-        try:
-            price = client.get_price(rent_time)
-        except ValidationError:
-            self.log.warning("the price endpoint does not quote %s rentals; no quote",
-                             hours(rent_time))
-            return None
-        energy, activates = self.quote_energy(client, request, price.energy_per_transfer)
-        if not price.min_energy <= energy <= price.max_energy:
-            raise AirflowFailException(
-                f"{self.mode}: {energy:,} energy is outside what the service sells "
-                f"({price.min_energy:,} to {price.max_energy:,}); nothing bought")
-        return Quote(
-            energy=energy,
-            rent_time=rent_time,
-            price_per_10k=price.price_per_10k,
-            energy_cost=rental_cost(energy, price.price_per_10k),
-            activation_cost=ACTIVATION_COST if activates else Decimal(0),
-        )
-
-    def _guard(self, client: TronEnergyClient, request: dict[str, Any], quote: Quote | None,
-               ceiling: Decimal | None) -> None:
-        if quote is None:
-            if ceiling is not None:
-                raise AirflowFailException(
-                    f"max_cost_trx is set but {self.mode} for "
-                    f"{hours(Decimal(request['rent_time']))} cannot be quoted (the price "
-                    "endpoint does not offer that rent_time); nothing bought")
-            return
-        guard_cost(client, quote.total, what=self._describe_quote(quote), ceiling=ceiling,
-                   check_balance=self.check_balance)
-
-    def _describe_quote(self, quote: Quote | None) -> str:
-        if quote is None:
-            return f"{self.mode} for {self.target} (cost unknown)"
-        extra = f" + activation {quote.activation_cost} TRX" if quote.activation_cost else ""
-        return (f"{self.mode} {quote.energy:,} energy for {self.target} "
-                f"({hours(quote.rent_time)}) at {quote.energy_cost} TRX{extra}")
-
-    def _result(self, purchase: Purchase | SmartPurchase, request: dict[str, Any],
-                quote: Quote | None) -> dict[str, Any]:
-        energy = purchase.energy_amount or (quote.energy if quote else None)
-        result: dict[str, Any] = {
-            "mode": self.mode,
-            "order_id": purchase.order_id,
-            "status": OrderStatus.PENDING.value,
-            "tx_hash": getattr(purchase, "tx_hash", "") or "",
-            "target_address": self.target,
-            "energy_amount": energy,
-            "rent_time": request["rent_time"],
-            "cost": text(purchase.cost),
-            "burn_cost": text(burn_cost(energy)) if energy else None,
-            "saving": text(burn_cost(energy) - purchase.cost) if energy else None,
-            "quote": quote.to_dict() if quote else None,
-            "reused": False,
-            "dry_run": False,
-        }
-        if isinstance(purchase, SmartPurchase):
-            result["activated"] = purchase.activated
-        return result
-
-    def _human_line(self, result: dict[str, Any]) -> str:
-        energy = result["energy_amount"]
-        burn = f" (burning would cost {trx(Decimal(result['burn_cost']))})" \
-            if result.get("burn_cost") else ""
-        activated = ", activated the recipient" if result.get("activated") else ""
-        return (f"bought {energy:,} energy for {result['target_address']} "
-                f"({hours(Decimal(result['rent_time']))}): order {result['order_id']}, "
-                f"{trx(Decimal(result['cost']))}{burn}{activated}")
+    def _ask(self, context: Context, unknown: UnknownOutcome) -> NoReturn:
+        """Write the request for ``unknown`` and wait for its answer (``execute_answer``)."""
+        self._asker().ask(context, unknown)
 
     # -- waiting ---------------------------------------------------------------------------
 
@@ -379,7 +214,7 @@ class TronEnergyPurchaseOperator(JournalSteps, AskSteps, BaseOperator):
                        attempt: int) -> dict[str, Any]:
         """Back from a person's answer (``on_ambiguous="ask"``): record it, then go on."""
         try:
-            self._record_answer(event, identity, attempt)
+            self._asker().record_answer(event, identity, attempt)
             return self._execute(context)
         finally:
             self.hook.close()
@@ -400,7 +235,7 @@ def _map_index(ti: Any) -> int:
     return int(index) if index is not None else -1
 
 
-def _scope(context: Context, task_id: str) -> str:
+def task_scope(context: Context, task_id: str) -> str:
     """The task instance a purchase belongs to; one order of a batch task is its own."""
     ti = context["ti"]
     return scope_of(ti.dag_id, ti.run_id, task_id, _map_index(ti))

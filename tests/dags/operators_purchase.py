@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyOperator,
     TronEnergySmartBuyOperator,
 )
+from airflow_provider_tronenergy.purchase import Buy
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 CONF = "{{ dag_run.conf['%s'] }}"
@@ -29,14 +31,24 @@ class DiesAfterOrderOperator(TronEnergyBuyOperator):
         return super()._finish(result, context)
 
 
-class DiesMidRequestOperator(TronEnergyBuyOperator):
-    """Simulates a worker that dies after sending the purchase, before reading the answer."""
+@dataclass(frozen=True)
+class DiesMidRequest(Buy):
+    """A buy whose worker dies after sending the purchase, in the task's first try."""
+
+    try_number: int = 1
 
     def place(self, client: Any, request: dict[str, Any]) -> Any:
         purchase = super().place(client, request)
-        if self._try_number == 1:
+        if self.try_number == 1:
             raise RuntimeError("simulated worker death mid-request")
         return purchase
+
+
+class DiesMidRequestOperator(TronEnergyBuyOperator):
+    """Simulates a worker that dies after sending the purchase, before reading the answer."""
+
+    def order(self) -> Buy:
+        return DiesMidRequest(**vars(super().order()), try_number=self._try_number)
 
     def execute(self, context: Any) -> Any:
         self._try_number = context["ti"].try_number

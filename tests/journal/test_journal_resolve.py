@@ -26,6 +26,7 @@ from airflow_provider_tronenergy.operators.energy import (
     TronEnergyAutoBuyOperator,
     TronEnergyBuyByCountOperator,
 )
+from airflow_provider_tronenergy.purchase.run import describe
 from support.control import Control
 from support.sandbox import connection_json
 
@@ -198,10 +199,10 @@ def test_the_energy_of_a_quoted_purchase_is_read_from_what_the_operator_journals
     ]:
         entry = Entry(id=1, identity="k", attempt=1, state=EntryState.SENDING,
                       explicit_key=True, mode=op.mode, target_address=target,
-                      description=op._describe_quote(quote), request=request, scope="s",
+                      description=describe(op.order(), quote), request=request, scope="s",
                       claimed_by="s", sent_at=0.0, rent_hours=Decimal(1), valid_until=None,
                       order_id=None, result=None, updated_at=0.0, resolved_by=None, note=None)
         assert journaled_energies(entry) == {131_000}
-        unquoted = op._describe_quote(None)
+        unquoted = describe(op.order(), None)
         assert journaled_energies(replace(entry, description=unquoted)) == (
             {130_000} if "count" in request else {65_000, 131_000})

@@ -33,7 +33,7 @@ def _unknown(journal, control, conn):
         purchase_key=f"test:{uuid.uuid4().hex}", on_ambiguous="ask")
     ti = SimpleNamespace(dag_id="d", run_id="r", task_id="buy", map_index=-1)
     context = {"ti": ti, "task_instance": ti}
-    request = op.request(op.hook.get_conn().rules)
+    request = op.order().request(op.hook.get_conn().rules)
     entry = journal.claim(op.purchase_key, None, scope="d/r/buy/-1", explicit_key=True,
                           mode=op.mode, target_address=target,
                           description=f"buy_count 130,000 energy for {target}",
@@ -158,7 +158,7 @@ def test_asking_writes_the_request_and_waits_for_execute_answer(journal, control
     from airflow.providers.common.compat.sdk import TaskDeferred
 
     from airflow_provider_tronenergy.operators.ask import _parks_tasks
-    from airflow_provider_tronenergy.operators.reuse import UnknownOutcome
+    from airflow_provider_tronenergy.purchase import UnknownOutcome
 
     written = []
     monkeypatch.setattr(hitl, "upsert_hitl_detail", lambda **kw: written.append(kw))

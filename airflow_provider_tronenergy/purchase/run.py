@@ -1,0 +1,361 @@
+"""One purchase's life, top to bottom: decide, quote, guard, claim, place, record.
+
+Purchases spend real TRX, unattended, and Airflow retries tasks, people clear
+them and trigger new runs after a worker died. So every purchase asks the
+purchase journal (shared by all workers, surviving restarts) whether it was
+already placed or may have been; quotes and refuses past ``max_cost_trx`` or the
+available balance; writes ``sending`` to the journal before the request leaves
+and the order id after; and never guesses after an ambiguous failure.
+
+:class:`Purchase` is that life as a plain object: the single-purchase operators
+and the batch purchase build one per purchase and call :meth:`Purchase.run`.
+Waiting for the order and asking a person stay with the operators (they are
+Airflow's deferrals); the purchase calls ``ask`` when a person is to be asked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, NoReturn, Protocol
+
+import sqlalchemy as sa
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
+
+from airflow_provider_tronenergy.client import (
+    AmbiguousPurchaseError,
+    NotFoundError,
+    Order,
+    OrderStatus,
+    RateLimitedError,
+    ServiceUnreachableError,
+    SmartPurchase,
+    TronEnergyClient,
+    TronEnergyError,
+    ValidationError,
+)
+from airflow_provider_tronenergy.client import Purchase as Placed
+from airflow_provider_tronenergy.journal import (
+    Entry,
+    IdentityError,
+    JournalRace,
+    PurchaseJournal,
+    Verdict,
+    decide,
+    open_journal,
+)
+from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
+from airflow_provider_tronenergy.money.quote import (
+    ACTIVATION_COST,
+    Quote,
+    burn_cost,
+    hours,
+    rental_cost,
+    text,
+    trx,
+)
+from airflow_provider_tronenergy.purchase.modes import Mode
+from airflow_provider_tronenergy.purchase.outcomes import (
+    RESOLVE_COMMAND,
+    EnergyCheck,
+    EnergyGone,
+    UnknownOutcome,
+    journal_errors,
+    order_energy,
+    unknown_outcome,
+    utc,
+)
+
+
+class Log(Protocol):
+    """The task's logger (Airflow's or the standard library's): its lines stay the task's."""
+
+    def info(self, event: Any, *args: Any, **kw: Any) -> Any: ...
+
+    def warning(self, event: Any, *args: Any, **kw: Any) -> Any: ...
+
+
+Ask = Callable[[UnknownOutcome], NoReturn]
+"""Ask a person about an unknown outcome (``on_ambiguous="ask"``); never returns."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a purchase may spend: read and checked once, where the task's values enter."""
+
+    max_cost: Decimal | None = None
+    check_balance: bool = True
+    dry_run: bool = False
+    on_ambiguous: str = "fail"
+    reuse_min_validity: float = 300.0
+
+
+@contextmanager
+def refused(mode: str) -> Iterator[None]:
+    """A value that fails its check stops the task for good, naming the mode; nothing bought."""
+    try:
+        yield
+    except (ValidationError, IdentityError) as exc:
+        raise AirflowFailException(f"{mode}: {exc}") from None
+
+
+def journal_for(mode: str) -> PurchaseJournal:
+    """The purchase journal, or a retryable failure that says nothing was bought."""
+    try:
+        return open_journal()
+    except Exception as exc:
+        raise AirflowException(
+            f"{mode}: the purchase journal cannot be opened ({exc}); nothing "
+            "was bought") from None
+
+
+@dataclass
+class Purchase:
+    """One purchase: a mode's validated request, placed at most once under ``identity``."""
+
+    mode: Mode
+    request: dict[str, Any]
+    client: TronEnergyClient
+    journal: PurchaseJournal
+    settings: Settings
+    identity: str
+    explicit: bool
+    scope: str
+    log: Log
+    ask: Ask
+    energy_check: EnergyCheck | None = None
+
+    def run(self) -> dict[str, Any]:
+        """Buy, or reuse what an earlier attempt bought, or stop when nobody knows."""
+        while True:
+            try:
+                prior = self._decide()
+            except UnknownOutcome as unknown:
+                self.ask(unknown)
+            if isinstance(prior, dict):
+                return prior
+            with trusted_answers(self.mode.name):
+                quote = self._quote()
+                self._guard(quote)
+            if self.settings.dry_run:
+                self.log.info("dry run: would buy %s", describe(self.mode, quote))
+                return {"mode": self.mode.name, "dry_run": True, "request": self.request,
+                        "purchase_key": self.identity,
+                        "quote": quote.to_dict() if quote else None}
+            try:
+                with journal_errors():
+                    entry = self.journal.claim(
+                        self.identity, prior, scope=self.scope, explicit_key=self.explicit,
+                        mode=self.mode.name, target_address=self.mode.target,
+                        description=describe(self.mode, quote), request=self.request,
+                        rent_hours=Decimal(self.request["rent_time"]))
+            except JournalRace:
+                self.log.warning("another worker is placing purchase %s right now; "
+                                 "reading the journal again", self.identity)
+                continue
+            return self._place(entry, quote)
+
+    # -- decide: what the journal says an earlier attempt did -----------------------------
+
+    def _decide(self) -> Entry | dict[str, Any] | None:
+        """The newest attempt to buy after, or the reused result."""
+        journal, identity = self.journal, self.identity
+        while True:
+            with journal_errors():
+                latest = journal.latest(identity)
+            decision = decide(latest, scope=self.scope, now=time.time(),
+                              min_validity=self.settings.reuse_min_validity)
+            entry = decision.entry
+            if decision.verdict is Verdict.BUY:
+                if entry is None or entry.scope != self.scope:
+                    self._refuse_other_purchase_in_scope()
+                return entry
+            assert entry is not None
+            if decision.verdict is Verdict.UNKNOWN:
+                if self.settings.on_ambiguous == "ask":
+                    raise UnknownOutcome(entry)
+                if self.settings.on_ambiguous != "rebuy":
+                    raise AirflowFailException(unknown_outcome(entry))
+                self.log.warning("purchase %s sent at %s has an unknown outcome; "
+                                 "on_ambiguous='rebuy': buying again", identity,
+                                 utc(entry.sent_at))
+                with journal_errors():
+                    journal.abandon(entry, "on_ambiguous='rebuy'")
+                continue
+            if entry.request != self.request:
+                raise AirflowFailException(
+                    f"purchase {identity} already placed order {entry.order_id} for different "
+                    f"parameters ({entry.request}); refusing to reuse it for {self.request} or "
+                    "to buy twice under one purchase_key. Use a new key for a new purchase.")
+            reused = self._reuse(entry)
+            if reused is not None:
+                return reused
+
+    def _refuse_other_purchase_in_scope(self) -> None:
+        """A retry whose parameters changed must not buy a second, different purchase."""
+        with journal_errors():
+            active = self.journal.active_in_scope(self.scope)
+        for other in active:
+            if other.identity != self.identity:
+                raise AirflowFailException(
+                    f"an earlier try of this task instance sent a different purchase "
+                    f"({other.description}, {other.state.value}, journal identity "
+                    f"{other.identity}); refusing to buy another in the same task instance. "
+                    "Use a new run.")
+
+    def _reuse(self, entry: Entry) -> dict[str, Any] | None:
+        """The earlier order's result, or None when it turned out to buy nothing."""
+        assert entry.order_id is not None
+        try:
+            order = self.client.get_order(entry.order_id)
+        except NotFoundError:
+            raise AirflowFailException(
+                f"purchase {entry.identity} is recorded as order {entry.order_id}, which the "
+                "service does not know. Nothing was bought now. If that order id was entered "
+                "by hand, check it in the service's console.") from None
+        except TronEnergyError as exc:
+            raise AirflowException(f"cannot look up order {entry.order_id}: {exc}") from None
+        if order.status in (OrderStatus.FAILED, OrderStatus.CANCELLED):
+            self.log.info("order %s of purchase %s ended %s: it bought nothing; buying anew",
+                          entry.order_id, entry.identity, order.status.value)
+            with journal_errors():
+                self.journal.mark_ended(entry, order.status.value)
+            return None
+        if self.energy_check is not None:
+            missing = self.energy_check(entry, order)
+            if missing:
+                raise EnergyGone(entry, order_energy(order, entry), missing)
+        if entry.claimed_by is None:
+            with journal_errors():
+                claimed = self.journal.claim_reuse(entry, self.scope)
+            if not claimed:
+                return None  # another run took it first: decide again
+        self.log.info("order %s (purchase %s, sent %s) is reused: nothing more is bought",
+                      entry.order_id, entry.identity, utc(entry.sent_at))
+        base = entry.result or self._result_of_order(order, entry)
+        return {**base, "status": order.status.value, "tx_hash": order.tx_hash or "",
+                "purchase_key": entry.identity, "reused": True}
+
+    def _result_of_order(self, order: Order, entry: Entry) -> dict[str, Any]:
+        energy = order.energy_amount
+        cost = order.cost if order.cost is not None else Decimal(0)
+        return {"mode": self.mode.name, "order_id": order.order_id,
+                "target_address": order.target_address or entry.target_address,
+                "energy_amount": energy, "rent_time": entry.request.get("rent_time"),
+                "cost": text(cost), "burn_cost": text(burn_cost(energy)) if energy else None,
+                "saving": text(burn_cost(energy) - cost) if energy else None,
+                "quote": None, "dry_run": False}
+
+    # -- quote and guard -----------------------------------------------------------------
+
+    def _quote(self) -> Quote | None:
+        rent_time = Decimal(self.request["rent_time"])
+        try:
+            price = self.client.get_price(rent_time)
+        except ValidationError:
+            self.log.warning("the price endpoint does not quote %s rentals; no quote",
+                             hours(rent_time))
+            return None
+        energy, activates = self.mode.quote_energy(self.client, self.request,
+                                                   price.energy_per_transfer)
+        if not price.min_energy <= energy <= price.max_energy:
+            raise AirflowFailException(
+                f"{self.mode.name}: {energy:,} energy is outside what the service sells "
+                f"({price.min_energy:,} to {price.max_energy:,}); nothing bought")
+        return Quote(
+            energy=energy,
+            rent_time=rent_time,
+            price_per_10k=price.price_per_10k,
+            energy_cost=rental_cost(energy, price.price_per_10k),
+            activation_cost=ACTIVATION_COST if activates else Decimal(0),
+        )
+
+    def _guard(self, quote: Quote | None) -> None:
+        ceiling = self.settings.max_cost
+        if quote is None:
+            if ceiling is not None:
+                raise AirflowFailException(
+                    f"max_cost_trx is set but {self.mode.name} for "
+                    f"{hours(Decimal(self.request['rent_time']))} cannot be quoted (the price "
+                    "endpoint does not offer that rent_time); nothing bought")
+            return
+        guard_cost(self.client, quote.total, what=describe(self.mode, quote), ceiling=ceiling,
+                   check_balance=self.settings.check_balance)
+
+    # -- place and record ----------------------------------------------------------------
+
+    def _place(self, entry: Entry, quote: Quote | None) -> dict[str, Any]:
+        try:
+            placed = self.mode.place(self.client, self.request)
+        except AmbiguousPurchaseError as exc:
+            if self.settings.on_ambiguous == "ask":
+                self.ask(UnknownOutcome(entry, str(exc)))
+            message = f"{exc}. {unknown_outcome(entry)}"
+            if self.settings.on_ambiguous == "rebuy":
+                raise AirflowException(
+                    message + " on_ambiguous='rebuy': a retry buys again.") from None
+            raise AirflowFailException(message) from None
+        except (RateLimitedError, ServiceUnreachableError) as exc:
+            with journal_errors():
+                self.journal.record_refused(entry, str(exc))
+            raise AirflowException(f"{self.mode.name}: nothing was bought ({exc})") from None
+        except TronEnergyError as exc:
+            with journal_errors():
+                self.journal.record_refused(entry, str(exc))
+            raise AirflowFailException(
+                f"{self.mode.name} refused, nothing bought: {exc}") from None
+        result = {**self._result(placed, quote), "purchase_key": entry.identity}
+        try:
+            self.journal.record_placed(entry, placed.order_id, result)
+        except sa.exc.SQLAlchemyError as exc:  # bought, but the journal did not hear it
+            raise AirflowFailException(
+                f"bought: order {placed.order_id} ({human_line(result)}), but the "
+                f"journal could not record it ({type(exc).__name__}). Resolve it: "
+                f"{RESOLVE_COMMAND} '{entry.identity}' --order-id {placed.order_id}"
+            ) from None
+        self.log.info(human_line(result))
+        return result
+
+    def _result(self, placed: Placed | SmartPurchase, quote: Quote | None) -> dict[str, Any]:
+        energy = placed.energy_amount or (quote.energy if quote else None)
+        result: dict[str, Any] = {
+            "mode": self.mode.name,
+            "order_id": placed.order_id,
+            "status": OrderStatus.PENDING.value,
+            "tx_hash": getattr(placed, "tx_hash", "") or "",
+            "target_address": self.mode.target,
+            "energy_amount": energy,
+            "rent_time": self.request["rent_time"],
+            "cost": text(placed.cost),
+            "burn_cost": text(burn_cost(energy)) if energy else None,
+            "saving": text(burn_cost(energy) - placed.cost) if energy else None,
+            "quote": quote.to_dict() if quote else None,
+            "reused": False,
+            "dry_run": False,
+        }
+        if isinstance(placed, SmartPurchase):
+            result["activated"] = placed.activated
+        return result
+
+
+def describe(mode: Mode, quote: Quote | None) -> str:
+    """The journal's description of a purchase (``journal.verify`` reads it back)."""
+    if quote is None:
+        return f"{mode.name} for {mode.target} (cost unknown)"
+    extra = f" + activation {quote.activation_cost} TRX" if quote.activation_cost else ""
+    return (f"{mode.name} {quote.energy:,} energy for {mode.target} "
+            f"({hours(quote.rent_time)}) at {quote.energy_cost} TRX{extra}")
+
+
+def human_line(result: dict[str, Any]) -> str:
+    """What a placed order bought, for the task log."""
+    energy = result["energy_amount"]
+    burn = f" (burning would cost {trx(Decimal(result['burn_cost']))})" \
+        if result.get("burn_cost") else ""
+    activated = ", activated the recipient" if result.get("activated") else ""
+    return (f"bought {energy:,} energy for {result['target_address']} "
+            f"({hours(Decimal(result['rent_time']))}): order {result['order_id']}, "
+            f"{trx(Decimal(result['cost']))}{burn}{activated}")
