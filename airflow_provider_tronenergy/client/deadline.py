@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ReadTimeoutError
 from urllib3.poolmanager import PoolManager
 
 from airflow_provider_tronenergy.client.bounded import CHUNK, BodyError, BodyReader
@@ -160,6 +162,19 @@ class DeadlineAdapter(HTTPAdapter):
         return _watch(super().proxy_manager_for(proxy, **proxy_kwargs))
 
 
+def _read(response: requests.Response, limit: int) -> bytes:
+    """The raw body through a :class:`BodyReader`; a broken read as requests reports it."""
+    reader = BodyReader(limit, response.headers.get("Content-Encoding", ""))
+    try:
+        for chunk in response.raw.stream(CHUNK, decode_content=False):
+            reader.feed(chunk)
+    except ReadTimeoutError as exc:
+        raise requests.ReadTimeout(exc) from exc
+    except urllib3.exceptions.HTTPError as exc:  # e.g. the connection closed mid-body
+        raise requests.ConnectionError(exc) from exc
+    return reader.finish()
+
+
 @dataclass(frozen=True)
 class Answer:
     """One HTTP answer, its body read to the cap and decompressed."""
@@ -179,25 +194,17 @@ def exchange(adapter: HTTPAdapter, request: requests.PreparedRequest, *, connect
     requests' own exceptions for everything else. A redirect is returned as an
     answer like any other: never followed.
     """
-    started = time.monotonic()
     with Deadline(total) as deadline:
         try:
             response = adapter.send(request, stream=True, timeout=(connect, read),
                                     verify=verify, proxies=dict(proxies or {}))
             try:
-                reader = BodyReader(limit, response.headers.get("Content-Encoding", ""))
-                for chunk in response.raw.stream(CHUNK, decode_content=False):
-                    reader.feed(chunk)
-                    if deadline.expired or time.monotonic() - started > total:
-                        raise DeadlineExceeded(total)
-                body = reader.finish()
+                body = _read(response, limit)
                 if deadline.expired:  # a head or body cut short by the shutdown reads as ended
                     raise DeadlineExceeded(total)
-            except BodyError as exc:
-                exc.status = response.status_code
-                response.close()
-                raise
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, BodyError):
+                    exc.status = response.status_code
                 response.close()  # a half-read or hostile answer: drop the connection
                 raise
         except (requests.RequestException, OSError) as exc:

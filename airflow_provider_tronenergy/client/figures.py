@@ -85,7 +85,7 @@ def pattern(regex: re.Pattern[str], what: str, *, empty_ok: bool = False) -> Che
 order_id = pattern(ORDER_ID, "an order id (1-128 printable ASCII characters, no spaces)")
 tx_hash = pattern(TX_HASH, "a transaction hash (64 hex digits)", empty_ok=True)
 energy = whole(positive=True, limit=MAX_ENERGY)
-energy_or_none = whole(positive=False, limit=MAX_ENERGY)  # an activation's order: 0
+energy_or_zero = whole(positive=False, limit=MAX_ENERGY)  # an activation's order: 0
 count = whole(positive=False, limit=MAX_COUNT)
 cost = trx(positive=True)
 balance = trx(positive=False)

@@ -222,7 +222,7 @@ class Order(_Read):
     status: OrderStatus
     tx_hash: str = field(default="", metadata=_meta(figures.tx_hash))
     cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
-    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_none))
+    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_zero))
     rent_time: Decimal | None = field(default=None, metadata=_meta(figures.hours_or_none))
     target_address: str | None = None
     to_address: str | None = None

@@ -30,7 +30,15 @@ from airflow_provider_tronenergy.client import (
     UnexpectedResponseError,
 )
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
-from support.hostile_server import Flood, HostileServer, answer, drip, inflating, redirect
+from support.hostile_server import (
+    Flood,
+    HostileServer,
+    answer,
+    drip,
+    inflating,
+    redirect,
+    truncated,
+)
 
 TARGET = USDT_MAINNET  # any valid address: the hostile server buys nothing
 ONCE = RetryPolicy(max_attempts=1)
@@ -140,6 +148,17 @@ def test_a_dripped_answer_ends_at_the_overall_deadline(connect: Any, head_too: b
             client.get_account()
         with pytest.raises(AmbiguousPurchaseError, match=r"overall deadline of 1.5 s"):
             client.buy_energy(TARGET)
+
+
+def test_an_answer_cut_short_is_no_answer(connect: Any) -> None:
+    """The connection closes mid-body: maybe processed, never a raw transport exception."""
+    with HostileServer(truncated(b'{"success": true, "co', 1000)) as service:
+        client = connect(service)
+        with pytest.raises(NoResponseError):
+            client.get_account()
+        with pytest.raises(AmbiguousPurchaseError) as info:
+            client.buy_energy(TARGET)
+    assert isinstance(info.value.cause, NoResponseError)
 
 
 # -- 4. answers that say both things: the table of docs/money-safety.md --------------------

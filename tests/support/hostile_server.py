@@ -163,3 +163,14 @@ def drip(status: int, body: Any, interval: float, *, head_too: bool = False) -> 
             time.sleep(interval)
 
     return behave
+
+
+def truncated(sent: bytes, length: int) -> Behaviour:
+    """A head promising ``length`` bytes, then ``sent`` and a closed connection."""
+
+    def behave(sock: socket.socket, request: Seen) -> None:
+        sock.sendall(_head(200, {"Content-Type": "application/json",
+                                 "Content-Length": str(length)}) + sent)
+        sock.shutdown(socket.SHUT_RDWR)
+
+    return behave
