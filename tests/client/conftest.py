@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from client_helpers import SANDBOX_CONFIG, BlockingFacade, make_async_client, make_client
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import SANDBOX_CONFIG, BlockingFacade, make_async_client, make_client
 from support.control import Control
 from support.sandbox import sandbox_fixture
 

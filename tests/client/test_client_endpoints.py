@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from client_helpers import both_clients, make_client, start_sandbox
 
 from airflow_provider_tronenergy.client import (
     Account,
@@ -29,6 +28,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client import endpoints as endpoints_module
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.clients import both_clients, make_client, start_sandbox
 from support.control import Control
 
 
@@ -212,7 +212,7 @@ def test_list_pages_and_iter_walks_every_page(monkeypatch: pytest.MonkeyPatch) -
 def test_iter_walks_every_page_async_too(monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from client_helpers import make_async_client
+    from support.clients import make_async_client
 
     server = start_sandbox()
     try:

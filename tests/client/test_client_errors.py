@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 import pytest
-from client_helpers import API_KEY, API_SECRET, both_clients
 
 from airflow_provider_tronenergy.client import (
     AddressAlreadyActivatedError,
@@ -31,6 +30,7 @@ from airflow_provider_tronenergy.client.errors import error_class
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import API_KEY, API_SECRET, both_clients
 from support.control import Control
 
 EXPECTED: dict[ErrorCode, type[TronEnergyError]] = {

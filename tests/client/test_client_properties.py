@@ -8,7 +8,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from client_helpers import API_KEY, API_SECRET
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +39,7 @@ from airflow_provider_tronenergy.protocol.address import (
     encode_address,
 )
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from support.clients import API_KEY, API_SECRET
 
 CORE = RequestCore("http://127.0.0.1:1/v1", API_KEY, API_SECRET)
 

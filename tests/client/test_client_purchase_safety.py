@@ -17,8 +17,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from client_helpers import make_async_client, make_client
-
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
     NoResponseError,
@@ -29,6 +27,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import make_async_client, make_client
 from support.control import Control
 
 # A generous retry budget: if any of these failures were resent, it would happen.

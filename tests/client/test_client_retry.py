@@ -11,14 +11,6 @@ from typing import Any
 import httpx
 import pytest
 import requests
-from client_helpers import (
-    API_KEY,
-    API_SECRET,
-    both_clients,
-    free_port,
-    make_async_client,
-    make_client,
-)
 from urllib3.exceptions import (
     ConnectTimeoutError,
     MaxRetryError,
@@ -42,6 +34,14 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import (
+    API_KEY,
+    API_SECRET,
+    both_clients,
+    free_port,
+    make_async_client,
+    make_client,
+)
 from support.control import Control
 
 CLIENT_LOG = "airflow_provider_tronenergy.client.core"

@@ -9,14 +9,6 @@ import traceback
 from typing import Any
 
 import pytest
-from client_helpers import (
-    API_KEY,
-    API_SECRET,
-    BlockingFacade,
-    free_port,
-    make_async_client,
-    make_client,
-)
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
@@ -28,6 +20,14 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import (
+    API_KEY,
+    API_SECRET,
+    BlockingFacade,
+    free_port,
+    make_async_client,
+    make_client,
+)
 from support.control import Control
 
 SECRETS = (API_KEY, API_SECRET)

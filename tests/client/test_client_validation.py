@@ -6,7 +6,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from client_helpers import BlockingFacade, make_async_client, make_client
 
 from airflow_provider_tronenergy.client import (
     InvalidRequestError,
@@ -17,6 +16,7 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client.core import RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxServer
+from support.clients import BlockingFacade, make_async_client, make_client
 from support.control import Control
 
 GOOD = random_address()

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from client_helpers import API_KEY, API_SECRET, BlockingFacade
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
@@ -30,6 +29,7 @@ from airflow_provider_tronenergy.client import (
     UnexpectedResponseError,
 )
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
+from support.clients import API_KEY, API_SECRET, BlockingFacade
 from support.hostile_server import (
     Flood,
     HostileServer,

@@ -5,6 +5,8 @@ sandbox's control API), ``orders`` (a manual world clock for order tests),
 ``store_fixtures`` (the callback store transfer tests read), ``waiting``
 (``wait_until``), ``dagrun`` and ``postgres`` (fixtures registered for the whole
 suite), real receivers and servers (``callbacks``, ``receiver``, ``hostile``,
-``airflow_api_server``, ``process``), ``signed`` (a signed-request helper) and
-``airflow_compat`` (differences between Airflow releases).
+``airflow_api_server``, ``process``), ``signed`` (signed-request helpers),
+``clients`` (client factories for the client tests), ``triggers`` (a counting store and
+a poll clock for the transfer-trigger tests) and ``airflow_compat`` (differences between
+Airflow releases). Helpers live here only: a folder's conftest.py holds fixtures.
 """

@@ -1,14 +1,14 @@
 """Transfer triggers against a real SQLite callback store in tmp_path (store fixtures in
-support.store_fixtures, helpers in trigger_helpers.py)."""
+support.store_fixtures, helpers in support.triggers)."""
 
 from __future__ import annotations
 
 import pytest
-from trigger_helpers import AsyncioWithClock, CountingStore, PollClock
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
 from support import store_fixtures
+from support.triggers import AsyncioWithClock, CountingStore, PollClock
 
 store_url, store = store_fixtures.store_url, store_fixtures.store
 fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse: every test here

@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import pytest
-from trigger_helpers import record
 
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.triggers import record
 
 
 def test_one_store_per_url_per_process(store_url: str):

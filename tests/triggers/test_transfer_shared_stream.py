@@ -13,10 +13,10 @@ import asyncio
 import time
 
 import pytest
-from trigger_helpers import CountingStore, PollClock, Triggerer, record, settle, until
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from support.triggers import CountingStore, PollClock, Triggerer, record, settle, until
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",

@@ -12,7 +12,6 @@ import time
 from decimal import Decimal
 
 import pytest
-from trigger_helpers import Collector, Outage, PollClock, record, until
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -23,6 +22,7 @@ from airflow_provider_tronenergy.triggers.transfer import (
     TronEnergyTransferWatchTrigger,
 )
 from support import store_fixtures
+from support.triggers import Collector, Outage, PollClock, record, until
 
 
 def rebuild(trigger):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from trigger_helpers import Outage, PollClock, Triggerer, record, settle, until
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -21,6 +20,7 @@ from airflow_provider_tronenergy.triggers.transfer import (
     TronEnergyTransferWatchTrigger,
     _OffsetProducer,
 )
+from support.triggers import Outage, PollClock, Triggerer, record, settle, until
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",

@@ -1,6 +1,7 @@
 """Helpers for the client tests: sandbox start-up and client factories.
 
-Kept out of conftest.py so test modules can import them by a unique name.
+Kept out of conftest.py so test modules import them (``support.clients``); the fixtures
+built on them are in tests/client/conftest.py.
 """
 
 from __future__ import annotations
