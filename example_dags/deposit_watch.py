@@ -9,20 +9,26 @@ Two DAGs:
   ``tronenergy-receiver``).
 - **deposit_credit** (event-driven): scheduled on the ``tronenergy://deposits``
   Asset, whose ``AssetWatcher`` turns each newly stored callback into one Asset
-  event (``TronEnergyTransferWatchTrigger``). Its task credits each deposit into a
-  ledger table keyed by ``tx_hash``, so even a redelivered event (possible only
-  if the triggerer dies between Airflow persisting an event and the watcher
-  committing its offset) credits nothing twice. It then catches up from the
-  callback store (``deposits.catch_up``): Airflow 3.3 can leave the last Asset
-  events of a burst in no run until a later deposit arrives, and the store, not
-  the event, is the record of what arrived. Each ledger row names the run that
-  credited it.
+  event (``TronEnergyTransferWatchTrigger``). The events only wake it: its task
+  credits from the callback store, the record of what arrived
+  (``DepositLedger.credit_from_store``: every transfer into a deposit address stored
+  since the ledger's offset, into a ledger table keyed by ``tx_hash``), so a
+  redelivered event, a run whose events came late (Airflow 3.3 can leave the last
+  Asset events of a burst in no run until a later deposit arrives) or two runs at
+  once credit each deposit once. Each ledger row names the run that credited it.
+  Nothing handed to a run is credited (``dag_run.conf`` included): to replay a
+  deposit, resend its callback from the service, which the receiver verifies and
+  stores.
 
 Settings, read when a task runs (never when the file is parsed):
 
 - Airflow Variable ``tronenergy_deposit_addresses``: a JSON list of deposit
   addresses (e.g. ``AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES='["T..."]'``); only
-  transfers into these are credited;
+  transfers into these are credited, each judged once, by the run that reads it from
+  the store (``DepositLedger.credit_earlier`` credits, on purpose, what was stored into
+  an address before it was added);
+- the callback store: ``TRONENERGY_CALLBACK_STORE`` (or ``[tronenergy]
+  callback_store``), read access is enough;
 - Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
 - the credited-deposits ledger: ``[tronenergy] deposits_ledger`` (or
   ``$TRONENERGY_DEPOSITS_DB``), a SQLAlchemy URL; default a SQLite file in
@@ -38,7 +44,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
-from airflow_provider_tronenergy.deposits import DepositLedger, event_transfer
+from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
@@ -88,36 +94,28 @@ with DAG(
     # next deposit comes, which may be never. Runs never share an event and the ledger is
     # keyed by tx_hash, so runs at once credit nothing twice.
     # Crediting is idempotent, so a try that met a database outage (the ledger, or the
-    # callback store the catch-up reads) is simply tried again.
+    # callback store it reads) is simply tried again.
     default_args={"retries": 3, "retry_delay": timedelta(seconds=15)},
 ) as dag_credit:
 
     @task
     def credit_deposits(**context: Any) -> list[dict[str, Any]]:
-        addresses = set(Variable.get(ADDRESSES_VARIABLE, default=[], deserialize_json=True))
+        """Credit what the callback store holds since the ledger's offset; the events that
+        triggered the run only woke it."""
         events = context["triggering_asset_events"][DEPOSITS]
-        # Transfers handed over in dag_run.conf are accepted too (manual replays, demos).
-        given = [event_transfer(e.extra) for e in events]
-        given += list((context["dag_run"].conf or {}).get("transfers", []))
-        deposits = [t for t in given if t is not None and t["to"] in addresses]
-        if len(deposits) < len(given):
-            log.warning("%d of %d transfers are not into a deposit address (or carry no "
-                        "transfer): not credited", len(given) - len(deposits), len(given))
-        run_id = context["run_id"]
-        ledger = DepositLedger()  # the ledger the configuration names
-        try:
-            credited = ledger.credit(deposits, credited_by=run_id)
-            # Deposits whose event reached no run yet (or never will, in time): the store.
-            caught_up = ledger.catch_up(addresses, credited_by=run_id)
-        finally:
-            ledger.close()
-        if caught_up:
-            log.info("%d stored deposits had not been credited from their events: credited "
-                     "now", len(caught_up))
-        credited += caught_up
+        log.info("woken by %d deposit event(s): crediting from the callback store", len(events))
+        if (context["dag_run"].conf or {}).get("transfers"):
+            log.warning("dag_run.conf transfers are not credited: only what the callback store "
+                        "verified is; resend the callback from the service to replay a deposit")
+        addresses = Variable.get(ADDRESSES_VARIABLE, default=[], deserialize_json=True)
+        if not addresses:
+            log.warning("Variable %s names no deposit address: nothing read or credited",
+                        ADDRESSES_VARIABLE)
+        with DepositLedger() as ledger:  # the ledger the configuration names
+            credited = ledger.credit_from_store(addresses, credited_by=context["run_id"])
         for t in credited:
-            log.info("credited %s %s to %s (tx %s)", t["amount"], t["token"], t["to"],
-                     t["tx_hash"])
-        return credited
+            log.info("credited %s %s to %s (tx %s)", t.amount_text, t.token, t.to_address,
+                     t.tx_hash)
+        return [t.to_payload() for t in credited]
 
     credit_deposits()

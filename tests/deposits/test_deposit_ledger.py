@@ -1,11 +1,13 @@
-"""The deposit ledger (airflow_provider_tronenergy.deposits): exactly-once crediting on
-SQLite and PostgreSQL, the ledger's URL resolved when it is opened, and event unwrapping."""
+"""The deposit ledger (airflow_provider_tronenergy.deposits): each deposit the callback store
+holds credited exactly once, from the ledger's one offset, on SQLite and PostgreSQL; the
+ledger's URL resolved when it is opened; earlier ledgers upgraded, their offset kept."""
 
 from __future__ import annotations
 
-import secrets
+import logging
 import sqlite3
 import threading
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -14,72 +16,6 @@ from airflow_provider_tronenergy import deposits, sqlstore
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import verified_transfer
-
-
-def _transfer(to: str, amount: str = "25.5") -> dict:
-    return {"tx_hash": secrets.token_hex(32), "to": to,
-            "from": random_address(), "amount": amount, "token": "USDT", "block_number": 7}
-
-
-def test_credit_is_exactly_once(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    first, second = _transfer(random_address()), _transfer(random_address(), "0.000001")
-    assert deposits.credit([first, second], url) == [first, second]
-    assert deposits.credit([second, first], url) == []  # redelivered: nothing twice
-    with sqlite3.connect(tmp_path / "ledger.db") as db:
-        rows = db.execute(
-            "SELECT tx_hash, amount FROM credited_deposits ORDER BY amount").fetchall()
-    assert rows == [(second["tx_hash"], "0.000001"), (first["tx_hash"], "25.5")]
-
-
-def test_event_transfer_unwraps_a_watcher_event():
-    deposit = _transfer(random_address())
-    # What Airflow stores for an AssetWatcher's trigger event (Trigger.submit_event).
-    assert deposits.event_transfer({"from_trigger": True, "payload": deposit}) == deposit
-    assert deposits.event_transfer(deposit) == deposit  # a transfer posted as the extra
-    assert deposits.event_transfer({"from_trigger": True, "payload": {}}) is None
-    assert deposits.event_transfer({}) is None
-    assert deposits.event_transfer(None) is None
-
-
-def test_the_url_is_resolved_when_the_ledger_opens(tmp_path, monkeypatch):
-    monkeypatch.delenv(deposits.ENV_LEDGER_URL, raising=False)
-    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    assert deposits.DepositLedger().url.database == str(tmp_path / "home" /
-                                                        deposits.DEFAULT_FILENAME)
-    monkeypatch.setenv("AIRFLOW__TRONENERGY__DEPOSITS_LEDGER", f"sqlite:///{tmp_path}/c.db")
-    assert deposits.DepositLedger().url.database == f"{tmp_path}/c.db"
-    monkeypatch.setenv(deposits.ENV_LEDGER_URL, f"sqlite:///{tmp_path}/e.db")
-    assert deposits.DepositLedger().url.database == f"{tmp_path}/e.db"
-
-
-def test_the_ledger_repr_hides_a_password():
-    ledger = deposits.DepositLedger("postgresql://u:s3cret-pw@127.0.0.1:1/x")
-    assert "s3cret-pw" not in repr(ledger)
-
-
-def test_two_workers_crediting_the_same_deposits_on_postgres(postgres_url, pg_schema):
-    """Two ledgers (two workers) race over the same transfers: each is credited once."""
-    url = sa.engine.make_url(postgres_url).update_query_dict(
-        {"options": f"-csearch_path={pg_schema}"}).render_as_string(hide_password=False)
-    transfers = [_transfer(random_address(), f"{i}.5") for i in range(40)]
-    deposits.credit(transfers[:1], url)  # the table exists before the race
-    results: list[list[dict]] = []
-
-    def worker() -> None:
-        results.append(deposits.credit(transfers, url))
-
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    credited = [t["tx_hash"] for batch in results for t in batch]
-    assert sorted(credited) == sorted(t["tx_hash"] for t in transfers[1:])
-
-
-# -- credited_by, and catching up from the callback store ------------------------------------
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -99,6 +35,14 @@ def store_and_ledger(request, tmp_path):
     store.close()
 
 
+def sweep(addresses: list[str], store: Any, url: str,
+          credited_by: str | None = None) -> list[str]:
+    """One ``credit_from_store`` by a ledger opened for it; the tx hashes it credited."""
+    with deposits.DepositLedger(url) as ledger:
+        return [t.tx_hash for t in ledger.credit_from_store(addresses, credited_by=credited_by,
+                                                            store=store)]
+
+
 def _ledger_rows(url: str) -> dict[str, str | None]:
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
     try:
@@ -109,52 +53,194 @@ def _ledger_rows(url: str) -> dict[str, str | None]:
         engine.dispose()
 
 
-def test_catch_up_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledger):
-    """A deposit whose Asset event reached no run is credited from the store, once."""
+def _offset(url: str) -> int:
+    with deposits.DepositLedger(url) as ledger:
+        return ledger.offset()
+
+
+def test_each_stored_deposit_is_credited_exactly_once(tmp_path):
+    store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    address = random_address()
+    first, second = verified_transfer(address, "25.5", "USDT"), verified_transfer(
+        address, "0.000001", "USDT")
+    store.record_many([first, second])
+    assert sweep([address], store, url) == [first.tx_hash, second.tx_hash]
+    assert sweep([address], store, url) == []  # swept again: nothing twice
+    with deposits.DepositLedger(url) as ledger:  # read again from the start: nothing twice
+        assert ledger.credit_earlier([address], store=store) == []
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        rows = db.execute("SELECT tx_hash, amount, to_address, from_address, token, "
+                          "block_number FROM credited_deposits ORDER BY amount").fetchall()
+    assert rows == [(t.tx_hash, t.amount, address, t.from_address, "USDT", t.block_number)
+                    for t in (second, first)]
+    store.close()
+
+
+def test_the_url_is_resolved_when_the_ledger_opens(tmp_path, monkeypatch):
+    monkeypatch.delenv(deposits.ENV_LEDGER_URL, raising=False)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    assert deposits.DepositLedger().url.database == str(tmp_path / "home" /
+                                                        deposits.DEFAULT_FILENAME)
+    monkeypatch.setenv("AIRFLOW__TRONENERGY__DEPOSITS_LEDGER", f"sqlite:///{tmp_path}/c.db")
+    assert deposits.DepositLedger().url.database == f"{tmp_path}/c.db"
+    monkeypatch.setenv(deposits.ENV_LEDGER_URL, f"sqlite:///{tmp_path}/e.db")
+    assert deposits.DepositLedger().url.database == f"{tmp_path}/e.db"
+
+
+def test_the_ledger_repr_hides_a_password():
+    ledger = deposits.DepositLedger("postgresql://u:s3cret-pw@127.0.0.1:1/x")
+    assert "s3cret-pw" not in repr(ledger)
+
+
+class Rendezvous:
+    """The store, but each sweep's first read waits for the other sweep's: both have read
+    the ledger's offset before either commits a credit."""
+
+    def __init__(self, store: CallbackStore, barrier: threading.Barrier) -> None:
+        self.store, self.barrier = store, barrier
+
+    def max_id(self) -> int:
+        return self.store.max_id()
+
+    def list_transfers(self, **kwargs: Any) -> list[Any]:
+        self.barrier.wait(timeout=30)
+        return self.store.list_transfers(**kwargs)
+
+
+def test_two_workers_sweeping_at_once(store_and_ledger):
+    """Two ledgers (two workers, two runs) sweep the same transfers from the same offset:
+    each is credited once, the key deciding."""
+    store, url = store_and_ledger
+    address = random_address()
+    transfers = [verified_transfer(address, f"{i}.5", "USDT") for i in range(40)]
+    store.record(transfers[0])
+    assert sweep([address], store, url) == [transfers[0].tx_hash]  # tables exist before
+    store.record_many(transfers[1:])
+    barrier = threading.Barrier(2)
+    results: list[list[str]] = []
+
+    def worker() -> None:
+        results.append(sweep([address], Rendezvous(store, barrier), url))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 2
+    credited = [h for batch in results for h in batch]
+    assert sorted(credited) == sorted(t.tx_hash for t in transfers[1:])
+    assert _offset(url) == store.max_id()
+
+
+def test_a_sweep_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledger):
+    """Whatever events woke the runs, each run credits what was stored since the offset,
+    naming itself; the offset lives in the ledger (the store is only read)."""
     store, ledger = store_and_ledger
     deposit, other = random_address(), random_address()
-    by_event, stranded, elsewhere = (verified_transfer(deposit, "1.5"),
-                                     verified_transfer(deposit, "2"), verified_transfer(other, "3"))
-    store.record_many([by_event, stranded, elsewhere])
-    event_payload = store.get_transfer(by_event.tx_hash).to_payload()
-    assert [t["tx_hash"] for t in deposits.credit([event_payload], ledger, "run-1")] == [
-        by_event.tx_hash]
+    first, elsewhere = verified_transfer(deposit, "1.5"), verified_transfer(other, "3")
+    store.record_many([first, elsewhere])
+    assert sweep([deposit], store, ledger, "run-1") == [first.tx_hash]
 
-    swept = deposits.catch_up([deposit], credited_by="run-1", store=store, ledger_url=ledger)
-    assert [(t["tx_hash"], t["amount"]) for t in swept] == [(stranded.tx_hash, "2")]
-    assert _ledger_rows(ledger) == {by_event.tx_hash: "run-1", stranded.tx_hash: "run-1"}
+    stranded = verified_transfer(deposit, "2")
+    store.record(stranded)
+    with deposits.DepositLedger(ledger) as opened:
+        swept = opened.credit_from_store([deposit], credited_by="run-1", store=store)
+    assert [(t.tx_hash, t.amount_text) for t in swept] == [(stranded.tx_hash, "2")]
+    assert _ledger_rows(ledger) == {first.tx_hash: "run-1", stranded.tx_hash: "run-1"}
     # The offset moved, in the ledger (the store is only read): a second sweep credits nothing.
-    assert deposits.DepositLedger(ledger).caught_up() == store.max_id()
-    assert store.committed_offset(deposits.CATCH_UP_CONSUMER) is None
-    assert deposits.catch_up([deposit], credited_by="run-2", store=store,
-                             ledger_url=ledger) == []
+    assert _offset(ledger) == store.max_id()
+    assert store.committed_offset(deposits.CONSUMER) is None
+    assert sweep([deposit], store, ledger, "run-2") == []
     # Stored later: the next sweep credits it, and only it.
     late = verified_transfer(deposit, "4")
     store.record(late)
-    assert [t["tx_hash"] for t in deposits.catch_up(
-        [deposit], credited_by="run-3", store=store, ledger_url=ledger)] == [late.tx_hash]
+    assert sweep([deposit], store, ledger, "run-3") == [late.tx_hash]
     assert _ledger_rows(ledger)[late.tx_hash] == "run-3"
 
 
-def test_catch_up_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
+def test_a_sweep_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
     store, ledger = store_and_ledger
     monkeypatch.setattr(deposits, "SWEEP_PAGE", 7)
-    address = random_address()
+    address, other = random_address(), random_address()
     events = [verified_transfer(address, f"{i}.25") for i in range(30)]
-    store.record_many(events)
-    swept = deposits.catch_up([address], store=store, ledger_url=ledger)
-    assert sorted(t["tx_hash"] for t in swept) == sorted(e.tx_hash for e in events)
-    assert deposits.DepositLedger(ledger).caught_up() == store.max_id()
+    # Transfers into another address between them: pages hold both, the offset passes both.
+    store.record_many([e for i, event in enumerate(events) for e in (
+        (event, verified_transfer(other, f"{i}.5")) if i % 3 == 0 else (event,))])
+    assert sweep([address], store, ledger) == [e.tx_hash for e in events]  # in store order
+    assert _offset(ledger) == store.max_id()
+    assert set(_ledger_rows(ledger)) == {e.tx_hash for e in events}
 
 
-def test_the_catch_up_offset_only_moves_forward(tmp_path):
-    ledger = deposits.DepositLedger(f"sqlite:///{tmp_path / 'ledger.db'}")
-    deposit = _transfer(random_address())
-    ledger.credit([deposit], "run-1", caught_up=("sweep", 40))
-    ledger.credit([], "run-2", caught_up=("sweep", 25))  # a slower, older sweep
-    assert ledger.caught_up("sweep") == 40
-    assert ledger.caught_up("another") == 0
-    ledger.close()
+def test_the_offset_only_moves_forward(store_and_ledger):
+    """A slower sweep (it read the offset and the store's end before a faster one swept
+    further) credits nothing twice and never moves the offset back."""
+    store, url = store_and_ledger
+    address = random_address()
+    store.record_many([verified_transfer(address, f"{i}.1") for i in range(25)])
+    newer = [verified_transfer(address, f"{i}.2") for i in range(15)]
+    fast: list[str] = []
+
+    class Slower:
+        """The store as the slow sweep sees it: the fast sweep runs before its first page."""
+
+        def max_id(self) -> int:
+            return store.max_id()
+
+        def list_transfers(self, **kwargs: Any) -> list[Any]:
+            if not fast:
+                store.record_many(newer)
+                fast.extend(sweep([address], store, url, "fast"))
+            return store.list_transfers(**kwargs)
+
+    with deposits.DepositLedger(url) as ledger:
+        slow = ledger.credit_from_store([address], credited_by="slow", store=Slower())
+        assert slow == []
+        assert len(fast) == 40
+        assert ledger.offset() == store.max_id()  # 40, not the slow sweep's 25
+    assert set(_ledger_rows(url).values()) == {"fast"}
+
+
+def test_an_address_added_later_gets_earlier_deposits_only_on_purpose(store_and_ledger,
+                                                                      caplog):
+    """The offset is one position in the store: a sweep passes transfers into addresses it
+    was not given, and a later sweep with the address added does not go back for them;
+    ``credit_earlier`` does, without moving the offset."""
+    store, url = store_and_ledger
+    listed, added = random_address(), random_address()
+    early = [verified_transfer(added, "5"), verified_transfer(listed, "6"),
+             verified_transfer(added, "7")]
+    store.record_many(early)
+    with caplog.at_level(logging.INFO, logger=deposits.__name__):
+        assert sweep([listed], store, url, "run-1") == [early[1].tx_hash]
+    assert "2 stored transfers up to id" in caplog.text
+    assert _offset(url) == store.max_id()
+
+    later = verified_transfer(added, "8")
+    store.record(later)
+    assert sweep([listed, added], store, url, "run-2") == [later.tx_hash]
+    with deposits.DepositLedger(url) as ledger:
+        offset = ledger.offset()
+        earlier = ledger.credit_earlier([added], credited_by="by-hand", store=store)
+        assert [t.tx_hash for t in earlier] == [early[0].tx_hash, early[2].tx_hash]
+        assert ledger.offset() == offset
+        assert ledger.credit_earlier([added], credited_by="again", store=store) == []
+    assert _ledger_rows(url) == {early[1].tx_hash: "run-1", later.tx_hash: "run-2",
+                                 early[0].tx_hash: "by-hand", early[2].tx_hash: "by-hand"}
+
+
+def test_a_sweep_without_addresses_reads_nothing(store_and_ledger):
+    """No deposit address configured (yet): the offset stays, so the first sweep that has
+    addresses credits what was stored before."""
+    store, url = store_and_ledger
+    address = random_address()
+    deposit = verified_transfer(address, "9.5")
+    store.record(deposit)
+    assert sweep([], store, url) == []
+    assert _offset(url) == 0
+    assert sweep([address], store, url) == [deposit.tx_hash]
 
 
 def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
@@ -164,9 +250,12 @@ def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
                    "to_address VARCHAR(34) NOT NULL, from_address VARCHAR(34) NOT NULL, "
                    "amount VARCHAR(40) NOT NULL, token VARCHAR(20) NOT NULL, "
                    "block_number BIGINT NOT NULL, credited_at VARCHAR(40) NOT NULL)")
-    deposit = _transfer(random_address())
-    assert deposits.credit([deposit], f"sqlite:///{path}", "run-9") == [deposit]
-    assert _ledger_rows(f"sqlite:///{path}") == {deposit["tx_hash"]: "run-9"}
+    store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
+    deposit = verified_transfer(random_address())
+    store.record(deposit)
+    assert sweep([deposit.to_address], store, f"sqlite:///{path}", "run-9") == [deposit.tx_hash]
+    assert _ledger_rows(f"sqlite:///{path}") == {deposit.tx_hash: "run-9"}
+    store.close()
 
 
 # The ledger as the release before credited_by and schema versions created it.
@@ -181,8 +270,10 @@ PREVIOUS_RELEASE_DDL = (
 
 def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
     """Migration step 2 adds credited_by; the old rows stay credited, once."""
-    _, url = store_and_ledger
-    old = _transfer(random_address(), "7.000001")
+    store, url = store_and_ledger
+    address = random_address()
+    old, new = verified_transfer(address, "7.000001"), verified_transfer(address, "3")
+    store.record_many([old, new])
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
     try:
         with engine.begin() as conn:
@@ -191,29 +282,51 @@ def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
             conn.execute(sa.text(
                 "INSERT INTO credited_deposits VALUES (:h, :to, :frm, :amount, 'USDT', 7, "
                 "'2025-01-01T00:00:00+00:00')"),
-                {"h": old["tx_hash"], "to": old["to"], "frm": old["from"], "amount": "7.000001"})
-        new = _transfer(random_address())
-        assert deposits.credit([old, new], url, "run-2") == [new]  # the old one stays once
-        assert _ledger_rows(url) == {old["tx_hash"]: None, new["tx_hash"]: "run-2"}
+                {"h": old.tx_hash, "to": address, "frm": old.from_address, "amount": "7.000001"})
+        assert sweep([address], store, url, "run-2") == [new.tx_hash]  # the old one stays once
+        assert _ledger_rows(url) == {old.tx_hash: None, new.tx_hash: "run-2"}
         with engine.connect() as conn:
             assert conn.execute(sa.text(
                 "SELECT amount FROM credited_deposits WHERE tx_hash = :h"),
-                {"h": old["tx_hash"]}).scalar() == "7.000001"
+                {"h": old.tx_hash}).scalar() == "7.000001"
             assert dict(conn.execute(sa.text(
                 "SELECT store, version FROM tronenergy_schema_version")).all()) == {
                 deposits.SCHEMA: 2}
         # Opened again (another worker, a later run): nothing left to migrate.
-        assert deposits.credit([new], url) == []
+        with deposits.DepositLedger(url) as ledger:
+            assert ledger.credit_earlier([address], store=store) == []
     finally:
         engine.dispose()
 
 
+def test_the_offset_an_earlier_ledger_kept_stays_valid(store_and_ledger):
+    """A ledger whose offset row the previous code wrote (table ``deposit_catch_up``, row
+    ``deposits.catch_up``) goes on from it: what it had read is not read again."""
+    store, url = store_and_ledger
+    address = random_address()
+    transfers = [verified_transfer(address, f"{i}.75") for i in range(3)]
+    store.record_many(transfers)
+    read_before = store.list_transfers(address=address)[1].id
+    assert _offset(url) == 0  # the tables exist, at the newest version
+    engine = sqlstore.create_engine(sqlstore.parse_url(url))
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO deposit_catch_up (consumer, last_id) "
+                                 "VALUES ('deposits.catch_up', :id)"), {"id": read_before})
+    finally:
+        engine.dispose()
+    assert _offset(url) == read_before
+    assert sweep([address], store, url) == [transfers[2].tx_hash]
+
+
 def test_a_ledger_newer_than_the_code_refuses_to_open(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    assert deposits.credit([_transfer(random_address())], url)
+    assert _offset(url) == 0
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
     with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT version FROM tronenergy_schema_version")).scalar() \
+            == 2
         conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99"))
     engine.dispose()
     with pytest.raises(sqlstore.StoreError, match="version 99, newer than this code"):
-        deposits.credit([_transfer(random_address())], url)
+        _offset(url)

@@ -1,20 +1,40 @@
-"""The deposit-watch example DAGs: import, registration, exactly-once crediting."""
+"""The deposit-watch example DAGs: import, registration, exactly-once crediting from the
+callback store (and from nothing handed to a run)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
+from collections.abc import Iterator
 
 import deposit_watch as example
+import pytest
 
+from airflow_provider_tronenergy.callbacks.access import forget_stores
+from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.protocol.address import random_address
+from support.callbacks import verified_transfer
 
 
-def _transfer(to: str, amount: str = "25.5") -> dict:
-    return {"tx_hash": secrets.token_hex(32), "to": to,
-            "from": random_address(), "amount": amount, "token": "USDT", "block_number": 7}
+@pytest.fixture
+def stored(tmp_path, monkeypatch) -> Iterator[CallbackStore]:
+    """The callback store the credit task reads (``TRONENERGY_CALLBACK_STORE``) and its
+    ledger (``TRONENERGY_DEPOSITS_DB``), both SQLite files of this test."""
+    url = f"sqlite:///{tmp_path / 'callbacks.db'}"
+    monkeypatch.setenv(ENV_STORE_URL, url)
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
+    forget_stores()
+    store = CallbackStore(url)
+    yield store
+    store.close()
+    forget_stores()
+
+
+def _addresses(monkeypatch, *addresses: str) -> None:
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps(list(addresses)))
 
 
 def test_example_dags_import_cleanly(airflow_db):
@@ -31,27 +51,46 @@ def test_example_dags_import_cleanly(airflow_db):
     assert watcher is not None
 
 
-def test_register_then_credit_in_dag_test(run_dag, control, sandbox, tmp_path, monkeypatch):
+def test_register_then_credit_in_dag_test(run_dag, control, sandbox, stored, monkeypatch):
     address = random_address()
-    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([address]))
-    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
+    _addresses(monkeypatch, address)
     dag = next(d for d in [example.dag_register, example.dag_credit]
                if d.dag_id == "deposit_credit")
-    deposit = _transfer(address)
-    out = run_dag(dag, transfers=[deposit])
+    deposit = verified_transfer(address, "25.5", "USDT")
+    stored.record(deposit)
+    out = run_dag(dag)
     assert out["credit_deposits"][0] == "success"
-    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit["tx_hash"]]
-    again = run_dag(dag, transfers=[deposit])
+    assert out["credit_deposits"][2] == [stored.get_transfer(deposit.tx_hash).to_payload()]
+    again = run_dag(dag)
     assert again["credit_deposits"][2] == []
 
 
-def test_only_deposit_addresses_are_credited(run_dag, control, tmp_path, monkeypatch):
+def test_only_deposit_addresses_are_credited(run_dag, control, stored, monkeypatch):
     deposit_address = random_address()
-    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([deposit_address]))
-    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
-    deposit, elsewhere = _transfer(deposit_address), _transfer(random_address())
-    out = run_dag(example.dag_credit, transfers=[elsewhere, deposit])
-    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit["tx_hash"]]
+    _addresses(monkeypatch, deposit_address)
+    deposit, elsewhere = verified_transfer(deposit_address), verified_transfer(random_address())
+    stored.record_many([elsewhere, deposit])
+    out = run_dag(example.dag_credit)
+    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit.tx_hash]
+
+
+def test_a_transfer_handed_to_a_run_is_not_credited(run_dag, control, stored, tmp_path,
+                                                    monkeypatch, caplog):
+    """Whoever can trigger the DAG cannot credit a transfer the store never verified: only
+    the store is read, ``dag_run.conf`` is not."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    forged = {"tx_hash": secrets.token_hex(32), "to": address, "from": random_address(),
+              "amount": "1000000", "token": "USDT", "block_number": 7}
+    with caplog.at_level(logging.INFO, logger=example.log.name):
+        out = run_dag(example.dag_credit, transfers=[forged])
+    assert out["credit_deposits"][0] == "success"
+    assert out["credit_deposits"][2] == []
+    logged = [r.getMessage() for r in caplog.records if r.name == example.log.name]
+    assert "woken by 0 deposit event(s): crediting from the callback store" in logged
+    assert any(m.startswith("dag_run.conf transfers are not credited") for m in logged)
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        assert db.execute("SELECT count(*) FROM credited_deposits").fetchone() == (0,)
 
 
 def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox,
@@ -71,30 +110,22 @@ def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox
     assert {monitored[a].label for a in addresses} == {"deposits"}
 
 
-def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control, tmp_path,
-                                                                  monkeypatch):
+def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control, stored,
+                                                                  tmp_path, monkeypatch):
     """The scheduler race (docs/deployment.md): a deposit whose Asset event reached no run is
-    in the callback store; the next credit run credits it from there, once, naming itself."""
-    from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
-    from support.callbacks import verified_transfer
-
+    in the callback store; the next credit run credits it from there, once, naming itself,
+    and a run its event wakes later credits nothing."""
     address = random_address()
-    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps([address]))
-    ledger = tmp_path / "ledger.db"
-    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{ledger}")
-    monkeypatch.setenv(ENV_STORE_URL, f"sqlite:///{tmp_path / 'callbacks.db'}")
-    store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
+    _addresses(monkeypatch, address)
     stranded = verified_transfer(address, "70.25", "USDT")
-    store.record(stranded)
-    late_event = store.get_transfer(stranded.tx_hash).to_payload()
-    store.close()
+    stored.record(stranded)
 
     out = run_dag(example.dag_credit)  # triggered by no event carrying it
     assert out["credit_deposits"][0] == "success"
     assert [(t["tx_hash"], t["amount"]) for t in out["credit_deposits"][2]] == [
         (stranded.tx_hash, "70.25")]
-    again = run_dag(example.dag_credit, transfers=[late_event])  # its event, late
+    again = run_dag(example.dag_credit)  # the run its event wakes, late
     assert again["credit_deposits"][2] == []
-    with sqlite3.connect(ledger) as db:
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
         assert db.execute("SELECT tx_hash, credited_by FROM credited_deposits").fetchall() == [
             (stranded.tx_hash, out["__run_id__"])]
