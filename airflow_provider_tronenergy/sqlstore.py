@@ -25,9 +25,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import QueuePool, StaticPool
 
@@ -174,6 +176,19 @@ Step = Callable[[Connection], None]
 """One migration step: moves a store's tables from version ``n - 1`` to ``n``."""
 
 
+class LegacyVersion(Protocol):
+    """Where a store kept its version before ``<prefix>schema_version`` (e.g. a key in a
+    table of its own). Read once, as the starting version of a store with no row there;
+    written whenever the version is recorded, so an older release that still looks there
+    sees a newer schema and refuses it instead of writing to it."""
+
+    def read(self, conn: Connection) -> int | None:
+        """The version kept there, or None (nothing kept); its table exists when called."""
+
+    def write(self, conn: Connection, version: int) -> None:
+        """Keep ``version`` there too, inside the migration's transaction."""
+
+
 class Database:
     """One store's database: its URL, engine, write transaction and schema version.
 
@@ -222,15 +237,21 @@ class Database:
                                  {"key": self.lock_key})
                 yield conn
 
-    def migrate(self, store: str, tables: Sequence[sa.Table], steps: Mapping[int, Step]) -> None:
+    def insert(self, table: sa.Table) -> Any:
+        """``INSERT`` in this backend's dialect: the one with ``on_conflict_do_*``."""
+        return (pg_insert if self.backend == "postgresql" else sqlite_insert)(table)
+
+    def migrate(self, store: str, tables: Sequence[sa.Table], steps: Mapping[int, Step], *,
+                legacy: LegacyVersion | None = None) -> None:
         """Bring ``store``'s tables to the newest version; once per process.
 
         ``steps[n]`` moves the tables from version ``n - 1`` to ``n``; version 1 is the
-        first layout, also when no version was recorded (a release before versions).
-        A new database gets the tables as declared, at the newest version; an unversioned
-        one gets its missing tables, then every step from 2. Steps look before they change
-        (a table created here is already in its newest shape). A store whose version is
-        newer than the code refuses to open rather than guess.
+        first layout, also when no version was recorded (a release before versions)
+        unless ``legacy`` kept one. A new database gets the tables as declared, at the
+        newest version; an unversioned one gets its missing tables, then every step
+        after its version. Steps look before they change (a table created here is
+        already in its newest shape). A store whose version is newer than the code
+        refuses to open rather than guess.
         """
         if store in self._migrated:
             return
@@ -240,7 +261,7 @@ class Database:
             for attempt in range(5):
                 try:
                     with self.write(locked=True) as conn:
-                        self._migrate(conn, store, tables, steps)
+                        self._migrate(conn, store, tables, steps, legacy)
                     break
                 except sa.exc.DBAPIError:
                     # Another process raced us through DDL no shared lock covered (a
@@ -251,20 +272,23 @@ class Database:
             self._migrated.add(store)
 
     def _migrate(self, conn: Connection, store: str, tables: Sequence[sa.Table],
-                 steps: Mapping[int, Step]) -> None:
+                 steps: Mapping[int, Step], legacy: LegacyVersion | None) -> None:
         newest = max(steps, default=1)
         v = self.versions
         self.versions.create(conn, checkfirst=True)
         version = conn.execute(sa.select(v.c.version).where(v.c.store == store)).scalar()
+        recorded = version is not None
         if version is None:
             inspector = sa.inspect(conn)
             earlier = any(inspector.has_table(t.name, schema=t.schema) for t in tables)
             for table in tables:
                 table.create(conn, checkfirst=True)
-            version = 1 if earlier else newest
-            conn.execute(v.insert().values(store=store, version=version))
-            if not earlier:
+            if earlier:
+                version = (legacy.read(conn) if legacy is not None else None) or 1
+            else:
+                version = newest
                 log.info("created the %s tables in %s", store, self.safe_url)
+            conn.execute(v.insert().values(store=store, version=version))
         if version > newest:
             raise StoreError(f"the {store} schema is version {version}, newer than this code "
                              f"({newest}): upgrade airflow-provider-tronenergy")
@@ -273,6 +297,20 @@ class Database:
             log.info("migrated %s in %s to schema version %d", store, self.safe_url, target)
         if version < newest:
             conn.execute(v.update().where(v.c.store == store).values(version=newest))
+        if legacy is not None and (version < newest or not recorded):
+            legacy.write(conn, newest)
+
+    def drop(self, store: str, tables: Sequence[sa.Table]) -> None:
+        """Drop ``store``'s tables and forget its version (tests; removing it on purpose).
+
+        The version table stays: other stores in the database may keep their rows there.
+        """
+        with self.write(locked=True) as conn:
+            for table in reversed(tables):
+                table.drop(conn, checkfirst=True)
+            if sa.inspect(conn).has_table(self.versions.name, schema=self.versions.schema):
+                conn.execute(self.versions.delete().where(self.versions.c.store == store))
+        self._migrated.discard(store)
 
     def forget_migrated(self) -> None:
         """Check the schema again on next use (after dropping tables on purpose)."""
