@@ -3,9 +3,10 @@
 * :mod:`.verify` - HMAC over the raw body, then strict body validation.
 * :mod:`.events` - the records: :class:`VerifiedTransfer` (a verified callback, what the
   receiver stores), :class:`StoredTransfer` (a log row), exact amount helpers.
-* :mod:`.store` - :class:`CallbackStore`: append-only transfer log and consumer offsets
-  (its parts: :mod:`.store_writes`, :mod:`.store_offsets`, :mod:`.store_parts`);
-  :mod:`.conflicts` - validly signed callbacks that contradict a stored transfer.
+* :mod:`.store` - :class:`CallbackStore`: append-only transfer log and consumer offsets,
+  on a ``sqlstore.Database``; its tables and versions in :mod:`.store_schema`, its
+  collaborators :mod:`.store_writes` (the insert paths), :mod:`.store_offsets` and
+  :mod:`.conflicts` (validly signed callbacks that contradict a stored transfer).
 * :mod:`.access` - opening the store from tasks, sensors and triggers (one per URL).
 * :mod:`.batcher` - group commit: one transaction and one fsync per burst.
 * :mod:`.app` - :func:`create_app`: the ASGI receiver (``POST /callbacks``, ``GET /health``);

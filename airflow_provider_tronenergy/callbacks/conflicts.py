@@ -22,41 +22,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
+from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
-
-if TYPE_CHECKING:
-    from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
 COMPARED: Final = ("from", "to", "amount", "token")
 """The facts a redelivery must repeat; block number and timestamps may be re-reported."""
 _LOOKUP_CHUNK: Final = 500
-
-
-def conflicts_table(metadata: sa.MetaData, prefix: str) -> sa.Table:
-    return sa.Table(
-        f"{prefix}conflicts", metadata,
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-                  primary_key=True, autoincrement=True),
-        sa.Column("tx_hash", sa.String(64), nullable=False),
-        sa.Column("fields", sa.String(64), nullable=False),
-        sa.Column("stored_id", sa.BigInteger(), nullable=False),
-        sa.Column("from_address", sa.String(34), nullable=False),
-        sa.Column("to_address", sa.String(34), nullable=False),
-        sa.Column("amount", sa.String(96), nullable=False),
-        sa.Column("token", sa.String(64), nullable=False),
-        sa.Column("received_at_ms", sa.BigInteger(), nullable=False),
-        sa.Column("verified_by", sa.String(16), nullable=False),
-        sa.Column("signature", sa.String(64), nullable=False),
-        sa.Column("raw_body", sa.LargeBinary(), nullable=False),
-        sa.Column("body_sha256", sa.String(64), nullable=False),
-        sa.UniqueConstraint("tx_hash", "body_sha256", name=f"{prefix}conflicts_body_key"),
-        sqlite_autoincrement=True,
-    )
 
 
 @dataclass(frozen=True)
@@ -101,76 +76,82 @@ def _differences(event: VerifiedTransfer, row: Any) -> tuple[str, ...]:
     return tuple(differ)
 
 
-def check(store: CallbackStore, events: Sequence[VerifiedTransfer],
-          results: list[RecordResult]) -> list[RecordResult]:
-    """Mark the duplicates that contradict their stored transfer, and keep their bodies.
+class Conflicts:
+    """One store's ``<prefix>conflicts``: compare a batch's duplicates, keep, list.
 
-    Called after the batch committed, only when it held duplicates. The stored
-    row is the first delivery's, also when the other was earlier in the same batch.
+    Given the store's database and its two tables; the caller has brought the
+    schema up to date.
     """
-    duplicates = [i for i, result in enumerate(results) if result.duplicate]
-    if not duplicates:
-        return results
-    t = store.transfers
-    hashes = sorted({events[i].tx_hash for i in duplicates})
-    stored: dict[str, Any] = {}
-    with store._read() as conn:
-        for start in range(0, len(hashes), _LOOKUP_CHUNK):
-            query = sa.select(t.c.id, t.c.tx_hash, t.c.from_address, t.c.to_address,
-                              t.c.amount, t.c.token).where(
-                t.c.tx_hash.in_(hashes[start:start + _LOOKUP_CHUNK]))
-            stored.update((row.tx_hash, row) for row in conn.execute(query))
-    found: list[tuple[VerifiedTransfer, tuple[str, ...], int]] = []
-    checked = list(results)
-    for i in duplicates:
-        event = events[i]
-        row = stored.get(event.tx_hash)
-        if row is None:
-            continue
-        fields = _differences(event, row)
-        if fields:
-            checked[i] = RecordResult(event.tx_hash, duplicate=True, conflict=fields)
-            found.append((event, fields, int(row.id)))
-    if found:
-        _keep(store, found)
-    return checked
 
+    def __init__(self, db: sqlstore.Database, transfers: sa.Table, conflicts: sa.Table) -> None:
+        self.db = db
+        self.transfers = transfers
+        self.table = conflicts
 
-def _keep(store: CallbackStore, found: list[tuple[VerifiedTransfer, tuple[str, ...], int]]) -> None:
-    """Insert each contradicting body once (a redelivery of the same bytes adds nothing)."""
-    now = int(time.time() * 1000)
-    rows = [{
-        "tx_hash": event.tx_hash, "fields": ",".join(fields), "stored_id": stored_id,
-        "from_address": event.from_address, "to_address": event.to_address,
-        "amount": event.amount, "token": event.token,
-        "received_at_ms": event.received_at_ms or now, "verified_by": event.verified_by,
-        "signature": event.signature, "raw_body": event.raw_body,
-        "body_sha256": hashlib.sha256(event.raw_body).hexdigest(),
-    } for event, fields, stored_id in found]
-    statement = store._dialect_insert(store.conflicts).on_conflict_do_nothing(
-        index_elements=["tx_hash", "body_sha256"])
-    with store._write(ordered=False) as conn:
-        conn.execute(statement, rows)
+    def check(self, events: Sequence[VerifiedTransfer],
+              results: list[RecordResult]) -> list[RecordResult]:
+        """Mark the duplicates that contradict their stored transfer, and keep their bodies.
 
+        Called after the batch committed, only when it held duplicates. The stored
+        row is the first delivery's, also when the other was earlier in the same batch.
+        """
+        duplicates = [i for i, result in enumerate(results) if result.duplicate]
+        if not duplicates:
+            return results
+        t = self.transfers
+        hashes = sorted({events[i].tx_hash for i in duplicates})
+        stored: dict[str, Any] = {}
+        with self.db.engine.connect() as conn:
+            for start in range(0, len(hashes), _LOOKUP_CHUNK):
+                query = sa.select(t.c.id, t.c.tx_hash, t.c.from_address, t.c.to_address,
+                                  t.c.amount, t.c.token).where(
+                    t.c.tx_hash.in_(hashes[start:start + _LOOKUP_CHUNK]))
+                stored.update((row.tx_hash, row) for row in conn.execute(query))
+        found: list[tuple[VerifiedTransfer, tuple[str, ...], int]] = []
+        checked = list(results)
+        for i in duplicates:
+            event = events[i]
+            row = stored.get(event.tx_hash)
+            if row is None:
+                continue
+            fields = _differences(event, row)
+            if fields:
+                checked[i] = RecordResult(event.tx_hash, duplicate=True, conflict=fields)
+                found.append((event, fields, int(row.id)))
+        if found:
+            self._keep(found)
+        return checked
 
-def list_conflicts(store: CallbackStore, *, tx_hash: str | None = None, after_id: int = 0,
-                   limit: int = 100) -> list[Conflict]:
-    """Kept conflicting callbacks in id order, optionally for one ``tx_hash``."""
-    c = store.conflicts
-    query = sa.select(c).where(c.c.id > after_id)
-    if tx_hash is not None:
-        query = query.where(c.c.tx_hash == tx_hash.lower())
-    with store._read() as conn:
-        rows = conn.execute(query.order_by(c.c.id).limit(limit)).mappings().all()
-    return [Conflict(
-        id=int(row["id"]), tx_hash=row["tx_hash"],
-        fields=tuple(f for f in row["fields"].split(",") if f), stored_id=int(row["stored_id"]),
-        from_address=row["from_address"], to_address=row["to_address"], amount=row["amount"],
-        token=row["token"], received_at_ms=int(row["received_at_ms"]),
-        verified_by=row["verified_by"], raw_body=bytes(row["raw_body"]),
-    ) for row in rows]
+    def _keep(self, found: list[tuple[VerifiedTransfer, tuple[str, ...], int]]) -> None:
+        """Insert each contradicting body once (a redelivery of the same bytes adds nothing)."""
+        now = int(time.time() * 1000)
+        rows = [{
+            "tx_hash": event.tx_hash, "fields": ",".join(fields), "stored_id": stored_id,
+            "from_address": event.from_address, "to_address": event.to_address,
+            "amount": event.amount, "token": event.token,
+            "received_at_ms": event.received_at_ms or now, "verified_by": event.verified_by,
+            "signature": event.signature, "raw_body": event.raw_body,
+            "body_sha256": hashlib.sha256(event.raw_body).hexdigest(),
+        } for event, fields, stored_id in found]
+        statement = self.db.insert(self.table).on_conflict_do_nothing(
+            index_elements=["tx_hash", "body_sha256"])
+        with self.db.write() as conn:  # no id ordering needed: nobody follows these ids
+            conn.execute(statement, rows)
 
-
-def add_conflicts_table(conn: Connection, store: CallbackStore) -> None:
-    """Migration to schema version 2 (``create_all`` has usually made it already)."""
-    store.conflicts.create(conn, checkfirst=True)
+    def find(self, *, tx_hash: str | None = None, after_id: int = 0,
+             limit: int = 100) -> list[Conflict]:
+        """Kept conflicting callbacks in id order, optionally for one ``tx_hash``."""
+        c = self.table
+        query = sa.select(c).where(c.c.id > after_id)
+        if tx_hash is not None:
+            query = query.where(c.c.tx_hash == tx_hash.lower())
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(query.order_by(c.c.id).limit(limit)).mappings().all()
+        return [Conflict(
+            id=int(row["id"]), tx_hash=row["tx_hash"],
+            fields=tuple(f for f in row["fields"].split(",") if f),
+            stored_id=int(row["stored_id"]), from_address=row["from_address"],
+            to_address=row["to_address"], amount=row["amount"], token=row["token"],
+            received_at_ms=int(row["received_at_ms"]), verified_by=row["verified_by"],
+            raw_body=bytes(row["raw_body"]),
+        ) for row in rows]

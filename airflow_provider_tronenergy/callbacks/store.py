@@ -20,50 +20,42 @@ Guarantees the rest of the provider relies on:
   for comparisons. No NUMERIC column: SQLite's NUMERIC affinity would turn
   decimals into floats.
 
-Schema changes: tables are created on first use, and ``<prefix>meta`` records
-``schema_version`` (now 2: version 2 added ``<prefix>conflicts``, see
-:mod:`.conflicts`). A later release that changes the schema bumps the
-version and ships forward-only migration steps in :data:`MIGRATIONS`, applied
-in order by :meth:`CallbackStore.ensure_schema` inside the same serialised
-write transaction (DDL is transactional on both backends), so whichever
-process opens the store first migrates it exactly once. The log itself is
-append-only: columns may be added, existing ones are never rewritten. A store
-whose version is newer than the code refuses to open rather than guess.
+Built by composition: a :class:`sqlstore.Database` (URL, engine, the serialised
+write transaction, versioned migrations), the tables declared once
+(:mod:`.store_schema`, which also says how a store of the previous release is
+brought up to date), and three collaborators given the database and their
+tables: :class:`.store_writes.TransferWriter` (the insert paths),
+:class:`.store_offsets.ConsumerOffsets` and :class:`.conflicts.Conflicts`. The
+reads are here. The log is append-only: columns may be added, existing ones are
+never rewritten.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import logging
-import sqlite3
-import threading
-import time
-import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection
 
 from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.callbacks import conflicts
-from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
-from airflow_provider_tronenergy.callbacks.store_offsets import StoreOffsets
-from airflow_provider_tronenergy.callbacks.store_writes import _INSERT_COLUMNS, StoreWrites
-from airflow_provider_tronenergy.sqlstore import StoreError
-
-log = logging.getLogger(__name__)
-
-SCHEMA_VERSION: Final = 2
-MIGRATIONS: Final[dict[int, Callable[[Connection, CallbackStore], None]]] = {
-    2: conflicts.add_conflicts_table,
-}
-"""``{n: step}``: the step that moves a store from version ``n - 1`` to ``n``."""
+from airflow_provider_tronenergy.callbacks.conflicts import Conflict, Conflicts
+from airflow_provider_tronenergy.callbacks.events import (
+    RecordResult,
+    StoredTransfer,
+    VerifiedTransfer,
+    threshold_micro,
+)
+from airflow_provider_tronenergy.callbacks.store_offsets import ConsumerOffsets
+from airflow_provider_tronenergy.callbacks.store_schema import (
+    SCHEMA,
+    MetaVersion,
+    StoreTables,
+    migrations,
+)
+from airflow_provider_tronenergy.callbacks.store_writes import TransferWriter
 
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
 ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
@@ -77,7 +69,7 @@ def store_url(explicit: str | None = None) -> str:
     return LOCATION.url(explicit)
 
 
-class CallbackStore(StoreWrites, StoreOffsets):
+class CallbackStore:
     """``CallbackStore(url)``: record verified transfers, list them, track consumer offsets.
 
     Thread-safe; one instance per process is enough. ``schema`` (PostgreSQL) and
@@ -92,98 +84,31 @@ class CallbackStore(StoreWrites, StoreOffsets):
         schema: str | None = None,
         pool_size: int = 5,
     ) -> None:
-        self.url = sqlstore.parse_url(url or store_url())
-        self.backend = self.url.get_backend_name()
-        if schema is not None and self.backend != "postgresql":
-            raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")
-        self.engine = sqlstore.create_engine(self.url, pool_size)
-        self.metadata = sa.MetaData(schema=schema)
-        p = table_prefix
-        self.transfers = sa.Table(
-            f"{p}transfers", self.metadata,
-            sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-                      primary_key=True, autoincrement=True),
-            sa.Column("tx_hash", sa.String(64), nullable=False),
-            sa.Column("token", sa.String(64), nullable=False),
-            sa.Column("from_address", sa.String(34), nullable=False),
-            sa.Column("to_address", sa.String(34), nullable=False),
-            sa.Column("amount", sa.String(96), nullable=False),
-            sa.Column("amount_micro", sa.BigInteger(), nullable=False),
-            sa.Column("block_number", sa.BigInteger(), nullable=False),
-            sa.Column("block_timestamp_ms", sa.BigInteger(), nullable=False),
-            sa.Column("sent_at", sa.BigInteger(), nullable=False),
-            sa.Column("received_at_ms", sa.BigInteger(), nullable=False),
-            sa.Column("verified_by", sa.String(16), nullable=False),
-            sa.Column("signature", sa.String(64), nullable=False),
-            sa.Column("raw_body", sa.LargeBinary(), nullable=False),
-            # The commit that stored the row (unique per batch): lets a writer tell its
-            # own rows from earlier deliveries of the same transfers.
-            sa.Column("receipt", sa.String(16), nullable=False),
-            sa.UniqueConstraint("tx_hash", name=f"{p}transfers_tx_hash_key"),
-            sa.Index(f"{p}transfers_to_id", "to_address", "id"),
-            sqlite_autoincrement=True,  # never reuse an id, even after a manual delete
-        )
-        self.offsets = sa.Table(
-            f"{p}consumer_offsets", self.metadata,
-            sa.Column("consumer", sa.String(250), primary_key=True),
-            sa.Column("last_id", sa.BigInteger(), nullable=False),
-            sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
-        )
-        self.meta = sa.Table(
-            f"{p}meta", self.metadata,
-            sa.Column("key", sa.String(64), primary_key=True),
-            sa.Column("value", sa.String(255), nullable=False),
-        )
-        # Validly signed callbacks that contradict a stored transfer (never stored over it).
-        self.conflicts = conflicts.conflicts_table(self.metadata, p)
-        self._lock_key = sqlstore.lock_key(f"{schema or ''}.{p}transfers")
-        self._ready = threading.Event()
-        self._ready_lock = threading.Lock()
-        self._dialect_insert = pg_insert if self.backend == "postgresql" else sqlite_insert
-        # Old SQLite builds allow only 999 bound variables per statement.
-        variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
-        self._rows_per_statement = min(500, variables // len(_INSERT_COLUMNS))
-        self._insert_statements: dict[tuple[str, int], str] = {}
-        # Drawn by _next_receipt on first use, and again in a forked child.
-        self._receipt_owner = 0
-        self._receipt_prefix = ""
-        self._receipt_counter = itertools.count()
-        # PostgreSQL: each writing thread keeps one autocommit connection of its own (the
-        # receiver has one writer thread). Held weakly here, only so close() can reach
-        # them: a thread that ends takes its connection with it.
-        self._one_message = (self.backend == "postgresql"
-                             and self.engine.dialect.driver == "psycopg2")
-        self._writer_local = threading.local()
-        self._writers: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._writers_lock = threading.Lock()
+        # The lock is keyed by the transfers table, as in the previous release: a receiver
+        # of either release serialises its writes with the other's during an upgrade.
+        self.db = sqlstore.Database(url, LOCATION, lock_name=f"{table_prefix}transfers",
+                                    schema=schema, table_prefix=table_prefix,
+                                    pool_size=pool_size)
+        self.url, self.backend, self.engine = self.db.url, self.db.backend, self.db.engine
+        self.tables = StoreTables.declare(self.db.metadata, table_prefix)
+        self._migrations = migrations(self.tables)
+        self._legacy_version = MetaVersion(self.tables.meta)
+        self.writer = TransferWriter(self.db, self.tables.transfers)
+        self.offsets = ConsumerOffsets(self.db, self.tables.offsets)
+        self.conflicts = Conflicts(self.db, self.tables.transfers, self.tables.conflicts)
 
     @property
     def safe_url(self) -> str:
         """The URL with any password hidden: the only form that may reach a log."""
-        return sqlstore.safe_url(self.url)
+        return self.db.safe_url
 
     def __repr__(self) -> str:
         return f"CallbackStore({self.safe_url!r})"
 
     def close(self) -> None:
-        with self._writers_lock:
-            writers = list(self._writers)
-            self._writers.clear()
-        for raw in writers:
-            with contextlib.suppress(Exception):
-                raw.close()
-        self.engine.dispose()
-
-    @contextmanager
-    def _write(self, *, ordered: bool = True) -> Iterator[Connection]:
-        """One write transaction; ``ordered`` ones are serialised (module docstring)."""
-        with self.engine.connect() as plain:
-            conn = plain.execution_options(tronenergy_immediate=True)
-            with conn.begin():
-                if self.backend == "postgresql" and ordered:
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
-                                 {"key": self._lock_key})
-                yield conn
+        """Close the writers' kept connections and release the connection pool."""
+        self.writer.close()
+        self.db.close()
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -191,55 +116,73 @@ class CallbackStore(StoreWrites, StoreOffsets):
         with self.engine.connect() as conn:
             yield conn
 
-    # -- schema -----------------------------------------------------------------------
-
     def ensure_schema(self) -> None:
         """Create the tables (first use) or migrate them; once per process."""
-        if self._ready.is_set():
-            return
-        with self._ready_lock:
-            if self._ready.is_set():
-                return
-            for attempt in range(5):
-                try:
-                    with self._write() as conn:
-                        self._create_or_migrate(conn)
-                    break
-                except sa.exc.DBAPIError:
-                    # Another process raced us through DDL the lock did not cover
-                    # (e.g. an older release); look again.
-                    if attempt == 4:
-                        raise
-                    time.sleep(0.05 * (attempt + 1))
-            self._ready.set()
-
-    def _create_or_migrate(self, conn: Connection) -> None:
-        self.metadata.create_all(conn, checkfirst=True)
-        row = conn.execute(
-            sa.select(self.meta.c.value).where(self.meta.c.key == "schema_version")
-        ).first()
-        if row is None:
-            conn.execute(self.meta.insert().values(key="schema_version",
-                                                   value=str(SCHEMA_VERSION)))
-            log.info("created callback store tables in %s", self.safe_url)
-            return
-        version = int(row[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"callback store schema is version {version}, newer than this code "
-                f"({SCHEMA_VERSION}): upgrade airflow-provider-tronenergy"
-            )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            MIGRATIONS[target](conn, self)
-            log.info("migrated callback store %s to schema version %d", self.safe_url, target)
-        if version < SCHEMA_VERSION:
-            conn.execute(self.meta.update().where(self.meta.c.key == "schema_version")
-                         .values(value=str(SCHEMA_VERSION)))
+        self.db.migrate(SCHEMA, self.tables.all, self._migrations, legacy=self._legacy_version)
 
     def ping(self) -> None:
         """Raise unless the store answers (and its tables exist): the health check."""
         with self._read() as conn:
             conn.execute(sa.select(sa.literal(1))).scalar()
+
+    # -- writes --------------------------------------------------------------------
+
+    def record(self, event: VerifiedTransfer) -> RecordResult:
+        """Store one transfer (:meth:`record_many` of one)."""
+        return self.record_many([event])[0]
+
+    def record_many(self, events: Sequence[VerifiedTransfer]) -> list[RecordResult]:
+        """Store a batch in one durable commit; flag duplicates, and contradictions of a
+        stored transfer (kept apart in ``<prefix>conflicts``, never stored over it).
+
+        When this returns, every row is durably committed; a ``tx_hash`` already
+        stored is a duplicate (:meth:`.TransferWriter.record_many` says how exactly).
+        """
+        if not events:
+            return []
+        self.ensure_schema()
+        results = self.writer.record_many(events)
+        if any(result.duplicate for result in results):
+            # Some were stored already: retries, or contradictions (answered 409).
+            results = self.conflicts.check(events, results)
+        return results
+
+    # -- consumer offsets -------------------------------------------------------------
+
+    def get_offset(self, consumer: str) -> int:
+        """The last id ``consumer`` has finished with (0 when it never committed)."""
+        return self.committed_offset(consumer) or 0
+
+    def committed_offset(self, consumer: str) -> int | None:
+        """``consumer``'s committed offset, or None when it never committed one."""
+        self.ensure_schema()
+        return self.offsets.committed(consumer)
+
+    def commit_offset(self, consumer: str, last_id: int) -> int:
+        """Move ``consumer``'s offset forward to ``last_id`` (never back); return it.
+
+        Forward-only, so a late or repeated commit cannot make a consumer re-fire
+        events it already handled. Use :meth:`set_offset` to rewind on purpose.
+        """
+        self.ensure_schema()
+        return self.offsets.commit(consumer, last_id, forward_only=True)
+
+    def set_offset(self, consumer: str, last_id: int) -> None:
+        """Set ``consumer``'s offset exactly, backwards too (an operator's replay)."""
+        self.ensure_schema()
+        self.offsets.commit(consumer, last_id, forward_only=False)
+
+    def start_offset(self, consumer: str) -> int:
+        """Where a consumer starts: its committed offset, or (new) the present.
+
+        "New" means no offset row at all, not an offset of 0: a consumer that started
+        on an empty store has committed 0, and the transfers stored while its
+        triggerer was down must still fire it.
+        """
+        committed = self.committed_offset(consumer)
+        if committed is None:
+            committed = self.commit_offset(consumer, self.max_id())
+        return committed
 
     # -- reads ------------------------------------------------------------------------
 
@@ -261,7 +204,7 @@ class CallbackStore(StoreWrites, StoreOffsets):
         """
         if not 0 < limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
-        t = self.transfers
+        t = self.tables.transfers
         columns = [c for c in t.c if c.name not in ("signature", "raw_body", "receipt")]
         if include_raw:
             columns.append(t.c.raw_body)
@@ -284,7 +227,8 @@ class CallbackStore(StoreWrites, StoreOffsets):
         return [_transfer(row) for row in rows]
 
     def get_transfer(self, tx_hash: str) -> StoredTransfer | None:
-        t = self.transfers
+        """The stored transfer with ``tx_hash`` (any case), with its raw body; or None."""
+        t = self.tables.transfers
         columns = [c for c in t.c if c.name not in ("signature", "receipt")]
         with self._read() as conn:
             row = conn.execute(
@@ -294,7 +238,7 @@ class CallbackStore(StoreWrites, StoreOffsets):
 
     def audit_record(self, tx_hash: str) -> tuple[bytes, str] | None:
         """``(raw_body, signature)`` as received, to re-verify a stored callback."""
-        t = self.transfers
+        t = self.tables.transfers
         with self._read() as conn:
             row = conn.execute(
                 sa.select(t.c.raw_body, t.c.signature).where(t.c.tx_hash == tx_hash.lower())
@@ -302,23 +246,24 @@ class CallbackStore(StoreWrites, StoreOffsets):
         return None if row is None else (bytes(row[0]), str(row[1]))
 
     def list_conflicts(self, *, tx_hash: str | None = None, after_id: int = 0,
-                       limit: int = 100) -> list[conflicts.Conflict]:
+                       limit: int = 100) -> list[Conflict]:
         """Kept callbacks that contradicted a stored transfer (:mod:`.conflicts`)."""
         if not 0 < limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
-        return conflicts.list_conflicts(self, tx_hash=tx_hash, after_id=after_id, limit=limit)
+        self.ensure_schema()
+        return self.conflicts.find(tx_hash=tx_hash, after_id=after_id, limit=limit)
 
     def max_id(self) -> int:
         """The newest id (0 when empty): where a consumer that wants only new events starts."""
         with self._read() as conn:
-            value = conn.execute(sa.select(sa.func.max(self.transfers.c.id))).scalar()
+            value = conn.execute(sa.select(sa.func.max(self.tables.transfers.c.id))).scalar()
         return int(value or 0)
 
     def count_by_recipient(
         self, addresses: Iterable[str] | None = None, *, token: str | None = None
     ) -> dict[str, int]:
         """Stored transfers per recipient: what reconciliation compares with the service."""
-        t = self.transfers
+        t = self.tables.transfers
         query = sa.select(t.c.to_address, sa.func.count()).group_by(t.c.to_address)
         wanted = None if addresses is None else list(addresses)
         if wanted is not None:
@@ -337,9 +282,7 @@ class CallbackStore(StoreWrites, StoreOffsets):
 
     def drop_tables(self) -> None:
         """Drop this store's tables (tests, and removing a store on purpose)."""
-        with self._write() as conn:
-            self.metadata.drop_all(conn, checkfirst=True)
-        self._ready.clear()
+        self.db.drop(SCHEMA, self.tables.all)
 
 
 def _transfer(row: Any) -> StoredTransfer:

@@ -1,10 +1,11 @@
 """The callback store's writes: a batch of verified transfers in one durable commit.
 
-Part of :class:`~airflow_provider_tronenergy.callbacks.store.CallbackStore` (see its
-module for the guarantees). Three paths, by backend and batch size: one autocommit
-statement on SQLite, one simple-query message on PostgreSQL with psycopg2, and a
-serialised transaction otherwise; all insert with ``ON CONFLICT (tx_hash) DO NOTHING``, one
-multi-row statement that SQLAlchemy builds (compiled once per batch size).
+Used by :class:`~airflow_provider_tronenergy.callbacks.store.CallbackStore` (see its
+module for the guarantees), which brings the schema up to date first. Three paths,
+by backend and batch size: one autocommit statement on SQLite, one simple-query
+message on PostgreSQL with psycopg2, and a serialised transaction otherwise; all
+insert with ``ON CONFLICT (tx_hash) DO NOTHING``, one multi-row statement that
+SQLAlchemy builds (compiled once per batch size).
 """
 
 from __future__ import annotations
@@ -13,47 +14,56 @@ import contextlib
 import itertools
 import os
 import secrets
+import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from collections.abc import Sequence
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.callbacks import conflicts
 from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
-from airflow_provider_tronenergy.callbacks.store_parts import StoreParts
 
-if TYPE_CHECKING:
-
-    from airflow_provider_tronenergy.callbacks.store import CallbackStore
-
-_INSERT_COLUMNS: Final = (
+INSERT_COLUMNS: Final = (
     "tx_hash", "token", "from_address", "to_address", "amount", "amount_micro",
     "block_number", "block_timestamp_ms", "sent_at", "received_at_ms", "verified_by",
     "signature", "raw_body", "receipt",
 )
 
 
-class StoreWrites(StoreParts):
-    """The insert paths of the callback store (mixed into ``CallbackStore``)."""
+class TransferWriter:
+    """The insert paths of one store's ``<prefix>transfers``. Thread-safe."""
 
-    _lock_key: int
-    _rows_per_statement: int
-    _insert_statements: dict[tuple[str, int], str]
-    _dialect_insert: Callable[..., Any]
-    _receipt_owner: int
-    _receipt_prefix: str
-    _receipt_counter: itertools.count[int]
-    _one_message: bool
-    _writer_local: threading.local
-    _writers: weakref.WeakSet[Any]
-    _writers_lock: threading.Lock
+    def __init__(self, db: sqlstore.Database, transfers: sa.Table) -> None:
+        self.db = db
+        self.transfers = transfers
+        self.backend = db.backend
+        # Old SQLite builds allow only 999 bound variables per statement.
+        variables = 999 if sqlite3.sqlite_version_info < (3, 32, 0) else 32_766
+        self.rows_per_statement = min(500, variables // len(INSERT_COLUMNS))
+        self._statements: dict[tuple[str, int], str] = {}
+        # Drawn by next_receipt on first use, and again in a forked child.
+        self.receipt_owner = 0
+        self._receipt_prefix = ""
+        self._receipt_counter = itertools.count()
+        # PostgreSQL: each writing thread keeps one autocommit connection of its own (the
+        # receiver has one writer thread). Held weakly here, only so close() can reach
+        # them: a thread that ends takes its connection with it.
+        self.one_message = self.backend == "postgresql" and db.engine.dialect.driver == "psycopg2"
+        self._writer_local = threading.local()
+        self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
 
-    def record(self, event: VerifiedTransfer) -> RecordResult:
-        return self.record_many([event])[0]
+    def close(self) -> None:
+        """Close the writing threads' kept connections."""
+        with self._connections_lock:
+            kept = list(self.connections)
+            self.connections.clear()
+        for raw in kept:
+            with contextlib.suppress(Exception):
+                raw.close()
 
     def record_many(self, events: Sequence[VerifiedTransfer]) -> list[RecordResult]:
         """Insert in one transaction (one fsync); a tx_hash already stored is a duplicate.
@@ -64,37 +74,29 @@ class StoreWrites(StoreParts):
         the inserted rows; on SQLite, when fewer rows went in than were offered, the
         batch's random ``receipt`` (stored on each row) tells its own rows apart.
         """
-        if not events:
-            return []
-        self.ensure_schema()
-        receipt = self._next_receipt()
+        receipt = self.next_receipt()
         fresh: dict[str, tuple[Any, ...]] = {}
         for event in events:
             fresh.setdefault(event.tx_hash, _row_values(event, receipt))
         rows = list(fresh.values())
         inserted: set[str] = set()
-        if self.backend == "sqlite" and len(rows) <= self._rows_per_statement:
+        if self.backend == "sqlite" and len(rows) <= self.rows_per_statement:
             inserted = self._insert_sqlite_statement(rows, receipt)
-        elif self._one_message and len(rows) <= self._rows_per_statement:
+        elif self.one_message and len(rows) <= self.rows_per_statement:
             inserted = self._insert_postgres_message(rows)
         else:
-            with self._write() as conn:
-                for start in range(0, len(rows), self._rows_per_statement):
-                    chunk = rows[start:start + self._rows_per_statement]
+            with self.db.write(locked=True) as conn:
+                for start in range(0, len(rows), self.rows_per_statement):
+                    chunk = rows[start:start + self.rows_per_statement]
                     inserted |= self._insert_chunk(conn, chunk, receipt)
         results = []
-        stored_now = 0
         for event in events:
             new = event.tx_hash in inserted
             inserted.discard(event.tx_hash)  # a repeat within the batch is a duplicate
-            stored_now += new
             results.append(RecordResult(event.tx_hash, duplicate=not new))
-        if stored_now < len(events):
-            # Some were stored already: retries, or contradictions (answered 409).
-            results = conflicts.check(cast("CallbackStore", self), events, results)
         return results
 
-    def _next_receipt(self) -> str:
+    def next_receipt(self) -> str:
         """16 hex digits unique to one commit: a random per-process prefix and a counter.
 
         Not ``secrets.token_hex`` per batch: reading the OS's randomness releases
@@ -103,10 +105,10 @@ class StoreWrites(StoreParts):
         processes never share a sequence.
         """
         pid = os.getpid()
-        if pid != self._receipt_owner:
+        if pid != self.receipt_owner:
             self._receipt_prefix = secrets.token_hex(3)
             self._receipt_counter = itertools.count()
-            self._receipt_owner = pid
+            self.receipt_owner = pid
         return f"{self._receipt_prefix}{next(self._receipt_counter) % 16**10:010x}"
 
     def _insert_sqlite_statement(self, rows: list[tuple[Any, ...]], receipt: str) -> set[str]:
@@ -119,7 +121,7 @@ class StoreWrites(StoreParts):
         from a busy event loop, which can take the interpreter's whole switch
         interval (5 ms).
         """
-        raw = self.engine.raw_connection()
+        raw = self.db.engine.raw_connection()
         try:
             cursor = raw.cursor()
             try:
@@ -142,7 +144,7 @@ class StoreWrites(StoreParts):
         PostgreSQL runs the statements of one message as a single implicit
         transaction and commits it before answering, so the advisory lock (the
         id-order guarantee) is held from before the insert until after the commit,
-        exactly as in :meth:`_write`. The transaction path costs four round trips
+        exactly as in ``Database.write(locked=True)``. The transaction path costs four round trips
         (pool pre-ping, lock, insert, commit), and every one of them makes the
         commit thread win the GIL back from the busy event loop. psycopg2 only: it
         binds parameters on the client, so a message may hold several statements.
@@ -151,7 +153,7 @@ class StoreWrites(StoreParts):
         try:
             cursor = raw.cursor()
             try:
-                cursor.execute(f"SELECT pg_advisory_xact_lock({self._lock_key}); "
+                cursor.execute(f"SELECT pg_advisory_xact_lock({self.db.lock_key}); "
                                + self._driver_sql("insert", len(rows)),
                                tuple(value for row in rows for value in row))
                 return {str(tx) for tx, in cursor.fetchall()}
@@ -165,19 +167,19 @@ class StoreWrites(StoreParts):
     def _writer_connection(self) -> Any:
         raw: Any = getattr(self._writer_local, "connection", None)
         if raw is None:
-            fairy = self.engine.raw_connection()  # pre-pinged once, here
+            fairy = self.db.engine.raw_connection()  # pre-pinged once, here
             fairy.detach()  # ours until closed: it leaves the pool's accounting
             raw = fairy.dbapi_connection if sqlstore.SQLA_2 else fairy.connection
             raw.autocommit = True
             self._writer_local.connection = raw
-            with self._writers_lock:
-                self._writers.add(raw)
+            with self._connections_lock:
+                self.connections.add(raw)
         return raw
 
     def _drop_writer_connection(self, raw: Any) -> None:
         self._writer_local.connection = None
-        with self._writers_lock:
-            self._writers.discard(raw)
+        with self._connections_lock:
+            self.connections.discard(raw)
         with contextlib.suppress(Exception):
             raw.close()
 
@@ -206,29 +208,29 @@ class StoreWrites(StoreParts):
         that competes with the event loop for the GIL. One multi-row statement is also
         one round trip, and on SQLite one GIL release instead of one per row.
         """
-        sql = self._insert_statements.get((kind, count))
+        sql = self._statements.get((kind, count))
         if sql is None:
             build = self._insert_statement if kind == "insert" else self._own_rows_statement
             statement, names = build(count)
-            positional: Any = type(self.engine.dialect)  # the same dialect, ? or %s markers
+            positional: Any = type(self.db.engine.dialect)  # the same dialect, ? or %s markers
             dialect = positional(paramstyle="qmark" if self.backend == "sqlite" else "format")
             compiled = statement.compile(dialect=dialect)
             if list(compiled.positiontup or ()) != names:  # the order the callers bind in
                 raise sqlstore.StoreError("unexpected parameter order in a compiled insert")
-            sql = self._insert_statements[(kind, count)] = str(compiled)
+            sql = self._statements[(kind, count)] = str(compiled)
         return sql
 
     def _insert_statement(self, count: int) -> tuple[Any, list[str]]:
         """``INSERT .. VALUES (..) x count ON CONFLICT (tx_hash) DO NOTHING`` (PostgreSQL:
-        ``RETURNING tx_hash``), its parameters row by row in :data:`_INSERT_COLUMNS` order."""
+        ``RETURNING tx_hash``), its parameters row by row in :data:`INSERT_COLUMNS` order."""
         t = self.transfers
         rows = [{c: sa.bindparam(f"r{i}c{j}", type_=t.c[c].type)
-                 for j, c in enumerate(_INSERT_COLUMNS)} for i in range(count)]
-        statement = self._dialect_insert(t).values(rows).on_conflict_do_nothing(
+                 for j, c in enumerate(INSERT_COLUMNS)} for i in range(count)]
+        statement = self.db.insert(t).values(rows).on_conflict_do_nothing(
             index_elements=["tx_hash"])
         if self.backend == "postgresql":
             statement = statement.returning(t.c.tx_hash)
-        return statement, [f"r{i}c{j}" for i in range(count) for j in range(len(_INSERT_COLUMNS))]
+        return statement, [f"r{i}c{j}" for i in range(count) for j in range(len(INSERT_COLUMNS))]
 
     def _own_rows_statement(self, count: int) -> tuple[Any, list[str]]:
         """Which of ``count`` tx_hashes carry this batch's receipt (receipt first, then them)."""
@@ -241,7 +243,7 @@ class StoreWrites(StoreParts):
 
 
 def _row_values(event: VerifiedTransfer, receipt: str) -> tuple[Any, ...]:
-    """One row in :data:`_INSERT_COLUMNS` order (tx_hash first)."""
+    """One row in :data:`INSERT_COLUMNS` order (tx_hash first)."""
     return (
         event.tx_hash, event.token, event.from_address, event.to_address, event.amount,
         event.amount_micro, event.block_number, event.block_timestamp_ms, event.sent_at,

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
@@ -112,20 +111,3 @@ def test_the_receiver_answers_409_logs_a_warning_and_lists_it(tmp_path: Path):
         assert stored is not None and stored.amount_text == "100"
     finally:
         store.close()
-
-
-@pytest.mark.parametrize("version", [1])
-def test_a_version_1_store_gains_the_conflicts_table(sqlite_url: str, version: int):
-    store = CallbackStore(sqlite_url)
-    store.ensure_schema()
-    with store.engine.begin() as conn:  # as a store written by the previous release
-        store.conflicts.drop(conn)
-        conn.execute(store.meta.update().values(value=str(version)))
-    store.close()
-    upgraded = CallbackStore(sqlite_url)
-    try:
-        assert upgraded.list_conflicts() == []
-        with upgraded.engine.connect() as conn:
-            assert conn.execute(upgraded.meta.select()).first().value == "2"
-    finally:
-        upgraded.close()

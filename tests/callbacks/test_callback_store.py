@@ -48,7 +48,7 @@ def test_duplicates_are_stored_once_and_flagged(store: CallbackStore):
 def test_duplicate_flags_are_exact_in_mixed_batches(store: CallbackStore, rows_per_statement):
     """Old and new rows interleaved, repeats inside a batch, batches split in statements."""
     if rows_per_statement:
-        store._rows_per_statement = rows_per_statement  # several statements, one transaction
+        store.writer.rows_per_statement = rows_per_statement  # several statements, one transaction
     old = [event() for _ in range(5)]
     store.record_many(old[1::2])
     new = [event() for _ in range(5)]
@@ -85,7 +85,7 @@ def test_amounts_are_exact_and_compared_in_micro_units(store: CallbackStore):
 
 def test_amount_columns_hold_text_and_integers_never_floats(store: CallbackStore):
     store.record(event(amount="0.10"))
-    t = store.transfers
+    t = store.tables.transfers
     with store.engine.connect() as conn:
         amount, micro = conn.execute(sa.select(t.c.amount, t.c.amount_micro)).one()
         if store.backend == "sqlite":
@@ -159,8 +159,12 @@ def test_tables_created_once_and_newer_schema_refused(store_factory):
     first.record(event())
     second = store_factory()  # another process opening the same store
     assert len(second.list_transfers()) == 1
+    versions, meta = first.db.versions, first.tables.meta
+    with first.engine.connect() as conn:  # the previous release's record is kept in step
+        assert conn.execute(sa.select(meta.c.value)).scalar() == "2"
     with first.engine.begin() as conn:
-        conn.execute(first.meta.update().values(value="99"))
+        conn.execute(versions.update().where(versions.c.store == "callback_store")
+                     .values(version=99))
     with pytest.raises(StoreError, match="newer"):
         store_factory().max_id()
 
@@ -292,9 +296,9 @@ def test_postgres_writer_connection_is_replaced_after_the_server_drops_it(
     """Each batch is one message on a kept connection; a dropped one costs one batch."""
     store = CallbackStore(postgres_url, schema=pg_schema)
     try:
-        assert store._one_message  # psycopg2: lock, insert and commit in one round trip
+        assert store.writer.one_message  # psycopg2: lock, insert and commit in one round trip
         store.record(event())
-        (kept,) = list(store._writers)
+        (kept,) = list(store.writer.connections)
         with store.engine.connect() as conn:
             conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"),
                          {"pid": kept.get_backend_pid()})
@@ -302,7 +306,7 @@ def test_postgres_writer_connection_is_replaced_after_the_server_drops_it(
 
         with pytest.raises(psycopg2.OperationalError):
             store.record(event())  # the batch fails: its callbacks get a 503, then retry
-        assert not store._writers
+        assert not store.writer.connections
         again = event()
         assert store.record(again).duplicate is False  # a fresh connection
         assert store.get_transfer(again.tx_hash) is not None
@@ -314,7 +318,7 @@ def test_postgres_writer_connection_is_replaced_after_the_server_drops_it(
         worker = threading.Thread(target=write_once)
         worker.start()
         worker.join(30)
-        assert len(store._writers) == 1  # the ended thread's connection went with it
+        assert len(store.writer.connections) == 1  # the ended thread's connection went with it
     finally:
         store.close()
-    assert not store._writers
+    assert not store.writer.connections

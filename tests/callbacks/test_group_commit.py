@@ -92,12 +92,12 @@ def test_a_commit_past_its_deadline_is_answered_with_a_timeout(sqlite_store: Cal
 
 def test_receipts_are_unique_per_commit_and_redrawn_in_a_forked_child(
         sqlite_store: CallbackStore, monkeypatch):
-    first, second = sqlite_store._next_receipt(), sqlite_store._next_receipt()
+    first, second = sqlite_store.writer.next_receipt(), sqlite_store.writer.next_receipt()
     assert first != second and len(first) == len(second) == 16
     assert first[:6] == second[:6]
-    real_pid = sqlite_store._receipt_owner
+    real_pid = sqlite_store.writer.receipt_owner
     monkeypatch.setattr("os.getpid", lambda: real_pid + 1)
-    child = sqlite_store._next_receipt()
+    child = sqlite_store.writer.next_receipt()
     assert child[:6] != first[:6] or child[6:] != first[6:]
     assert child[6:] == f"{0:010x}"  # a fresh sequence in the child
 

@@ -23,10 +23,6 @@ ROW = re.compile(r"^\| `(?P<room>[\w.]+?)(?:/|\.py)?` \|(?P<allowed>[^|\n]*)\|",
 TOP = "__init__"
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    # The callback store is one class spread over store, store_writes and conflicts,
-    # joined by mixins; its rework into one SQL foundation is under way in its own step.
-    frozenset({"callbacks.store", "callbacks.store_writes", "callbacks.conflicts"}):
-        "callback store mixins",
     # The receiver's protocol limits: limits builds the h11/httptools protocols (imported
     # in a function, to load only the one in use), which subclass limits' _Limited, and
     # limits_cap names ConnectionLimits for its annotations.
