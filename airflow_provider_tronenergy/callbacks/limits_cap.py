@@ -1,4 +1,5 @@
-"""The connection cap of the standalone receiver: which connection makes way for a new one.
+"""The standalone receiver's limits (:class:`ConnectionLimits`) and its connection cap:
+which connection makes way for a new one.
 
 At the cap, a new connection closes the *slowest* connection whose request is
 not yet with the app: the one receiving the fewest bytes per second of its
@@ -29,10 +30,9 @@ import heapq
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from airflow_provider_tronenergy.callbacks.limits import ConnectionLimits
+from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT
 
 log = logging.getLogger("airflow_provider_tronenergy.callbacks.limits")
 
@@ -44,6 +44,34 @@ RANKED: Final = 32
 """Slowest connections kept from one ranking for the next evictions."""
 RANKING_TTL: Final = 0.25
 """Seconds a ranking is reused: slow connections stay slow much longer than that."""
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """The standalone receiver's limits; every one is a ``tronenergy-receiver`` flag."""
+
+    max_header_bytes: int = 16 * 1024
+    max_headers: int = 100
+    header_timeout: float = 10.0
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    keep_alive_timeout: int = 5
+    keep_alive_requests: int = 1000
+    max_connections: int = 4096
+
+    def __post_init__(self) -> None:
+        for name in ("max_header_bytes", "max_headers", "keep_alive_requests",
+                     "max_connections", "keep_alive_timeout"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not (self.header_timeout > 0 and self.body_timeout > 0):
+            raise ValueError("timeouts must be positive")
+
+    def describe(self, descriptors: int) -> str:
+        """One line for the receiver's start-up banner."""
+        return (f"head <= {self.max_header_bytes} bytes and {self.max_headers} fields in "
+                f"{self.header_timeout:g} s, body in {self.body_timeout:g} s, keep-alive "
+                f"{self.keep_alive_timeout} s / {self.keep_alive_requests} requests, "
+                f"{self.max_connections} connections ({descriptors} descriptors)")
 
 
 @dataclass

@@ -13,10 +13,10 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from airflow_provider_tronenergy.callbacks.limits import _BODY, _HEAD, _WAIT, _Limited
+from airflow_provider_tronenergy.callbacks.limits_conn import BODY, HEAD, WAIT, LimitedProtocol
 
 
-class LimitedH11Protocol(_Limited, H11Protocol):
+class LimitedH11Protocol(LimitedProtocol, H11Protocol):
     """uvicorn's h11 protocol with the limits (h11 itself caps the head's size too)."""
 
     _seen_cycle: Any = None
@@ -37,9 +37,9 @@ class LimitedH11Protocol(_Limited, H11Protocol):
             self._request_started()
         state = self.conn.their_state
         if state is h11.IDLE:
-            if self._phase != _HEAD:
+            if self._phase != HEAD:
                 self._enter_head()
         elif state is h11.SEND_BODY:
-            self._phase = _BODY
+            self._phase = BODY
         else:
-            self._phase = _WAIT
+            self._phase = WAIT

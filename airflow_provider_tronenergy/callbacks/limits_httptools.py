@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from airflow_provider_tronenergy.callbacks.limits import _WAIT, _Limited
+from airflow_provider_tronenergy.callbacks.limits_conn import WAIT, LimitedProtocol
 from airflow_provider_tronenergy.errors import CallbackError
 
 
@@ -18,7 +18,7 @@ class _TooManyHeaders(CallbackError):
     """Raised inside the parser's callback: parsing stops before the app runs."""
 
 
-class LimitedHttpToolsProtocol(_Limited, HttpToolsProtocol):
+class LimitedHttpToolsProtocol(LimitedProtocol, HttpToolsProtocol):
     _too_many_headers = False
 
     def on_headers_complete(self) -> None:
@@ -34,7 +34,7 @@ class LimitedHttpToolsProtocol(_Limited, HttpToolsProtocol):
         if cycle is not None and cycle.response_complete and not self._raw.is_closing():
             self._enter_head()  # answered before its body ended; now it has ended
         else:
-            self._phase = _WAIT
+            self._phase = WAIT
 
     def send_400_response(self, msg: str) -> None:
         if self._too_many_headers:
