@@ -322,3 +322,17 @@ def test_postgres_writer_connection_is_replaced_after_the_server_drops_it(
     finally:
         store.close()
     assert not store.writer.connections
+
+
+def test_dropped_tables_come_back_empty_on_next_use(store: CallbackStore):
+    """``drop_tables`` removes the store and its version row; the next use starts afresh."""
+    store.record(event())
+    store.commit_offset("watcher", 1)
+    store.drop_tables()
+    assert store.max_id() == 0 and store.committed_offset("watcher") is None
+    again = event()
+    assert store.record(again).duplicate is False
+    versions = store.db.versions
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.select(versions.c.version)
+                            .where(versions.c.store == "callback_store")).scalar() == 2
