@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -185,14 +185,11 @@ class DepositLedger:
         ``offset`` (None: leave it), in one transaction; return those inserted now."""
         if not transfers and offset is None:
             return []
-        from sqlalchemy.dialects import postgresql, sqlite
-
-        insert: Any = postgresql.insert if self.db.backend == "postgresql" else sqlite.insert
         credited = []
         now = datetime.now(timezone.utc).isoformat()
         with self.db.write() as conn:
             for t in transfers:
-                inserted = conn.execute(insert(CREDITED).values(
+                inserted = conn.execute(self.db.insert(CREDITED).values(
                     tx_hash=t.tx_hash, to_address=t.to_address, from_address=t.from_address,
                     amount=t.amount_text, token=t.token, block_number=t.block_number,
                     credited_at=now, credited_by=credited_by,
@@ -200,7 +197,7 @@ class DepositLedger:
                 if inserted.rowcount:
                     credited.append(t)
             if offset is not None:
-                upsert = insert(OFFSETS).values(consumer=CONSUMER, last_id=offset)
+                upsert = self.db.insert(OFFSETS).values(consumer=CONSUMER, last_id=offset)
                 new = upsert.excluded.last_id
                 conn.execute(upsert.on_conflict_do_update(
                     index_elements=["consumer"],  # forward only: a slower sweep never rewinds
