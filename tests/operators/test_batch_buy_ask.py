@@ -1,7 +1,7 @@
 """``on_ambiguous="ask"`` in a batch purchase: the batch stops at the order whose outcome
 is unknown, asks as a single purchase asks, and on the answer goes on with the rest.
 
-As in test_purchase_ask.py: the real sandbox (the unknown outcome is a real lost answer
+As in test_ask.py: the real sandbox (the unknown outcome is a real lost answer
 or a real 500), the real journal (SQLite), the operator's own resume method driven with
 the answer a person gives; the request's channel to the API server (the task
 supervisor) stands in as a recorder. The real deployment answers through Airflow's REST

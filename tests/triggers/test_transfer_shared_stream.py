@@ -22,7 +22,7 @@ shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",
     reason="Airflow < 3.3 has no airflow.triggers.shared_stream (shared streams): "
            "the triggers run their own poll loops there (run(), tested in "
-           "test_transfer_trigger.py)")
+           "test_transfer.py)")
 
 SharedStreamManager = shared_stream.SharedStreamManager
 

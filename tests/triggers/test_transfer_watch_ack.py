@@ -26,7 +26,7 @@ shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",
     reason="Airflow < 3.3 has no airflow.triggers.shared_stream (ack-mode shared "
            "streams): the watch trigger runs its own poll loop there (run(), tested in "
-           "test_transfer_trigger.py)")
+           "test_transfer.py)")
 
 SharedStreamManager = shared_stream.SharedStreamManager
 AdvanceItem = shared_stream.AdvanceItem

@@ -1,6 +1,6 @@
 """TronEnergyTransferSensor's own checks, before it reads the store or defers (no Airflow run).
 
-Its waiting is tested in real Airflow in test_transfer_sensor_dag.py.
+Its waiting is tested in real Airflow in test_transfer_dag.py.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def test_cli_lists_shows_and_resolves(tmp_path):
     done = _cli(url, "resolve", "auto:d.t:abc", "--not-placed", "--by", "bob")
     assert done.returncode == 0, done.stderr
     assert "not placed: the next attempt buys, once" in done.stdout
-    again = _cli(url, "resolve", "auto:d.t:abc", "--order-id", "o-1")  # (see test_journal_resolve)
+    again = _cli(url, "resolve", "auto:d.t:abc", "--order-id", "o-1")  # (see test_cli.py)
     assert again.returncode == 1 and "no unknown outcome" in again.stderr
     shown = _cli(url, "show", "auto:d.t:abc", "--json")
     assert '"state": "not_placed"' in shown.stdout and '"resolved_by": "bob"' in shown.stdout
