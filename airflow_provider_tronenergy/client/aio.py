@@ -78,29 +78,29 @@ class TronEnergyAsyncClient(ClientBase):
 
     async def get_account(self) -> models.Account:
         """The account: balances, frozen amount, pending orders, recharge address."""
-        return await self._run(self._api.get_account())
+        return await self.run(self._api.get_account())
 
     async def get_price(self, rent_time: RentTime = 1) -> models.Price:
         """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
-        return await self._run(self._api.get_price(rent_time))
+        return await self.run(self._api.get_price(rent_time))
 
     async def buy_energy(
         self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
-        return await self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
+        return await self.run(self._api.buy_energy(target_address, energy_amount, rent_time))
 
     async def auto_buy_energy(
         self, from_address: str, to_address: str, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
-        return await self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
+        return await self.run(self._api.auto_buy_energy(from_address, to_address, rent_time))
 
     async def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
-        return await self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
+        return await self.run(self._api.buy_energy_by_count(target_address, count, rent_time))
 
     async def smart_buy_energy(
         self,
@@ -110,32 +110,32 @@ class TronEnergyAsyncClient(ClientBase):
         rent_time: RentTime = 1,
     ) -> models.SmartPurchase:
         """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
-        return await self._run(self._api.smart_buy_energy(receiver_address, to_address,
+        return await self.run(self._api.smart_buy_energy(receiver_address, to_address,
                                                           from_address, rent_time))
 
     async def check_address(self, address: str) -> models.AddressCheck:
         """Whether ``address`` is activated on chain and how many transfers it has seen."""
-        return await self._run(self._api.check_address(address))
+        return await self.run(self._api.check_address(address))
 
     async def activate_address(self, address: str) -> models.Activation:
         """Activate ``address`` on chain (the service pays the fee and charges it)."""
-        return await self._run(self._api.activate_address(address))
+        return await self.run(self._api.activate_address(address))
 
     async def get_order(self, order_id: str) -> models.Order:
         """One order; poll until ``status.is_terminal()``."""
-        return await self._run(self._api.get_order(order_id))
+        return await self.run(self._api.get_order(order_id))
 
     # -- monitoring -----------------------------------------------------------------
 
     async def get_monitor_stats(self) -> models.MonitorStats:
         """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
-        return await self._run(self._api.get_monitor_stats())
+        return await self.run(self._api.get_monitor_stats())
 
     async def list_monitored_addresses(
         self, page: int = 1, page_size: int = 20, status: str | None = None
     ) -> models.MonitoredAddressPage:
         """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
-        return await self._run(self._api.list_monitored_addresses(page, page_size, status))
+        return await self.run(self._api.list_monitored_addresses(page, page_size, status))
 
     def iter_monitored_addresses(
         self, status: str | None = None
@@ -151,11 +151,11 @@ class TronEnergyAsyncClient(ClientBase):
         tokens: list[str] | None = None,
     ) -> models.MonitorRegistration:
         """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
-        return await self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
+        return await self.run(self._api.add_monitored_address(address, webhook_url, label, tokens))
 
     async def remove_monitored_address(self, address: str) -> None:
         """Stop watching ``address``; a 404 on a resend after an unclear attempt counts as done."""
-        return await self._run(self._api.remove_monitored_address(address))
+        return await self.run(self._api.remove_monitored_address(address))
 
     # -- anything else ----------------------------------------------------------------
 
@@ -168,18 +168,24 @@ class TronEnergyAsyncClient(ClientBase):
         idempotent: bool | None = None,
     ) -> Any:
         """Signed call to ``path`` below the base URL; returns the answer's ``data``."""
-        return await self._run(self._api.request(method, path, json, params, idempotent))
+        return await self.run(self._api.request(method, path, json, params, idempotent))
 
-    # -- plumbing: the endpoint methods run their calls here ------------------------
+    # -- running a call: every endpoint method ends here --------------------------
 
-    async def _run(self, call: Call[T]) -> T:
-        run = self._core.start(call)
+    async def run(self, call: Call[T]) -> T:
+        """Send a call built by ``endpoints`` (checked there) and return its parsed answer.
+
+        Resent or not by the retry policy for the call's safety, as every endpoint
+        method is: a money-moving call that may have reached the service and failed
+        raises :class:`AmbiguousPurchaseError`. Nothing is checked again.
+        """
+        progress = self._core.start(call)
         try:
             async for attempt in self.retry.async_retrying(call.safety):
                 with attempt:
-                    return await self._attempt(run)
+                    return await self._attempt(progress)
         except TronEnergyError as error:
-            run.fail(error)
+            progress.fail(error)
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     async def _attempt(self, run: CallRun[T]) -> T:
@@ -217,7 +223,7 @@ class TronEnergyAsyncClient(ClientBase):
     async def _walk(self, walk: PageWalk) -> AsyncIterator[models.MonitoredAddress]:
         call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
-            page = await self._run(call)
+            page = await self.run(call)
             for item in page.addresses:
                 yield item
             call = walk.after(page)

@@ -23,7 +23,7 @@ from airflow_provider_tronenergy.client.validation import ValidationRules
 class ClientBase:
     """Settings of both clients.
 
-    A transport adds ``_connect``, ``_run``, ``_walk`` and the endpoint methods.
+    A transport adds ``_connect``, ``run``, ``_walk`` and the endpoint methods.
     ``base_url`` includes the version prefix (``https://host/v1``). Every attempt
     ends within ``timeout.overall`` seconds and reads at most ``max_answer_bytes``
     of answer (decompressed); past either, a money-moving call's outcome is unknown.
@@ -71,6 +71,15 @@ class ClientBase:
     def rules(self) -> ValidationRules:
         """The argument checks this client applies (callers can check early with them)."""
         return self._api.rules
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """The endpoint definitions under this client's rules: each returns a checked ``Call``.
+
+        Build a call where its values enter and hand it to ``run`` later: the values
+        are checked once, and what is sent is exactly what was checked.
+        """
+        return self._api
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, "

@@ -41,6 +41,7 @@ from airflow_provider_tronenergy.protocol.signing import SCHEMES, sign_request
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)  # a Call[Purchase] is a Call[Purchase | SmartPurchase]
 
 SUCCESS_CODES = (SUCCESS_ENERGY, SUCCESS_MONITOR)
 DEFAULT_POOL_SIZE = 32
@@ -106,7 +107,7 @@ DEFAULT_TIMEOUT = Timeout()
 
 
 @dataclass(frozen=True)
-class Call(Generic[T]):
+class Call(Generic[T_co]):
     """One endpoint call, fully validated: what to send and how to read the answer.
 
     ``flat``: False for the usual envelope with ``data``; True for the flat
@@ -117,7 +118,7 @@ class Call(Generic[T]):
 
     method: str
     path: str
-    parse: Callable[[Any], T]
+    parse: Callable[[Any], T_co]
     safety: Safety = Safety.IDEMPOTENT
     query: tuple[tuple[str, str], ...] = ()
     body: Any = None

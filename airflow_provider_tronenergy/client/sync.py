@@ -95,29 +95,29 @@ class TronEnergyClient(ClientBase):
 
     def get_account(self) -> models.Account:
         """The account: balances, frozen amount, pending orders, recharge address."""
-        return self._run(self._api.get_account())
+        return self.run(self._api.get_account())
 
     def get_price(self, rent_time: RentTime = 1) -> models.Price:
         """Energy prices for ``rent_time`` hours (one of ``rules.price_rent_times``)."""
-        return self._run(self._api.get_price(rent_time))
+        return self.run(self._api.get_price(rent_time))
 
     def buy_energy(
         self, target_address: str, energy_amount: int = 65000, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent ``energy_amount`` energy to ``target_address`` for ``rent_time`` hours."""
-        return self._run(self._api.buy_energy(target_address, energy_amount, rent_time))
+        return self.run(self._api.buy_energy(target_address, energy_amount, rent_time))
 
     def auto_buy_energy(
         self, from_address: str, to_address: str, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent what one transfer from ``from_address`` to ``to_address`` needs."""
-        return self._run(self._api.auto_buy_energy(from_address, to_address, rent_time))
+        return self.run(self._api.auto_buy_energy(from_address, to_address, rent_time))
 
     def buy_energy_by_count(
         self, target_address: str, count: int = 1, rent_time: RentTime = 1
     ) -> models.Purchase:
         """Rent ``count`` times ``energy_per_transfer`` energy to ``target_address``."""
-        return self._run(self._api.buy_energy_by_count(target_address, count, rent_time))
+        return self.run(self._api.buy_energy_by_count(target_address, count, rent_time))
 
     def smart_buy_energy(
         self,
@@ -127,32 +127,32 @@ class TronEnergyClient(ClientBase):
         rent_time: RentTime = 1,
     ) -> models.SmartPurchase:
         """Check ``to_address``, activate it if needed, and rent energy to ``receiver_address``."""
-        return self._run(self._api.smart_buy_energy(receiver_address, to_address,
+        return self.run(self._api.smart_buy_energy(receiver_address, to_address,
                                                     from_address, rent_time))
 
     def check_address(self, address: str) -> models.AddressCheck:
         """Whether ``address`` is activated on chain and how many transfers it has seen."""
-        return self._run(self._api.check_address(address))
+        return self.run(self._api.check_address(address))
 
     def activate_address(self, address: str) -> models.Activation:
         """Activate ``address`` on chain (the service pays the fee and charges it)."""
-        return self._run(self._api.activate_address(address))
+        return self.run(self._api.activate_address(address))
 
     def get_order(self, order_id: str) -> models.Order:
         """One order; poll until ``status.is_terminal()``."""
-        return self._run(self._api.get_order(order_id))
+        return self.run(self._api.get_order(order_id))
 
     # -- monitoring -----------------------------------------------------------------
 
     def get_monitor_stats(self) -> models.MonitorStats:
         """Counts of monitored addresses and of callbacks sent, succeeded and failed."""
-        return self._run(self._api.get_monitor_stats())
+        return self.run(self._api.get_monitor_stats())
 
     def list_monitored_addresses(
         self, page: int = 1, page_size: int = 20, status: str | None = None
     ) -> models.MonitoredAddressPage:
         """One page of monitored addresses, optionally only ``"active"`` or ``"inactive"``."""
-        return self._run(self._api.list_monitored_addresses(page, page_size, status))
+        return self.run(self._api.list_monitored_addresses(page, page_size, status))
 
     def iter_monitored_addresses(
         self, status: str | None = None
@@ -168,11 +168,11 @@ class TronEnergyClient(ClientBase):
         tokens: list[str] | None = None,
     ) -> models.MonitorRegistration:
         """Watch ``address`` for incoming transfers, with callbacks to ``webhook_url``."""
-        return self._run(self._api.add_monitored_address(address, webhook_url, label, tokens))
+        return self.run(self._api.add_monitored_address(address, webhook_url, label, tokens))
 
     def remove_monitored_address(self, address: str) -> None:
         """Stop watching ``address``; a 404 on a resend after an unclear attempt counts as done."""
-        return self._run(self._api.remove_monitored_address(address))
+        return self.run(self._api.remove_monitored_address(address))
 
     # -- anything else ----------------------------------------------------------------
 
@@ -185,18 +185,24 @@ class TronEnergyClient(ClientBase):
         idempotent: bool | None = None,
     ) -> Any:
         """Signed call to ``path`` below the base URL; returns the answer's ``data``."""
-        return self._run(self._api.request(method, path, json, params, idempotent))
+        return self.run(self._api.request(method, path, json, params, idempotent))
 
-    # -- plumbing: the endpoint methods run their calls here ------------------------
+    # -- running a call: every endpoint method ends here --------------------------
 
-    def _run(self, call: Call[T]) -> T:
-        run = self._core.start(call)
+    def run(self, call: Call[T]) -> T:
+        """Send a call built by ``endpoints`` (checked there) and return its parsed answer.
+
+        Resent or not by the retry policy for the call's safety, as every endpoint
+        method is: a money-moving call that may have reached the service and failed
+        raises :class:`AmbiguousPurchaseError`. Nothing is checked again.
+        """
+        progress = self._core.start(call)
         try:
             for attempt in self.retry.retrying(call.safety):
                 with attempt:
-                    return self._attempt(run)
+                    return self._attempt(progress)
         except TronEnergyError as error:
-            run.fail(error)
+            progress.fail(error)
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     def _attempt(self, run: CallRun[T]) -> T:
@@ -231,6 +237,6 @@ class TronEnergyClient(ClientBase):
     def _walk(self, walk: PageWalk) -> Iterator[models.MonitoredAddress]:
         call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
-            page = self._run(call)
+            page = self.run(call)
             yield from page.addresses
             call = walk.after(page)

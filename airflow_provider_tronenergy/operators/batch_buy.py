@@ -265,12 +265,12 @@ class TronEnergyBatchBuyOperator(BaseOperator):
                 Buy(rent_time=self.rent_time, target_address=order["target_address"],
                     energy_amount=order["energy_amount"]))
         with refused(mode.name):
-            request = mode.request(client.rules)
+            call = mode.call(client.endpoints)  # the order's values checked here, once
             ceiling = max_cost(self.max_cost_trx)
             identity = explicit_identity(order["purchase_key"])
         scope = task_scope(context, f"{self.task_id}__order_{index}{suffix}")
         settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous)
-        return Purchase(mode, request, client, journal_for(mode.name), settings,
+        return Purchase(mode, call, client, journal_for(mode.name), settings,
                         identity=identity, explicit=True, scope=scope, log=self.log,
                         ask=lambda unknown: asker.ask(context, unknown), energy_check=check)
 

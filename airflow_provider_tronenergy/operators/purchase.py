@@ -140,7 +140,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
         client = self.hook.get_conn()
         order = self.order()
         with refused(self.mode):
-            request = order.request(client.rules)
+            call = order.call(client.endpoints)  # the values checked here, once
+            request = order.request(call)
             ceiling = max_cost(self.max_cost_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
@@ -150,7 +151,7 @@ class TronEnergyPurchaseOperator(BaseOperator):
         settings = Settings(max_cost=ceiling, check_balance=self.check_balance,
                             dry_run=dry_run, on_ambiguous=self.on_ambiguous,
                             reuse_min_validity=self.reuse_min_validity)
-        purchase = Purchase(order, request, client, journal_for(self.mode), settings,
+        purchase = Purchase(order, call, client, journal_for(self.mode), settings,
                             identity=identity, explicit=explicit,
                             scope=task_scope(context, self.task_id), log=self.log,
                             ask=lambda unknown: self._ask(context, unknown))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NoReturn, Protocol
 
@@ -57,7 +57,7 @@ from airflow_provider_tronenergy.money.quote import (
     text,
     trx,
 )
-from airflow_provider_tronenergy.purchase.modes import Mode
+from airflow_provider_tronenergy.purchase.modes import Mode, Spend
 from airflow_provider_tronenergy.purchase.outcomes import (
     RESOLVE_COMMAND,
     EnergyCheck,
@@ -114,10 +114,16 @@ def journal_for(mode: str) -> PurchaseJournal:
 
 @dataclass
 class Purchase:
-    """One purchase: a mode's validated request, placed at most once under ``identity``."""
+    """One purchase: a mode's checked call, placed at most once under ``identity``.
+
+    ``call`` was built through the client's ``endpoints`` where the values entered,
+    which checked them; it is what is sent, and ``request`` (its JSON-safe body) is
+    what the journal keeps. A journaled request is only compared, never sent: a
+    retry builds its call anew from the values as they enter again.
+    """
 
     mode: Mode
-    request: dict[str, Any]
+    call: Spend
     client: TronEnergyClient
     journal: PurchaseJournal
     settings: Settings
@@ -127,6 +133,10 @@ class Purchase:
     log: Log
     ask: Ask
     energy_check: EnergyCheck | None = None
+    request: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.request = self.mode.request(self.call)
 
     def run(self) -> dict[str, Any]:
         """Buy, or reuse what an earlier attempt bought, or stop when nobody knows."""
@@ -289,7 +299,7 @@ class Purchase:
 
     def _place(self, entry: Entry, quote: Quote | None) -> dict[str, Any]:
         try:
-            placed = self.mode.place(self.client, self.request)
+            placed = self.mode.place(self.client, self.call)
         except AmbiguousPurchaseError as exc:
             if self.settings.on_ambiguous == "ask":
                 self.ask(UnknownOutcome(entry, str(exc)))

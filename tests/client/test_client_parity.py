@@ -107,7 +107,7 @@ def against_endpoints(cls: type, asynchronous: bool) -> list[str]:
     problems: list[str] = []
     written = {name for name, value in vars(cls).items()
                if not name.startswith("_") and inspect.isfunction(value)}
-    others = {"aclose"} if asynchronous else {"close"}
+    others = {"aclose", "run"} if asynchronous else {"close", "run"}
     for name in sorted((written - others) ^ set(ENDPOINTS)):
         problems.append(f"{name}: {'no endpoint' if name in written else 'not written out'}")
     for name in sorted(written & set(ENDPOINTS)):
@@ -163,7 +163,7 @@ class Recorder:
 
 
 class Echo(TronEnergyClient):
-    def _run(self, call: Any) -> Any:  # type: ignore[override]
+    def run(self, call: Any) -> Any:  # type: ignore[override]
         return call
 
     def _walk(self, walk: Any) -> Any:  # type: ignore[override]
@@ -171,7 +171,7 @@ class Echo(TronEnergyClient):
 
 
 class AsyncEcho(TronEnergyAsyncClient):
-    async def _run(self, call: Any) -> Any:  # type: ignore[override]
+    async def run(self, call: Any) -> Any:  # type: ignore[override]
         return call
 
     def _walk(self, walk: Any) -> Any:  # type: ignore[override]
@@ -221,7 +221,7 @@ def test_the_drift_check_catches_drift() -> None:
 
 def test_a_subclass_keeps_its_own_override() -> None:
     class Custom(TronEnergyClient):
-        def _run(self, call: Any) -> Any:
+        def run(self, call: Any) -> Any:
             return ("ran", call.path)
 
         def get_account(self) -> Any:

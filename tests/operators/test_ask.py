@@ -33,7 +33,8 @@ def _unknown(journal, control, conn):
         purchase_key=f"test:{uuid.uuid4().hex}", on_ambiguous="ask")
     ti = SimpleNamespace(dag_id="d", run_id="r", task_id="buy", map_index=-1)
     context = {"ti": ti, "task_instance": ti}
-    request = op.order().request(op.hook.get_conn().rules)
+    order = op.order()
+    request = order.request(order.call(op.hook.get_conn().endpoints))
     entry = journal.claim(op.purchase_key, None, scope="d/r/buy/-1", explicit_key=True,
                           mode=op.mode, target_address=target,
                           description=f"buy_count 130,000 energy for {target}",
