@@ -2,7 +2,7 @@
 
 A folder of tests is named after a room of the package (``tests/hooks`` for
 ``airflow_provider_tronenergy/hooks``) or a top-level module with many tests
-(``tests/deposits``), or is one of the few groups that test no single room (end-to-end
+(``tests/<module>/``), or is one of the few groups that test no single room (end-to-end
 deployments, the example DAGs, the main job, the distribution). A test file at the top
 of ``tests/`` names a top-level module (``tests/test_errors.py``).
 Helpers live in one place, ``tests/support``; a folder's conftest.py holds fixtures only.
@@ -92,3 +92,10 @@ def test_a_conftest_holds_fixtures_only(conftest: Path):
                    and not node.name.startswith("pytest_")
                    and not any(_is_fixture(d) for d in node.decorator_list))]
     assert helpers == [], f"{conftest.relative_to(ROOT)}: move {helpers} to tests/support"
+
+
+@pytest.mark.parametrize("folder", [f for f in _folders() if f.name in _rooms()],
+                         ids=lambda folder: folder.name)
+def test_a_room_folder_is_a_package(folder: Path):
+    """Without ``__init__.py`` two rooms' ``test_order.py`` collide in pytest's namespace."""
+    assert (folder / "__init__.py").is_file(), f"tests/{folder.name} has no __init__.py"

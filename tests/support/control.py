@@ -7,6 +7,7 @@ exact (``Decimal``), never as floats.
 from __future__ import annotations
 
 import json
+import time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,15 @@ class Control:
 
     def balance(self, trx: str) -> None:
         self.post("/balance", {"balance": trx})
+
+    def settle(self, timeout: float = 15.0) -> None:
+        """Wait until no order is in flight: one that succeeds later spends its frozen cost
+        from whatever balance a test set meanwhile (orders of earlier tests on a shared
+        sandbox)."""
+        deadline = time.monotonic() + timeout
+        while any(o["status"] in ("pending", "processing") for o in self.orders()):
+            assert time.monotonic() < deadline, "orders still in flight"
+            time.sleep(0.1)
 
     def wallet(self, address: str | None = None, *, trx: str | None = None,
                usdt: str | None = None, staked: int | None = None) -> str:

@@ -2,7 +2,7 @@
 journals, and its target.
 
 The life around them (journal, quote, guards) is exercised through the operators
-(tests/operators) and tests/purchase/test_purchase_run.py; here, only what a mode
+(tests/operators) and tests/purchase/test_run.py; here, only what a mode
 says before any call, and that placing sends the call it built.
 """
 

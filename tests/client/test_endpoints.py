@@ -46,6 +46,7 @@ def wait_terminal(api: Any, order_id: str) -> Order:
 
 
 def test_get_account(api: Any, control: Control) -> None:
+    control.settle()  # an earlier test's order would spend from the balance set here
     control.balance("5000")
     account = api.get_account()
     assert isinstance(account, Account)

@@ -11,7 +11,12 @@ import pytest
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
+from support import store_fixtures
 from support.triggers import record
+
+# One SQLite store per test, as the triggers read it (not this folder's two-backend store).
+store_url, store = store_fixtures.store_url, store_fixtures.store
+fresh_trigger_stores = store_fixtures.fresh_trigger_stores  # autouse
 
 
 def test_one_store_per_url_per_process(store_url: str):
