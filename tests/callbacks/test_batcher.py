@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -100,13 +98,3 @@ def test_receipts_are_unique_per_commit_and_redrawn_in_a_forked_child(
     child = sqlite_store.writer.next_receipt()
     assert child[:6] != first[:6] or child[6:] != first[6:]
     assert child[6:] == f"{0:010x}"  # a fresh sequence in the child
-
-
-def test_served_processes_freeze_their_startup_objects_out_of_the_collector():
-    code = ("import gc, asyncio\n"
-            "from airflow_provider_tronenergy.serving import run_event_loop\n"
-            "async def serve(): print(gc.get_freeze_count())\n"
-            "run_event_loop(serve())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=60)
-    assert int(out.stdout) > 1000
