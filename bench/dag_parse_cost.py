@@ -64,8 +64,12 @@ def checkout(revision: str, folder: Path) -> Path:
 
 
 def parse_once(path: Path, env: dict[str, str]) -> tuple[float, str]:
+    # Run beside the file, not in the checkout: ``python -c`` puts its working folder first
+    # on sys.path, and from the repository's root that is this checkout's package, which
+    # would shadow the baseline's PYTHONPATH.
     out = subprocess.run([sys.executable, "-c", TIMER.format(heavy=HEAVY), str(path)],
-                         capture_output=True, text=True, env=env, check=True).stdout.split()
+                         capture_output=True, text=True, env=env, check=True,
+                         cwd=path.parent).stdout.split()
     return float(out[0]), (out[1] if len(out) > 1 else "")
 
 
