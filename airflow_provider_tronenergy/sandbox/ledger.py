@@ -15,7 +15,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
-from airflow_provider_tronenergy.sandbox.chain import ChainState
+from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 
 USDT_UNITS = 1_000_000
