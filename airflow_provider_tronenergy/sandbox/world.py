@@ -20,6 +20,7 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT
+from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
 from airflow_provider_tronenergy.sandbox.credentials import Credentials, CredentialStore
 from airflow_provider_tronenergy.sandbox.database import SCHEMA, iso
 from airflow_provider_tronenergy.sandbox.deliveries import RETRY_DELAYS, DeliveryQueue, DueDelivery
@@ -52,6 +53,8 @@ class World(CredentialStore, OrderBook, Monitoring, DeliveryQueue):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(path, time_scale=time_scale, clock=clock)
+        self.parameters = ParameterBook(self.db)
+        """The chain's fees and USDT's energy, per block (a proposal changes them)."""
         self.db.executescript(LEDGER_SCHEMA)
         self._meta_default("balance_sun", str(balance_sun))
         self._meta_default("user_id", "10001")

@@ -12,6 +12,7 @@ from airflow_provider_tronenergy.sandbox.chain.parameters import (
     ParameterBook,
     ParameterError,
 )
+from airflow_provider_tronenergy.sandbox.world import World
 
 
 def test_defaults_are_the_chains_figures():
@@ -115,3 +116,10 @@ def test_the_book_survives_a_reopened_database(tmp_path):
     path = str(tmp_path / "world.sqlite")
     ParameterBook(sqlite3.connect(path, isolation_level=None)).set(7, {"energy_fee": 420})
     assert ParameterBook(sqlite3.connect(path, isolation_level=None)).current().energy_fee == 420
+
+
+def test_the_world_keeps_its_parameters_in_its_state_file(tmp_path):
+    path = str(tmp_path / "state.sqlite")
+    World(path).parameters.set_usdt(7, {"energy_factor": 10_000})
+    reopened = World(path).parameters
+    assert (reopened.usdt().energy_factor, reopened.current()) == (10_000, ChainParameters())
