@@ -168,6 +168,15 @@ async def set_energy(request: Request, address: str) -> Response:
         address, staked=_energy(body, "staked"), used=_energy(body, "used")))
 
 
+@router.post("/addresses/{address}/bandwidth")
+async def set_bandwidth(request: Request, address: str) -> Response:
+    """``{"staked": N, "used": N}`` (either): staked bandwidth and how much of it is used."""
+    params.address(address, "address")
+    body = await _body(request)
+    return reply(request, sandbox(request).world.set_bandwidth(
+        address, staked=_energy(body, "staked"), used=_energy(body, "used")))
+
+
 @router.get("/addresses/{address}/wallet")
 async def wallet(request: Request, address: str) -> Response:
     params.address(address, "address")

@@ -16,9 +16,9 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT, AccountLedger
+from airflow_provider_tronenergy.sandbox.chain.ledger import ChainLedger
 from airflow_provider_tronenergy.sandbox.database import iso
 from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.ledger import ChainLedger
 
 # Order progression at time-scale 1.0, in seconds after creation.
 PROCESSING_AFTER = 1.0
@@ -38,7 +38,7 @@ class OrderBook(ChainLedger, AccountLedger):
         now = self.clock()
         due = self.db.execute(
             "SELECT order_id, energy_cost_sun, outcome, target_address, energy_amount,"
-            " rent_time FROM orders "
+            " rent_time, complete_at FROM orders "
             "WHERE status IN (?, ?) AND complete_at <= ?",
             (*IN_FLIGHT, now),
         ).fetchall()
@@ -57,7 +57,8 @@ class OrderBook(ChainLedger, AccountLedger):
                 # A withheld delegation: success at the service, nothing on chain.
                 tx_hash = secrets.token_hex(32) if row["outcome"] == "withheld" else \
                     self._delegate(row["order_id"], row["target_address"],
-                                   row["energy_amount"], float(row["rent_time"]), now)
+                                   row["energy_amount"], float(row["rent_time"]),
+                                   row["complete_at"])
                 db.execute(
                     "UPDATE orders SET status = 'success', tx_hash = ?, updated_at = ? "
                     "WHERE order_id = ?",

@@ -11,10 +11,10 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.database import Database
+from airflow_provider_tronenergy.sandbox.chain.blocks import Blocks
 
 
-class ChainState(Database):
+class ChainState(Blocks):
     def is_activated(self, address: str) -> bool:
         row = self.db.execute(
             "SELECT activated FROM chain_accounts WHERE address = ?", (address,)
@@ -58,13 +58,12 @@ class ChainState(Database):
     def _confirm_transfer(
         self, from_address: str, to_address: str, amount: Decimal, token: str, now: float
     ) -> dict[str, Any]:
-        """Write one confirmed transfer in a new block; return its callback data.
+        """Write one confirmed transfer in the head block; return its callback data.
 
         Runs inside the caller's transaction. ``token`` is already upper-case.
         """
         tx_hash = secrets.token_hex(32)
-        block = int(self._meta("block_number") or 0) + 1
-        self._set_meta("block_number", str(block))
+        block = self.head_number(now)
         self.set_holder(to_address, token)
         if token == "TRX":
             self.set_activated(to_address)  # receiving TRX creates the account on chain
@@ -75,7 +74,7 @@ class ChainState(Database):
             "amount": format(amount.normalize(), "f"),
             "token": token,
             "block_number": block,
-            "block_timestamp": int(now * 1000),
+            "block_timestamp": int(self.block_time(block) * 1000),
         }
         self.db.execute(
             "INSERT INTO transfers VALUES (?, ?, ?, ?, ?, ?, ?)",

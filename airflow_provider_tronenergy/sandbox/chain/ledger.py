@@ -1,9 +1,10 @@
-"""The chain as a node sees it: balances, energy and bandwidth, delegations, blocks.
+"""The chain as a node sees it: balances, energy and bandwidth, delegations.
 
-What the sandbox's node API (``sandbox/node.py``) answers from. TRX in sun, USDT
-in micro-units, energy and bandwidth as integers. An address's USDT is *tracked*
-once set through the control API; an untracked sender of a transfer stands for
-the outside world (it is not debited). Rented energy is a delegation: it is
+What the sandbox's node API (``sandbox/node.py``, ``chain/routes.py``) answers
+from. TRX in sun, USDT in micro-units, energy and bandwidth as integers. An
+address's USDT is *tracked* once set through the control API; an untracked sender
+of a simulated transfer (``POST /sandbox/transfers``) stands for the outside world
+(it is not debited). Rented energy is a delegation: it is
 written when an order succeeds (``OrderBook.advance``) and counts towards the
 target's ``EnergyLimit`` until its rent time (time-scaled) ends.
 """
@@ -22,14 +23,13 @@ USDT_UNITS = 1_000_000
 """USDT's 6 decimals."""
 FREE_NET_LIMIT = 600
 """Free bandwidth per address per day."""
-SOLIDIFY_AFTER = 57.0
-"""Seconds (at time-scale 1.0) until a block is solidified: 19 blocks of 3 s."""
 
 LEDGER_SCHEMA = """
 CREATE TABLE IF NOT EXISTS wallets (
     address TEXT PRIMARY KEY, trx_sun INTEGER NOT NULL DEFAULT 0, usdt_units INTEGER,
     energy_staked INTEGER NOT NULL DEFAULT 0, energy_used INTEGER NOT NULL DEFAULT 0,
-    free_net_used INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL);
+    free_net_used INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+    net_staked INTEGER NOT NULL DEFAULT 0, net_used INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS delegations (
     tx_hash TEXT PRIMARY KEY, order_id TEXT NOT NULL, address TEXT NOT NULL,
     energy INTEGER NOT NULL, block_number INTEGER NOT NULL, at REAL NOT NULL,
@@ -38,6 +38,15 @@ CREATE TABLE IF NOT EXISTS delegations (
 
 
 class ChainLedger(ChainState):
+    def _init_ledger(self) -> None:
+        """Create the tables; a state from before staked bandwidth gains its two columns."""
+        self.db.executescript(LEDGER_SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(wallets)")}
+        for column in ("net_staked", "net_used"):
+            if column not in columns:
+                self.db.execute(f"ALTER TABLE wallets ADD COLUMN {column} "
+                                "INTEGER NOT NULL DEFAULT 0")
+
     def advance(self) -> None:
         """Bring orders up to now (``OrderBook`` does); reads call it first."""
 
@@ -76,6 +85,18 @@ class ChainLedger(ChainState):
                            (used, address))
         return self.wallet(address)
 
+    def set_bandwidth(self, address: str, *, staked: int | None,
+                      used: int | None) -> dict[str, Any]:
+        """Set the staked bandwidth and/or the staked bandwidth used."""
+        with self._tx() as db:
+            self._ensure_wallet(address)
+            if staked is not None:
+                db.execute("UPDATE wallets SET net_staked = ? WHERE address = ?",
+                           (staked, address))
+            if used is not None:
+                db.execute("UPDATE wallets SET net_used = ? WHERE address = ?", (used, address))
+        return self.wallet(address)
+
     def wallet(self, address: str) -> dict[str, Any]:
         """The control API's view of an address (balances as integers)."""
         row = self._wallet_row(address)
@@ -85,7 +106,8 @@ class ChainLedger(ChainState):
                 "usdt_units": row["usdt_units"] if row and row["usdt_units"] is not None else 0,
                 "energy_limit": resources["EnergyLimit"],
                 "energy_used": resources["EnergyUsed"],
-                "free_net_used": resources["freeNetUsed"]}
+                "free_net_used": resources["freeNetUsed"],
+                "net_limit": resources["NetLimit"], "net_used": resources["NetUsed"]}
 
     def usdt_units(self, address: str) -> int:
         row = self._wallet_row(address)
@@ -95,15 +117,20 @@ class ChainLedger(ChainState):
         """``getaccountresource``'s figures, rented energy counted while it runs."""
         self.advance()
         row = self._wallet_row(address)
-        now = self.clock()
-        rented = self.db.execute(
-            "SELECT COALESCE(SUM(energy), 0) FROM delegations "
-            "WHERE address = ? AND at <= ? AND until > ?", (address, now, now)).fetchone()[0]
         return {"freeNetLimit": FREE_NET_LIMIT,
                 "freeNetUsed": row["free_net_used"] if row else 0,
-                "NetLimit": 0, "NetUsed": 0,
-                "EnergyLimit": (row["energy_staked"] if row else 0) + int(rented),
+                "NetLimit": row["net_staked"] if row else 0,
+                "NetUsed": row["net_used"] if row else 0,
+                "EnergyLimit": self._energy_limit(address, self.clock()),
                 "EnergyUsed": row["energy_used"] if row else 0}
+
+    def _energy_limit(self, address: str, at: float) -> int:
+        """Staked energy plus the delegations running at ``at``."""
+        row = self.db.execute(
+            "SELECT COALESCE((SELECT energy_staked FROM wallets WHERE address = ?), 0) + "
+            "(SELECT COALESCE(SUM(energy), 0) FROM delegations "
+            " WHERE address = ? AND at <= ? AND until > ?)", (address, address, at, at)).fetchone()
+        return int(row[0])
 
     def _move_usdt(self, from_address: str, to_address: str, units: int) -> None:
         """Inside the transfer's transaction: debit a tracked sender, credit the recipient."""
@@ -122,37 +149,32 @@ class ChainLedger(ChainState):
                         "WHERE address = ?", (units, to_address))
 
     def _delegate(self, order_id: str, address: str, energy: int, rent_hours: float,
-                  now: float) -> str:
-        """Inside ``advance``'s transaction: the delegation of a successful order."""
+                  at: float) -> str:
+        """Inside ``advance``'s transaction: the delegation of an order that succeeded at ``at``.
+
+        It lands in the block produced by then, and its energy counts from ``at``.
+        """
         tx_hash = secrets.token_hex(32)
-        block = self._next_block()
-        until = now + rent_hours * 3600 * self.time_scale
+        until = at + rent_hours * 3600 * self.time_scale
         self.db.execute("INSERT INTO delegations VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (tx_hash, order_id, address, energy, block, now, until))
+                        (tx_hash, order_id, address, energy, self.head_number(at), at, until))
         return tx_hash
 
-    def _next_block(self) -> int:
-        block = int(self._meta("block_number") or 0) + 1
-        self._set_meta("block_number", str(block))
-        return block
+    def simulated_receipt(self, tx_hash: str, *, solidified: bool) -> dict[str, Any]:
+        """A delegation's or a simulated transfer's receipt, else ``{}``.
 
-    def transaction_info(self, tx_hash: str, *, solidified: bool) -> dict[str, Any]:
-        """``gettransactioninfobyid``: a delegation's or a transfer's receipt, else ``{}``."""
+        Both are system transactions: no energy, a fixed bandwidth, no ``fee``.
+        """
         self.advance()
-        now = self.clock()
-        row = self.db.execute("SELECT block_number, at FROM delegations WHERE tx_hash = ?",
+        row = self.db.execute("SELECT block_number FROM delegations WHERE tx_hash = ?",
                               (tx_hash,)).fetchone()
         if row is None:
-            row = self.db.execute(
-                "SELECT block_number, block_timestamp / 1000.0 AS at FROM transfers "
-                "WHERE tx_hash = ?", (tx_hash,)).fetchone()
-        if row is None or (solidified and now < row["at"] + SOLIDIFY_AFTER * self.time_scale):
+            row = self.db.execute("SELECT block_number FROM transfers WHERE tx_hash = ?",
+                                  (tx_hash,)).fetchone()
+        last = self.solid_number() if solidified else self.head_number()
+        if row is None or row["block_number"] > last:
             return {}
-        return {"id": tx_hash, "blockNumber": row["block_number"],
-                "blockTimeStamp": int(row["at"] * 1000), "contractResult": [""],
+        block = int(row["block_number"])
+        return {"id": tx_hash, "blockNumber": block,
+                "blockTimeStamp": int(self.block_time(block) * 1000), "contractResult": [""],
                 "receipt": {"net_usage": 280, "result": "SUCCESS"}}
-
-    def now_block(self, *, solidified: bool = False) -> dict[str, int]:
-        """The head block (or, solidified, the one about 19 blocks back)."""
-        number = int(self._meta("block_number") or 0) - (19 if solidified else 0)
-        return {"number": number, "timestamp": int(self.clock() * 1000)}
