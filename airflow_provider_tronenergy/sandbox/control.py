@@ -205,7 +205,8 @@ async def list_faults(request: Request) -> Response:
 @router.post("/faults")
 async def add_fault(request: Request) -> Response:
     """``{kind, path, method?, status?, retry_after?, latency_ms?, after_processing?,
-    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``;
+    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``, or
+    names a node path in full (``/wallet/...``, ``/walletsolidity/...``);
     ``patch`` (kind ``tamper``) maps dotted answer paths to raw JSON text."""
     body = await _body(request)
     kind = params.string(params.field(body, "kind"), "kind")
