@@ -20,6 +20,7 @@ from fastapi.responses import Response
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
 from airflow_provider_tronenergy.sandbox.api import sandbox
 from airflow_provider_tronenergy.sandbox.chain import wire
+from airflow_provider_tronenergy.sandbox.chain.charging import revert_energy
 from airflow_provider_tronenergy.sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
@@ -123,17 +124,19 @@ async def trigger_constant_contract(request: Request) -> Response:
     if selector == "balanceOf(address)" and len(words) == 1 and _abi_address(words[0]):
         holder = _abi_address(words[0]) or ""
         return wire.answer({**answer, "energy_used": BALANCE_OF_ENERGY,
-                        "constant_result": [f"{world.usdt_units(holder):064x}"]})
+                            "constant_result": [f"{world.usdt_units(holder):064x}"]})
     if selector == "decimals()" and not words:
         return wire.answer({**answer, "energy_used": 300, "constant_result": [f"{6:064x}"]})
     if selector == "transfer(address,uint256)":
         energy = _transfer_energy(world, owner, words)
         if isinstance(energy, Response):
             return energy
-        if energy is None:  # java-tron: the call ran and reverted
+        if energy is None:  # java-tron: the call ran, reverted and used what executing uses
+            usdt = world.parameters.usdt(world.head_number())
             return wire.answer({"result": {"result": True, "message": "REVERT opcode executed"},
-                            "energy_used": 1_000, "constant_result": ["0" * 64],
-                            "transaction": answer["transaction"]})
+                                "energy_used": revert_energy(usdt),
+                                "constant_result": ["0" * 64],
+                                "transaction": answer["transaction"]})
         return wire.answer({**answer, "energy_used": energy, "constant_result": [f"{1:064x}"]})
     return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
 

@@ -123,6 +123,12 @@ def test_more_usdt_than_held_reverts_and_pays_for_its_energy(chain: Chain):
     assert chain.contract().functions.balanceOf(owner) == 1_000_000
     assert chain.contract().functions.balanceOf(stranger) == 0
     assert chain.sandbox.state.world.holds(stranger, "USDT") is False
+    parameter = chain.contract().functions.transfer._prepare_parameter(stranger, 2_000_000)
+    constant = chain.tron.provider.make_request("wallet/triggerconstantcontract", {
+        "owner_address": owner, "contract_address": chain.contract().contract_address,
+        "function_selector": "transfer(address,uint256)", "parameter": parameter,
+        "visible": True})
+    assert constant["energy_used"] == energy  # the constant call says what the chain charges
 
 
 def test_staked_bandwidth_then_free_then_burned(chain: Chain):
