@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS wallets (
 CREATE TABLE IF NOT EXISTS delegations (
     tx_hash TEXT PRIMARY KEY, order_id TEXT NOT NULL, address TEXT NOT NULL,
     energy INTEGER NOT NULL, block_number INTEGER NOT NULL, at REAL NOT NULL,
-    until REAL NOT NULL);
+    until REAL NOT NULL, returned INTEGER NOT NULL DEFAULT 0);
 """
 
 
@@ -41,11 +41,14 @@ class ChainLedger(ChainState):
     def _init_ledger(self) -> None:
         """Create the tables; a state from before staked bandwidth gains its two columns."""
         self.db.executescript(LEDGER_SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(wallets)")}
-        for column in ("net_staked", "net_used"):
+        for table, column in (("wallets", "net_staked"), ("wallets", "net_used"),
+                              ("delegations", "returned")):
+            columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             if column not in columns:
-                self.db.execute(f"ALTER TABLE wallets ADD COLUMN {column} "
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} "
                                 "INTEGER NOT NULL DEFAULT 0")
+        self.db.execute("CREATE INDEX IF NOT EXISTS delegations_open "
+                        "ON delegations (returned, until)")
 
     def advance(self) -> None:
         """Bring orders up to now (``OrderBook`` does); reads call it first."""
@@ -156,9 +159,31 @@ class ChainLedger(ChainState):
         """
         tx_hash = secrets.token_hex(32)
         until = at + rent_hours * 3600 * self.time_scale
-        self.db.execute("INSERT INTO delegations VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute("INSERT INTO delegations (tx_hash, order_id, address, energy, "
+                        "block_number, at, until) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (tx_hash, order_id, address, energy, self.head_number(at), at, until))
         return tx_hash
+
+    def _return_delegations(self, by: float) -> None:
+        """Inside a transaction: end the delegations whose rent time ran out by ``by``.
+
+        java-tron (``UnDelegateResourceActuator``) moves the receiver's energy usage back
+        with the energy withdrawn, in proportion to its share of the receiver's energy:
+        energy rented and used does not stay "used" on the receiver after the rental.
+        """
+        ended = self.db.execute(
+            "SELECT tx_hash, address, energy, until FROM delegations "
+            "WHERE returned = 0 AND until <= ? ORDER BY until", (by,)).fetchall()
+        for row in ended:
+            limit = self._energy_limit(row["address"], row["until"] - 1e-6)
+            wallet = self._wallet_row(row["address"])
+            if wallet is not None and limit > 0:
+                moved = min(int(row["energy"]),
+                            int(wallet["energy_used"]) * int(row["energy"]) // limit)
+                self.db.execute("UPDATE wallets SET energy_used = energy_used - ? "
+                                "WHERE address = ?", (moved, row["address"]))
+            self.db.execute("UPDATE delegations SET returned = 1 WHERE tx_hash = ?",
+                            (row["tx_hash"],))
 
     def simulated_receipt(self, tx_hash: str, *, solidified: bool) -> dict[str, Any]:
         """A delegation's or a simulated transfer's receipt, else ``{}``.

@@ -181,17 +181,23 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
         return self.block_time(int(row[0]))
 
     def produce(self) -> int:
-        """Pack and execute the transactions of every block produced by now; how many ran."""
-        head = self.head_number()
+        """Pack and execute the transactions of every block produced by now, and end the
+        delegations whose time ran out, in the order they happened; how many transactions ran."""
+        now = self.clock()
+        head = self.head_number(now)
         due = self.db.execute(
             "SELECT * FROM chain_transactions WHERE status = 'pending' AND block_number <= ? "
             "ORDER BY block_number, seq", (head,)).fetchall()
-        if not due:
+        ending = self.db.execute("SELECT 1 FROM delegations WHERE returned = 0 AND until <= ? "
+                                 "LIMIT 1", (now,)).fetchone()
+        if not due and ending is None:
             return 0
         executed = 0
         with self._tx():
             for row in due:
+                self._return_delegations(self.block_time(int(row["block_number"])))
                 executed += self._pack(row)
+            self._return_delegations(now)
         return executed
 
     def _pack(self, row: Any) -> int:

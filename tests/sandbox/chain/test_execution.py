@@ -82,6 +82,32 @@ def test_energy_delegated_by_an_order_is_drawn_before_burning(chain: Chain):
     assert chain.tron.get_energy(owner) == 0
 
 
+def test_energy_used_from_a_rental_leaves_with_it(chain: Chain):
+    """java-tron moves a receiver's usage back with the energy withdrawn, pro rata."""
+    key, owner = chain.account(usdt="10")
+    _, holder = chain.account(usdt="1")
+    chain.control.succeed(chain.control.buy(owner, energy=65_000))
+    assert _run(chain, chain.usdt(owner, holder, 1), key)["receipt"]["energy_usage"] == TO_HOLDER
+    assert chain.tron.get_account_resource(owner)["EnergyUsed"] == TO_HOLDER
+    chain.clock.advance(3_600)  # the hour's rental ends
+    after = chain.tron.get_account_resource(owner)
+    assert "EnergyLimit" not in after and "EnergyUsed" not in after  # java-tron omits zeros
+    chain.control.succeed(chain.control.buy(owner, energy=65_000))
+    again = _run(chain, chain.usdt(owner, holder, 1), key)
+    assert again["receipt"]["energy_usage"] == TO_HOLDER and "energy_fee" not in again["receipt"]
+
+
+def test_a_rental_ending_takes_its_share_of_the_usage_only(chain: Chain):
+    key, owner = chain.account(usdt="10", staked=100_000)
+    _, holder = chain.account(usdt="1")
+    chain.control.succeed(chain.control.buy(owner, energy=65_000))
+    _run(chain, chain.usdt(owner, holder, 1), key)
+    chain.clock.advance(3_600)
+    used = TO_HOLDER - TO_HOLDER * 65_000 // 165_000
+    assert chain.tron.get_account_resource(owner)["EnergyUsed"] == used
+    assert chain.tron.get_energy(owner) == 100_000 - used
+
+
 def test_out_of_energy_burns_up_to_the_fee_limit_and_moves_nothing(chain: Chain):
     key, owner = chain.account(usdt="10")
     _, holder = chain.account(usdt="1")
