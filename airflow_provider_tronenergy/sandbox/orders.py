@@ -154,12 +154,14 @@ class OrderBook(ChainLedger, AccountLedger):
         self, kind: str, target: str, to_address: str, rent_time: Decimal,
         *, activate_to: bool = False,
     ) -> dict[str, Any]:
-        """An order sized for one token transfer to ``to_address`` (65,000 or 131,000)."""
+        """An order sized for one token transfer to ``to_address`` by the service's own rule
+        (65,000 or 131,000, its price list: decisions.md section 5), not the chain's figure."""
+        first = not self.holds(to_address)
         return self._place_order(
             kind=kind,
             target=target,
             to_address=to_address,
-            energy=self.transfer_energy(to_address),
+            energy=pricing.ENERGY_FIRST_TRANSFER if first else pricing.ENERGY_PER_TRANSFER,
             rent_time=rent_time,
             activate_to=activate_to,
         )

@@ -1,7 +1,8 @@
 """Chain state: which addresses are activated, which hold a token, confirmed transfers.
 
-What the chain knows decides an order's energy (a first transfer to an address
-writes a new slot) and whether energy can be delegated at all.
+What the chain knows decides a transfer's energy (a first transfer to an address
+writes a new slot; USDT's base energy and factor are the chain's parameters) and
+whether energy can be delegated at all.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from typing import Any
 
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.chain.blocks import Blocks
+from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
 
 
 class ChainState(Blocks):
+    parameters: ParameterBook
+    """The chain's fees and USDT's energy per block (the world sets it)."""
+
     def is_activated(self, address: str) -> bool:
         row = self.db.execute(
             "SELECT activated FROM chain_accounts WHERE address = ?", (address,)
@@ -41,10 +46,10 @@ class ChainState(Blocks):
         )
 
     def transfer_energy(self, to_address: str) -> int:
-        """Energy one token transfer to ``to_address`` costs: first transfers write a new slot."""
-        if self.holds(to_address):
-            return pricing.ENERGY_PER_TRANSFER
-        return pricing.ENERGY_FIRST_TRANSFER
+        """Energy a USDT transfer to ``to_address`` costs now, by the head block's parameters
+        (the node's estimates): a first transfer writes a new slot."""
+        usdt = self.parameters.usdt(self.head_number())
+        return usdt.transfer_energy(new_slot=not self.holds(to_address))
 
     def check_address(self, address: str) -> dict[str, Any]:
         activated = self.is_activated(address)
