@@ -34,6 +34,8 @@ def test_main_job_runs_end_to_end():
     assert "energy available after  713,995" in output
     # Burning 713,995 at 100 sun (71.3995 TRX) against 513,995 rented at 0.45 per 10,000.
     assert re.search(r"saved\s+48\.269725 TRX", output)
+    assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
+            "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output
     assert "renting it all instead  32.129775 TRX (saved 9 TRX)" in output
     assert "deposits credited       1: 250.75 USDT" in output
     assert "second run credited 0" in output
