@@ -230,15 +230,15 @@ def test_a_monitored_recipient_gets_the_signed_callback_when_the_block_comes(cha
 
 
 def test_a_fee_proposal_applies_from_the_next_block(chain: Chain):
+    """A transaction already in a block keeps its price; the next block charges the new one."""
     key, owner = chain.account(usdt="10")
     _, holder = chain.account(usdt="1")
-    parameters = chain.sandbox.state.world.parameters
-    head = chain.head()
-    parameters.set(head + 2, {"energy_fee": 210})
-    before = chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)  # in head + 1
+    before = chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)
     chain.blocks(1)
-    after = chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)  # in head + 2
+    changed = chain.control.post("/chain/parameters", {"getEnergyFee": 210})
+    assert changed["from_block"] == chain.head() + 1
+    after = chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)
     chain.blocks(1)
     assert chain.info(before)["receipt"]["energy_fee"] == TO_HOLDER * 100
     assert chain.info(after)["receipt"]["energy_fee"] == TO_HOLDER * 210
-    parameters.set(chain.head() + 1, {"energy_fee": 100})
+    chain.control.post("/chain/parameters", {"getEnergyFee": 100})
