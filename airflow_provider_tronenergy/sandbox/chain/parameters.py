@@ -18,6 +18,8 @@ import sqlite3
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
+from airflow_provider_tronenergy.sandbox.errors import SandboxError
+
 FACTOR_DECIMAL: Final = 10_000
 """java-tron's ``DYNAMIC_ENERGY_FACTOR_DECIMAL``: an energy_factor of 10,000 adds 100 %."""
 
@@ -40,7 +42,7 @@ LONG_VALUE: Final = 100_000_000_000_000_000
 """java-tron's ``ProposalUtil.LONG_VALUE``: the largest fee a proposal may set."""
 
 
-class ParameterError(ValueError):
+class ParameterError(SandboxError, ValueError):
     """A parameter change the chain would refuse (unknown name, wrong type, out of range)."""
 
 
