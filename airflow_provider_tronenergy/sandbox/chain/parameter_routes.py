@@ -83,8 +83,7 @@ async def get_contract_info(request: Request) -> Response:
     usdt = world.parameters.usdt(head)
     state = {"energy_factor": usdt.energy_factor, "update_cycle": head // CYCLE_BLOCKS}
     return _answer({
-        "smart_contract": {"contract_address": address, "name": "TetherToken",
-                           "consume_user_resource_percent": 100},
+        "smart_contract": {"contract_address": address, "name": "TetherToken"},
         "runtimecode": "",
         "contract_state": {k: v for k, v in state.items() if v},  # proto3 JSON: zeros left out
     })
