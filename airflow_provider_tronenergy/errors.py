@@ -32,7 +32,8 @@ that cannot open. A class keeps the built-in base its callers already catch
     └── SandboxError                sandbox.errors: the emulated service refuses
         ├── WorldError
         ├── ForbiddenError          sandbox.control
-        └── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
+        ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
+        └── CodecError (ValueError)      sandbox.chain.codec: a transaction that cannot be read
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
 them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.

@@ -24,7 +24,8 @@ class ForbiddenError(SandboxError):
     """A control call from a host other than loopback (unless allowed)."""
 
 
-def _loopback_only(request: Request) -> None:
+def loopback_only(request: Request) -> None:
+    """The control API answers only on loopback unless the sandbox allows remote control."""
     if sandbox(request).config.allow_remote_control:
         return
     host = request.client.host if request.client else ""
@@ -37,7 +38,7 @@ def _loopback_only(request: Request) -> None:
 
 
 router = APIRouter(prefix="/sandbox", include_in_schema=False,
-                   dependencies=[Depends(_loopback_only)])
+                   dependencies=[Depends(loopback_only)])
 
 
 def reply(request: Request, payload: Any) -> Response:

@@ -28,6 +28,7 @@ from airflow_provider_tronenergy.protocol.address import (
     decode_address,
     encode_address,
 )
+from airflow_provider_tronenergy.sandbox.errors import SandboxError
 
 TRANSFER = "TransferContract"
 TRIGGER = "TriggerSmartContract"
@@ -41,7 +42,7 @@ _Raw = Any  # tron_pb2.Transaction.raw: protobuf's generated classes carry no st
 _CONTRACT_TYPES = tron_pb2.Transaction.Contract.ContractType
 
 
-class CodecError(ValueError):
+class CodecError(SandboxError, ValueError):
     """The transaction cannot be read (bad JSON shape, hex or protobuf)."""
 
 

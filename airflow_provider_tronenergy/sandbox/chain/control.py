@@ -10,10 +10,10 @@ from fastapi.responses import Response
 
 from airflow_provider_tronenergy.sandbox import params
 from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.control import _loopback_only, reply
+from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
 
 router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,
-                   dependencies=[Depends(_loopback_only)])
+                   dependencies=[Depends(loopback_only)])
 STATUSES = ("executed", "pending", "dropped")
 
 

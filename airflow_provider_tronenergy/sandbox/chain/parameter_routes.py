@@ -23,12 +23,12 @@ from airflow_provider_tronenergy.sandbox.chain.parameters import (
     ContractEnergy,
     ParameterError,
 )
-from airflow_provider_tronenergy.sandbox.control import _loopback_only, reply
+from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
 from airflow_provider_tronenergy.sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
 control_router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,
-                           dependencies=[Depends(_loopback_only)])
+                           dependencies=[Depends(loopback_only)])
 
 CYCLE_BLOCKS = 7_200
 """A maintenance period (6 h of 3 s blocks): java-tron's ``update_cycle`` counts them."""
