@@ -31,7 +31,9 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── UnknownOutcome, EnergyGone  purchase.outcomes: a purchase stops to ask, or buys anew
     └── SandboxError                sandbox.errors: the emulated service refuses
         ├── WorldError
-        └── ForbiddenError          sandbox.control
+        ├── ForbiddenError          sandbox.control
+        ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
+        └── CodecError (ValueError)      sandbox.chain.codec: a transaction that cannot be read
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
 them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.

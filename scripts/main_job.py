@@ -142,6 +142,14 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
     if confirmation.get("onchain") is not False:
         detail(f"energy available after  {confirmation['energy_available']:,}")
     detail(f"energy cost             {ready['energy_cost']} TRX")
+    prices = ready.get("prices") or {}
+    if prices:
+        source = prices["source"]
+        detail(f"burn prices             {prices['energy_sun']} sun per energy "
+               f"({source['energy_price']}), {prices['bandwidth_sun']} sun per bandwidth byte "
+               f"({source['bandwidth_price']}), {Decimal(prices['activation_sun']) / 10**6} TRX "
+               f"per account ({source['activation_fee']}); USDT energy factor "
+               f"{prices['energy_factor']} ({source['energy_factor']})")
     detail(f"burning instead         {ready['burn_cost']} TRX")
     detail(f"saved                   {ready['saving']} TRX "
            f"({ready['saving_factor']}x cheaper than burning)")

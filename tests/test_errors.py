@@ -97,6 +97,8 @@ def test_every_room_in_the_tree_of_the_root_module(provider_exceptions):
     ("callbacks.verify.Rejection", Exception, "errors.CallbackError"),
     ("sandbox.errors.WorldError", Exception, "sandbox.errors.SandboxError"),
     ("sandbox.control.ForbiddenError", Exception, "sandbox.errors.SandboxError"),
+    ("sandbox.chain.parameters.ParameterError", ValueError, "sandbox.errors.SandboxError"),
+    ("sandbox.chain.codec.CodecError", ValueError, "sandbox.errors.SandboxError"),
 ])
 def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,
                                                           room):

@@ -24,6 +24,8 @@ from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
     ChainAccount,
+    ChainParameters,
+    ContractInfo,
     Resources,
     TransactionInfo,
 )
@@ -121,6 +123,14 @@ class TronNodeHook(BaseHook):
     def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
         """Energy of a USDT transfer from ``owner`` to ``to``, or None if the node cannot say."""
         return self.get_conn().estimate_transfer_energy(owner, to, units)
+
+    def get_chain_parameters(self) -> ChainParameters:
+        """The chain's fees: energy and bandwidth prices, account creation, free bandwidth."""
+        return self.get_conn().get_chain_parameters()
+
+    def get_contract_info(self, contract: str | None = None) -> ContractInfo | None:
+        """A contract's energy factor (USDT's by default), or None if there is no contract."""
+        return self.get_conn().get_contract_info(contract)
 
     def get_transaction_info(self, tx_hash: str, *,
                              solidified: bool = False) -> TransactionInfo | None:

@@ -36,8 +36,9 @@ def rental_cost(energy: int, price_per_10k: Decimal) -> Decimal:
     return (Decimal(energy) * price_per_10k / 10_000).quantize(SUN, rounding=ROUND_CEILING)
 
 
-def burn_cost(energy: int) -> Decimal:
-    return (Decimal(energy) * BURN_TRX_PER_ENERGY).quantize(SUN)
+def burn_cost(energy: int, sun_per_energy: int = BURN_SUN_PER_ENERGY) -> Decimal:
+    """TRX burned for ``energy`` at ``sun_per_energy`` (the chain's, else the default)."""
+    return (Decimal(energy) * sun_per_energy * SUN).quantize(SUN)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Quote:
     price_per_10k: Decimal
     energy_cost: Decimal
     activation_cost: Decimal = Decimal(0)
+    burn_sun_per_energy: int = BURN_SUN_PER_ENERGY
 
     @property
     def total(self) -> Decimal:
@@ -54,7 +56,7 @@ class Quote:
 
     @property
     def burn_cost(self) -> Decimal:
-        return burn_cost(self.energy)
+        return burn_cost(self.energy, self.burn_sun_per_energy)
 
     def to_dict(self) -> dict[str, Any]:
         return {

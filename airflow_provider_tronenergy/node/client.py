@@ -18,6 +18,8 @@ from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
     ChainAccount,
+    ChainParameters,
+    ContractInfo,
     Resources,
     TransactionInfo,
 )
@@ -27,6 +29,9 @@ from airflow_provider_tronenergy.protocol.ids import TX_HASH
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 _NO_ESTIMATE = "does not support estimate energy"
+MAX_TRANSFER_ENERGY = 1_000_000
+"""No token transfer needs more: USDT's first transfer at java-tron's highest energy factor
+(x 11) is about 330,000. A node estimating more is not believed (energy is bought from it)."""
 
 
 def _address(value: str, what: str) -> str:
@@ -188,7 +193,30 @@ class TronNodeClient:
             return used if isinstance(used, int) and not isinstance(used, bool) and used > 0 \
                 else None
 
-        return self._call("wallet/estimateenergy", estimate)
+        energy = self._call("wallet/estimateenergy", estimate)
+        if energy is not None and not 0 < energy <= MAX_TRANSFER_ENERGY:
+            raise ValueError(f"the node estimates {energy:,} energy for one USDT transfer to "
+                             f"{to}: outside 1 to {MAX_TRANSFER_ENERGY:,}, not believed")
+        return energy
+
+    # -- the chain's parameters --------------------------------------------------------------
+
+    def get_chain_parameters(self) -> ChainParameters:
+        """The chain's fees (``wallet/getchainparameters``), each checked against its range."""
+        payload = self._call("wallet/getchainparameters", lambda: dict(
+            self._provider.make_request("wallet/getchainparameters", {"visible": True})))
+        return ChainParameters.from_node(payload)
+
+    def get_contract_info(self, contract: str | None = None) -> ContractInfo | None:
+        """A contract's dynamic-energy state (``wallet/getcontractinfo``), USDT's by default;
+        None when the node knows no contract there (java-tron answers ``{}``)."""
+        address = _address(contract or self.usdt_contract, "contract")
+        payload = self._call("wallet/getcontractinfo", lambda: dict(
+            self._provider.make_request("wallet/getcontractinfo",
+                                        {"value": address, "visible": True})))
+        if not payload:
+            return None
+        return ContractInfo.from_node(address, payload)
 
     # -- transactions and blocks -------------------------------------------------------------
 

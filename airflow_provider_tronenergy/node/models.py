@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from airflow_provider_tronenergy.protocol.energy import penalized
+
 SUN_PER_TRX = 1_000_000
 USDT_UNITS = 1_000_000  # USDT (TRC20) has 6 decimals
 USDT_MAINNET = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
@@ -26,6 +28,19 @@ def whole(payload: dict[str, Any], key: str) -> int:
     value = payload.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"node answer field {key!r} is not a non-negative integer: {value!r}")
+    return value
+
+
+def bounded(payload: dict[str, Any], key: str, low: int, high: int, what: str) -> int:
+    """An integer field within ``[low, high]`` (missing = 0), or the answer is refused.
+
+    For figures money depends on (a price, a fee, a factor): a node that answers one
+    outside what the chain could hold is broken or lying, and no plan is made from it.
+    """
+    value = whole(payload, key)
+    if not low <= value <= high:
+        raise ValueError(f"node answer field {key!r} ({what}) must be between {low:,} and "
+                         f"{high:,}, got {value:,}")
     return value
 
 
@@ -136,3 +151,106 @@ class Block:
         """Read ``block_header.raw_data``."""
         raw = (payload.get("block_header") or {}).get("raw_data") or {}
         return cls(number=whole(raw, "number"), timestamp_ms=whole(raw, "timestamp"))
+
+
+MAX_ENERGY_FEE = 10_000
+"""Sun per energy: 100 today, 420 at its highest (2022); a node saying more is not believed."""
+MAX_BANDWIDTH_FEE = 100_000
+"""Sun per bandwidth byte: 1,000 since 2020 (10 at genesis)."""
+MAX_ACCOUNT_FEE = 100 * SUN_PER_TRX
+"""Sun to create an account: 1 TRX (plus 0.1 TRX without bandwidth) today."""
+MAX_FREE_NET = 100_000
+"""java-tron's own range for ``getFreeNetLimit`` (a proposal cannot set more)."""
+MAX_ENERGY_FACTOR = 100_000
+"""java-tron's ``DYNAMIC_ENERGY_MAX_FACTOR_RANGE``: no contract's factor can exceed it."""
+
+
+@dataclass(frozen=True)
+class ChainParameters:
+    """What the chain charges, as ``wallet/getchainparameters`` says (sun; bytes).
+
+    Each figure is checked against what the chain could hold before any plan or saving
+    uses it (a node answering a 0 or a billion sun energy price is refused).
+    """
+
+    energy_fee: int
+    """Sun burned per energy (``getEnergyFee``)."""
+    transaction_fee: int
+    """Sun burned per bandwidth byte (``getTransactionFee``)."""
+    create_account_fee: int
+    """Sun burned creating an account without bandwidth (``getCreateAccountFee``)."""
+    create_new_account_fee_in_system_contract: int
+    """Sun a transfer pays to create its recipient (``getCreateNewAccountFeeInSystemContract``)."""
+    free_net_limit: int
+    """Free bandwidth per account per day (``getFreeNetLimit``)."""
+
+    @classmethod
+    def from_node(cls, payload: dict[str, Any]) -> ChainParameters:
+        """Read ``{"chainParameter": [{"key": ..., "value": ...}, ...]}``.
+
+        java-tron leaves a zero ``value`` out; a key missing altogether, or twice, means
+        the answer is not the chain's list, and it is refused.
+        """
+        rows = payload.get("chainParameter")
+        if not isinstance(rows, list):
+            raise ValueError("node answer has no chainParameter list")
+        values: dict[str, Any] = {}
+        for row in rows:
+            if isinstance(row, dict) and isinstance(row.get("key"), str):
+                if row["key"] in values:
+                    raise ValueError(f"node answer names chain parameter {row['key']!r} twice")
+                values[row["key"]] = row.get("value", 0)
+        missing = [key for key in _PARAMETER_KEYS if key not in values]
+        if missing:
+            raise ValueError(f"node answer lacks chain parameters {', '.join(missing)}")
+        return cls(
+            energy_fee=bounded(values, "getEnergyFee", 1, MAX_ENERGY_FEE, "sun per energy"),
+            transaction_fee=bounded(values, "getTransactionFee", 1, MAX_BANDWIDTH_FEE,
+                                    "sun per bandwidth byte"),
+            create_account_fee=bounded(values, "getCreateAccountFee", 0, MAX_ACCOUNT_FEE,
+                                       "sun per account created"),
+            create_new_account_fee_in_system_contract=bounded(
+                values, "getCreateNewAccountFeeInSystemContract", 0, MAX_ACCOUNT_FEE,
+                "sun per account created by a transfer"),
+            free_net_limit=bounded(values, "getFreeNetLimit", 0, MAX_FREE_NET,
+                                   "free bandwidth per day"),
+        )
+
+    @property
+    def activation_sun(self) -> int:
+        """What activating an address by a TRX transfer burns: both account-creation fees."""
+        return self.create_new_account_fee_in_system_contract + self.create_account_fee
+
+
+_PARAMETER_KEYS = ("getEnergyFee", "getTransactionFee", "getCreateAccountFee",
+                   "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit")
+
+
+@dataclass(frozen=True)
+class ContractInfo:
+    """A contract's dynamic-energy state (``wallet/getcontractinfo`` -> ``contract_state``).
+
+    ``energy_factor`` is java-tron's penalty in 1/10,000: each instruction costs
+    ``cost + cost * energy_factor / 10_000`` (TIP-491).
+    """
+
+    contract_address: str
+    energy_factor: int
+    energy_usage: int = 0
+    update_cycle: int = 0
+
+    @classmethod
+    def from_node(cls, contract_address: str, payload: dict[str, Any]) -> ContractInfo:
+        """Read one answer; the caller has already treated ``{}`` as "no such contract"."""
+        state = payload.get("contract_state")
+        if not isinstance(state, dict):
+            state = {}  # java-tron before dynamic energy: no state, no penalty
+        return cls(contract_address=contract_address,
+                   energy_factor=bounded(state, "energy_factor", 0, MAX_ENERGY_FACTOR,
+                                         "dynamic energy factor"),
+                   energy_usage=whole(state, "energy_usage"),
+                   update_cycle=whole(state, "update_cycle"))
+
+    def penalized(self, energy: int) -> int:
+        """``energy`` of instructions with this contract's penalty, as java-tron adds it."""
+        return penalized(energy, self.energy_factor)

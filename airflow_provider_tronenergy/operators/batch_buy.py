@@ -41,6 +41,7 @@ from airflow_provider_tronenergy.journal import (
     explicit_identity,
     open_journal,
 )
+from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.money.quote import trx
 from airflow_provider_tronenergy.operators.ask import Asker
@@ -272,7 +273,20 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous)
         return Purchase(mode, call, client, journal_for(mode.name), settings,
                         identity=identity, explicit=True, scope=scope, log=self.log,
-                        ask=lambda unknown: asker.ask(context, unknown), energy_check=check)
+                        ask=lambda unknown: asker.ask(context, unknown), energy_check=check,
+                        prices=plan_prices(self.orders))
+
+
+def plan_prices(orders: Any) -> BurnPrices:
+    """The burn prices a plan was made at (its node's, read once for the run), else the
+    defaults: the saving each purchase logs is the plan's, not another reading's."""
+    if not isinstance(orders, Mapping):
+        return DEFAULT_PRICES
+    try:
+        return BurnPrices.of(orders.get("prices"))
+    except ValueError as exc:
+        raise AirflowFailException(f"the plan's prices cannot be read ({exc}); nothing "
+                                   "bought") from None
 
 
 def _checker(wallet: onchain.WalletEnergy) -> EnergyCheck:

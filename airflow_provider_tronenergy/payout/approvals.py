@@ -73,7 +73,7 @@ def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
         f"| Energy cost | {plan['energy_cost_quote']} TRX |",
         f"| Activations | {plan['activations']}: {plan['activation_cost']} TRX |",
         f"| **Total quote** | **{plan['total_cost_quote']} TRX** |",
-        f"| Burning TRX instead would cost | {plan['burn_cost']} TRX |",
+        f"| Burning TRX instead would cost | {plan['burn_cost']} TRX{_at(plan)} |",
         f"| Saving | {plan['saving_quote']} TRX |",
     ]
     if plan.get("service_balance") is not None:
@@ -89,6 +89,14 @@ def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
     else:
         lines.append("| On-chain balances | not read (no `tron_node` connection) |")
     return "\n".join(lines)
+
+
+def _at(plan: Mapping[str, Any]) -> str:
+    """The energy price burning was priced at, and its source (a plan from before: none)."""
+    prices = plan.get("prices")
+    if not prices:
+        return ""
+    return f" (at {prices['energy_sun']} sun per energy, {prices['source']['energy_price']})"
 
 
 def record(*, required: bool, approved: bool, event: Mapping[str, Any] | None = None,

@@ -3,9 +3,11 @@
 The three checks a payout team's operator otherwise makes by hand on a block
 explorer, read from a TRON full node (:class:`~.hooks.tron_node.TronNodeHook`):
 
-* :func:`preflight`, before any activation or purchase: the hot wallet's USDT
-  covers the batch, its TRX covers the activations, the bandwidth the transfers
-  will burn and a reserve; each transfer's energy as the node estimates it;
+* :func:`preflight`, before any activation or purchase: the chain's prices
+  (:func:`read_prices`: energy, bandwidth, account creation, USDT's energy factor),
+  read once for the run; the hot wallet's USDT covers the batch, its TRX covers the
+  activations, the bandwidth the transfers will burn and a reserve, at those
+  prices; each transfer's energy as the node estimates it;
 * :func:`shortfall_orders`: only the energy the wallet does not already have
   (``EnergyLimit - EnergyUsed`` less a margin) is rented;
 * :func:`confirm_delegations`, after the service reports success: each order's
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.fanout import failure_report, run_batch
+from airflow_provider_tronenergy.money.burn import CHAIN, BurnPrices
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_UNITS,
@@ -42,9 +45,10 @@ from airflow_provider_tronenergy.payout.params import (
     ChainParams,
 )
 from airflow_provider_tronenergy.protocol.energy import (
-    ACTIVATION_COST_SUN,
     BANDWIDTH_PER_TRANSFER,
-    BURN_SUN_PER_BANDWIDTH,
+    ENERGY_PER_TRANSFER,
+    NEW_SLOT_ENERGY,
+    penalized,
 )
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
@@ -81,16 +85,44 @@ def no_checks(conn_id: str) -> dict[str, Any]:
     return {"onchain": False, "reason": f"{NO_NODE}: {why}"}
 
 
-def bandwidth_burn_sun(transfers: int, resources: Resources) -> int:
+def bandwidth_burn_sun(transfers: int, resources: Resources,
+                       prices: BurnPrices | None = None) -> int:
     """TRX (sun) the transfers will burn for bandwidth beyond staked and free bandwidth.
 
     A transaction takes its whole size from one pool or burns it all, so each pool
-    covers ``available // size`` transfers.
+    covers ``available // size`` transfers; the rest burn at the chain's bandwidth price.
     """
     covered = (max(0, resources.net_limit - resources.net_used) // BANDWIDTH_PER_TRANSFER
                + max(0, resources.free_net_limit - resources.free_net_used)
                // BANDWIDTH_PER_TRANSFER)
-    return max(0, transfers - covered) * BANDWIDTH_PER_TRANSFER * BURN_SUN_PER_BANDWIDTH
+    price = (prices or BurnPrices()).bandwidth_sun
+    return max(0, transfers - covered) * BANDWIDTH_PER_TRANSFER * price
+
+
+def read_prices(node: TronNodeHook) -> BurnPrices:
+    """The chain's prices and USDT's energy factor, read once for a run and checked.
+
+    A node whose figures are outside what the chain could hold (a zero or a
+    billion-sun energy price, a factor above java-tron's range) is not believed:
+    the run stops before anything is bought or activated.
+    """
+    try:
+        fees = node.get_chain_parameters()
+        contract = node.get_contract_info()
+    except ValueError as exc:
+        raise AirflowFailException(f"the node's chain parameters are not believed ({exc}); "
+                                   f"{NOTHING_MOVED}") from None
+    if contract is None:
+        raise AirflowFailException(
+            f"the node knows no contract at {node.usdt_contract} (the connection's "
+            f"usdt_contract): its estimates cannot be for USDT; {NOTHING_MOVED}")
+    prices = BurnPrices(energy_sun=fees.energy_fee, bandwidth_sun=fees.transaction_fee,
+                        activation_sun=fees.activation_sun, source=CHAIN,
+                        energy_factor=contract.energy_factor)
+    log.info("chain prices (read from the node): %d sun per energy, %d sun per bandwidth "
+             "byte, %s TRX per account created; USDT's energy factor %d", prices.energy_sun,
+             prices.bandwidth_sun, trx_text(prices.activation_sun), contract.energy_factor)
+    return prices
 
 
 def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, str]],
@@ -101,13 +133,14 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
     Returns the wallet as read and each recipient's energy (the node's estimate,
     else the service's check-address rule), JSON-safe.
     """
+    prices = read_prices(node)
     account = node.get_account(sender)
     resources = node.get_resources(sender)
     usdt = node.get_usdt_balance(sender)
     need_usdt = sum(int(parse_decimal(p["amount"], "amount") * USDT_UNITS) for p in payouts)
     activations = sum(bool(c["need_activate"]) for c in checks)
-    activation_sun = activations * ACTIVATION_COST_SUN
-    bandwidth_sun = bandwidth_burn_sun(len(payouts), resources)
+    activation_sun = activations * prices.activation_sun
+    bandwidth_sun = bandwidth_burn_sun(len(payouts), resources, prices)
     need_trx = activation_sun + bandwidth_sun + trx_reserve_sun
     shortfalls = []
     if not account.activated:
@@ -126,6 +159,7 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
             f"the hot wallet cannot send this batch ({NOTHING_MOVED}):\n- "
             + "\n- ".join(shortfalls))
     energies, estimated = _energies(node, sender, payouts, checks)
+    holder = holder_energy(energies, checks, prices.energy_factor or 0)
     log.info("on-chain pre-flight passed: %s TRX, %s USDT, %d energy available; %d of %d "
              "transfers estimated by the node", trx_text(account.trx_sun), usdt_text(usdt),
              resources.energy_available, estimated, len(energies))
@@ -140,7 +174,27 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
         "bandwidth_burn": trx_text(bandwidth_sun),
         "energies": energies,
         "estimated_by_node": estimated,
+        "holder_energy": holder,
+        "prices": prices.to_dict(),
     }
+
+
+def holder_energy(energies: Mapping[str, int], checks: Sequence[Mapping[str, Any]],
+                  energy_factor: int) -> int:
+    """A transfer to a holder, by the node: what a recipient's later transfers cost.
+
+    The largest estimate for a recipient that holds USDT; with none in the batch,
+    the largest first-transfer estimate less its new storage slot at the contract's
+    energy factor (java-tron: SSTORE 15,000 times the factor's penalty).
+    """
+    holders = [energies[c["address"]] for c in checks
+               if c["address"] in energies and int(c["transfer_energy"]) <= ENERGY_PER_TRANSFER]
+    if holders:
+        return max(holders)
+    firsts = [energies[c["address"]] for c in checks if c["address"] in energies]
+    if not firsts:
+        return ENERGY_PER_TRANSFER
+    return max(1, max(firsts) - penalized(NEW_SLOT_ENERGY, energy_factor))
 
 
 def _energies(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, str]],

@@ -18,6 +18,10 @@ prepares payouts is a few task definitions around these functions:
 * :func:`batch_ready` is the payload of the "batch ready" Asset event: what was
   bought, what it cost, and the saving against burning TRX.
 
+Burning is priced at the chain's figures when the pre-flight read them from a node
+(``prices``, each figure naming its source: ``chain``), else at the documented
+defaults (``default``); see :mod:`~airflow_provider_tronenergy.money.burn`.
+
 Amounts are exact decimal text throughout (JSON-safe for XCom), never floats.
 """
 
@@ -38,10 +42,10 @@ from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSki
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
-    burn_cost,
     rental_cost,
     text,
 )
@@ -233,15 +237,17 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         price = client.get_price(batch.rent_time)
     onchain = bool(chain and chain.get("onchain"))
     estimates: Mapping[str, int] = chain["energies"] if chain and onchain else {}
+    prices = _prices(chain if chain and onchain else None)
     by_address = {c["address"]: c for c in checks}
     energies = transfer_energies(
         payouts, {a: estimates.get(a, c["transfer_energy"]) for a, c in by_address.items()},
-        price.energy_per_transfer)
+        int(chain.get("holder_energy") or price.energy_per_transfer) if chain and onchain
+        else price.energy_per_transfer)
     rows = [{**p, "energy": energy, "activated": by_address[p["recipient"]]["need_activate"]}
             for p, energy in zip(payouts, energies, strict=True)]
     for row in rows:
         row.update(energy_cost=text(rental_cost(row["energy"], price.price_per_10k)),
-                   burn_cost=text(burn_cost(row["energy"])))
+                   burn_cost=text(prices.burn_cost(row["energy"])))
     total_energy = sum(row["energy"] for row in rows)
     key = batch_key(batch.sender, batch_id, payouts)
     log.info("batch %s: its orders are journaled under %s:...", batch_id, key)
@@ -279,8 +285,9 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "energy_cost_quote": text(energy_cost),
         "activation_cost": text(activation_cost),
         "total_cost_quote": text(energy_cost + activation_cost),
-        "burn_cost": text(burn_cost(total_energy)),
-        "saving_quote": text(burn_cost(total_energy) - energy_cost),
+        "burn_cost": text(prices.burn_cost(total_energy)),
+        "saving_quote": text(prices.burn_cost(total_energy) - energy_cost),
+        "prices": prices.to_dict(),
         "price_per_10k": text(price.price_per_10k),
         "energy_on_hand_used": min(total_energy, on_hand),
         "energy_margin": margin,
@@ -290,6 +297,15 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "onchain": dict(chain) if chain else {"onchain": False},
         **orders,
     }
+
+
+def _prices(chain: Mapping[str, Any] | None) -> BurnPrices:
+    """The chain's prices the pre-flight read, else the documented defaults."""
+    try:
+        return BurnPrices.of(chain.get("prices") if chain else None)
+    except ValueError as exc:
+        raise AirflowFailException(f"the pre-flight's prices cannot be read ({exc}); "
+                                   f"{NOTHING_BOUGHT}") from None
 
 
 def _keyed_orders(sender: str, key: str, rows: Sequence[Mapping[str, Any]],

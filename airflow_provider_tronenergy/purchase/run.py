@@ -47,11 +47,11 @@ from airflow_provider_tronenergy.journal import (
     decide,
     open_journal,
 )
+from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
     Quote,
-    burn_cost,
     hours,
     rental_cost,
     text,
@@ -133,6 +133,8 @@ class Purchase:
     log: Log
     ask: Ask
     energy_check: EnergyCheck | None = None
+    prices: BurnPrices = DEFAULT_PRICES
+    """What burning costs, for the saving this purchase reports (a payout plan's chain prices)."""
     request: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -255,9 +257,17 @@ class Purchase:
         return {"mode": self.mode.name, "order_id": order.order_id,
                 "target_address": order.target_address or entry.target_address,
                 "energy_amount": energy, "rent_time": entry.request.get("rent_time"),
-                "cost": text(cost), "burn_cost": text(burn_cost(energy)) if energy else None,
-                "saving": text(burn_cost(energy) - cost) if energy else None,
-                "quote": None, "dry_run": False}
+                "cost": text(cost), **self._burn(energy, cost), "quote": None,
+                "dry_run": False}
+
+    def _burn(self, energy: int | None, cost: Decimal) -> dict[str, Any]:
+        """The saving against burning, at this purchase's prices, naming their source."""
+        if not energy:
+            return {"burn_cost": None, "saving": None}
+        burn = self.prices.burn_cost(energy)
+        return {"burn_cost": text(burn), "saving": text(burn - cost),
+                "burn_price": {"energy_sun": self.prices.energy_sun,
+                               "source": self.prices.source}}
 
     # -- quote and guard -----------------------------------------------------------------
 
@@ -281,6 +291,7 @@ class Purchase:
             price_per_10k=price.price_per_10k,
             energy_cost=rental_cost(energy, price.price_per_10k),
             activation_cost=ACTIVATION_COST if activates else Decimal(0),
+            burn_sun_per_energy=self.prices.energy_sun,
         )
 
     def _guard(self, quote: Quote | None) -> None:
@@ -340,8 +351,7 @@ class Purchase:
             "energy_amount": energy,
             "rent_time": self.request["rent_time"],
             "cost": text(placed.cost),
-            "burn_cost": text(burn_cost(energy)) if energy else None,
-            "saving": text(burn_cost(energy) - placed.cost) if energy else None,
+            **self._burn(energy, placed.cost),
             "quote": quote.to_dict() if quote else None,
             "reused": False,
             "dry_run": False,
@@ -363,7 +373,10 @@ def describe(mode: Mode, quote: Quote | None) -> str:
 def human_line(result: dict[str, Any]) -> str:
     """What a placed order bought, for the task log."""
     energy = result["energy_amount"]
-    burn = f" (burning would cost {trx(Decimal(result['burn_cost']))})" \
+    price = result.get("burn_price") or {}
+    at = (f" at {price['energy_sun']} sun per energy, the chain's"
+          if price.get("source") == "chain" else "")
+    burn = f" (burning would cost {trx(Decimal(result['burn_cost']))}{at})" \
         if result.get("burn_cost") else ""
     activated = ", activated the recipient" if result.get("activated") else ""
     return (f"bought {energy:,} energy for {result['target_address']} "

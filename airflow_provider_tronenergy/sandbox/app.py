@@ -16,6 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import api, control, node
+from airflow_provider_tronenergy.sandbox.chain import control as chain_control
+from airflow_provider_tronenergy.sandbox.chain import parameter_routes
+from airflow_provider_tronenergy.sandbox.chain import routes as chain_routes
+from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
 from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 from airflow_provider_tronenergy.sandbox.faults import FaultMiddleware
@@ -70,9 +74,14 @@ def create_app(state: SandboxState) -> ASGIApp:
                                 timeout=state.config.callback_timeout)
         await dispatcher.start()
         state.dispatcher = dispatcher
+        producer = BlockProducer(state.world, dispatcher.wake)
+        producer.start()
+        state.producer = producer
         try:
             yield
         finally:
+            await producer.stop()
+            state.producer = None
             await dispatcher.stop()
             state.dispatcher = None
 
@@ -120,6 +129,10 @@ def create_app(state: SandboxState) -> ASGIApp:
     app.include_router(api.router)
     app.include_router(control.router)
     app.include_router(node.router)
+    app.include_router(chain_routes.router)
+    app.include_router(chain_control.router)
+    app.include_router(parameter_routes.router)
+    app.include_router(parameter_routes.control_router)
     wrapped: Any = FaultMiddleware(app, state.faults)
     return AccessLogMiddleware(wrapped)
 

@@ -24,7 +24,8 @@ class ForbiddenError(SandboxError):
     """A control call from a host other than loopback (unless allowed)."""
 
 
-def _loopback_only(request: Request) -> None:
+def loopback_only(request: Request) -> None:
+    """The control API answers only on loopback unless the sandbox allows remote control."""
     if sandbox(request).config.allow_remote_control:
         return
     host = request.client.host if request.client else ""
@@ -37,7 +38,7 @@ def _loopback_only(request: Request) -> None:
 
 
 router = APIRouter(prefix="/sandbox", include_in_schema=False,
-                   dependencies=[Depends(_loopback_only)])
+                   dependencies=[Depends(loopback_only)])
 
 
 def reply(request: Request, payload: Any) -> Response:
@@ -168,6 +169,15 @@ async def set_energy(request: Request, address: str) -> Response:
         address, staked=_energy(body, "staked"), used=_energy(body, "used")))
 
 
+@router.post("/addresses/{address}/bandwidth")
+async def set_bandwidth(request: Request, address: str) -> Response:
+    """``{"staked": N, "used": N}`` (either): staked bandwidth and how much of it is used."""
+    params.address(address, "address")
+    body = await _body(request)
+    return reply(request, sandbox(request).world.set_bandwidth(
+        address, staked=_energy(body, "staked"), used=_energy(body, "used")))
+
+
 @router.get("/addresses/{address}/wallet")
 async def wallet(request: Request, address: str) -> Response:
     params.address(address, "address")
@@ -196,7 +206,8 @@ async def list_faults(request: Request) -> Response:
 @router.post("/faults")
 async def add_fault(request: Request) -> Response:
     """``{kind, path, method?, status?, retry_after?, latency_ms?, after_processing?,
-    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``;
+    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``, or
+    names a node path in full (``/wallet/...``, ``/walletsolidity/...``);
     ``patch`` (kind ``tamper``) maps dotted answer paths to raw JSON text."""
     body = await _body(request)
     kind = params.string(params.field(body, "kind"), "kind")

@@ -1,4 +1,4 @@
-"""Fault injection on /v1: errors, rate limits, latency, dropped connections, lies.
+"""Fault injection on /v1 and the node's API: errors, rate limits, latency, drops, lies.
 
 The ``drop`` fault lets the request be fully processed and then closes the
 connection without an answer: the case in which a blind client retry would buy
@@ -6,6 +6,11 @@ twice. The ``tamper`` fault lets it be processed too, then rewrites fields of th
 answer (``patch``: a dotted path such as ``data.cost`` or ``code``, to the raw
 JSON text put there): a service that lies, or a proxy that mangles. It is an
 ASGI middleware so that it wraps real request handling.
+
+A fault's path is relative to ``/v1`` (``*`` matches every service path); one
+under ``/wallet`` or ``/walletsolidity`` applies to the node's API instead (a
+``drop`` on ``/wallet/broadcasttransaction``: the transaction is accepted and the
+answer lost).
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ from airflow_provider_tronenergy.sandbox.jsonout import dumps
 log = logging.getLogger("tronenergy.sandbox.faults")
 
 KINDS = ("error", "rate_limit", "latency", "drop", "tamper")
+NODE_PREFIXES = ("/wallet/", "/walletsolidity/")
+"""The node's API: faults on these paths name them in full."""
+
+
+def _is_node(path: str) -> bool:
+    """A node path, or a fault's path for one (``/wallet*`` covers ``/walletsolidity`` too)."""
+    return path.startswith("/wallet")
 ERROR_CODES = {500: ErrorCode.INTERNAL_ERROR, 503: ErrorCode.UPSTREAM_UNAVAILABLE}
 
 
@@ -48,6 +60,8 @@ class Fault:
     def matches(self, method: str, path: str) -> bool:
         if self.method is not None and self.method != method:
             return False
+        if _is_node(path) != _is_node(self.path):
+            return False  # a node path only meets a node fault, a /v1 path only a /v1 one
         if self.path == "*":
             return True
         if self.path.endswith("*"):
@@ -102,10 +116,11 @@ class FaultMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or not path.startswith(self.prefix + "/"):
+        if scope["type"] != "http" or not path.startswith((self.prefix + "/", *NODE_PREFIXES)):
             await self.app(scope, receive, send)
             return
-        fault = self.registry.take(scope["method"], path[len(self.prefix):])
+        relative = path if path.startswith(NODE_PREFIXES) else path[len(self.prefix):]
+        fault = self.registry.take(scope["method"], relative)
         if fault is None:
             await self.app(scope, receive, send)
             return

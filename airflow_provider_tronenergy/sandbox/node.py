@@ -2,28 +2,25 @@
 
 Enough of ``/wallet/...`` and ``/walletsolidity/...`` for an unmodified tronpy
 client and the provider's ``tron_node`` hook: accounts, resources, the USDT
-contract's ``balanceOf`` / ``transfer`` / ``decimals`` as constant calls, energy
-estimates, transaction receipts and the head block. Answers take java-tron's
-shapes (``"visible": true`` base58 addresses; zero fields left out; ``{}`` for
-what the chain does not know). No signing, as on a public node; an API key
-header is accepted and ignored (never logged).
+contract's ``balanceOf`` / ``transfer`` / ``decimals`` as constant calls and energy
+estimates. Blocks, building, broadcasting and receipts are the chain's
+(``chain/routes.py``). Answers take java-tron's shapes (``"visible": true`` base58
+addresses; zero fields left out; ``{}`` for what the chain does not know). No
+signing, as on a public node; an API key header is accepted and ignored (never logged).
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import (
-    ADDRESS_PREFIX,
-    encode_address,
-    is_valid_address,
-)
+from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
 from airflow_provider_tronenergy.sandbox.api import sandbox
+from airflow_provider_tronenergy.sandbox.chain import wire
+from airflow_provider_tronenergy.sandbox.chain.charging import revert_energy
 from airflow_provider_tronenergy.sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
@@ -31,42 +28,17 @@ NO_ESTIMATE = "this node does not support estimate energy"
 BALANCE_OF_ENERGY = 14_650  # a constant call of balanceOf, as mainnet reports it
 
 
-def _answer(payload: dict[str, Any]) -> Response:
-    return Response(json.dumps(payload), media_type="application/json")
-
-
-def _error(code: str, message: str) -> Response:
-    return _answer({"result": {"code": code, "message": message.encode().hex()}})
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except ValueError:
-        body = None
-    return body if isinstance(body, dict) else {}
-
-
-def _address(body: dict[str, Any], key: str = "address") -> str | None:
-    value = body.get(key)
-    return value if isinstance(value, str) and is_valid_address(value) else None
-
-
-def _world(request: Request) -> World:
-    return sandbox(request).world
-
-
 @router.post("/wallet/getaccount")
 async def get_account(request: Request) -> Response:
-    address = _address(await _body(request))
-    world = _world(request)
+    address = wire.address(await wire.body(request))
+    world = wire.world(request)
     if address is None or not world.is_activated(address):
-        return _answer({})
+        return wire.answer({})
     wallet = world.wallet(address)
     account: dict[str, Any] = {"address": address, "create_time": 1_700_000_000_000}
     if wallet["trx_sun"]:
         account["balance"] = wallet["trx_sun"]
-    return _answer(account)
+    return wire.answer(account)
 
 
 def _resources(world: World, address: str) -> dict[str, int]:
@@ -79,21 +51,21 @@ def _resources(world: World, address: str) -> dict[str, int]:
 
 @router.post("/wallet/getaccountresource")
 async def get_account_resource(request: Request) -> Response:
-    address = _address(await _body(request))
-    world = _world(request)
+    address = wire.address(await wire.body(request))
+    world = wire.world(request)
     if address is None or not world.is_activated(address):
-        return _answer({})
-    return _answer(_resources(world, address))
+        return wire.answer({})
+    return wire.answer(_resources(world, address))
 
 
 @router.post("/wallet/getaccountnet")
 async def get_account_net(request: Request) -> Response:
-    address = _address(await _body(request))
-    world = _world(request)
+    address = wire.address(await wire.body(request))
+    world = wire.world(request)
     if address is None or not world.is_activated(address):
-        return _answer({})
+        return wire.answer({})
     figures = _resources(world, address)
-    return _answer({k: v for k, v in figures.items() if "Net" in k})
+    return wire.answer({k: v for k, v in figures.items() if "Net" in k})
 
 
 def _abi_address(word: str) -> str | None:
@@ -110,10 +82,10 @@ def _call(request: Request, body: dict[str, Any]) -> tuple[str, list[str]] | Res
     """Check a contract call's target and split its ABI words; an error answer if bad."""
     contract = body.get("contract_address")
     if contract != sandbox(request).config.usdt_contract:
-        return _error("CONTRACT_VALIDATE_ERROR", "No contract or not a smart contract")
+        return wire.error("CONTRACT_VALIDATE_ERROR", "No contract or not a smart contract")
     parameter = body.get("parameter") or ""
     if not isinstance(parameter, str) or len(parameter) % 64:
-        return _error("OTHER_ERROR", "bad parameter")
+        return wire.error("OTHER_ERROR", "bad parameter")
     return str(body.get("function_selector")), [parameter[i:i + 64]
                                                 for i in range(0, len(parameter), 64)]
 
@@ -122,14 +94,14 @@ def _transfer_energy(world: World, owner: str | None,
                      words: list[str]) -> int | Response | None:
     """The energy of ``transfer(to, amount)``; None when the call would revert."""
     if len(words) != 2 or owner is None:
-        return _error("OTHER_ERROR", "bad parameter")
+        return wire.error("OTHER_ERROR", "bad parameter")
     to = _abi_address(words[0])
     try:
         amount = int(words[1], 16)
     except ValueError:
         to = None
     if to is None:
-        return _error("OTHER_ERROR", "bad parameter")
+        return wire.error("OTHER_ERROR", "bad parameter")
     if world.usdt_units(owner) < amount:
         return None
     return world.transfer_energy(to)
@@ -142,89 +114,47 @@ def _transaction(owner: str | None) -> dict[str, Any]:
 
 @router.post("/wallet/triggerconstantcontract")
 async def trigger_constant_contract(request: Request) -> Response:
-    body = await _body(request)
+    body = await wire.body(request)
     call = _call(request, body)
     if isinstance(call, Response):
         return call
     selector, words = call
-    owner, world = _address(body, "owner_address"), _world(request)
+    owner, world = wire.address(body, "owner_address"), wire.world(request)
     answer: dict[str, Any] = {"result": {"result": True}, "transaction": _transaction(owner)}
     if selector == "balanceOf(address)" and len(words) == 1 and _abi_address(words[0]):
         holder = _abi_address(words[0]) or ""
-        return _answer({**answer, "energy_used": BALANCE_OF_ENERGY,
-                        "constant_result": [f"{world.usdt_units(holder):064x}"]})
+        return wire.answer({**answer, "energy_used": BALANCE_OF_ENERGY,
+                            "constant_result": [f"{world.usdt_units(holder):064x}"]})
     if selector == "decimals()" and not words:
-        return _answer({**answer, "energy_used": 300, "constant_result": [f"{6:064x}"]})
+        return wire.answer({**answer, "energy_used": 300, "constant_result": [f"{6:064x}"]})
     if selector == "transfer(address,uint256)":
         energy = _transfer_energy(world, owner, words)
         if isinstance(energy, Response):
             return energy
-        if energy is None:  # java-tron: the call ran and reverted
-            return _answer({"result": {"result": True, "message": "REVERT opcode executed"},
-                            "energy_used": 1_000, "constant_result": ["0" * 64],
-                            "transaction": answer["transaction"]})
-        return _answer({**answer, "energy_used": energy, "constant_result": [f"{1:064x}"]})
-    return _error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
+        if energy is None:  # java-tron: the call ran, reverted and used what executing uses
+            usdt = world.parameters.usdt(world.head_number())
+            return wire.answer({"result": {"result": True, "message": "REVERT opcode executed"},
+                                "energy_used": revert_energy(usdt),
+                                "constant_result": ["0" * 64],
+                                "transaction": answer["transaction"]})
+        return wire.answer({**answer, "energy_used": energy, "constant_result": [f"{1:064x}"]})
+    return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
 
 
 @router.post("/wallet/estimateenergy")
 async def estimate_energy(request: Request) -> Response:
     if not sandbox(request).config.node_estimate_energy:
-        return _error("OTHER_ERROR", NO_ESTIMATE)
-    body = await _body(request)
+        return wire.error("OTHER_ERROR", NO_ESTIMATE)
+    body = await wire.body(request)
     call = _call(request, body)
     if isinstance(call, Response):
         return call
     selector, words = call
     if selector != "transfer(address,uint256)":
-        return _error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
-    energy = _transfer_energy(_world(request), _address(body, "owner_address"), words)
+        return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
+    energy = _transfer_energy(wire.world(request), wire.address(body, "owner_address"), words)
     if isinstance(energy, Response):
         return energy
     if energy is None:
-        return _error("CONTRACT_EXE_ERROR", "REVERT opcode executed")
-    return _answer({"result": {"result": True}, "energy_required": energy})
-
-
-async def _transaction_info(request: Request, *, solidified: bool) -> Response:
-    body = await _body(request)
-    tx_hash = body.get("value")
-    if not isinstance(tx_hash, str):
-        return _answer({})
-    return _answer(_world(request).transaction_info(tx_hash.lower(), solidified=solidified))
-
-
-@router.post("/wallet/gettransactioninfobyid")
-async def transaction_info(request: Request) -> Response:
-    return await _transaction_info(request, solidified=False)
-
-
-@router.post("/walletsolidity/gettransactioninfobyid")
-async def solid_transaction_info(request: Request) -> Response:
-    return await _transaction_info(request, solidified=True)
-
-
-def _block(world: World, *, solidified: bool) -> dict[str, Any]:
-    head = world.now_block(solidified=solidified)
-    return {"blockID": f"{head['number']:016x}" + "0" * 48,
-            "block_header": {"raw_data": {"number": head["number"],
-                                          "timestamp": head["timestamp"]}}}
-
-
-@router.post("/wallet/getnowblock")
-async def now_block(request: Request) -> Response:
-    return _answer(_block(_world(request), solidified=False))
-
-
-@router.post("/walletsolidity/getnowblock")
-async def solid_now_block(request: Request) -> Response:
-    return _answer(_block(_world(request), solidified=True))
-
-
-@router.post("/wallet/getnodeinfo")
-async def node_info(request: Request) -> Response:
-    world = _world(request)
-    head, solid = _block(world, solidified=False), _block(world, solidified=True)
-    return _answer({name: f"Num:{block['block_header']['raw_data']['number']},"
-                          f"ID:{block['blockID']}"
-                    for name, block in (("block", head), ("solidityBlock", solid))})
+        return wire.error("CONTRACT_EXE_ERROR", "REVERT opcode executed")
+    return wire.answer({"result": {"result": True}, "energy_required": energy})

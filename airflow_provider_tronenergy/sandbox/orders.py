@@ -16,9 +16,9 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT, AccountLedger
+from airflow_provider_tronenergy.sandbox.chain.ledger import ChainLedger
 from airflow_provider_tronenergy.sandbox.database import iso
 from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.ledger import ChainLedger
 
 # Order progression at time-scale 1.0, in seconds after creation.
 PROCESSING_AFTER = 1.0
@@ -38,7 +38,7 @@ class OrderBook(ChainLedger, AccountLedger):
         now = self.clock()
         due = self.db.execute(
             "SELECT order_id, energy_cost_sun, outcome, target_address, energy_amount,"
-            " rent_time FROM orders "
+            " rent_time, complete_at FROM orders "
             "WHERE status IN (?, ?) AND complete_at <= ?",
             (*IN_FLIGHT, now),
         ).fetchall()
@@ -57,7 +57,8 @@ class OrderBook(ChainLedger, AccountLedger):
                 # A withheld delegation: success at the service, nothing on chain.
                 tx_hash = secrets.token_hex(32) if row["outcome"] == "withheld" else \
                     self._delegate(row["order_id"], row["target_address"],
-                                   row["energy_amount"], float(row["rent_time"]), now)
+                                   row["energy_amount"], float(row["rent_time"]),
+                                   row["complete_at"])
                 db.execute(
                     "UPDATE orders SET status = 'success', tx_hash = ?, updated_at = ? "
                     "WHERE order_id = ?",
@@ -153,12 +154,14 @@ class OrderBook(ChainLedger, AccountLedger):
         self, kind: str, target: str, to_address: str, rent_time: Decimal,
         *, activate_to: bool = False,
     ) -> dict[str, Any]:
-        """An order sized for one token transfer to ``to_address`` (65,000 or 131,000)."""
+        """An order sized for one token transfer to ``to_address`` by the service's own rule
+        (65,000 or 131,000, its price list: decisions.md section 5), not the chain's figure."""
+        first = not self.holds(to_address)
         return self._place_order(
             kind=kind,
             target=target,
             to_address=to_address,
-            energy=self.transfer_energy(to_address),
+            energy=pricing.ENERGY_FIRST_TRANSFER if first else pricing.ENERGY_PER_TRANSFER,
             rent_time=rent_time,
             activate_to=activate_to,
         )

@@ -14,6 +14,7 @@ from airflow_provider_tronenergy.sandbox.faults import FaultRegistry
 from airflow_provider_tronenergy.sandbox.world import World
 
 if TYPE_CHECKING:
+    from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
     from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class SandboxState:
     credentials: Credentials
     faults: FaultRegistry
     dispatcher: Dispatcher | None = field(default=None)
+    producer: BlockProducer | None = field(default=None)
 
     @classmethod
     def build(cls, config: SandboxConfig) -> SandboxState:
@@ -65,6 +67,7 @@ class SandboxState:
             protect_state_file(config.state)
         world = World(config.state, balance_sun=trx_to_sun(config.balance),
                       time_scale=config.time_scale)
+        world.usdt_contract = config.usdt_contract
         credentials = world.credentials(
             api_key=config.api_key,
             api_secret=config.api_secret,

@@ -20,11 +20,13 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT
+from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS
+from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
+from airflow_provider_tronenergy.sandbox.chain.transactions import ChainTransactions
 from airflow_provider_tronenergy.sandbox.credentials import Credentials, CredentialStore
 from airflow_provider_tronenergy.sandbox.database import SCHEMA, iso
 from airflow_provider_tronenergy.sandbox.deliveries import RETRY_DELAYS, DeliveryQueue, DueDelivery
 from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.ledger import LEDGER_SCHEMA, USDT_UNITS
 from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
 from airflow_provider_tronenergy.sandbox.orders import PROCESSING_AFTER, SUCCESS_AFTER, OrderBook
 
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 
-class World(CredentialStore, OrderBook, Monitoring, DeliveryQueue):
+class World(CredentialStore, ChainTransactions, OrderBook, Monitoring, DeliveryQueue):
     def __init__(
         self,
         path: str | None = None,
@@ -52,12 +54,15 @@ class World(CredentialStore, OrderBook, Monitoring, DeliveryQueue):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(path, time_scale=time_scale, clock=clock)
-        self.db.executescript(LEDGER_SCHEMA)
+        self.parameters = ParameterBook(self.db)
+        """The chain's fees and USDT's energy, per block (a proposal changes them)."""
+        self._init_ledger()
+        self._init_blocks()
+        self._init_transactions()
         self._meta_default("balance_sun", str(balance_sun))
         self._meta_default("user_id", "10001")
         self._meta_default("username", "sandbox@example.com")
         self._meta_default("recharge_address", random_address())
-        self._meta_default("block_number", "68000000")
 
     price = staticmethod(pricing.quote)
 

@@ -28,9 +28,9 @@ def test_energy_on_hand_covers_the_batch_no_order(run_dag, control, node_conn, t
     holders = [control.wallet(trx="1", usdt="1") for _ in range(4)]
     out, placed = _run(run_dag, control, tmp_path, sender, holders)
     assert out["__run__"] == "success", out
-    assert placed == []  # 4 x 65,000 = 260,000 of the 300,000 on hand
+    assert placed == []  # 4 x 64,285 (the node's estimates) = 257,140 of the 300,000 on hand
     ready = out["publish_batch_ready"][2]
-    assert ready["energy_on_hand_used"] == 260_000 and ready["energy_bought"] == 0
+    assert ready["energy_on_hand_used"] == 257_140 and ready["energy_bought"] == 0
     assert ready["onchain"]["wallet"]["usdt"] == "1000"
     assert ready["onchain"]["estimated_by_node"] == 4
     assert ready["confirmation"]["confirmed"] == []
@@ -44,7 +44,8 @@ def test_only_the_shortfall_is_bought_and_confirmed_on_chain(run_dag, control, n
     holders = [control.wallet(trx="1", usdt="1") for _ in range(5)]
     out, placed = _run(run_dag, control, tmp_path, sender, holders)
     assert out["__run__"] == "success", out
-    # 325,000 needed, 300,000 on hand: 25,000 missing, bought as the 32,000 minimum.
+    # 321,425 needed (5 x 64,285), 300,000 on hand: 21,425 missing, bought as the 32,000
+    # minimum.
     assert [(o["kind"], o["energy_amount"], o["status"]) for o in placed] == [
         ("buy", 32_000, "success")]
     ready = out["publish_batch_ready"][2]

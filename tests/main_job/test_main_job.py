@@ -24,15 +24,19 @@ def test_main_job_runs_end_to_end():
     assert result.returncode == 0, output[-4000:]
     assert "transfers prepared      7" in output
     assert "recipients activated    2 (2.2 TRX)" in output
-    # On chain (the sandbox is also the node): 719,000 needed, 200,000 staked on hand,
-    # so one order of the 519,000 missing, confirmed in a block before publishing.
-    assert "energy needed           719,000 (7 transfers estimated by the node)" in output
+    # On chain (the sandbox is also the node): 3 x 64,285 + 4 x 130,285 = 713,995 needed
+    # (the node's estimates), 200,000 staked on hand, so one order of the 513,995
+    # missing, confirmed in a block before publishing.
+    assert "energy needed           713,995 (7 transfers estimated by the node)" in output
     assert "energy on hand used     200,000" in output
-    assert re.search(r"energy rented\s+519,000 for 1 h in 1 order:", output)
+    assert re.search(r"energy rented\s+513,995 for 1 h in 1 order:", output)
     assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+", output)
-    assert "energy available after  719,000" in output
-    assert re.search(r"saved\s+48\.545 TRX", output)
-    assert "renting it all instead  32.355 TRX (saved 9 TRX)" in output
+    assert "energy available after  713,995" in output
+    # Burning 713,995 at 100 sun (71.3995 TRX) against 513,995 rented at 0.45 per 10,000.
+    assert re.search(r"saved\s+48\.269725 TRX", output)
+    assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
+            "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output
+    assert "renting it all instead  32.129775 TRX (saved 9 TRX)" in output
     assert "deposits credited       1: 250.75 USDT" in output
     assert "second run credited 0" in output
     # Everything it started is stopped: the sandbox and the receiver no longer answer.

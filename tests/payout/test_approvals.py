@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.payout import approvals
 
 PLAN = {
@@ -58,6 +59,13 @@ def test_the_request_shows_the_wallet_when_read_on_chain():
     body = approvals.plan_markdown({**PLAN, "onchain": chain}, Decimal(5))
     assert "Hot wallet USDT | 300 (batch pays 22)" in body
     assert "Hot wallet energy available | 65,000" in body
+
+
+def test_the_request_names_the_price_burning_was_priced_at():
+    prices = BurnPrices(energy_sun=210, source="chain").to_dict()
+    body = approvals.plan_markdown({**PLAN, "prices": prices}, Decimal(5))
+    assert "instead would cost | 19.6 TRX (at 210 sun per energy, chain) |" in body
+    assert "instead would cost | 19.6 TRX |" in approvals.plan_markdown(PLAN, Decimal(5))
 
 
 def test_the_answer_says_who_and_when():

@@ -7,8 +7,13 @@ from __future__ import annotations
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException
 
+from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.node.models import Resources, TransactionInfo
-from airflow_provider_tronenergy.payout.onchain import bandwidth_burn_sun, shortfall_orders
+from airflow_provider_tronenergy.payout.onchain import (
+    bandwidth_burn_sun,
+    holder_energy,
+    shortfall_orders,
+)
 from airflow_provider_tronenergy.payout.params import ChainParams
 
 
@@ -38,6 +43,31 @@ def test_only_the_missing_energy_is_bought(need, on_hand, expected):
 ])
 def test_bandwidth_burn_counts_whole_transfers_per_pool(transfers, resources, burned_transfers):
     assert bandwidth_burn_sun(transfers, resources) == burned_transfers * 345 * 1_000
+
+
+def test_bandwidth_burns_at_the_chains_price():
+    chain = BurnPrices(bandwidth_sun=420, source="chain")
+    assert bandwidth_burn_sun(3, Resources("T"), chain) == 3 * 345 * 420
+
+
+def _check(address: str, energy: int) -> dict[str, object]:
+    return {"address": address, "transfer_energy": energy, "need_activate": False}
+
+
+def test_a_holders_transfer_is_the_nodes_estimate_for_a_holder():
+    energies = {"A": 64_285, "B": 130_285, "C": 64_290}
+    checks = [_check("A", 65_000), _check("B", 131_000), _check("C", 65_000)]
+    assert holder_energy(energies, checks, 34_000) == 64_290  # the larger: never short
+
+
+@pytest.mark.parametrize(("factor", "first", "holder"), [
+    (34_000, 130_285, 64_285),   # the new slot: 15,000 x 4.4
+    (10_000, 59_236, 29_236),    # a proposed cut: x 2
+    (0, 29_631, 14_631),         # no dynamic energy
+])
+def test_without_a_holder_a_first_transfer_less_its_new_slot(factor, first, holder):
+    checks = [_check("B", 131_000)]
+    assert holder_energy({"B": first}, checks, factor) == holder
 
 
 def test_chain_params_are_checked_and_exact():

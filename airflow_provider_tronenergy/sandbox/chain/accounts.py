@@ -1,7 +1,8 @@
 """Chain state: which addresses are activated, which hold a token, confirmed transfers.
 
-What the chain knows decides an order's energy (a first transfer to an address
-writes a new slot) and whether energy can be delegated at all.
+What the chain knows decides a transfer's energy (a first transfer to an address
+writes a new slot; USDT's base energy and factor are the chain's parameters) and
+whether energy can be delegated at all.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.database import Database
+from airflow_provider_tronenergy.sandbox.chain.blocks import Blocks
+from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
 
 
-class ChainState(Database):
+class ChainState(Blocks):
+    parameters: ParameterBook
+    """The chain's fees and USDT's energy per block (the world sets it)."""
+
     def is_activated(self, address: str) -> bool:
         row = self.db.execute(
             "SELECT activated FROM chain_accounts WHERE address = ?", (address,)
@@ -41,10 +46,10 @@ class ChainState(Database):
         )
 
     def transfer_energy(self, to_address: str) -> int:
-        """Energy one token transfer to ``to_address`` costs: first transfers write a new slot."""
-        if self.holds(to_address):
-            return pricing.ENERGY_PER_TRANSFER
-        return pricing.ENERGY_FIRST_TRANSFER
+        """Energy a USDT transfer to ``to_address`` costs now, by the head block's parameters
+        (the node's estimates): a first transfer writes a new slot."""
+        usdt = self.parameters.usdt(self.head_number())
+        return usdt.transfer_energy(new_slot=not self.holds(to_address))
 
     def check_address(self, address: str) -> dict[str, Any]:
         activated = self.is_activated(address)
@@ -58,13 +63,12 @@ class ChainState(Database):
     def _confirm_transfer(
         self, from_address: str, to_address: str, amount: Decimal, token: str, now: float
     ) -> dict[str, Any]:
-        """Write one confirmed transfer in a new block; return its callback data.
+        """Write one confirmed transfer in the head block; return its callback data.
 
         Runs inside the caller's transaction. ``token`` is already upper-case.
         """
         tx_hash = secrets.token_hex(32)
-        block = int(self._meta("block_number") or 0) + 1
-        self._set_meta("block_number", str(block))
+        block = self.head_number(now)
         self.set_holder(to_address, token)
         if token == "TRX":
             self.set_activated(to_address)  # receiving TRX creates the account on chain
@@ -75,7 +79,7 @@ class ChainState(Database):
             "amount": format(amount.normalize(), "f"),
             "token": token,
             "block_number": block,
-            "block_timestamp": int(now * 1000),
+            "block_timestamp": int(self.block_time(block) * 1000),
         }
         self.db.execute(
             "INSERT INTO transfers VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,146 @@
+"""The chain's parameters over HTTP: java-tron's two reads and the sandbox's two controls.
+
+``wallet/getchainparameters`` and ``wallet/getcontractinfo`` answer in java-tron's
+shapes what the head block charges. ``POST /sandbox/chain/parameters`` (a fee
+proposal passing) and ``POST /sandbox/chain/contract`` (USDT's energy factor or
+base energy moving) change them from the next block on, so a transaction already
+in a block is never charged anew; a refused value is a clear 400, nothing changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+
+from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
+from airflow_provider_tronenergy.sandbox import params
+from airflow_provider_tronenergy.sandbox.api import sandbox
+from airflow_provider_tronenergy.sandbox.chain.parameters import (
+    ChainParameters,
+    ContractEnergy,
+    ParameterError,
+)
+from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
+from airflow_provider_tronenergy.sandbox.world import World
+
+router = APIRouter(include_in_schema=False)
+control_router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,
+                           dependencies=[Depends(loopback_only)])
+
+CYCLE_BLOCKS = 7_200
+"""A maintenance period (6 h of 3 s blocks): java-tron's ``update_cycle`` counts them."""
+
+
+def _answer(payload: dict[str, Any]) -> Response:
+    return Response(json.dumps(payload), media_type="application/json")
+
+
+async def _wallet_body(request: Request) -> dict[str, Any]:
+    """A wallet call's JSON body, or its query string (java-tron serves both GET and POST)."""
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        body = {}
+    return {**request.query_params, **body}
+
+
+def _world(request: Request) -> World:
+    return sandbox(request).world
+
+
+@router.api_route("/wallet/getchainparameters", methods=["GET", "POST"])
+async def get_chain_parameters(request: Request) -> Response:
+    world = _world(request)
+    return _answer(world.parameters.current(world.head_number()).to_wallet())
+
+
+def _same_contract(value: Any, contract: str) -> str | None:
+    """``value`` in the form it was given (base58 or hex 41...) if it names ``contract``."""
+    if not isinstance(value, str):
+        return None
+    try:
+        raw = bytes.fromhex(value) if len(value) == 42 else decode_address(value)
+        named = encode_address(raw)
+    except ValueError:
+        return None
+    return value if named == contract else None
+
+
+@router.api_route("/wallet/getcontractinfo", methods=["GET", "POST"])
+async def get_contract_info(request: Request) -> Response:
+    """java-tron's answer for USDT; ``{}`` for any other address, as for one with no code."""
+    body = await _wallet_body(request)
+    world = _world(request)
+    address = _same_contract(body.get("value"), sandbox(request).config.usdt_contract)
+    if address is None:
+        return _answer({})
+    head = world.head_number()
+    usdt = world.parameters.usdt(head)
+    state = {"energy_factor": usdt.energy_factor, "update_cycle": head // CYCLE_BLOCKS}
+    return _answer({
+        "smart_contract": {"contract_address": address, "name": "TetherToken"},
+        "runtimecode": "",
+        "contract_state": {k: v for k, v in state.items() if v},  # proto3 JSON: zeros left out
+    })
+
+
+def _changes(body: dict[str, Any]) -> dict[str, Any]:
+    if not body:
+        raise params.invalid("nothing to change: name at least one parameter")
+    return body
+
+
+def _chain(world: World) -> dict[str, Any]:
+    head = world.head_number()
+    now, following = world.parameters.current(head), world.parameters.current()
+    usdt = world.parameters.usdt()
+    return {"head_block": head, "in_force": _fees(now), "from_next_block": _fees(following),
+            "usdt": _contract(usdt, world.parameters.usdt(head))}
+
+
+def _fees(fees: ChainParameters) -> dict[str, int]:
+    return {row["key"]: row.get("value", 0) for row in fees.to_wallet()["chainParameter"]}
+
+
+def _contract(following: ContractEnergy, now: ContractEnergy) -> dict[str, Any]:
+    return {"base_energy": following.base_energy, "energy_factor": following.energy_factor,
+            "transfer_energy": {"holder": following.transfer_energy(False),
+                                "new_recipient": following.transfer_energy(True)},
+            "energy_factor_in_force": now.energy_factor}
+
+
+@control_router.get("/parameters")
+async def chain_parameters(request: Request) -> Response:
+    """The fees and USDT's energy in force and from the next block on."""
+    return reply(request, _chain(_world(request)))
+
+
+@control_router.post("/parameters")
+async def set_chain_parameters(request: Request) -> Response:
+    """``{"getEnergyFee": 210}`` (or ``{"energy_fee": 210}``): a fee proposal passing."""
+    changes = _changes(params.json_object(await request.body()))
+    world = _world(request)
+    from_block = world.head_number() + 1
+    try:
+        world.parameters.set(from_block, changes)
+    except ParameterError as exc:
+        raise params.invalid(str(exc)) from None
+    return reply(request, {**_chain(world), "from_block": from_block})
+
+
+@control_router.post("/contract")
+async def set_contract(request: Request) -> Response:
+    """``{"energy_factor": N, "base_energy": N}``: USDT's dynamic energy moving."""
+    changes = _changes(params.json_object(await request.body()))
+    world = _world(request)
+    from_block = world.head_number() + 1
+    try:
+        world.parameters.set_usdt(from_block, changes)
+    except ParameterError as exc:
+        raise params.invalid(str(exc)) from None
+    return reply(request, {**_chain(world), "from_block": from_block})

@@ -1,0 +1,347 @@
+"""The chain's state machine: signed transactions accepted, packed into blocks, executed.
+
+``broadcast`` checks a transaction as java-tron's ``Wallet.broadcastTransaction``
+and ``Manager.processTransaction`` do, in their order (contract, expiration
+against the next slot, signature, TAPOS, size, expiration window, duplicate, then
+a dry run of bandwidth and the contract), and keeps an accepted one for the next
+block. Blocks come from the clock (``blocks``), so packing is lazy: every read
+of the world (``advance``) first executes the transactions of every block
+produced since, each at its block's time and with its block's parameters, and a
+background producer (``producer``) does it on time when nobody reads. Execution
+and charging are ``charging``'s; this module reads the accounts it needs and
+writes what the outcome moves, and queues the ``tron.transfer`` callback of a
+monitored recipient as ``POST /sandbox/transfers`` does.
+
+The dry run at broadcast sees the state as of now, not the effects of other
+transactions still waiting for their block; a transaction that no longer passes
+when its block comes is dropped (it never reaches a block, as on java-tron).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from tronpy.proto import tron_pb2
+
+from airflow_provider_tronenergy.sandbox.chain import codec, views
+from airflow_provider_tronenergy.sandbox.chain.charging import (
+    AccountState,
+    Outcome,
+    Refusal,
+    execute,
+)
+from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
+from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS, ChainLedger
+from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
+from airflow_provider_tronenergy.sandbox.deliveries import DeliveryQueue
+from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
+
+MAX_TRANSACTION_BYTES = 500 * 1024
+"""java-tron's ``TRANSACTION_MAX_BYTE_SIZE``."""
+MAX_EXPIRATION_MS = 24 * 3600 * 1000
+"""An expiration at most 24 h after the head block (``MAXIMUM_TIME_UNTIL_EXPIRATION``)."""
+USDT_CONTRACT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+"""Mainnet's USDT, the default; the world's ``usdt_contract`` follows the sandbox's config."""
+
+TRANSACTIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chain_transactions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, txid TEXT NOT NULL UNIQUE, owner TEXT NOT NULL,
+    to_address TEXT, token TEXT NOT NULL, amount TEXT NOT NULL, raw_hex TEXT NOT NULL,
+    signatures TEXT NOT NULL, block_number INTEGER NOT NULL, accepted_at REAL NOT NULL,
+    status TEXT NOT NULL, info TEXT);
+CREATE INDEX IF NOT EXISTS chain_transactions_due ON chain_transactions (status, block_number);
+CREATE INDEX IF NOT EXISTS chain_transactions_owner ON chain_transactions (owner);
+CREATE INDEX IF NOT EXISTS chain_transactions_to ON chain_transactions (to_address);
+"""
+
+
+def _sig_error(message: str) -> Refusal:
+    return Refusal("SIGERROR", "Validate signature error: " + message)
+
+
+def check_signature(tx: Decoded) -> Refusal | None:
+    """java-tron's owner-permission check: one signature, recovering to the owner."""
+    if not tx.signatures or tx.contract_type is None:
+        return _sig_error("miss sig or contract")
+    if tx.permission_id not in (0, 2):
+        return _sig_error("permission isn't exit")
+    if len(tx.signatures) > 1:
+        return _sig_error(f"Signature count is {len(tx.signatures)} more than key counts of "
+                          "permission : 1")
+    signature = tx.signatures[0]
+    if len(signature) < 65:
+        return _sig_error(f"Signature size is {len(signature)}")
+    signer = codec.signer(tx.txid, signature)
+    if signer is None:
+        return _sig_error("Signature verification failed")
+    if signer != tx.owner:
+        return _sig_error(f"{signature.hex()} is signed by {signer} but it is not contained "
+                          "of permission.")
+    return None
+
+
+class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
+    """Signed transactions from broadcast to receipt, as a part of the world's database."""
+
+    usdt_contract: str = USDT_CONTRACT
+    parameters: ParameterBook
+    """The chain's fees and USDT's energy per block (the world creates it)."""
+
+    def _init_transactions(self) -> None:
+        self.db.executescript(TRANSACTIONS_SCHEMA)
+
+    def advance(self) -> None:
+        """Orders up to now (``OrderBook``), then every block produced since: lazy packing."""
+        super().advance()
+        self.produce()
+
+    # -- broadcast -------------------------------------------------------------------------
+
+    def broadcast(self, tx: Decoded) -> Refusal | None:
+        """Accept ``tx`` for the next block, or refuse it as java-tron would."""
+        self.advance()
+        if tx.contract_type is None:
+            return Refusal("CONTRACT_VALIDATE_ERROR", "Contract validate error : No contract!")
+        head = self.head_number()
+        head_ms = int(self.block_time(head) * 1000)
+        if tx.expiration < head_ms + int(self.block_seconds * 1000):
+            return Refusal("TRANSACTION_EXPIRATION_ERROR", "Transaction expired")
+        refused = check_signature(tx) or self._check_common(tx, head_ms)
+        if refused is not None:
+            return refused
+        assert tx.owner is not None
+        outcome = self._execute(tx, self.clock(), head + 1)
+        if isinstance(outcome, Refusal):
+            return outcome
+        self._accept(tx, head + 1)
+        return None
+
+    def _check_common(self, tx: Decoded, head_ms: int) -> Refusal | None:
+        """TAPOS, size, the expiration window and duplicates (``Manager.processTransaction``)."""
+        if not self.tapos_block(tx.ref_block_bytes, tx.ref_block_hash):
+            return Refusal("TAPOS_ERROR", "Tapos check error.")
+        size = tron_pb2.Transaction(raw_data=tx.raw, signature=list(tx.signatures)).ByteSize()
+        if size > MAX_TRANSACTION_BYTES:
+            return Refusal("TOO_BIG_TRANSACTION_ERROR",
+                           f"Too big transaction, TxId {tx.txid}, the size is {size} bytes, "
+                           f"maxTxSize {MAX_TRANSACTION_BYTES}")
+        if not head_ms < tx.expiration <= head_ms + MAX_EXPIRATION_MS:
+            return Refusal("TRANSACTION_EXPIRATION_ERROR", "Transaction expired")
+        seen = self.db.execute("SELECT 1 FROM chain_transactions WHERE txid = ? AND status != "
+                               "'dropped'", (tx.txid,)).fetchone()
+        if seen is not None:
+            return Refusal("DUP_TRANSACTION_ERROR", "Dup transaction.")
+        return None
+
+    def _accept(self, tx: Decoded, block: int) -> None:
+        token, to, amount = _what_moves(tx)
+        self.db.execute(
+            "INSERT INTO chain_transactions (txid, owner, to_address, token, amount, raw_hex,"
+            " signatures, block_number, accepted_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " 'pending') ON CONFLICT (txid) DO UPDATE SET block_number = excluded.block_number,"
+            " accepted_at = excluded.accepted_at, status = 'pending', info = NULL",
+            (tx.txid, tx.owner, to, token, str(amount), tx.raw_hex(),
+             json.dumps([s.hex() for s in tx.signatures]), block, self.clock()))
+
+    # -- execution -------------------------------------------------------------------------
+
+    def _account_state(self, address: str, at: float, free_net_limit: int) -> AccountState:
+        row = self._wallet_row(address)
+        limit = self._energy_limit(address, at)
+        if row is None:
+            return AccountState(address, self.is_activated(address), energy_left=limit,
+                                free_net_left=free_net_limit,
+                                holds_usdt=self.holds(address, "USDT"))
+        return AccountState(
+            address, self.is_activated(address), trx_sun=int(row["trx_sun"]),
+            usdt_units=int(row["usdt_units"] or 0),
+            energy_left=max(0, limit - int(row["energy_used"])),
+            net_left=max(0, int(row["net_staked"]) - int(row["net_used"])),
+            free_net_left=max(0, free_net_limit - int(row["free_net_used"])),
+            holds_usdt=self.holds(address, "USDT"))
+
+    def _execute(self, tx: Decoded, at: float, block: int) -> Outcome | Refusal:
+        """Run ``tx`` against the accounts as they stand at ``at``, with ``block``'s parameters."""
+        params = self.parameters.current(block)
+        assert tx.owner is not None
+        owner = self._account_state(tx.owner, at, params.free_net_limit)
+        _, to, _ = _what_moves(tx)
+        recipient = None if to is None else self._account_state(to, at, params.free_net_limit)
+        return execute(tx, owner, recipient, usdt_contract=self.usdt_contract, params=params,
+                       contract=self.parameters.usdt(block))
+
+    def next_packing_at(self) -> float | None:
+        """When the next block holding a waiting transaction is produced (None: none waits)."""
+        row = self.db.execute("SELECT MIN(block_number) FROM chain_transactions "
+                              "WHERE status = 'pending'").fetchone()
+        if row[0] is None or self.paused():
+            return None  # resuming wakes the producer
+        return self.block_time(int(row[0]))
+
+    def produce(self) -> int:
+        """Pack and execute the transactions of every block produced by now, and end the
+        delegations whose time ran out, in the order they happened; how many transactions ran."""
+        now = self.clock()
+        head = self.head_number(now)
+        due = self.db.execute(
+            "SELECT * FROM chain_transactions WHERE status = 'pending' AND block_number <= ? "
+            "ORDER BY block_number, seq", (head,)).fetchall()
+        ending = self.db.execute("SELECT 1 FROM delegations WHERE returned = 0 AND until <= ? "
+                                 "LIMIT 1", (now,)).fetchone()
+        if not due and ending is None:
+            return 0
+        executed = 0
+        with self._tx():
+            for row in due:
+                self._return_delegations(self.block_time(int(row["block_number"])))
+                executed += self._pack(row)
+            self._return_delegations(now)
+        return executed
+
+    def _pack(self, row: Any) -> int:
+        """Execute one waiting transaction in its block, or drop it; 1 if it ran."""
+        block = int(row["block_number"])
+        at = self.block_time(block)
+        tx = stored(row)
+        if tx.expiration < int(at * 1000):
+            outcome: Outcome | Refusal = Refusal("TRANSACTION_EXPIRATION_ERROR",
+                                                 "Transaction expired")
+        else:
+            outcome = self._execute(tx, at, block)
+        if isinstance(outcome, Refusal):
+            self.db.execute("UPDATE chain_transactions SET status = 'dropped', info = ? "
+                            "WHERE seq = ?", (json.dumps({"code": outcome.code,
+                                                          "message": outcome.message}),
+                                              row["seq"]))
+            return 0
+        self._apply(tx, outcome)
+        info = views.transaction_info(tx, outcome, self.usdt_contract)
+        self.db.execute("UPDATE chain_transactions SET status = 'executed', info = ? "
+                        "WHERE seq = ?", (json.dumps(info), row["seq"]))
+        if not outcome.failed and outcome.recipient is not None:
+            self._notify(tx, outcome, block, at)
+        return 1
+
+    def _apply(self, tx: Decoded, outcome: Outcome) -> None:
+        """Write what ``outcome`` moves: fees, resources used, balances, new accounts, holders."""
+        owner = tx.owner
+        assert owner is not None
+        self._ensure_wallet(owner)
+        net = "net_used" if outcome.staked_net else "free_net_used"
+        self.db.execute(
+            f"UPDATE wallets SET trx_sun = trx_sun - ?, energy_used = energy_used + ?, "
+            f"{net} = {net} + ?, usdt_units = COALESCE(usdt_units, 0) - ? WHERE address = ?",
+            (outcome.owner_trx_spent, outcome.energy_usage, outcome.net_usage,
+             outcome.usdt_moved, owner))
+        to = outcome.recipient
+        if to is None or outcome.failed:
+            return
+        self._ensure_wallet(to)
+        self.db.execute("UPDATE wallets SET trx_sun = trx_sun + ?, "
+                        "usdt_units = COALESCE(usdt_units, 0) + ? WHERE address = ?",
+                        (outcome.trx_moved, outcome.usdt_moved, to))
+        if tx.contract_type == TRANSFER:
+            self.set_activated(to)
+        else:
+            self.set_holder(to, "USDT")
+
+    def _notify(self, tx: Decoded, outcome: Outcome, block: int, at: float) -> None:
+        """Queue the ``tron.transfer`` callback of a recipient monitored for this token."""
+        token = "TRX" if tx.contract_type == TRANSFER else "USDT"
+        to = outcome.recipient
+        assert to is not None
+        url = self._watching_url(to, token)
+        if url is None:
+            return
+        units = outcome.trx_moved if token == "TRX" else outcome.usdt_moved
+        amount = (Decimal(units) / USDT_UNITS).normalize()
+        data = {"tx_hash": tx.txid, "from": tx.owner, "to": to, "amount": format(amount, "f"),
+                "token": token, "block_number": block, "block_timestamp": int(at * 1000)}
+        self._enqueue(to, data, url, self.clock())
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def _row(self, txid: str) -> Any:
+        return self.db.execute("SELECT * FROM chain_transactions WHERE txid = ? AND status = "
+                               "'executed'", (txid.lower(),)).fetchone()
+
+    def transaction_info(self, txid: str, *, solidified: bool,
+                         visible: bool = True) -> dict[str, Any]:
+        """``gettransactioninfobyid``: a packed transaction's receipt, else a delegation's or a
+        simulated transfer's, else ``{}``; the solidity API only once its block is solid."""
+        self.advance()
+        row = self._row(txid)
+        if row is None:
+            return self.simulated_receipt(txid.lower(), solidified=solidified)
+        last = self.solid_number() if solidified else self.head_number()
+        if row["block_number"] > last:
+            return {}
+        return views.with_block(json.loads(row["info"]), row["block_number"],
+                                   self.block_time(row["block_number"]), visible)
+
+    def transaction(self, txid: str, *, solidified: bool = False,
+                    visible: bool = True) -> dict[str, Any]:
+        """``gettransactionbyid``: a packed transaction as java-tron prints it, else ``{}``."""
+        self.advance()
+        row = self._row(txid)
+        last = self.solid_number() if solidified else self.head_number()
+        if row is None or row["block_number"] > last:
+            return {}
+        return views.transaction_json(stored(row), json.loads(row["info"]), visible)
+
+    def block_transactions(self, number: int, visible: bool = True) -> list[dict[str, Any]]:
+        """The transactions packed into block ``number``, in order."""
+        rows = self.db.execute("SELECT * FROM chain_transactions WHERE block_number = ? AND "
+                               "status = 'executed' ORDER BY seq", (number,)).fetchall()
+        return [views.transaction_json(stored(r), json.loads(r["info"]), visible)
+                for r in rows]
+
+    def chain_transactions(self, *, owner: str | None = None, to: str | None = None,
+                           status: str = "executed") -> list[dict[str, Any]]:
+        """The control API's list: transactions (executed by default) with their receipts."""
+        self.advance()
+        where, args = ["status = ?"], [status]
+        for column, value in (("owner", owner), ("to_address", to)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        rows = self.db.execute(f"SELECT * FROM chain_transactions WHERE {' AND '.join(where)} "
+                               "ORDER BY seq", args).fetchall()
+        return [views.listing(row, self.block_time(row["block_number"])) for row in rows]
+
+    def transfer_refusal(self, owner: str, to: str, amount: int) -> str | None:
+        """Why ``createtransaction`` refuses a TRX transfer (``TransferActuator.validate``)."""
+        self.advance()
+        fee = self.parameters.current().create_new_account_fee_in_system_contract
+        if owner == to:
+            return "Cannot transfer TRX to yourself."
+        if not self.is_activated(owner):
+            return "Validate TransferContract error, no OwnerAccount."
+        if amount <= 0:
+            return "Amount must be greater than 0."
+        row = self._wallet_row(owner)
+        need = amount + (0 if self.is_activated(to) else fee)
+        if (int(row["trx_sun"]) if row else 0) < need:
+            return "Validate TransferContract error, balance is not sufficient."
+        return None
+
+    def sign_weight(self, tx: Decoded, visible: bool) -> dict[str, Any]:
+        """``getsignweight``: the owner's permission and the weight its signatures carry."""
+        exists = tx.owner is not None and self.is_activated(tx.owner)
+        return views.sign_weight(tx, exists, visible)
+
+
+def stored(row: Any) -> Decoded:
+    """A kept transaction, decoded again from its stored protobuf and signatures."""
+    raw = tron_pb2.Transaction.raw.FromString(bytes.fromhex(row["raw_hex"]))
+    return codec.decode(raw, [bytes.fromhex(s) for s in json.loads(row["signatures"])])
+
+
+def _what_moves(tx: Decoded) -> tuple[str, str | None, int]:
+    """``(token, recipient, amount)``: TRX in sun, USDT in micro-units."""
+    if tx.contract_type == TRANSFER:
+        return "TRX", tx.to, tx.amount
+    call = tx.transfer_call()
+    return "USDT", None if call is None else call[0], 0 if call is None else call[1]

@@ -1,0 +1,212 @@
+"""The chain's records as java-tron prints them: receipts, transactions, blocks, sign weight.
+
+java-tron's ``JsonFormat`` leaves out every field at its default (zero, empty,
+``SUCCESS``-like enum zero), prints bytes as hex and, with ``visible``, addresses
+in base58. Receipts are kept without their block (``transaction_info``) and get
+it when read (``with_block``), so a receipt is stored once and printed either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Decimal
+from typing import Any
+
+from airflow_provider_tronenergy.protocol.address import b58encode, decode_address, encode_address
+from airflow_provider_tronenergy.sandbox.chain import codec
+from airflow_provider_tronenergy.sandbox.chain.blocks import BlockRef
+from airflow_provider_tronenergy.sandbox.chain.charging import Outcome
+from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
+
+TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+"""keccak256 of ``Transfer(address,address,uint256)``: the USDT event's first topic."""
+BLOCK_VERSION = 32
+ACTIVE_OPERATIONS = "7fff1fc0033e0300000000000000000000000000000000000000000000000000"
+"""The operations a new account's default active permission allows (java-tron's default)."""
+UNITS = Decimal(1_000_000)
+"""TRX (sun) and USDT (micro-units) both have 6 decimals."""
+
+
+def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v not in (0, "", None, [], {})}
+
+
+def _encode58_check(raw: bytes) -> str:
+    """java-tron's ``StringUtil.encode58Check`` of any bytes (a log's 20-byte address too)."""
+    return b58encode(raw + hashlib.sha256(hashlib.sha256(raw).digest()).digest()[:4])
+
+
+def _word(address: str) -> str:
+    return decode_address(address)[1:].rjust(32, b"\0").hex()
+
+
+def transaction_info(tx: Decoded, outcome: Outcome, usdt_contract: str) -> dict[str, Any]:
+    """The receipt of an executed transaction, without its block (hex addresses)."""
+    receipt = _nonzero({
+        "energy_usage": outcome.energy_usage, "energy_fee": outcome.energy_fee,
+        "energy_usage_total": outcome.energy_usage_total, "net_usage": outcome.net_usage,
+        "net_fee": outcome.net_fee, "result": outcome.result})
+    info: dict[str, Any] = {"id": tx.txid, "fee": outcome.fee,
+                            "contractResult": [outcome.contract_result]}
+    if tx.contract_type != TRANSFER:
+        info["contract_address"] = decode_address(usdt_contract).hex()
+    info["receipt"] = receipt
+    if outcome.result == "SUCCESS" and outcome.recipient is not None and tx.owner is not None:
+        info["log"] = [{"address": decode_address(usdt_contract)[1:].hex(),
+                        "topics": [TRANSFER_TOPIC, _word(tx.owner), _word(outcome.recipient)],
+                        "data": f"{outcome.usdt_moved:064x}"}]
+    if outcome.failed:
+        info["result"] = "FAILED"
+        info["resMessage"] = outcome.res_message.encode().hex()
+    if outcome.system_fee:
+        info["system_fee"] = outcome.system_fee  # kept for ``ret``; not printed
+    return _nonzero(info)
+
+
+def with_block(info: dict[str, Any], number: int, at: float, visible: bool) -> dict[str, Any]:
+    """A kept receipt as ``gettransactioninfobyid`` prints it, in block ``number``."""
+    shown: dict[str, Any] = {"id": info["id"]}
+    if "fee" in info:
+        shown["fee"] = info["fee"]
+    shown["blockNumber"] = number
+    shown["blockTimeStamp"] = int(at * 1000)
+    for key in ("contractResult", "contract_address", "receipt", "log", "result", "resMessage"):
+        if key in info:
+            shown[key] = info[key]
+    if visible and "contract_address" in shown:
+        shown["contract_address"] = encode_address(bytes.fromhex(shown["contract_address"]))
+    if visible and "log" in shown:  # java-tron prints the log's 20-byte address in base58 too
+        shown["log"] = [{**log, "address": _encode58_check(bytes.fromhex(log["address"]))}
+                        for log in shown["log"]]
+    return shown
+
+
+def transaction_json(tx: Decoded, info: dict[str, Any], visible: bool) -> dict[str, Any]:
+    """A packed transaction as ``gettransactionbyid`` and blocks print it (``ret`` first)."""
+    ret = _nonzero({"fee": info.get("system_fee", 0),
+                    "contractRet": info.get("receipt", {}).get("result", "SUCCESS")})
+    shown = codec.transaction_json(tx, visible)
+    shown.pop("visible")
+    return {"ret": [ret], **shown}
+
+
+def block_json(block: BlockRef, parent_id: str, transactions: list[dict[str, Any]],
+               witness: str, visible: bool) -> dict[str, Any]:
+    """A block as ``getnowblock`` / ``getblockbynum`` / ``getblockbyid`` print it."""
+    root = hashlib.sha256("".join(t["txID"] for t in transactions).encode()).hexdigest() \
+        if transactions else "0" * 64
+    raw = _nonzero({"number": block.number, "txTrieRoot": root,
+                    "witness_address": witness if visible else decode_address(witness).hex(),
+                    "parentHash": parent_id, "version": BLOCK_VERSION,
+                    "timestamp": block.timestamp_ms})
+    signature = hashlib.sha256(bytes.fromhex(block.block_id)).hexdigest() * 2 + "1b"
+    shown: dict[str, Any] = {"blockID": block.block_id,
+                             "block_header": {"raw_data": raw, "witness_signature": signature}}
+    if transactions:
+        shown["transactions"] = transactions
+    return shown
+
+
+def sign_weight(tx: Decoded, exists: bool, visible: bool) -> dict[str, Any]:
+    """``getsignweight``: the owner permission, approvals, weight and the txID tronpy reads."""
+    shown_tx = codec.transaction_json(tx, visible)
+    shown_tx.pop("visible")
+    extension = {"result": {"result": True}, "txid": tx.txid, "transaction": shown_tx}
+    if tx.contract_type is None or tx.owner is None:
+        result = {"code": "OTHER_ERROR", "message": "Invalid transaction: no valid contract"}
+        return {"result": result, "transaction": extension}
+    if not exists:
+        result = {"code": "PERMISSION_ERROR", "message": "Account does not exist!"}
+        return {"result": result, "transaction": extension}
+    key = tx.owner if visible else decode_address(tx.owner).hex()
+    permission: dict[str, Any] = {"permission_name": "owner", "threshold": 1,
+                                  "keys": [{"address": key, "weight": 1}]}
+    if tx.permission_id == 2:
+        permission = {"type": "Active", "id": 2, "permission_name": "active", "threshold": 1,
+                      "operations": ACTIVE_OPERATIONS, "keys": permission["keys"]}
+    elif tx.permission_id != 0:
+        result = {"code": "PERMISSION_ERROR", "message": "Permission for this, does not exist!"}
+        return {"result": result, "transaction": extension}
+    shown: dict[str, Any] = {"permission": permission}
+    result = {"code": "NOT_ENOUGH_PERMISSION"}
+    if tx.signatures:
+        refused = _weight_refusal(tx)
+        if refused is not None:
+            return {"permission": permission, "result": refused, "transaction": extension}
+        shown["approved_list"] = [key]
+        shown["current_weight"] = 1
+        result = {}  # ENOUGH_PERMISSION is the enum's zero: java-tron prints nothing
+    return {**shown, "result": result, "transaction": extension}
+
+
+def _weight_refusal(tx: Decoded) -> dict[str, Any] | None:
+    """``TransactionCapsule.checkWeight``'s refusal for these signatures, if any."""
+    if len(tx.signatures) > 1:
+        return {"code": "PERMISSION_ERROR", "message": f"Signature count is "
+                f"{len(tx.signatures)} more than key counts of permission : 1"}
+    signature = tx.signatures[0]
+    if len(signature) < 65:
+        return {"code": "SIGNATURE_FORMAT_ERROR", "message": f"Signature size is {len(signature)}"}
+    signer = codec.signer(tx.txid, signature)
+    if signer is None:
+        return {"code": "COMPUTE_ADDRESS_ERROR", "message": "Signature verification failed"}
+    if signer != tx.owner:
+        return {"code": "PERMISSION_ERROR", "message": f"{signature.hex()} is signed by {signer} "
+                "but it is not contained of permission."}
+    return None
+
+
+def listing(row: Any, at: float) -> dict[str, Any]:
+    """One transaction in ``GET /sandbox/chain/transactions``: what it moves and its receipt."""
+    shown: dict[str, Any] = {
+        "txid": row["txid"], "owner": row["owner"], "to": row["to_address"],
+        "token": row["token"], "amount": format((Decimal(row["amount"]) / UNITS).normalize(), "f"),
+        "status": row["status"], "block_number": row["block_number"]}
+    info = json.loads(row["info"]) if row["info"] else None
+    if row["status"] == "executed" and info is not None:
+        shown["block_timestamp"] = int(at * 1000)
+        shown["receipt"] = with_block(info, row["block_number"], at, True)
+    elif row["status"] == "dropped" and info is not None:
+        shown["refusal"] = info
+    return shown
+
+
+USDT_ORIGIN = "THPvaUhoh2Qn2y9THCZML3H815hhFhn5YC"
+"""Who deployed mainnet's USDT (``origin_address``)."""
+_USDT_FUNCTIONS: tuple[tuple[str, tuple[tuple[str, str], ...], str, str], ...] = (
+    ("name", (), "string", "View"), ("symbol", (), "string", "View"),
+    ("decimals", (), "uint8", "View"), ("totalSupply", (), "uint256", "View"),
+    ("balanceOf", (("who", "address"),), "uint256", "View"),
+    ("allowance", (("_owner", "address"), ("_spender", "address")), "uint256", "View"),
+    ("transfer", (("_to", "address"), ("_value", "uint256")), "bool", "Nonpayable"),
+    ("transferFrom", (("_from", "address"), ("_to", "address"), ("_value", "uint256")), "bool",
+     "Nonpayable"),
+    ("approve", (("_spender", "address"), ("_value", "uint256")), "bool", "Nonpayable"),
+)
+
+
+def usdt_contract_json(address: str, visible: bool) -> dict[str, Any]:
+    """``getcontract`` for USDT: its ABI (the TRC-20 functions and events), as java-tron prints it.
+
+    The bytecode is a stub: the sandbox runs no bytecode, it executes ``transfer`` itself.
+    """
+    entries: list[dict[str, Any]] = []
+    for name, inputs, output, mutability in _USDT_FUNCTIONS:
+        entry: dict[str, Any] = {"outputs": [{"type": output}],
+                                 "inputs": [{"name": n, "type": t} for n, t in inputs],
+                                 "name": name, "stateMutability": mutability, "type": "Function"}
+        if mutability == "View":
+            entry = {"constant": True, **entry}
+        entries.append(_nonzero(entry))
+    for event, names in (("Transfer", ("from", "to")), ("Approval", ("owner", "spender"))):
+        entries.append({"anonymous": False, "inputs": [
+            {"indexed": True, "name": names[0], "type": "address"},
+            {"indexed": True, "name": names[1], "type": "address"},
+            {"name": "value", "type": "uint256"}], "name": event, "type": "Event"})
+    def shown(text: str) -> str:
+        return text if visible else decode_address(text).hex()
+    return {"bytecode": "6080604052", "consume_user_resource_percent": 100, "name": "TetherToken",
+            "origin_address": shown(USDT_ORIGIN), "abi": {"entrys": entries},
+            "origin_energy_limit": 10_000_000, "contract_address": shown(address),
+            "code_hash": hashlib.sha256(decode_address(address)).hexdigest()}
