@@ -150,7 +150,8 @@ async def set_balances(request: Request, address: str) -> Response:
         address, trx_sun=_units(body, "trx"), usdt_units=_units(body, "usdt")))
 
 
-def _energy(body: dict[str, Any], name: str) -> int | None:
+def _resource(body: dict[str, Any], name: str) -> int | None:
+    """A non-negative whole amount of energy or bandwidth, or None when not given."""
     value = params.field(body, name)
     if value is params.MISSING:
         return None
@@ -166,7 +167,7 @@ async def set_energy(request: Request, address: str) -> Response:
     params.address(address, "address")
     body = await _body(request)
     return reply(request, sandbox(request).world.set_energy(
-        address, staked=_energy(body, "staked"), used=_energy(body, "used")))
+        address, staked=_resource(body, "staked"), used=_resource(body, "used")))
 
 
 @router.post("/addresses/{address}/bandwidth")
@@ -175,7 +176,7 @@ async def set_bandwidth(request: Request, address: str) -> Response:
     params.address(address, "address")
     body = await _body(request)
     return reply(request, sandbox(request).world.set_bandwidth(
-        address, staked=_energy(body, "staked"), used=_energy(body, "used")))
+        address, staked=_resource(body, "staked"), used=_resource(body, "used")))
 
 
 @router.get("/addresses/{address}/wallet")

@@ -120,27 +120,26 @@ async def chain_parameters(request: Request) -> Response:
     return reply(request, _chain(_world(request)))
 
 
-@control_router.post("/parameters")
-async def set_chain_parameters(request: Request) -> Response:
-    """``{"getEnergyFee": 210}`` (or ``{"energy_fee": 210}``): a fee proposal passing."""
+async def _change(request: Request, usdt: bool) -> Response:
+    """Apply the body's changes from the next block on; a refused change records nothing."""
     changes = _changes(params.json_object(await request.body()))
     world = _world(request)
     from_block = world.head_number() + 1
+    book = world.parameters
     try:
-        world.parameters.set(from_block, changes)
+        (book.set_usdt if usdt else book.set)(from_block, changes)
     except ParameterError as exc:
         raise params.invalid(str(exc)) from None
     return reply(request, {**_chain(world), "from_block": from_block})
+
+
+@control_router.post("/parameters")
+async def set_chain_parameters(request: Request) -> Response:
+    """``{"getEnergyFee": 210}`` (or ``{"energy_fee": 210}``): a fee proposal passing."""
+    return await _change(request, usdt=False)
 
 
 @control_router.post("/contract")
 async def set_contract(request: Request) -> Response:
     """``{"energy_factor": N, "base_energy": N}``: USDT's dynamic energy moving."""
-    changes = _changes(params.json_object(await request.body()))
-    world = _world(request)
-    from_block = world.head_number() + 1
-    try:
-        world.parameters.set_usdt(from_block, changes)
-    except ParameterError as exc:
-        raise params.invalid(str(exc)) from None
-    return reply(request, {**_chain(world), "from_block": from_block})
+    return await _change(request, usdt=True)
