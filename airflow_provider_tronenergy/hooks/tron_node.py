@@ -141,6 +141,15 @@ class TronNodeHook(BaseHook):
         """The chain's head block."""
         return self.get_conn().get_now_block()
 
+    def get_solid_block(self) -> Block:
+        """The latest solidified block: receipts at or below it are final."""
+        return self.get_conn().get_solid_block()
+
+    def get_block_receipts(self, number: int, *,
+                           solidified: bool = False) -> list[TransactionInfo]:
+        """Receipts of every transaction in block ``number``, in order (one request a block)."""
+        return self.get_conn().get_block_receipts(number, solidified=solidified)
+
     def close(self) -> None:
         """Close the client's pool; the next call opens a new one."""
         if "_client" in self.__dict__:

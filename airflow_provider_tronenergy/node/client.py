@@ -22,6 +22,7 @@ from airflow_provider_tronenergy.node.models import (
     ContractInfo,
     Resources,
     TransactionInfo,
+    block_receipts,
 )
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
@@ -107,6 +108,16 @@ class TronNodeClient:
         except (requests.RequestException, *answer_errors, ValueError, KeyError,
                 TypeError) as exc:
             raise NodeError(f"node call {what} failed ({type(exc).__name__})",
+                            path=what) from None
+
+    @staticmethod
+    def _checked(what: str, read: Callable[[], T]) -> T:
+        """Read an answer into models; one the chain could not have sent is a
+        :class:`NodeError` naming the call and why (the reason is this module's own text)."""
+        try:
+            return read()
+        except ValueError as exc:
+            raise NodeError(f"node call {what} answered what the chain cannot hold: {exc}",
                             path=what) from None
 
     # -- accounts --------------------------------------------------------------------------
@@ -247,5 +258,33 @@ class TronNodeClient:
         return TransactionInfo.from_node(tx_hash, payload, solidified=solidified)
 
     def get_now_block(self) -> Block:
-        """The head block (``wallet/getnowblock``)."""
-        return Block.from_node(self._call("wallet/getnowblock", self._tron.get_latest_block))
+        """The head block (``wallet/getnowblock``), its id checked against its number."""
+        payload = self._call("wallet/getnowblock", self._tron.get_latest_block)
+        return self._checked("wallet/getnowblock", lambda: Block.from_node(payload))
+
+    def get_solid_block(self) -> Block:
+        """The latest solidified block (``walletsolidity/getnowblock``): nothing at or below it
+        can be reverted, so a receipt read there is final."""
+        path = "walletsolidity/getnowblock"
+        payload = self._call(path, lambda: self._provider.make_request(path, {"visible": True}))
+        return self._checked(path, lambda: Block.from_node(payload))
+
+    def get_block_receipts(self, number: int, *,
+                           solidified: bool = False) -> list[TransactionInfo]:
+        """The receipts of every transaction in block ``number``, in block order.
+
+        One request per block however many transfers it holds
+        (``gettransactioninfobyblocknum``), so a batch is followed within a request budget.
+        java-tron answers ``[]`` for a block without transactions and for one it has not
+        produced yet (with ``solidified=True``: not solidified yet), so read the head
+        (:meth:`get_now_block`, :meth:`get_solid_block`) before taking ``[]`` as "none".
+        Every receipt must name a transaction (64 hex) and this block, once; else
+        :class:`NodeError`.
+        """
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ValueError(f"number must be a block number of 1 or more, got {number!r}")
+        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyblocknum"
+        payload = self._call(path, lambda: self._provider.json_answer(
+            path, {"num": number, "visible": True}))
+        return self._checked(path, lambda: block_receipts(number, payload,
+                                                          solidified=solidified))

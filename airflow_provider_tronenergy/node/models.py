@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.energy import penalized
+from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
 SUN_PER_TRX = 1_000_000
 USDT_UNITS = 1_000_000  # USDT (TRC20) has 6 decimals
@@ -126,6 +127,8 @@ class TransactionInfo:
                   solidified: bool) -> TransactionInfo:
         """Read one answer; the caller has already treated ``{}`` as "not known"."""
         receipt = payload.get("receipt") or {}
+        if not isinstance(receipt, dict):
+            raise ValueError(f"node answer field 'receipt' is not an object: {_shown(receipt)}")
         result = receipt.get("result")
         failed = payload.get("result") == "FAILED" or (result not in (None, "SUCCESS"))
         return cls(tx_hash=tx_hash, block_number=whole(payload, "blockNumber"),
@@ -141,16 +144,69 @@ class TransactionInfo:
 
 @dataclass(frozen=True)
 class Block:
-    """The chain's head (``wallet/getnowblock``)."""
+    """A block's header as ``wallet/getnowblock`` and ``walletsolidity/getnowblock`` print it.
+
+    ``block_id`` is java-tron's ``BlockId``: 32 bytes in hex whose first 8 are the number,
+    so a header whose id names another block is not believed.
+    """
 
     number: int
     timestamp_ms: int
+    block_id: str
 
     @classmethod
     def from_node(cls, payload: dict[str, Any]) -> Block:
-        """Read ``block_header.raw_data``."""
-        raw = (payload.get("block_header") or {}).get("raw_data") or {}
-        return cls(number=whole(raw, "number"), timestamp_ms=whole(raw, "timestamp"))
+        """Read ``blockID`` and ``block_header.raw_data``; an id not of this number is refused."""
+        header = payload.get("block_header")
+        raw = header.get("raw_data") if isinstance(header, dict) else None
+        if not isinstance(raw, dict):
+            raise ValueError("node answer has no block_header.raw_data")
+        number = whole(raw, "number")
+        block_id = payload.get("blockID")
+        if not isinstance(block_id, str) or not TX_HASH.fullmatch(block_id):
+            raise ValueError(f"node answer's blockID is not 64 hex characters: {_shown(block_id)}")
+        if int(block_id[:16], 16) != number:
+            raise ValueError(f"node answer's blockID {block_id} is not block {number}'s")
+        return cls(number=number, timestamp_ms=whole(raw, "timestamp"),
+                   block_id=block_id.lower())
+
+
+def block_receipts(number: int, payload: Any, *, solidified: bool) -> list[TransactionInfo]:
+    """``gettransactioninfobyblocknum``'s array: every receipt of block ``number``, in order.
+
+    Each must name its transaction (64 hex) and this block, once, and all carry the block's
+    one timestamp: a node answering otherwise is broken or lying, and a payout confirmed
+    from it could be one that never happened.
+    """
+    if not isinstance(payload, list):
+        raise ValueError(f"node answer is not a list of receipts: {type(payload).__name__}")
+    receipts: list[TransactionInfo] = []
+    seen: set[str] = set()
+    for index, item in enumerate(payload):
+        if not isinstance(item, dict):
+            raise ValueError(f"receipt {index} is not an object: {type(item).__name__}")
+        tx_hash = item.get("id")
+        if not isinstance(tx_hash, str) or not TX_HASH.fullmatch(tx_hash):
+            raise ValueError(f"receipt {index}'s id is not 64 hex characters: {_shown(tx_hash)}")
+        info = TransactionInfo.from_node(tx_hash.lower(), item, solidified=solidified)
+        if info.block_number != number:
+            raise ValueError(f"receipt {index} ({info.tx_hash}) is in block {info.block_number},"
+                             f" not {number}")
+        if info.tx_hash in seen:
+            raise ValueError(f"receipt {index} ({info.tx_hash}) appears twice in block {number}")
+        if receipts and info.block_timestamp_ms != receipts[0].block_timestamp_ms:
+            raise ValueError(f"receipt {index} ({info.tx_hash}) has another block timestamp "
+                             f"({info.block_timestamp_ms}) than block {number}'s "
+                             f"({receipts[0].block_timestamp_ms})")
+        seen.add(info.tx_hash)
+        receipts.append(info)
+    return receipts
+
+
+def _shown(value: Any) -> str:
+    """A value from an answer, short enough for an error message."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 MAX_ENERGY_FEE = 10_000

@@ -50,7 +50,15 @@ class BoundedProvider(HTTPProvider):  # type: ignore[misc]  # tronpy ships no ty
         self.sess.mount("https://", adapter)
 
     def make_request(self, method: str, params: Any = None) -> dict[str, Any]:
-        """POST ``params`` to ``method`` (``wallet/getaccount``...) and read its JSON answer."""
+        """POST ``params`` to ``method`` (``wallet/getaccount``...) and read its JSON object."""
+        payload = self.json_answer(method, params)
+        if not isinstance(payload, dict):
+            raise ValueError("the node's answer is not a JSON object")
+        return payload
+
+    def json_answer(self, method: str, params: Any = None) -> Any:
+        """POST ``params`` to ``method`` and decode its JSON answer, whatever its type: the
+        few calls java-tron answers with an array (``gettransactioninfobyblocknum``)."""
         url = urljoin(self.endpoint_uri, method)
         request = self.sess.prepare_request(requests.Request("POST", url, json=params or {}))
         settings = self.sess.merge_environment_settings(url, {}, None, None, None)
@@ -69,7 +77,4 @@ class BoundedProvider(HTTPProvider):  # type: ignore[misc]  # tronpy ships no ty
                             status=answer.status, path=method)
         if answer.status >= 400:
             raise NodeError(f"node call {method} failed", status=answer.status, path=method)
-        payload = json.loads(answer.body)
-        if not isinstance(payload, dict):
-            raise ValueError("the node's answer is not a JSON object")
-        return payload
+        return json.loads(answer.body)

@@ -16,6 +16,7 @@ from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError,
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
+from support.hostile_server import HostileServer, answer
 from support.receiver import RecordingReceiver
 
 API_KEY = "node-key-5f1c2a7e-0000-4bd1-9a3e-1234567890ab"
@@ -50,13 +51,16 @@ def test_bad_connections_are_refused_clearly(monkeypatch, fields, match):
         hook.get_conn()
 
 
+HEAD = {"blockID": (1_000).to_bytes(8, "big").hex() + "ab" * 24,
+        "block_header": {"raw_data": {"number": 1_000, "timestamp": 1_700_000_000_000}}}
+
+
 def test_the_api_key_travels_only_as_its_header(monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
-    with RecordingReceiver() as node:
-        hook = _connect(monkeypatch, "node_key", host=node.url.removesuffix("/callbacks"),
-                        password=API_KEY)
-        assert hook.test_connection() == (True, "Connected: head block 0")
-        keyless = _connect(monkeypatch, "node_nokey", host=node.url.removesuffix("/callbacks"))
+    with HostileServer(answer(200, HEAD)) as node:
+        hook = _connect(monkeypatch, "node_key", host=node.root, password=API_KEY)
+        assert hook.test_connection() == (True, "Connected: head block 1000")
+        keyless = _connect(monkeypatch, "node_nokey", host=node.root)
         keyless.get_now_block()
         hook.close()
         keyless.close()
@@ -64,6 +68,14 @@ def test_the_api_key_travels_only_as_its_header(monkeypatch, caplog):
     assert first.path == "/wallet/getnowblock" and first.headers["tron-pro-api-key"] == API_KEY
     assert "tron-pro-api-key" not in second.headers  # no key of tronpy's own, ever
     assert API_KEY not in first.body.decode() and API_KEY not in caplog.text
+
+
+def test_the_connection_test_fails_on_an_answer_that_is_no_block(monkeypatch):
+    with HostileServer(answer(200, {"ok": True})) as node:
+        hook = _connect(monkeypatch, "node_noblock", host=node.root)
+        ok, message = hook.test_connection()
+        hook.close()
+    assert not ok and "wallet/getnowblock" in message and "block_header" in message
 
 
 def test_a_failing_node_is_retried_then_named_without_url_or_key():
@@ -91,3 +103,19 @@ def test_bad_input_is_refused_before_any_request():
             client.estimate_transfer_energy(USDT_MAINNET, USDT_MAINNET, 0)
         client.close()
     assert node.received == []
+
+
+def test_the_solid_block_and_a_blocks_receipts_through_the_hook(monkeypatch):
+    receipt = {"id": "cd" * 32, "blockNumber": 1_000, "blockTimeStamp": 1_700_000_000_000,
+               "receipt": {"result": "SUCCESS"}}
+    with HostileServer(answer(200, HEAD)) as node:
+        hook = _connect(monkeypatch, "node_solid", host=node.root)
+        assert hook.get_solid_block().block_id == HEAD["blockID"]
+        hook.close()
+    with HostileServer(answer(200, [receipt])) as node:
+        hook = _connect(monkeypatch, "node_receipts", host=node.root)
+        (info,) = hook.get_block_receipts(1_000, solidified=True)
+        hook.close()
+    assert (info.tx_hash, info.block_number, info.solidified, info.succeeded) == \
+        ("cd" * 32, 1_000, True, True)
+    assert node.received[0].path == "/walletsolidity/gettransactioninfobyblocknum"

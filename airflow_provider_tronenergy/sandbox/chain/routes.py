@@ -5,7 +5,8 @@ uses it to build, sign, broadcast and follow a USDT ``transfer`` or a TRX
 transfer: ``getnodeinfo`` (the reference block), ``getsignweight`` (the txID and
 the owner's permission), ``getcontract`` (USDT's ABI), ``triggersmartcontract``
 and ``createtransaction`` (unsigned transactions, as java-tron builds them),
-``broadcasttransaction`` / ``broadcasthex``, and the transaction and its receipt.
+``broadcasttransaction`` / ``broadcasthex``, the transaction and its receipt, and a
+block's receipts (``gettransactioninfobyblocknum``) for following a batch.
 The account and contract reads live in ``sandbox/node.py``.
 """
 
@@ -277,3 +278,25 @@ async def transaction_info(request: Request) -> Response:
 @router.post("/walletsolidity/gettransactioninfobyid")
 async def solid_transaction_info(request: Request) -> Response:
     return await _transaction_info(request, solidified=True)
+
+
+async def _block_receipts(request: Request, *, solidified: bool) -> Response:
+    """java-tron's ``GetTransactionInfoByBlockNumServlet``: ``{}`` for a number below 1, else
+    an array, ``[]`` for a block without transactions or beyond the (solid) head."""
+    body = await wire.body(request)
+    number = body.get("num", 0)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        return wire.answer({})
+    receipts = wire.world(request).block_receipts(number, solidified=solidified,
+                                                  visible=wire.visible(body))
+    return Response(json.dumps(receipts), media_type="application/json")
+
+
+@router.post("/wallet/gettransactioninfobyblocknum")
+async def block_receipts(request: Request) -> Response:
+    return await _block_receipts(request, solidified=False)
+
+
+@router.post("/walletsolidity/gettransactioninfobyblocknum")
+async def solid_block_receipts(request: Request) -> Response:
+    return await _block_receipts(request, solidified=True)
