@@ -17,7 +17,9 @@ that cannot open. A class keeps the built-in base its callers already catch
     │   ├── AddressError            protocol.address
     │   └── NumberError             protocol.numbers
     ├── TronEnergyConnectionError (ValueError)   hooks.tronenergy: an unusable connection
-    │   └── TronNodeConnectionError              hooks.tron_node
+    │   ├── TronNodeConnectionError              hooks.tron_node
+    │   └── TronSignerConnectionError            hooks.tron_signer
+    ├── SignerError (ValueError)    signer: a key or signer that cannot sign for its address
     ├── JournalError (RuntimeError) journal.store: the purchase journal refuses
     │   ├── JournalRace
     │   └── OrderMismatch           journal.verify
@@ -29,6 +31,11 @@ that cannot open. A class keeps the built-in base its callers already catch
     │   ├── Overloaded (RuntimeError)    callbacks.batcher
     │   └── CommitTimeout (RuntimeError) callbacks.batcher
     ├── UnknownOutcome, EnergyGone  purchase.outcomes: a purchase stops to ask, or buys anew
+    ├── PayoutInputError (ValueError)  payout.rows: payouts that cannot be sent as given
+    ├── PayoutRefused (RuntimeError)   payout.funds: a batch the sender cannot pay
+    ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses
+    │   ├── PayoutRace
+    │   └── PayoutConflict          payout.send: an identity journaled for another payout
     └── SandboxError                sandbox.errors: the emulated service refuses
         ├── WorldError
         ├── ForbiddenError          sandbox.control

@@ -91,6 +91,22 @@ _NODE_FIELDS: dict[str, Any] = {
 }
 
 
+_SIGNER_FIELDS: dict[str, Any] = {
+    "address": {
+        "label": "Address",
+        "description": "The address this connection must sign for (the hot wallet); a key or "
+        "a signer for another address is refused before anything is signed.",
+        "schema": {"type": ["string", "null"]},
+    },
+    "signer_class": {
+        "label": "External signer class",
+        "description": "Import path of a signer (package.module:Class, with an address and "
+        "sign(txid) -> 65-byte signature) for a KMS or an HSM; leave the password empty.",
+        "schema": {"type": ["string", "null"]},
+    },
+}
+
+
 _CONFIG: dict[str, Any] = {
     "tronenergy": {
         "description": "Where the provider keeps its own state. Every Airflow component "
@@ -154,13 +170,14 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "batch_buy", "address", "batch",
-                                 "monitor", "reconcile", "approval")
+                                 "monitor", "reconcile", "approval", "payout")
                 ],
             }
         ],
         "hooks": [
             {"integration-name": INTEGRATION,
-             "python-modules": [f"{PACKAGE}.hooks.tronenergy", f"{PACKAGE}.hooks.tron_node"]}
+             "python-modules": [f"{PACKAGE}.hooks.tronenergy", f"{PACKAGE}.hooks.tron_node",
+                                f"{PACKAGE}.hooks.tron_signer"]}
         ],
         "sensors": [
             {"integration-name": INTEGRATION,
@@ -170,7 +187,7 @@ def get_provider_info() -> dict[str, Any]:
         "triggers": [
             {"integration-name": INTEGRATION,
              "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.orders",
-                                f"{PACKAGE}.triggers.transfer"]}
+                                f"{PACKAGE}.triggers.transfer", f"{PACKAGE}.triggers.payout"]}
         ],
         "config": _CONFIG,
         "connection-types": [
@@ -200,6 +217,18 @@ def get_provider_info() -> dict[str, Any]:
                     "hidden-fields": ["schema", "login"],
                     "relabeling": {"host": "Node URL", "password": "API key (TRON-PRO-API-KEY)"},
                     "placeholders": {"host": "https://api.trongrid.io", "password": "optional"},
+                },
+            },
+            {
+                "connection-type": "tron_signer",
+                "hook-class-name": f"{PACKAGE}.hooks.tron_signer.TronSignerHook",
+                "hook-name": "TRON Signer",
+                "conn-fields": _SIGNER_FIELDS,
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema", "login", "host", "port"],
+                    "relabeling": {"password": "Private key (hex)"},
+                    "placeholders": {"password": "64 hex characters; empty with an external "
+                                                 "signer"},
                 },
             },
         ],

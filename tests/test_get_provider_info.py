@@ -25,10 +25,11 @@ def connection_type(name: str = "tronenergy") -> dict[str, Any]:
     return conn
 
 
-def test_the_provider_declares_both_connection_types():
+def test_the_provider_declares_its_three_connection_types():
     types = {c["connection-type"]: c["hook-class-name"].rsplit(".", 1)[1]
              for c in get_provider_info()["connection-types"]}
-    assert types == {"tronenergy": "TronEnergyHook", "tron_node": "TronNodeHook"}
+    assert types == {"tronenergy": "TronEnergyHook", "tron_node": "TronNodeHook",
+                     "tron_signer": "TronSignerHook"}
 
 
 def test_provider_info_passes_the_schema_airflow_loads_it_with():

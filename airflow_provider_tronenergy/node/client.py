@@ -1,8 +1,9 @@
 """A TRON full node's HTTP API, read through tronpy (docs/decisions.md: why tronpy).
 
 Framework-free like the service's client: the ``tron_node`` hook builds one from a
-connection, and anything else can too. Only reads: nothing here signs or sends a
-transaction. tronpy is imported when a client is built, never by a DAG file.
+connection, and anything else can too. It reads, and broadcasts transactions someone
+else signed (:meth:`TronNodeClient.broadcast`): nothing here holds a key. tronpy is
+imported when a client is built, never by a DAG file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
+    BroadcastAnswer,
     ChainAccount,
     ChainParameters,
     ContractInfo,
@@ -255,7 +257,8 @@ class TronNodeClient:
         payload = self._call(path, read)
         if not payload:
             return None
-        return TransactionInfo.from_node(tx_hash, payload, solidified=solidified)
+        return self._checked(path, lambda: TransactionInfo.from_node(tx_hash, payload,
+                                                                   solidified=solidified))
 
     def get_now_block(self) -> Block:
         """The head block (``wallet/getnowblock``), its id checked against its number."""
@@ -288,3 +291,22 @@ class TronNodeClient:
             path, {"num": number, "visible": True}))
         return self._checked(path, lambda: block_receipts(number, payload,
                                                           solidified=solidified))
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
+        """Offer a signed transaction (``wallet/broadcasthex``: the very bytes journaled).
+
+        Safe to repeat: the chain takes a txID once, and a node that already has it
+        answers ``DUP_TRANSACTION_ERROR`` (accepted). No answer is a :class:`NodeError`;
+        it says nothing about whether the node took it.
+        """
+        from airflow_provider_tronenergy.node.transactions import encoded
+
+        txid = str(signed.get("txID", "")).lower()
+        if not TX_HASH.fullmatch(txid):
+            raise ValueError("a signed transaction carries its 64-hex txID")
+        path = "wallet/broadcasthex"
+        payload = self._call(path, lambda: self._provider.make_request(
+            path, {"transaction": encoded(signed).hex()}))
+        return self._checked(path, lambda: BroadcastAnswer.from_node(txid, payload))

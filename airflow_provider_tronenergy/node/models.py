@@ -121,25 +121,99 @@ class TransactionInfo:
     receipt_result: str | None
     failed: bool
     solidified: bool
+    fee: int = 0
+    """Sun burned in all (energy, bandwidth and any other fee)."""
+    energy_usage: int = 0
+    """Energy from the sender's own stake and delegations (a rental is a delegation)."""
+    energy_fee: int = 0
+    """Sun burned for energy the sender did not have."""
+    origin_energy_usage: int = 0
+    """Energy the contract's deployer paid (its ``consume_user_resource_percent``)."""
+    energy_usage_total: int = 0
+    net_usage: int = 0
+    """Bandwidth from stake or the free daily allowance."""
+    net_fee: int = 0
+    """Sun burned for bandwidth."""
 
     @classmethod
     def from_node(cls, tx_hash: str, payload: dict[str, Any], *,
                   solidified: bool) -> TransactionInfo:
-        """Read one answer; the caller has already treated ``{}`` as "not known"."""
+        """Read one answer; the caller has already treated ``{}`` as "not known".
+
+        The resource figures must add up as the chain adds them (energy used from stake
+        plus the deployer's share never above the total; the fee at least the energy and
+        bandwidth burned): a receipt that does not is not believed.
+        """
         receipt = payload.get("receipt") or {}
         if not isinstance(receipt, dict):
             raise ValueError(f"node answer field 'receipt' is not an object: {_shown(receipt)}")
         result = receipt.get("result")
         failed = payload.get("result") == "FAILED" or (result not in (None, "SUCCESS"))
-        return cls(tx_hash=tx_hash, block_number=whole(payload, "blockNumber"),
+        info = cls(tx_hash=tx_hash, block_number=whole(payload, "blockNumber"),
                    block_timestamp_ms=whole(payload, "blockTimeStamp"),
                    receipt_result=result if isinstance(result, str) else None,
-                   failed=failed, solidified=solidified)
+                   failed=failed, solidified=solidified, fee=whole(payload, "fee"),
+                   energy_usage=whole(receipt, "energy_usage"),
+                   energy_fee=whole(receipt, "energy_fee"),
+                   origin_energy_usage=whole(receipt, "origin_energy_usage"),
+                   energy_usage_total=whole(receipt, "energy_usage_total"),
+                   net_usage=whole(receipt, "net_usage"), net_fee=whole(receipt, "net_fee"))
+        if info.energy_usage + info.origin_energy_usage > info.energy_usage_total:
+            raise ValueError(f"receipt of {tx_hash}: energy from stake ({info.energy_usage:,}) "
+                             f"and the deployer's ({info.origin_energy_usage:,}) exceed its "
+                             f"total ({info.energy_usage_total:,})")
+        if info.fee < info.energy_fee + info.net_fee:
+            raise ValueError(f"receipt of {tx_hash}: fee {info.fee:,} sun is less than the "
+                             f"energy and bandwidth burned ({info.energy_fee + info.net_fee:,})")
+        return info
+
+    @property
+    def energy_burned(self) -> int:
+        """Energy the chain burned TRX for: the total less what stake and the deployer paid."""
+        return self.energy_usage_total - self.energy_usage - self.origin_energy_usage
 
     @property
     def succeeded(self) -> bool:
         """In a block and not failed."""
         return self.block_number > 0 and not self.failed
+
+
+@dataclass(frozen=True)
+class BroadcastAnswer:
+    """What a node said to ``broadcasthex``: accepted, or java-tron's refusal code.
+
+    ``DUP_TRANSACTION_ERROR`` counts as accepted: the node already has this very
+    transaction (an earlier broadcast whose answer was lost), which is what was wanted.
+    """
+
+    txid: str
+    result: bool
+    code: str
+    message: str
+
+    @property
+    def accepted(self) -> bool:
+        """The chain has the transaction (now, or from an earlier broadcast)."""
+        return self.result or self.code == "DUP_TRANSACTION_ERROR"
+
+    def describe(self) -> str:
+        """``accepted`` or ``CODE: message``, for the journal and the log."""
+        return "accepted" if self.accepted else f"{self.code}: {self.message}"[:500]
+
+    @classmethod
+    def from_node(cls, txid: str, payload: dict[str, Any]) -> BroadcastAnswer:
+        """Read ``{"result", "code", "message", "txid"}``; a txid not the one sent is refused."""
+        result = payload.get("result") is True
+        code = payload.get("code") or ("SUCCESS" if result else "")
+        message = payload.get("message") or ""
+        if not isinstance(code, str) or not isinstance(message, str):
+            raise ValueError("broadcast answer's code and message must be text")
+        if not result and not code:
+            raise ValueError("broadcast answer has neither a result nor a code")
+        answered = payload.get("txid")
+        if answered not in (None, "") and str(answered).lower() != txid:
+            raise ValueError(f"broadcast answer names transaction {_shown(answered)}, not {txid}")
+        return cls(txid=txid, result=result, code=code, message=message[:500])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,112 @@
+"""The key that signs payouts, on its own connection type ``tron_signer``.
+
+Kept apart from the service's and the node's connections, so that who may read it
+can be limited on its own (a secrets backend path, a connection only the payout
+DAG's workers see). Either a local private key (hex, in the password field, masked in
+every log from the moment it is read) or an external signer named by import path in
+the extra (``signer_class``, with ``signer_kwargs``), so a KMS or an HSM signs and the
+key never reaches Airflow. docs/money-safety.md says what holding a hot-wallet key in
+Airflow means and how to limit it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import BaseHook
+
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
+from airflow_provider_tronenergy.signer import LocalKeySigner, Signer, SignerError, load_signer
+
+if TYPE_CHECKING:
+    from airflow.sdk import Connection
+
+
+class TronSignerConnectionError(TronEnergyConnectionError):
+    """The ``tron_signer`` connection holds neither a usable key nor a usable signer class."""
+
+
+class TronSignerHook(BaseHook):
+    """Hands out the :class:`~airflow_provider_tronenergy.signer.Signer` of a connection.
+
+    :param tron_signer_conn_id: a connection of type ``tron_signer``: password = the
+        private key in hex, or extra ``{"signer_class": "package.module:Class",
+        "signer_kwargs": {...}}``; optional extra ``address``: the address it must sign
+        for (a key or a signer for another address is refused before anything is signed).
+    """
+
+    conn_name_attr = "tron_signer_conn_id"
+    default_conn_name = "tron_signer_default"
+    conn_type = "tron_signer"
+    hook_name = "TRON Signer"
+
+    def __init__(self, tron_signer_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tron_signer_conn_id = tron_signer_conn_id
+
+    def __repr__(self) -> str:
+        return f"TronSignerHook(tron_signer_conn_id={self.tron_signer_conn_id!r})"
+
+    @classmethod
+    def signer_of(cls, conn: Connection) -> Signer:
+        """The connection's signer, checked; no message repeats the key."""
+        _mask(conn.password)
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        name = conn.conn_id
+        signer_class = extras.get("signer_class")
+        try:
+            if signer_class and conn.password:
+                raise SignerError("give either a private key (password) or signer_class, "
+                                  "not both")
+            if signer_class:
+                kwargs = extras.get("signer_kwargs") or {}
+                if not isinstance(kwargs, dict):
+                    raise SignerError("signer_kwargs must be an object")
+                signer = load_signer(signer_class, kwargs)
+            elif conn.password:
+                signer = LocalKeySigner(conn.password)
+            else:
+                raise SignerError("no private key (password) and no signer_class")
+        except SignerError as exc:
+            raise TronSignerConnectionError(f"connection {name!r}: {exc}") from None
+        expected = extras.get("address")
+        if expected and expected != signer.address:
+            raise TronSignerConnectionError(
+                f"connection {name!r} signs for {signer.address}, but its extra says "
+                f"{expected}")
+        return signer
+
+    def get_conn(self) -> Signer:
+        """The signer (built once per hook); it never leaves the worker's memory."""
+        return self._signer
+
+    @cached_property
+    def _signer(self) -> Signer:
+        return self.signer_of(self.get_connection(self.tron_signer_conn_id))
+
+    @property
+    def address(self) -> str:
+        """The address this connection signs for."""
+        return self.get_conn().address
+
+    def test_connection(self) -> tuple[bool, str]:
+        """The UI's Test button: build the signer and name its address (never the key)."""
+        try:
+            return True, f"Signs for {self.address}"
+        except TronSignerConnectionError as exc:
+            return False, str(exc)
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Form layout for Airflow releases that read it from the hook (< 3.2)."""
+        return {
+            "hidden_fields": ["schema", "login", "host", "port"],
+            "relabeling": {"password": "Private key (hex), or empty with signer_class"},
+            "placeholders": {
+                "password": "64 hex characters; leave empty for an external signer",
+                "extra": json.dumps({"address": "T...", "signer_class": "",
+                                     "signer_kwargs": {}}),
+            },
+        }

@@ -1,0 +1,259 @@
+"""Send a batch of token payouts, exactly once, and follow them to their receipts.
+
+:class:`TronPayoutOperator` is thin: the rows are checked by :mod:`..payout.rows`, the
+sender's funds by :mod:`..payout.funds`, each pass of signing, journaling and
+broadcasting is :class:`~..payout.send.PayoutSender`'s, and the wait is
+:class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
+:class:`~..triggers.payout.TronPayoutBatchTrigger`). A retry, a cleared task, a new run
+of the same batch or a second worker reads the payout journal and does only what the
+chain's rules allow: nothing confirmed or still able to execute is ever signed again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final
+
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    BaseOperator,
+    conf,
+)
+
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
+from airflow_provider_tronenergy.operators.purchase import task_scope
+from airflow_provider_tronenergy.payout.funds import (
+    FeeLimitPolicy,
+    PayoutRefused,
+    read_funds,
+    refuse_unless_payable,
+)
+from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
+from airflow_provider_tronenergy.payout.plan import run_batch_id
+from airflow_provider_tronenergy.payout.receipts import batch_result
+from airflow_provider_tronenergy.payout.rows import (
+    DEFAULT_TOKEN,
+    Payout,
+    PayoutInputError,
+    payouts,
+    token_decimals,
+)
+from airflow_provider_tronenergy.payout.send import (
+    PayoutConflict,
+    PayoutSender,
+    SendSettings,
+    Step,
+    next_step,
+    scope_name,
+)
+from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus, count
+from airflow_provider_tronenergy.signer import SignerError
+from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
+from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+NOTHING_SIGNED: Final = "nothing was signed"
+MAX_ROUNDS: Final = 5
+"""Passes of signing in one task try: a new round only re-signs expired transactions."""
+CLI: Final = "tronenergy-payouts"
+
+
+class TronPayoutOperator(BaseOperator):
+    """Send ``payouts`` from ``sender_address`` once each, and wait for their receipts.
+
+    :param payouts: rows with ``recipient``, ``amount`` (decimal text or an integer) and
+        optional ``payout_id`` (the payout's identity across batches) and ``energy`` (the
+        node's estimate from the batch's preparation: the ``fee_limit`` is sized from it).
+    :param sender_address: the hot wallet; the signer must sign for it.
+    :param batch_id: the batch (identity of rows without ``payout_id``); empty: the run's
+        data interval, as the preparation DAG names its batch.
+    :param token: ``USDT`` (the node connection's contract).
+    :param fee_limit_margin: added to the estimate's cost (``"0.2"``: 20 %).
+    :param fee_limit_max_trx: the policy's cap on one transfer's ``fee_limit``.
+    :param max_burn_trx: TRX the batch may burn for energy it does not have (default 0:
+        the energy must be on the wallet, rented or staked).
+    :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
+        ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
+    :param confirm_solidified: confirm on solidified blocks only.
+    :param confirm_timeout: seconds to wait for the receipts (per task try).
+    :param expiration_seconds: how long a signed transaction may enter a block.
+    """
+
+    template_fields: Sequence[str] = (
+        "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
+        "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
+        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds")
+    ui_color = "#f2c57c"
+
+    def __init__(
+        self, *, payouts: Any, sender_address: str, batch_id: str = "", token: str = DEFAULT_TOKEN,
+        tron_node_conn_id: str = TronNodeHook.default_conn_name,
+        tron_signer_conn_id: str = TronSignerHook.default_conn_name,
+        fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
+        max_burn_trx: Any = "0", on_ambiguous: str = "fail", confirm_solidified: Any = False,
+        confirm_timeout: Any = 600, expiration_seconds: Any = 300,
+        poll_interval: float = 3.0, request_budget: int = 50,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        ask_timeout: timedelta | None = None, **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.payouts, self.sender_address, self.batch_id = payouts, sender_address, batch_id
+        self.token = token
+        self.tron_node_conn_id, self.tron_signer_conn_id = tron_node_conn_id, tron_signer_conn_id
+        self.fee_limit_margin, self.fee_limit_max_trx = fee_limit_margin, fee_limit_max_trx
+        self.max_burn_trx, self.on_ambiguous = max_burn_trx, on_ambiguous
+        self.confirm_solidified, self.confirm_timeout = confirm_solidified, confirm_timeout
+        self.expiration_seconds = expiration_seconds
+        self.poll_interval, self.request_budget = poll_interval, request_budget
+        self.deferrable, self.ask_timeout = deferrable, ask_timeout
+
+    # -- what the task was given, checked once -------------------------------------------------
+
+    def _checked(self, context: Context) -> tuple[list[Payout], str, str, SendSettings, Decimal]:
+        """Rows, sender, batch id, settings and the burn cap; any problem fails without retry."""
+        from airflow_provider_tronenergy.client.validation import address
+
+        try:
+            if self.on_ambiguous not in ("fail", "ask"):
+                raise ValueError("on_ambiguous must be 'fail' or 'ask'")
+            sender = address(self.sender_address, "sender_address")
+            batch_id = optional_text(self.batch_id) or run_batch_id(context)
+            rows = payouts(self.payouts, batch_id=batch_id, token=str(self.token))
+            policy = FeeLimitPolicy(margin=as_decimal(self.fee_limit_margin,
+                                                      "fee_limit_margin"),
+                                    max_trx=as_decimal(self.fee_limit_max_trx,
+                                                       "fee_limit_max_trx"))
+            settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
+                                    expiration_s=as_int(self.expiration_seconds,
+                                                        "expiration_seconds"))
+            max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
+            as_int(self.confirm_timeout, "confirm_timeout")
+            as_flag(self.confirm_solidified, "confirm_solidified")
+        except (ValueError, PayoutInputError) as exc:
+            raise AirflowFailException(f"bad input ({NOTHING_SIGNED}): {exc}") from None
+        return rows, sender, batch_id, settings, max_burn
+
+    def _node(self) -> Any:
+        return TronNodeHook(self.tron_node_conn_id).get_conn()
+
+    def _journal(self) -> PayoutJournal:
+        return open_payout_journal()
+
+    # -- the task ------------------------------------------------------------------------------
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Check, send what the journal allows, and wait for the receipts."""
+        return self._round(context, 1)
+
+    def _round(self, context: Context, round_: int) -> dict[str, Any]:
+        rows, sender, batch_id, settings, max_burn = self._checked(context)
+        try:
+            signer = TronSignerHook(self.tron_signer_conn_id).get_conn()
+        except (SignerError, AirflowException) as exc:
+            raise AirflowFailException(f"{exc} ({NOTHING_SIGNED})") from None
+        node = self._node()
+        prices = node.get_chain_parameters()
+        ti = context["ti"]
+        scope = scope_name([task_scope(context, self.task_id), f"try{ti.try_number}"])
+        sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
+                               energy_fee_sun=prices.energy_fee, log=self.log)
+        try:
+            latest = sending.check_journaled(rows, sender, str(self.token))
+        except PayoutConflict as exc:
+            raise AirflowFailException(str(exc)) from None
+        head = node.get_now_block()
+        to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
+                                                now=time.time(), lease_s=settings.lease_s)
+                   is Step.SIGN]
+        funds = read_funds(node, sender, to_sign, max_burn_trx=max_burn, prices=prices)
+        try:
+            refuse_unless_payable(funds, signer_address=signer.address, token=str(self.token),
+                                  decimals=token_decimals(str(self.token)))
+        except PayoutRefused as exc:
+            raise AirflowFailException(str(exc)) from None
+        self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
+                      batch_id, len(rows), len(to_sign), round_, funds.to_dict())
+        result = sending.send(rows, sender=sender, token=str(self.token), batch_id=batch_id)
+        self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
+                      result.signed, result.broadcast, result.accepted,
+                      {s.value: result.count(s) for s in Step if result.count(s)})
+        return self._wait(context, batch_id, rows, round_)
+
+    def _wait(self, context: Context, batch_id: str, rows: Sequence[Payout],
+              round_: int) -> dict[str, Any]:
+        timeout = as_int(self.confirm_timeout, "confirm_timeout")
+        solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        if self.deferrable:
+            self.defer(trigger=TronPayoutBatchTrigger(
+                batch_id, self.tron_node_conn_id, solidified=solidified,
+                poll_interval=self.poll_interval, end_time=time.time() + timeout,
+                budget=self.request_budget), method_name="execute_complete",
+                kwargs={"round_": round_})
+        watch = PayoutWatch(self._journal(), self._node(), batch_id, solidified=solidified,
+                            budget=self.request_budget, log=self.log)
+        end = time.monotonic() + timeout
+        while not watch.step().done and time.monotonic() < end:
+            time.sleep(self.poll_interval)
+        return self._finish(context, rows, round_)
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any],
+                         round_: int = 1) -> dict[str, Any]:
+        """The trigger fired: the batch settled, or the wait timed out or broke."""
+        if event.get("status") == "error":
+            raise AirflowException(f"following payout batch {event.get('batch_id')} failed: "
+                                   f"{event.get('message')}; a retry follows it again")
+        rows, *_ = self._checked(context)
+        return self._finish(context, rows, round_)
+
+    def execute_answer(self, context: Context, event: Mapping[str, Any],
+                       identities: Sequence[str] = ()) -> dict[str, Any]:
+        """A person answered about payouts that failed on chain (``on_ambiguous="ask"``)."""
+        self._asker().record_answer(dict(event), list(identities))
+        return self._round(context, 1)
+
+    def _asker(self) -> PayoutAsker:
+        return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,
+                           ask_timeout=self.ask_timeout)
+
+    def _finish(self, context: Context, rows: Sequence[Payout], round_: int) -> dict[str, Any]:
+        """Decide from the journal: sign again what expired, stop on what failed, report."""
+        _, _, batch_id, _, _ = self._checked(context)
+        wanted = {p.identity for p in rows}
+        latest = self._journal().latest(wanted)
+        attempts = [latest[p.identity] for p in rows if p.identity in latest]
+        status: WatchStatus = count(attempts)
+        if status.to_sign or len(attempts) < len(rows):
+            if round_ >= MAX_ROUNDS:
+                raise AirflowException(f"payout batch {batch_id}: {status.to_sign} payouts "
+                                       f"expired {MAX_ROUNDS} times without reaching the "
+                                       "chain; a retry signs them again")
+            return self._round(context, round_ + 1)
+        if status.in_flight or status.signing:
+            raise AirflowException(
+                f"payout batch {batch_id}: {status.in_flight + status.signing} payouts are "
+                "still in flight after the wait; a retry follows the same transactions "
+                "(nothing is signed again while they can still execute)")
+        failed = [a for a in attempts if a.state.value == "failed"]
+        if failed:
+            if self.on_ambiguous == "ask":
+                self._asker().ask(context, batch_id, failed)
+            raise AirflowFailException(
+                f"payout batch {batch_id}: {len(failed)} payouts FAILED on chain and are not "
+                f"resent by themselves:\n" + "\n".join(failed_lines(failed)) + f"\nDecide with "
+                f"`{CLI} resolve IDENTITY --resend` (a new transaction) or `--cancel`, then "
+                "clear the task")
+        result = batch_result(batch_id, attempts)
+        totals = result["totals"]
+        self.log.info("payout batch %s: %s; energy from stake/rental %s, energy burned %s, "
+                      "TRX burned %s, bandwidth %s", batch_id, result["states"],
+                      f"{totals['energy_from_stake']:,}", f"{totals['energy_burned']:,}",
+                      totals["trx_burned"], f"{totals['bandwidth']:,}")
+        return result

@@ -1,0 +1,172 @@
+"""Before anything is signed: can the sender pay this batch, and with what ``fee_limit``?
+
+Read once from the chain (the sender's tokens, TRX, energy and bandwidth, and the
+chain's prices), checked against the payouts still to send. Every shortfall is named
+at once and nothing is signed: tokens, TRX for bandwidth and any burn, energy (or a
+burn above ``max_burn_trx``), and a signer that is not the sender.
+
+A transfer's ``fee_limit`` is the node's energy estimate for it times the chain's
+energy price, with a margin, capped by the policy: never a constant, so a rental plus
+the ``fee_limit`` does not end ``OUT_OF_ENERGY`` when the chain's prices move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+from typing import Any, Final, Protocol
+
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.node.models import (
+    SUN_PER_TRX,
+    ChainAccount,
+    ChainParameters,
+    Resources,
+    trx_text,
+)
+from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
+from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
+
+TRANSFER_BANDWIDTH: Final = 350
+"""Bytes a signed USDT transfer costs in bandwidth (345 measured, with its result)."""
+
+
+class PayoutRefused(TronEnergyProviderError, RuntimeError):
+    """The batch cannot be sent as it stands; every shortfall is named, nothing was signed."""
+
+
+@dataclass(frozen=True)
+class FeeLimitPolicy:
+    """``fee_limit`` = estimate x the chain's energy price x (1 + ``margin``), at most
+    ``max_trx``."""
+
+    margin: Decimal = Decimal("0.2")
+    max_trx: Decimal = Decimal("100")
+
+    def __post_init__(self) -> None:
+        for name in ("margin", "max_trx"):
+            value = getattr(self, name)
+            if isinstance(value, float) or not isinstance(value, Decimal | int):
+                raise ValueError(f"fee_limit {name} must be a Decimal or an integer")
+            object.__setattr__(self, name, Decimal(value))
+        if not Decimal(0) <= self.margin <= Decimal(10):
+            raise ValueError("fee_limit margin must be between 0 and 10")
+        if not Decimal(0) < self.max_trx * SUN_PER_TRX <= MAX_FEE_LIMIT_SUN:
+            raise ValueError(f"fee_limit_max_trx must be above 0 and at most "
+                             f"{MAX_FEE_LIMIT_SUN // SUN_PER_TRX:,}")
+
+    @property
+    def max_sun(self) -> int:
+        """The cap in sun."""
+        return int((self.max_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING))
+
+    def fee_limit_sun(self, energy: int, energy_fee_sun: int) -> int:
+        """The ``fee_limit`` of one transfer needing ``energy`` at ``energy_fee_sun`` per energy."""
+        wanted = (Decimal(energy) * energy_fee_sun * (1 + self.margin))
+        return max(1, min(self.max_sun, int(wanted.to_integral_value(ROUND_CEILING))))
+
+
+class ChainReads(Protocol):
+    """What the pre-flight reads (the ``tron_node`` hook or its client)."""
+
+    def get_account(self, address: str) -> ChainAccount:
+        """Activation and TRX."""
+
+    def get_resources(self, address: str) -> Resources:
+        """Energy and bandwidth."""
+
+    def get_usdt_balance(self, address: str) -> int:
+        """USDT units."""
+
+    def get_chain_parameters(self) -> ChainParameters:
+        """The chain's prices."""
+
+
+@dataclass(frozen=True)
+class Funds:
+    """What the batch needs against what the sender has, in exact units."""
+
+    sender: str
+    units_needed: int
+    units_held: int
+    energy_needed: int
+    energy_available: int
+    bandwidth_needed: int
+    bandwidth_available: int
+    trx_held_sun: int
+    energy_fee_sun: int
+    bandwidth_fee_sun: int
+    max_burn_sun: int
+
+    @property
+    def energy_burned(self) -> int:
+        """Energy the chain would burn TRX for (the batch needs more than the sender has)."""
+        return max(0, self.energy_needed - self.energy_available)
+
+    @property
+    def burn_sun(self) -> int:
+        """TRX (sun) the batch would burn: energy not covered, and bandwidth not covered."""
+        bandwidth = max(0, self.bandwidth_needed - self.bandwidth_available)
+        return self.energy_burned * self.energy_fee_sun + bandwidth * self.bandwidth_fee_sun
+
+    def shortfalls(self, token: str, decimals: int) -> list[str]:
+        """Every reason the batch cannot be sent; empty when it can."""
+        short: list[str] = []
+        if self.units_held < self.units_needed:
+            scale = Decimal(10) ** decimals
+            short.append(f"tokens: {self.sender} holds {Decimal(self.units_held) / scale} "
+                         f"{token}, the batch sends {Decimal(self.units_needed) / scale}")
+        if self.energy_burned and self.burn_sun > self.max_burn_sun:
+            short.append(f"energy: the batch needs {self.energy_needed:,}, the sender has "
+                         f"{self.energy_available:,}; burning the rest would cost "
+                         f"{trx_text(self.burn_sun)} TRX, over max_burn_trx "
+                         f"{trx_text(self.max_burn_sun)}")
+        if self.trx_held_sun < self.burn_sun:
+            short.append(f"TRX: burning for energy and bandwidth needs {trx_text(self.burn_sun)}"
+                         f" TRX, the sender has {trx_text(self.trx_held_sun)}")
+        return short
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the log and XCom."""
+        return {"units_needed": str(self.units_needed), "units_held": str(self.units_held),
+                "energy_needed": self.energy_needed, "energy_available": self.energy_available,
+                "bandwidth_needed": self.bandwidth_needed,
+                "bandwidth_available": self.bandwidth_available,
+                "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun)}
+
+
+def transfer_energy(payout: Payout) -> int:
+    """The energy to plan for one transfer: the node's estimate, else a first transfer's."""
+    return payout.energy if payout.energy is not None else ENERGY_FIRST_TRANSFER
+
+
+def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
+               max_burn_trx: Decimal, prices: ChainParameters | None = None) -> Funds:
+    """The sender's funds against the payouts still to send (``to_send``), from the chain."""
+    prices = prices or node.get_chain_parameters()
+    account = node.get_account(sender)
+    resources = node.get_resources(sender)
+    return Funds(
+        sender=sender, units_needed=sum(p.units for p in to_send),
+        units_held=node.get_usdt_balance(sender) if to_send else 0,
+        energy_needed=sum(transfer_energy(p) for p in to_send),
+        energy_available=resources.energy_available,
+        bandwidth_needed=TRANSFER_BANDWIDTH * len(to_send),
+        bandwidth_available=resources.bandwidth_available,
+        trx_held_sun=account.trx_sun, energy_fee_sun=prices.energy_fee,
+        bandwidth_fee_sun=prices.transaction_fee,
+        max_burn_sun=int((max_burn_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING)))
+
+
+def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
+                          decimals: int) -> None:
+    """Raise :class:`PayoutRefused` naming every shortfall (the signer's address first)."""
+    short = [] if signer_address == funds.sender else [
+        f"signer: the tron_signer connection signs for {signer_address}, not the sender "
+        f"{funds.sender}"]
+    short += funds.shortfalls(token, decimals)
+    if short:
+        raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  "
+                            + "\n  ".join(short))

@@ -1,0 +1,441 @@
+"""The payout journal: every payout's signed transaction, written before it is broadcast.
+
+TRON has no nonce: a signed transaction is unique by its txID and can enter a block
+only until its ``expiration``. So the journal keeps, per payout attempt, the txID, the
+expiration and the signed bytes *before* they leave, and the chain decides the rest
+(:mod:`.policy`). One row per attempt at a payout identity, numbered under a UNIQUE
+constraint: of two workers that try to start the same attempt, one insert fails, and
+that worker follows the winner's transaction instead of signing its own.
+
+It lives in the purchase journal's database (the same URL rule: SQLite in
+``$AIRFLOW_HOME`` by default, one shared PostgreSQL for several workers), in a table
+and a schema version of its own. Amounts are integer token units kept as text (a
+21-digit payout does not fit a BIGINT); no row holds anything secret.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, RowMapping
+
+from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.journal.store import LOCATION, iso
+
+SCHEMA: Final = "payout_journal"
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
+"""``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now version 1)."""
+CHUNK: Final = 500
+"""Rows per statement when reading or writing many payouts: well under SQLite's and
+PostgreSQL's bound-parameter limits."""
+
+
+class PayoutState(str, Enum):
+    """Where one attempt at a payout stands."""
+
+    SIGNING = "signing"
+    """Claimed by a worker that is signing; nothing has left. Taken over once stale."""
+    SIGNED = "signed"
+    """Signed and journaled: it may have been broadcast. The chain decides."""
+    SENT = "sent"
+    """The node accepted it (or already had it)."""
+    CONFIRMED = "confirmed"
+    """In a block, and it succeeded: paid."""
+    FAILED = "failed"
+    """In a block, and it failed (REVERT, OUT_OF_ENERGY): a person decides."""
+    EXPIRED = "expired"
+    """Past its expiration on a solidified block and not on chain: it can never execute."""
+    ABANDONED = "abandoned"
+    """A claim that never signed (its worker died): taken over, nothing was sent."""
+    RESEND = "resend"
+    """Failed on chain, and a person said to pay it with a new transaction."""
+    CANCELLED = "cancelled"
+    """Failed on chain, and a person said not to pay it."""
+
+    def is_terminal(self) -> bool:
+        """Nothing will change this attempt's outcome on chain any more."""
+        return self in (PayoutState.CONFIRMED, PayoutState.FAILED, PayoutState.EXPIRED,
+                        PayoutState.ABANDONED, PayoutState.RESEND, PayoutState.CANCELLED)
+
+    def may_sign_next(self) -> bool:
+        """A new attempt (a new signature) is allowed after this one."""
+        return self in (PayoutState.EXPIRED, PayoutState.ABANDONED, PayoutState.RESEND)
+
+    def in_flight(self) -> bool:
+        """Signed and not yet judged by the chain."""
+        return self in (PayoutState.SIGNED, PayoutState.SENT)
+
+
+class PayoutJournalError(TronEnergyProviderError, RuntimeError):
+    """The payout journal refuses an operation (nothing to resolve, a changed payout, ...)."""
+
+
+class PayoutRace(PayoutJournalError):
+    """Another worker wrote the same attempt first: read again and follow its transaction."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt at a payout, as the journal holds it."""
+
+    id: int
+    identity: str
+    attempt: int
+    state: PayoutState
+    batch_id: str
+    row: int
+    sender: str
+    recipient: str
+    token: str
+    units: int
+    claimed_by: str
+    created_at: float
+    updated_at: float
+    txid: str | None = None
+    expiration_ms: int | None = None
+    ref_block: int | None = None
+    fee_limit_sun: int | None = None
+    signed_tx: dict[str, Any] | None = None
+    block_number: int | None = None
+    receipt: dict[str, Any] | None = None
+    last_answer: str | None = None
+    resolved_by: str | None = None
+    note: str | None = None
+
+    def same_payout(self, sender: str, recipient: str, token: str, units: int) -> bool:
+        """Whether a row asks for what this identity was journaled with."""
+        return (self.sender, self.recipient, self.token, self.units) == (
+            sender, recipient, token, units)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the CLI, logs and XCom (units stay an integer's text)."""
+        return {"identity": self.identity, "attempt": self.attempt, "state": self.state.value,
+                "batch_id": self.batch_id, "row": self.row, "sender": self.sender,
+                "recipient": self.recipient, "token": self.token, "units": str(self.units),
+                "txid": self.txid, "expiration": iso(self.expiration_ms / 1000)
+                if self.expiration_ms else None, "fee_limit_sun": self.fee_limit_sun,
+                "block_number": self.block_number, "receipt": self.receipt,
+                "last_answer": self.last_answer, "claimed_by": self.claimed_by,
+                "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+                "resolved_by": self.resolved_by, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The next attempt at a payout a worker wants to sign: ``after`` is the newest it saw."""
+
+    identity: str
+    after: Attempt | None
+    batch_id: str
+    row: int
+    sender: str
+    recipient: str
+    token: str
+    units: int
+
+
+@dataclass(frozen=True)
+class Signed:
+    """What a worker signed for a claimed attempt, to journal before broadcasting."""
+
+    attempt: Attempt
+    txid: str
+    expiration_ms: int
+    ref_block: int
+    fee_limit_sun: int
+    signed_tx: dict[str, Any]
+
+
+def _ms(ts: float) -> int:
+    return int(ts * 1000)
+
+
+def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+class PayoutJournal:
+    """``PayoutJournal(url)``: claim, sign, send and judge payouts. Thread-safe."""
+
+    def __init__(self, url: str | URL | None = None, *, table_prefix: str = "tronenergy_",
+                 schema: str | None = None) -> None:
+        self.db = sqlstore.Database(url, LOCATION, schema=schema, table_prefix=table_prefix,
+                                    lock_name=f"{table_prefix}payout_journal", pool_size=4)
+        self.attempts = sa.Table(
+            f"{table_prefix}payout_journal", self.db.metadata,
+            sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+                      primary_key=True, autoincrement=True),
+            sa.Column("identity", sa.String(512), nullable=False),
+            sa.Column("attempt", sa.Integer(), nullable=False),
+            sa.Column("state", sa.String(16), nullable=False),
+            sa.Column("batch_id", sa.String(256), nullable=False),
+            sa.Column("row", sa.Integer(), nullable=False),
+            sa.Column("sender", sa.String(64), nullable=False),
+            sa.Column("recipient", sa.String(64), nullable=False),
+            sa.Column("token", sa.String(64), nullable=False),
+            sa.Column("units", sa.String(40), nullable=False),
+            sa.Column("claimed_by", sa.String(1024), nullable=False),
+            sa.Column("created_at_ms", sa.BigInteger(), nullable=False),
+            sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
+            sa.Column("txid", sa.String(64), nullable=True),
+            sa.Column("expiration_ms", sa.BigInteger(), nullable=True),
+            sa.Column("ref_block", sa.BigInteger(), nullable=True),
+            sa.Column("fee_limit_sun", sa.BigInteger(), nullable=True),
+            sa.Column("signed_tx", sa.Text(), nullable=True),
+            sa.Column("block_number", sa.BigInteger(), nullable=True),
+            sa.Column("receipt", sa.Text(), nullable=True),
+            sa.Column("last_answer", sa.Text(), nullable=True),
+            sa.Column("resolved_by", sa.String(256), nullable=True),
+            sa.Column("note", sa.Text(), nullable=True),
+            sa.UniqueConstraint("identity", "attempt",
+                                name=f"{table_prefix}payout_journal_attempt_key"),
+            sa.UniqueConstraint("txid", name=f"{table_prefix}payout_journal_txid_key"),
+            sa.Index(f"{table_prefix}payout_journal_batch", "batch_id"),
+            sa.Index(f"{table_prefix}payout_journal_state", "state"),
+        )
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden."""
+        return self.db.safe_url
+
+    def __repr__(self) -> str:
+        return f"PayoutJournal({self.safe_url!r})"
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.db.close()
+
+    def ensure_schema(self) -> None:
+        """Create the table on first use, or migrate it; concurrent first uses do it once."""
+        self.db.migrate(SCHEMA, [self.attempts], MIGRATIONS)
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        self.ensure_schema()
+        with self.db.write() as conn:
+            yield conn
+
+    def _attempt(self, row: RowMapping) -> Attempt:
+        return Attempt(
+            id=int(row["id"]), identity=row["identity"], attempt=int(row["attempt"]),
+            state=PayoutState(row["state"]), batch_id=row["batch_id"], row=int(row["row"]),
+            sender=row["sender"], recipient=row["recipient"], token=row["token"],
+            units=int(row["units"]), claimed_by=row["claimed_by"],
+            created_at=row["created_at_ms"] / 1000, updated_at=row["updated_at_ms"] / 1000,
+            txid=row["txid"], expiration_ms=row["expiration_ms"], ref_block=row["ref_block"],
+            fee_limit_sun=row["fee_limit_sun"],
+            signed_tx=json.loads(row["signed_tx"]) if row["signed_tx"] else None,
+            block_number=row["block_number"],
+            receipt=json.loads(row["receipt"]) if row["receipt"] else None,
+            last_answer=row["last_answer"], resolved_by=row["resolved_by"], note=row["note"])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def latest(self, identities: Iterable[str]) -> dict[str, Attempt]:
+        """The newest attempt of each identity that has one."""
+        self.ensure_schema()
+        wanted = sorted(set(identities))
+        newest: dict[str, Attempt] = {}
+        with self.db.engine.connect() as conn:
+            for chunk in _chunks(wanted):
+                rows = conn.execute(sa.select(self.attempts).where(
+                    self.attempts.c.identity.in_(chunk))).mappings().all()
+                for row in rows:
+                    attempt = self._attempt(row)
+                    held = newest.get(attempt.identity)
+                    if held is None or attempt.attempt > held.attempt:
+                        newest[attempt.identity] = attempt
+        return newest
+
+    def batch(self, batch_id: str) -> list[Attempt]:
+        """The newest attempt of every payout journaled under ``batch_id``, by row."""
+        self.ensure_schema()
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.attempts).where(
+                self.attempts.c.batch_id == batch_id)).mappings().all()
+        newest: dict[str, Attempt] = {}
+        for row in rows:
+            attempt = self._attempt(row)
+            held = newest.get(attempt.identity)
+            if held is None or attempt.attempt > held.attempt:
+                newest[attempt.identity] = attempt
+        return sorted(newest.values(), key=lambda a: (a.row, a.identity))
+
+    def history(self, identity: str) -> list[Attempt]:
+        """Every attempt at one payout, oldest first."""
+        self.ensure_schema()
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.attempts).where(
+                self.attempts.c.identity == identity).order_by(self.attempts.c.attempt)
+            ).mappings().all()
+        return [self._attempt(r) for r in rows]
+
+    def recent(self, *, state: PayoutState | None = None, batch_id: str | None = None,
+             limit: int = 100) -> list[Attempt]:
+        """Attempts, newest first; ``state`` / ``batch_id`` narrow it down."""
+        self.ensure_schema()
+        query = sa.select(self.attempts).order_by(self.attempts.c.id.desc()).limit(limit)
+        if state is not None:
+            query = query.where(self.attempts.c.state == state.value)
+        if batch_id is not None:
+            query = query.where(self.attempts.c.batch_id == batch_id)
+        with self.db.engine.connect() as conn:
+            return [self._attempt(r) for r in conn.execute(query).mappings().all()]
+
+    # -- the life of an attempt ----------------------------------------------------------------
+
+    def claim(self, claims: Sequence[Claim], scope: str) -> tuple[list[Attempt], list[str]]:
+        """Write ``signing`` for the next attempt of each claim: ``(won, lost identities)``.
+
+        All in one transaction when nobody raced; otherwise one by one, and an identity
+        whose next attempt another worker wrote first is lost (follow that worker's).
+        """
+        now = _ms(time.time())
+
+        def values(c: Claim) -> dict[str, Any]:
+            return {"identity": c.identity, "attempt": (c.after.attempt if c.after else 0) + 1,
+                    "state": PayoutState.SIGNING.value, "batch_id": c.batch_id, "row": c.row,
+                    "sender": c.sender, "recipient": c.recipient, "token": c.token,
+                    "units": str(c.units), "claimed_by": scope[:1024],
+                    "created_at_ms": now, "updated_at_ms": now}
+
+        lost: list[str] = []
+        try:
+            with self._write() as conn:
+                for chunk in _chunks(claims):
+                    conn.execute(self.attempts.insert(), [values(c) for c in chunk])
+        except sa.exc.IntegrityError:
+            for claim in claims:
+                try:
+                    with self._write() as conn:
+                        conn.execute(self.attempts.insert().values(**values(claim)))
+                except sa.exc.IntegrityError:
+                    lost.append(claim.identity)
+        newest = self.latest(c.identity for c in claims if c.identity not in lost)
+        won = [a for a in newest.values()
+               if a.state is PayoutState.SIGNING and a.claimed_by == scope[:1024]]
+        lost.extend(c.identity for c in claims
+                    if c.identity not in lost and c.identity not in {a.identity for a in won})
+        return won, lost
+
+    def record_signed(self, signed: Sequence[Signed]) -> tuple[list[Signed], list[Signed]]:
+        """Journal each signed transaction, only while its claim is still this worker's:
+        ``(journaled, not journaled)``. Never broadcast one that was not journaled.
+
+        A txID another payout already holds (the same recipient, amount and second) is
+        not journaled either: the caller signs it again with another timestamp.
+        """
+        done: list[Signed] = []
+        refused: list[Signed] = []
+        for chunk in _chunks(signed):
+            try:
+                with self._write() as conn:
+                    kept = [s for s in chunk if self._record_signed(conn, s)]
+                done.extend(kept)  # only once the transaction committed
+            except sa.exc.IntegrityError:
+                for one in chunk:
+                    try:
+                        with self._write() as conn:
+                            if self._record_signed(conn, one):
+                                done.append(one)
+                    except sa.exc.IntegrityError:
+                        pass
+        journaled = {s.attempt.id for s in done}
+        refused.extend(s for s in signed if s.attempt.id not in journaled)
+        return done, refused
+
+    def _record_signed(self, conn: Connection, s: Signed) -> bool:
+        c = self.attempts.c
+        return conn.execute(self.attempts.update().where(
+            c.id == s.attempt.id, c.state == PayoutState.SIGNING.value,
+            c.claimed_by == s.attempt.claimed_by).values(
+            state=PayoutState.SIGNED.value, txid=s.txid, expiration_ms=s.expiration_ms,
+            ref_block=s.ref_block, fee_limit_sun=s.fee_limit_sun,
+            signed_tx=json.dumps(s.signed_tx, sort_keys=True),
+            updated_at_ms=_ms(time.time()))).rowcount == 1
+
+    def _move(self, pairs: Sequence[tuple[int, dict[str, Any]]],
+              expect: Sequence[PayoutState]) -> int:
+        """Apply ``values`` to each attempt id still in one of ``expect``; how many moved."""
+        moved = 0
+        states = [s.value for s in expect]
+        now = _ms(time.time())
+        for chunk in _chunks(pairs):
+            with self._write() as conn:
+                for attempt_id, values in chunk:
+                    moved += conn.execute(self.attempts.update().where(
+                        self.attempts.c.id == attempt_id, self.attempts.c.state.in_(states))
+                        .values(updated_at_ms=now, **values)).rowcount
+        return moved
+
+    def mark_sent(self, attempts: Sequence[Attempt], answer: str = "accepted") -> int:
+        """The node accepted these (or already had them)."""
+        return self._move([(a.id, {"state": PayoutState.SENT.value, "last_answer": answer})
+                           for a in attempts], [PayoutState.SIGNED])
+
+    def note_answers(self, answers: Sequence[tuple[Attempt, str]]) -> int:
+        """Keep the node's last answer to a broadcast (a refusal, no answer): the attempt
+        stays what it was; only the chain decides it."""
+        return self._move([(a.id, {"last_answer": text[:1000]}) for a, text in answers],
+                          [PayoutState.SIGNED, PayoutState.SENT])
+
+    def record_outcomes(self, outcomes: Sequence[tuple[Attempt, bool, int, dict[str, Any]]]
+                        ) -> int:
+        """``(attempt, succeeded, block, receipt)``: confirmed or failed on chain."""
+        return self._move([(a.id, {
+            "state": (PayoutState.CONFIRMED if ok else PayoutState.FAILED).value,
+            "block_number": block, "receipt": json.dumps(receipt, sort_keys=True)})
+            for a, ok, block, receipt in outcomes], [PayoutState.SIGNED, PayoutState.SENT])
+
+    def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:
+        """These can never execute (judged on a solidified block past their expiration)."""
+        return self._move([(a.id, {"state": PayoutState.EXPIRED.value, "note": proof[:1000]})
+                           for a in attempts], [PayoutState.SIGNED, PayoutState.SENT])
+
+    def take_over(self, attempts: Sequence[Attempt], why: str) -> int:
+        """Stale claims that never signed: abandoned (their worker can no longer journal)."""
+        return self._move([(a.id, {"state": PayoutState.ABANDONED.value, "note": why[:1000]})
+                           for a in attempts], [PayoutState.SIGNING])
+
+    def resolve(self, identity: str, *, resend: bool, by: str | None,
+                note: str | None = None, attempt: int | None = None) -> Attempt:
+        """A person's answer to a payout that failed on chain: pay it again with a new
+        transaction (``resend``), or not at all. Only a ``failed`` newest attempt."""
+        history = self.history(identity)
+        if not history:
+            raise PayoutJournalError(f"no payout {identity!r} in the journal")
+        newest = history[-1]
+        if newest.state is not PayoutState.FAILED:
+            raise PayoutJournalError(
+                f"payout {identity!r} has nothing to resolve: its latest attempt "
+                f"({newest.attempt}) is {newest.state.value}")
+        if attempt is not None and attempt != newest.attempt:
+            raise PayoutJournalError(f"payout {identity!r} changed (attempt {newest.attempt}, "
+                                     f"not {attempt}); look again")
+        values = {"state": (PayoutState.RESEND if resend else PayoutState.CANCELLED).value,
+                  "resolved_by": (by or "")[:256] or None, "note": (note or "")[:1000] or None}
+        if self._move([(newest.id, values)], [PayoutState.FAILED]) != 1:
+            raise PayoutJournalError(f"payout {identity!r} changed while resolving; look again")
+        return self.history(identity)[-1]
+
+
+_OPEN: dict[str, PayoutJournal] = {}
+
+
+def open_payout_journal(url: str | None = None) -> PayoutJournal:
+    """The process's payout journal for the configured URL (one engine per URL)."""
+    resolved = LOCATION.url(url)
+    journal = _OPEN.get(resolved)
+    if journal is None:
+        journal = _OPEN[resolved] = PayoutJournal(resolved)
+    return journal

@@ -1,0 +1,93 @@
+"""What a payout cost on chain, from its receipt: the figures the report and the event show.
+
+Energy comes from the sender's own stake and delegations (a rental is a delegation)
+first, then is burned at the chain's price up to the ``fee_limit``; bandwidth the same
+way. The receipt says how much of each (``energy_usage``, ``energy_fee``, ``net_usage``,
+``net_fee``, ``fee``), and those are the measured figures: nothing here is predicted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One payout transaction on chain."""
+
+    txid: str
+    block: int
+    succeeded: bool
+    result: str
+    energy_total: int
+    energy_from_stake: int
+    """Energy from the sender's stake and delegations: the rental, when one was made."""
+    energy_burned: int
+    trx_burned_sun: int
+    bandwidth: int
+    bandwidth_burned_sun: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the journal keeps and XCom carries: integers, and TRX as decimal text."""
+        return {"txid": self.txid, "block": self.block, "result": self.result,
+                "succeeded": self.succeeded, "energy_total": self.energy_total,
+                "energy_from_stake": self.energy_from_stake,
+                "energy_burned": self.energy_burned,
+                "trx_burned": trx_text(self.trx_burned_sun),
+                "trx_burned_sun": self.trx_burned_sun, "bandwidth": self.bandwidth,
+                "bandwidth_burned_sun": self.bandwidth_burned_sun}
+
+
+def outcome_of(info: TransactionInfo) -> Outcome:
+    """The payout's outcome from its (checked) receipt."""
+    return Outcome(
+        txid=info.tx_hash, block=info.block_number, succeeded=info.succeeded,
+        result=info.receipt_result or ("FAILED" if info.failed else "SUCCESS"),
+        energy_total=info.energy_usage_total, energy_from_stake=info.energy_usage,
+        energy_burned=info.energy_burned, trx_burned_sun=info.fee,
+        bandwidth=info.net_usage, bandwidth_burned_sun=info.net_fee)
+
+
+def totals(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """A batch's sums over its outcomes' journaled receipts (``Outcome.to_dict()``)."""
+    keys = ("energy_total", "energy_from_stake", "energy_burned", "trx_burned_sun",
+            "bandwidth", "bandwidth_burned_sun")
+    sums = dict.fromkeys(keys, 0)
+    count = failed = 0
+    for outcome in outcomes:
+        count += 1
+        failed += 0 if outcome.get("succeeded") else 1
+        for key in keys:
+            sums[key] += int(outcome.get(key) or 0)
+    return {"transactions": count, "failed_on_chain": failed, **sums,
+            "trx_burned": trx_text(sums["trx_burned_sun"])}
+
+
+def payout_result(attempt: Any) -> dict[str, Any]:
+    """One payout's line in a batch's result: its identity, state and measured figures.
+
+    ``attempt`` is the journal's newest :class:`~.journal.Attempt` for the payout.
+    """
+    receipt = attempt.receipt or {}
+    return {"identity": attempt.identity, "row": attempt.row, "recipient": attempt.recipient,
+            "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
+            "attempt": attempt.attempt, "block": attempt.block_number,
+            **{key: receipt.get(key) for key in ("result", "energy_total", "energy_from_stake",
+                                                  "energy_burned", "trx_burned", "bandwidth")}}
+
+
+def batch_result(batch_id: str, attempts: Iterable[Any]) -> dict[str, Any]:
+    """The batch's result (XCom, the ``payouts sent`` event): per payout, and totals over
+    the receipts of those that reached a block."""
+    attempts = list(attempts)
+    rows = [payout_result(a) for a in attempts]
+    receipts = [a.receipt for a in attempts if a.receipt]
+    states: dict[str, int] = {}
+    for row in rows:
+        states[row["state"]] = states.get(row["state"], 0) + 1
+    return {"batch_id": batch_id, "payouts": rows, "states": states,
+            "totals": totals(receipts)}

@@ -1,0 +1,133 @@
+"""The payouts to send, checked before anything is signed: who, how much, which identity.
+
+Every bad row is named, all at once, and nothing is signed: an address that fails
+base58check, an amount that is not a positive decimal within the token's decimals,
+a payout id that is not key text or appears twice, an unknown token. A payout's
+identity is its ``payout_id`` (``id:<payout_id>``) or, without one, its batch and row
+(``row:<batch_id>:<n>``): the journal knows a payout by it across tries, clears, new
+runs and workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from airflow_provider_tronenergy.client.validation import address as valid_address
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.journal.identity import is_key_text
+from airflow_provider_tronenergy.node.client import MAX_TRANSFER_ENERGY
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+
+DEFAULT_TOKEN: Final = "USDT"
+TOKENS: Final = {DEFAULT_TOKEN: 6}
+"""Tokens a payout may send, with their decimals; the contract is the node connection's."""
+MAX_PAYOUT_ID: Final = 128
+MAX_BATCH_ID: Final = 64
+MAX_DIGITS: Final = 15
+"""Digits before the point: more than the token's supply is a typo, not a payout."""
+
+
+class PayoutInputError(TronEnergyProviderError, ValueError):
+    """The payouts cannot be sent as given; every problem is in the message."""
+
+
+@dataclass(frozen=True)
+class Payout:
+    """One payout, checked: exact units of the token, and its journal identity."""
+
+    identity: str
+    row: int
+    recipient: str
+    units: int
+    amount: Decimal
+    payout_id: str | None = None
+    energy: int | None = None
+    """The node's estimate for this transfer, when the batch's preparation made one."""
+
+
+def token_decimals(token: str) -> int:
+    """The decimals of a token this provider sends, or a clear refusal."""
+    if token not in TOKENS:
+        raise PayoutInputError(f"unknown token {token!r}: payouts send {', '.join(TOKENS)}")
+    return TOKENS[token]
+
+
+def batch_name(batch_id: object) -> str:
+    """A batch id, checked: 1 to 64 key characters."""
+    if not isinstance(batch_id, str) or not is_key_text(batch_id, MAX_BATCH_ID):
+        raise PayoutInputError(f"batch_id must be 1 to {MAX_BATCH_ID} characters of A-Z a-z "
+                               f"0-9 and ._:/@+=#- (no spaces), got {str(batch_id)[:80]!r}")
+    return batch_id
+
+
+def _units(value: object, decimals: int) -> tuple[Decimal, int]:
+    if isinstance(value, float):
+        raise ValueError("must be decimal text or an integer, not a float (money is exact)")
+    amount = parse_decimal(value, "amount")
+    if not amount.is_finite() or amount <= 0:
+        raise ValueError("must be positive")
+    if amount.adjusted() >= MAX_DIGITS:
+        raise ValueError(f"is too large (at most {MAX_DIGITS} digits before the point)")
+    exponent = amount.normalize().as_tuple().exponent
+    assert isinstance(exponent, int)
+    if exponent < -decimals:
+        raise ValueError(f"has more than {decimals} decimals")
+    return amount, int(amount.scaleb(decimals))
+
+
+def _energy(value: object) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("energy must be an integer")
+    energy = int(value) if isinstance(value, int) else int(str(value), 10)
+    if not 0 < energy <= MAX_TRANSFER_ENERGY:
+        raise ValueError(f"energy must be 1 to {MAX_TRANSFER_ENERGY:,}")
+    return energy
+
+
+def payouts(rows: Any, *, batch_id: str, token: str = DEFAULT_TOKEN) -> list[Payout]:
+    """``rows`` (``recipient``, ``amount``, optional ``payout_id`` and ``energy``), checked
+    all together; :class:`PayoutInputError` names every bad row."""
+    decimals = token_decimals(token)
+    batch_id = batch_name(batch_id)
+    if not isinstance(rows, Sequence) or isinstance(rows, str | bytes):
+        raise PayoutInputError("payouts must be a list of rows")
+    problems: list[str] = []
+    checked: list[Payout] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        where = f"row {index}"
+        if not isinstance(row, Mapping):
+            problems.append(f"{where}: must be an object with recipient and amount")
+            continue
+        try:
+            recipient = valid_address(row.get("recipient"), "recipient")
+            amount, units = _units(row.get("amount"), decimals)
+            energy = _energy(row.get("energy"))
+            payout_id = row.get("payout_id")
+            if payout_id in (None, ""):
+                payout_id, identity = None, f"row:{batch_id}:{index}"
+            elif not isinstance(payout_id, str) or not is_key_text(payout_id, MAX_PAYOUT_ID):
+                raise ValueError(f"payout_id must be 1 to {MAX_PAYOUT_ID} characters of A-Z "
+                                 "a-z 0-9 and ._:/@+=#- (no spaces)")
+            else:
+                identity = f"id:{payout_id}"
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        if identity in seen:
+            problems.append(f"{where}: payout_id {payout_id!r} is also row {seen[identity]}'s")
+            continue
+        seen[identity] = index
+        checked.append(Payout(identity=identity, row=index, recipient=recipient, units=units,
+                              amount=amount, payout_id=payout_id, energy=energy))
+    if problems:
+        shown = problems[:50] + ([f"... and {len(problems) - 50} more"]
+                                 if len(problems) > 50 else [])
+        raise PayoutInputError(f"{len(problems)} of {len(rows)} payouts cannot be sent "
+                               "(nothing was signed):\n  " + "\n  ".join(shown))
+    return checked

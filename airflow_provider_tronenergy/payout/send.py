@@ -1,0 +1,311 @@
+"""Sending a batch of payouts: sign, journal, broadcast; the journal decides every retry.
+
+One pass (:meth:`PayoutSender.send`) looks at each payout's newest attempt and does
+what the chain's rules allow (:func:`next_step`), reading the chain's clock (the head
+block's time, never the worker's):
+
+* **done**: confirmed on chain, or cancelled by a person;
+* **person**: failed on chain (``REVERT``, ``OUT_OF_ENERGY``): never resent by itself;
+* **wait**: another worker holds a fresh claim, or the transaction is past its
+  expiration by the head block but no solidified block is past it yet;
+* **rebroadcast**: signed, maybe never sent, not expired: the same bytes again (the
+  chain takes a txID once: a duplicate is harmless);
+* **judge**: past its expiration on a solidified block: its receipt there decides;
+  none means it can never execute, and only then
+* **sign**: a new attempt: claim it (one worker wins), sign, **journal the txID, the
+  expiration and the signed bytes**, and only then broadcast.
+
+A worker killed anywhere leaves a journal the next pass reads the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Final, Protocol
+
+from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
+from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
+from airflow_provider_tronenergy.payout.funds import FeeLimitPolicy, transfer_energy
+from airflow_provider_tronenergy.payout.journal import (
+    Attempt,
+    Claim,
+    PayoutJournal,
+    PayoutJournalError,
+    PayoutState,
+    Signed,
+)
+from airflow_provider_tronenergy.payout.receipts import outcome_of
+from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.signer import Signer, signature_for
+
+log = logging.getLogger(__name__)
+MAX_EXPIRATION_S: Final = 24 * 3600
+
+
+class PayoutConflict(PayoutJournalError):
+    """A payout identity was journaled for another recipient, amount, token or sender."""
+
+
+class Step(str, Enum):
+    """What a pass does with one payout, from its newest attempt."""
+
+    DONE = "done"
+    PERSON = "person"
+    WAIT = "wait"
+    REBROADCAST = "rebroadcast"
+    JUDGE = "judge"
+    SIGN = "sign"
+
+
+def next_step(attempt: Attempt | None, head_ms: int, *, now: float, lease_s: float) -> Step:
+    """The chain's rule for one payout: what may be done next, given its newest attempt."""
+    if attempt is None or attempt.state.may_sign_next():
+        return Step.SIGN
+    state = attempt.state
+    if state in (PayoutState.CONFIRMED, PayoutState.CANCELLED):
+        return Step.DONE
+    if state is PayoutState.FAILED:
+        return Step.PERSON
+    if state is PayoutState.SIGNING:
+        return Step.SIGN if now - attempt.updated_at > lease_s else Step.WAIT
+    assert attempt.expiration_ms is not None
+    if attempt.expiration_ms >= head_ms:
+        return Step.REBROADCAST if state is PayoutState.SIGNED else Step.WAIT
+    return Step.JUDGE
+
+
+class SendNode(Protocol):
+    """What sending needs of a node (the ``tron_node`` hook's client)."""
+
+    def get_now_block(self) -> Block:
+        """The head block: the chain's clock and the reference block."""
+
+    def get_solid_block(self) -> Block:
+        """The newest solidified block."""
+
+    def get_transaction_info(self, tx_hash: str, *,
+                             solidified: bool = False) -> TransactionInfo | None:
+        """A receipt, or None."""
+
+    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
+        """Offer a signed transaction to the chain."""
+
+
+@dataclass(frozen=True)
+class SendSettings:
+    """How a pass signs and sends."""
+
+    contract: str
+    fee_policy: FeeLimitPolicy = field(default_factory=FeeLimitPolicy)
+    expiration_s: int = 300
+    lease_s: float = 120.0
+    chunk: int = 200
+    concurrency: int = 16
+
+    def __post_init__(self) -> None:
+        if not 10 <= self.expiration_s <= MAX_EXPIRATION_S:
+            raise ValueError(f"expiration must be 10 to {MAX_EXPIRATION_S} seconds")
+
+
+@dataclass
+class SendPass:
+    """What one pass did, by payout identity."""
+
+    signed: int = 0
+    broadcast: int = 0
+    accepted: int = 0
+    answers: dict[str, str] = field(default_factory=dict)
+    """Identity -> the node's last answer when it was not an acceptance."""
+    steps: dict[str, Step] = field(default_factory=dict)
+
+    def count(self, step: Step) -> int:
+        """Payouts the pass found at ``step``."""
+        return sum(1 for s in self.steps.values() if s is step)
+
+
+class PayoutSender:
+    """Signs, journals and broadcasts one batch's payouts, one pass at a time."""
+
+    def __init__(self, journal: PayoutJournal, node: SendNode, signer: Signer,
+                 settings: SendSettings, *, scope: str, energy_fee_sun: int,
+                 log: Any = log) -> None:
+        self.journal, self.node, self.signer = journal, node, signer
+        self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
+        self.log = log
+        self._stamp = 0
+
+    def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
+                        ) -> dict[str, Attempt]:
+        """The newest attempt per payout; a payout journaled with other content is refused."""
+        latest = self.journal.latest(p.identity for p in payouts)
+        wrong = [f"{p.identity} (row {p.row}) was journaled as {a.units} units to "
+                 f"{a.recipient} from {a.sender}" for p in payouts
+                 if (a := latest.get(p.identity)) is not None
+                 and not a.same_payout(sender, p.recipient, token, p.units)]
+        if wrong:
+            raise PayoutConflict("payouts reuse identities journaled for other payouts "
+                                 "(nothing was signed):\n  " + "\n  ".join(wrong[:50]))
+        return latest
+
+    def send(self, payouts: Sequence[Payout], *, sender: str, token: str,
+             batch_id: str) -> SendPass:
+        """One pass over the batch: see the module's rules."""
+        done = SendPass()
+        latest = self.check_journaled(payouts, sender, token)
+        head = self.node.get_now_block()
+        now = time.time()
+        by_step: dict[Step, list[Payout]] = {s: [] for s in Step}
+        for payout in payouts:
+            step = next_step(latest.get(payout.identity), head.timestamp_ms, now=now,
+                             lease_s=self.settings.lease_s)
+            by_step[step].append(payout)
+        stale = [a for p in by_step[Step.SIGN] if (a := latest.get(p.identity)) is not None
+                 and a.state is PayoutState.SIGNING]
+        if stale:
+            self.journal.take_over(stale, f"claim by {stale[0].claimed_by} went stale; taken "
+                                   f"over by {self.scope}")
+        judged = self._judge([latest[p.identity] for p in by_step[Step.JUDGE]])
+        for payout in by_step[Step.JUDGE]:
+            by_step[judged.get(payout.identity, Step.WAIT)].append(payout)
+        by_step[Step.JUDGE] = []
+        self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
+        if by_step[Step.SIGN]:
+            latest = self.journal.latest(p.identity for p in by_step[Step.SIGN])
+            for start in range(0, len(by_step[Step.SIGN]), self.settings.chunk):
+                chunk = by_step[Step.SIGN][start:start + self.settings.chunk]
+                self._sign_and_send(chunk, latest, head, sender, token, batch_id, done)
+        for step, group in by_step.items():
+            for payout in group:
+                done.steps[payout.identity] = step
+        return done
+
+    # -- judging an attempt past its expiration ---------------------------------------------
+
+    def _judge(self, attempts: Sequence[Attempt]) -> dict[str, Step]:
+        """Attempts past their expiration by the head: decided once a solid block is past it."""
+        if not attempts:
+            return {}
+        solid = self.node.get_solid_block()
+        steps: dict[str, Step] = {}
+        expired: list[Attempt] = []
+        outcomes = []
+        for attempt in attempts:
+            assert attempt.expiration_ms is not None and attempt.txid is not None
+            if solid.timestamp_ms <= attempt.expiration_ms:
+                steps[attempt.identity] = Step.WAIT
+                continue
+            info = self.node.get_transaction_info(attempt.txid, solidified=True)
+            if info is None:
+                expired.append(attempt)
+                steps[attempt.identity] = Step.SIGN
+            else:
+                outcome = outcome_of(info)
+                outcomes.append((attempt, outcome.succeeded, outcome.block, outcome.to_dict()))
+                steps[attempt.identity] = Step.DONE if outcome.succeeded else Step.PERSON
+        if expired:
+            self.journal.mark_expired(expired, f"not on chain, and solidified block "
+                                      f"{solid.number} is past its expiration")
+            self.log.info("%d payout transaction(s) expired without reaching the chain "
+                          "(judged on solidified block %d): signing them anew",
+                          len(expired), solid.number)
+        if outcomes:
+            self.journal.record_outcomes(outcomes)
+        return steps
+
+    # -- broadcasting ------------------------------------------------------------------------
+
+    def _broadcast_all(self, attempts: Sequence[tuple[Attempt, dict[str, Any]]],
+                       done: SendPass) -> None:
+        """Offer each signed transaction; acceptances and other answers go to the journal."""
+        if not attempts:
+            return
+
+        def offer(item: tuple[Attempt, dict[str, Any]]) -> tuple[Attempt, BroadcastAnswer | str]:
+            try:
+                return item[0], self.node.broadcast(item[1])
+            except NodeError as exc:
+                return item[0], f"no answer ({exc})"
+
+        workers = max(1, min(self.settings.concurrency, len(attempts)))
+        with ThreadPoolExecutor(workers, thread_name_prefix="tronenergy-payout") as pool:
+            answers = list(pool.map(offer, attempts))
+        accepted = [a for a, answer in answers
+                    if isinstance(answer, BroadcastAnswer) and answer.accepted]
+        other = [(a, answer if isinstance(answer, str) else answer.describe())
+                 for a, answer in answers
+                 if not (isinstance(answer, BroadcastAnswer) and answer.accepted)]
+        self.journal.mark_sent(accepted)
+        if other:
+            self.journal.note_answers(other)
+            for attempt, text in other:
+                done.answers[attempt.identity] = text
+        done.broadcast += len(answers)
+        done.accepted += len(accepted)
+
+    def _rebroadcast(self, attempts: Sequence[Attempt], done: SendPass) -> None:
+        if attempts:
+            self.log.info("broadcasting %d journaled payout transaction(s) again (same "
+                          "bytes, not yet known to the chain)", len(attempts))
+        self._broadcast_all([(a, a.signed_tx) for a in attempts if a.signed_tx], done)
+
+    # -- signing -----------------------------------------------------------------------------
+
+    def _timestamp(self, head_ms: int) -> int:
+        """A transaction timestamp on the chain's clock, distinct within this sender."""
+        self._stamp = max(self._stamp + 1, head_ms)
+        return self._stamp
+
+    def _sign(self, attempt: Attempt, payout: Payout, head: Block) -> Signed:
+        fee_limit = self.settings.fee_policy.fee_limit_sun(transfer_energy(payout),
+                                                           self.energy_fee_sun)
+        ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
+        unsigned = token_transfer(
+            owner=attempt.sender, to=attempt.recipient, units=attempt.units,
+            contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
+            expiration_ms=head.timestamp_ms + self.settings.expiration_s * 1000,
+            timestamp_ms=self._timestamp(head.timestamp_ms))
+        signature = signature_for(self.signer, bytes.fromhex(unsigned.txid))
+        return Signed(attempt=attempt, txid=unsigned.txid, expiration_ms=unsigned.expiration_ms,
+                      ref_block=unsigned.ref_block, fee_limit_sun=fee_limit,
+                      signed_tx=unsigned.signed(signature))
+
+    def _sign_and_send(self, chunk: Sequence[Payout], latest: dict[str, Attempt], head: Block,
+                       sender: str, token: str, batch_id: str, done: SendPass) -> None:
+        claims = [Claim(identity=p.identity, after=latest.get(p.identity), batch_id=batch_id,
+                        row=p.row, sender=sender, recipient=p.recipient, token=token,
+                        units=p.units) for p in chunk]
+        won, lost = self.journal.claim(claims, self.scope)
+        if lost:
+            self.log.info("%d payout(s) were claimed by another worker first: following "
+                          "its transactions", len(lost))
+        by_identity = {p.identity: p for p in chunk}
+        pending = [self._sign(a, by_identity[a.identity], head) for a in won]
+        journaled: list[Signed] = []
+        for _ in range(3):  # a txID another payout holds: sign again, one second later
+            kept, refused = self.journal.record_signed(pending)
+            journaled.extend(kept)
+            refused_ids = {s.attempt.id for s in refused}
+            current = self.journal.latest(s.attempt.identity for s in refused)
+            pending = [self._sign(s.attempt, by_identity[s.attempt.identity], head)
+                       for s in refused if (c := current.get(s.attempt.identity)) is not None
+                       and c.id in refused_ids and c.state is PayoutState.SIGNING]
+            if not pending:
+                break
+        done.signed += len(journaled)
+        self._broadcast_all([(s.attempt, s.signed_tx) for s in journaled], done)
+
+
+def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:
+    """Who claims: the task instance's try and the process, so a claim is never mistaken
+    for another worker's."""
+    import os
+    import socket
+
+    process = (pid or os.getpid)()
+    return "/".join(str(p) for p in parts) + f"@{socket.gethostname()}:{process}"

@@ -1,0 +1,89 @@
+"""Wait, in the triggerer, for a payout batch's transactions to reach their receipts.
+
+One trigger per batch, not one per payout: each poll is one
+:meth:`~airflow_provider_tronenergy.payout.watch.PayoutWatch.step` (whole blocks'
+receipts, within a request budget), and what it finds goes to the payout journal at
+once. Only identifiers travel: the batch id and the node connection's id; the
+triggerer opens the journal where the workers do (``TRONENERGY_PURCHASE_JOURNAL`` or
+``[tronenergy] purchase_journal``), and never sees the signer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.payout.watch import PayoutWatch
+
+
+class TronPayoutBatchTrigger(BaseTrigger):
+    """Fires once a batch has no transaction left that could still change by itself.
+
+    :param batch_id: the batch whose journaled payouts to follow.
+    :param tron_node_conn_id: a ``tron_node`` connection.
+    :param solidified: confirm on solidified blocks only (final; about a minute later).
+    :param poll_interval: seconds between steps.
+    :param end_time: epoch seconds after which it fires with ``timeout``.
+    :param budget: node requests per step.
+    """
+
+    def __init__(self, batch_id: str, tron_node_conn_id: str, *, solidified: bool = False,
+                 poll_interval: float = 3.0, end_time: float, budget: int = 50) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        if not isinstance(batch_id, str) or not batch_id:
+            raise ValueError("TronPayoutBatchTrigger: batch_id must be a non-empty string")
+        if not poll_interval > 0 or not math.isfinite(poll_interval):
+            raise ValueError("TronPayoutBatchTrigger: poll_interval must be positive seconds")
+        if not math.isfinite(end_time):
+            raise ValueError("TronPayoutBatchTrigger: end_time must be epoch seconds")
+        self.batch_id, self.tron_node_conn_id = batch_id, tron_node_conn_id
+        self.solidified, self.poll_interval = bool(solidified), float(poll_interval)
+        self.end_time, self.budget = float(end_time), int(budget)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        """Identifiers and timings only."""
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {"batch_id": self.batch_id, "tron_node_conn_id": self.tron_node_conn_id,
+                 "solidified": self.solidified, "poll_interval": self.poll_interval,
+                 "end_time": self.end_time, "budget": self.budget})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Step until the batch is settled or the time is up; one event."""
+        yield TriggerEvent(await self._wait())  # type: ignore[no-untyped-call]
+
+    async def _wait(self) -> dict[str, Any]:
+        from airflow_provider_tronenergy.payout.journal import open_payout_journal
+        from airflow_provider_tronenergy.payout.watch import NodeError
+
+        hook = TronNodeHook(self.tron_node_conn_id)
+        try:
+            watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
+                                solidified=self.solidified, budget=self.budget, log=self.log)
+            troubled = False
+            while True:
+                try:
+                    status = await asyncio.to_thread(watch.step)
+                    troubled = False
+                except NodeError as exc:  # says nothing about the payouts: go on
+                    if not troubled:
+                        self.log.warning("payout batch %s: the node did not answer (%s); "
+                                         "polling goes on", self.batch_id, exc)
+                    troubled = True
+                    status = None
+                if status is not None and status.done:
+                    return {"status": "done", "batch_id": self.batch_id, **status.to_event()}
+                if time.time() >= self.end_time:
+                    return {"status": "timeout", "batch_id": self.batch_id,
+                            **(status.to_event() if status else {})}
+                await asyncio.sleep(self.poll_interval)
+        except Exception as exc:  # an error that will not pass: the task says what
+            return {"status": "error", "batch_id": self.batch_id,
+                    "message": f"{type(exc).__name__}: {exc}"}
+        finally:
+            hook.close()
