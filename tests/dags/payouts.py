@@ -1,0 +1,32 @@
+"""Payout DAGs driven by dag_run.conf (tests/operators/test_payout.py).
+
+Every value comes from the run's conf through templates (native objects, so the rows
+stay a list). ``retries=1`` with no delay: a test sees whether a failure was retried.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
+
+START = pendulum.datetime(2026, 1, 1, tz="UTC")
+ARGS = {"retries": 1, "retry_delay": timedelta(0)}
+
+DAGS: dict[str, DAG] = {}
+for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True)):
+    with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS,
+             render_template_as_native_obj=True) as dag:
+        TronPayoutOperator(
+            task_id="send", payouts="{{ dag_run.conf['payouts'] }}",
+            sender_address="{{ dag_run.conf['sender'] }}",
+            batch_id="{{ dag_run.conf.get('batch_id', '') }}",
+            token="{{ dag_run.conf.get('token', 'USDT') }}",
+            max_burn_trx="{{ dag_run.conf.get('max_burn_trx', '0') }}",
+            fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
+            on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
+            confirm_timeout=120, poll_interval=0.5, deferrable=deferrable)
+    DAGS[name] = dag

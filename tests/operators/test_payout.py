@@ -1,0 +1,147 @@
+"""TronPayoutOperator in real Airflow (dag.test()) against the sandbox chain.
+
+The sandbox is the service and the TRON node; a funded key signs through a
+``tron_signer`` connection. Everything is counted on the chain: one successful
+transfer per payout, and nothing at all when the input is bad.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from payouts import DAGS
+from tronpy.keys import PrivateKey
+
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
+
+pytestmark = pytest.mark.usefixtures("node_conn")
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    journal = PayoutJournal(url)
+    yield journal
+    journal.close()
+
+
+@pytest.fixture
+def wallet(control, monkeypatch):
+    """A hot wallet with USDT, TRX and staked energy, and its key as the signer connection."""
+    key = PrivateKey.random()
+    address = key.public_key.to_base58check_address()
+    control.wallet(address, trx="200", usdt="10000", staked=2_000_000)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    return key, address
+
+
+def sent_from(control, address: str) -> list[dict[str, Any]]:
+    return list(control.call("GET", f"/chain/transactions?owner={address}"))
+
+
+def successes(control, address: str) -> Counter[str]:
+    return Counter(t["to"] for t in sent_from(control, address)
+                   if t["receipt"]["receipt"].get("result") == "SUCCESS")
+
+
+@pytest.mark.parametrize("dag_id", ["te_payouts", "te_payouts_deferrable"])
+def test_a_batch_is_sent_once_and_a_rerun_sends_nothing(run_dag, control, wallet, journal,
+                                                        dag_id):
+    _, sender = wallet
+    recipients = [control.wallet(trx="1", usdt="1") for _ in range(4)]
+    rows = [{"recipient": r, "amount": "12.5", "payout_id": f"{dag_id}-{i}"}
+            for i, r in enumerate(recipients)]
+    out = run_dag(DAGS[dag_id], payouts=rows, sender=sender, batch_id=f"{dag_id}-1")
+    state, tries, result = out["send"]
+    assert (out["__run__"], state, tries) == ("success", "success", 1), out
+    assert result["states"] == {"confirmed": 4}
+    assert [p["recipient"] for p in result["payouts"]] == recipients
+    assert all(p["energy_from_stake"] == p["energy_total"] > 0 for p in result["payouts"])
+    assert result["totals"]["energy_burned"] == 0 and result["totals"]["transactions"] == 4
+    again = run_dag(DAGS[dag_id], payouts=rows, sender=sender, batch_id=f"{dag_id}-1")
+    assert again["send"][0] == "success" and again["send"][2]["states"] == {"confirmed": 4}
+    assert successes(control, sender) == Counter(recipients)
+    assert len(sent_from(control, sender)) == 4
+
+
+BAD = [
+    ("invalid address", lambda r: [{"recipient": "TXYZnotanaddress", "amount": "1"}], {},
+     "recipient"),
+    ("duplicate ids", lambda r: [{"recipient": r, "amount": "1", "payout_id": "p"},
+                                 {"recipient": r, "amount": "2", "payout_id": "p"}], {},
+     "also row 0"),
+    ("seven decimals", lambda r: [{"recipient": r, "amount": "1.0000001"}], {},
+     "more than 6 decimals"),
+    ("unknown token", lambda r: [{"recipient": r, "amount": "1"}], {"token": "USDC"},
+     "unknown token"),
+    ("over the balance", lambda r: [{"recipient": r, "amount": "10000.01"}], {},
+     "tokens: "),
+]
+
+
+@pytest.mark.parametrize("case, rows, extra, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_fails_before_anything_is_signed_and_is_not_retried(
+        run_dag, control, wallet, journal, capfd, case, rows, extra, message):
+    _, sender = wallet
+    recipient = control.wallet(trx="1", usdt="1")
+    out = run_dag(DAGS["te_payouts"], payouts=rows(recipient), sender=sender,
+                  batch_id="bad-1", **extra)
+    assert out["send"][:2] == ("failed", 1), out  # the DAG retries once: it did not
+    assert message in capfd.readouterr().out
+    assert sent_from(control, sender) == [] and journal.recent() == []
+
+
+def test_a_signer_for_another_address_is_refused_before_signing(run_dag, control, wallet,
+                                                                journal, capfd, monkeypatch):
+    _, sender = wallet
+    other = PrivateKey.random()
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": other.hex()}))
+    recipient = control.wallet(trx="1", usdt="1")
+    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "1"}],
+                  sender=sender, batch_id="signer-1")
+    assert out["send"][:2] == ("failed", 1)
+    assert f"signs for {other.public_key.to_base58check_address()}, not the sender" \
+        in capfd.readouterr().out
+    assert sent_from(control, sender) == [] and journal.recent() == []
+
+
+def test_energy_short_and_no_burn_allowed_names_every_shortfall(run_dag, control, journal,
+                                                                capfd, monkeypatch):
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    control.wallet(sender, trx="0.5", usdt="5")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    recipient = control.wallet(trx="1", usdt="1")
+    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "6"}],
+                  sender=sender, batch_id="short-1")
+    assert out["send"][:2] == ("failed", 1)
+    log = capfd.readouterr().out
+    for what in ("tokens: ", "energy: the batch needs", "over max_burn_trx"):
+        assert what in log
+    assert sent_from(control, sender) == []
+
+
+def test_the_key_never_reaches_logs_xcom_or_trigger_kwargs(run_dag, control, wallet, journal,
+                                                           capfd, caplog):
+    key, sender = wallet
+    recipient = control.wallet(trx="1", usdt="1")
+    out = run_dag(DAGS["te_payouts_deferrable"], payouts=[{"recipient": recipient,
+                                                           "amount": "3"}],
+                  sender=sender, batch_id="secret-1")
+    assert out["send"][0] == "success"
+    from airflow.models.trigger import Trigger
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        kwargs = [json.dumps(t.kwargs, default=str) for t in session.query(Trigger).all()]
+    captured = capfd.readouterr()
+    for text in [captured.out, captured.err, caplog.text, json.dumps(out, default=str),
+                 *kwargs, *(json.dumps(a.to_dict()) for a in journal.recent())]:
+        assert key.hex() not in text and key.hex().upper() not in text
