@@ -1,0 +1,148 @@
+"""The payout journal on SQLite and PostgreSQL: claims, signed bytes first, races, judging."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.payout.journal import (
+    Attempt,
+    Claim,
+    PayoutJournal,
+    PayoutJournalError,
+    PayoutState,
+    Signed,
+)
+
+SENDER = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+TO = "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def make(journal_url: str, request: pytest.FixtureRequest
+         ) -> Iterator[Callable[[], PayoutJournal]]:
+    """Independent journals on one database, as separate workers have."""
+    kwargs: dict[str, Any] = {}
+    if journal_url.startswith("postgresql"):
+        kwargs["schema"] = request.getfixturevalue("pg_schema")
+    made: list[PayoutJournal] = []
+
+    def factory() -> PayoutJournal:
+        made.append(PayoutJournal(journal_url, **kwargs))
+        return made[-1]
+
+    yield factory
+    for journal in made:
+        journal.close()
+
+
+def claim(identity: str, after: Attempt | None = None, units: int = 1_500_000,
+          row: int = 0) -> Claim:
+    return Claim(identity=identity, after=after, batch_id="b", row=row, sender=SENDER,
+                 recipient=TO, token="USDT", units=units)
+
+
+def signed(attempt: Attempt, txid: str) -> Signed:
+    return Signed(attempt=attempt, txid=txid, expiration_ms=2_000_000, ref_block=7,
+                  fee_limit_sun=15_000_000, signed_tx={"txID": txid, "raw_data_hex": "00",
+                                                       "signature": ["11"]})
+
+
+def test_an_attempt_goes_from_claim_to_confirmed_and_keeps_its_bytes(make):
+    journal = make()
+    [won], lost = journal.claim([claim("id:p1")], "w1")
+    assert lost == [] and won.state is PayoutState.SIGNING and won.attempt == 1
+    kept, refused = journal.record_signed([signed(won, "aa" * 32)])
+    assert len(kept) == 1 and refused == []
+    [now] = journal.batch("b")
+    assert (now.state, now.txid, now.expiration_ms, now.signed_tx["txID"]) == (
+        PayoutState.SIGNED, "aa" * 32, 2_000_000, "aa" * 32)
+    assert journal.mark_sent([now]) == 1
+    assert journal.record_outcomes([(now, True, 42, {"result": "SUCCESS"})]) == 1
+    [done] = journal.batch("b")
+    assert (done.state, done.block_number, done.receipt) == (
+        PayoutState.CONFIRMED, 42, {"result": "SUCCESS"})
+    assert done.units == 1_500_000 and "units" in done.to_dict()
+
+
+def test_twenty_one_digit_amounts_stay_exact(make):
+    journal = make()
+    units = 999_999_999_999_999_999_999
+    journal.claim([claim("id:big", units=units)], "w1")
+    assert journal.latest(["id:big"])["id:big"].units == units
+
+
+def test_of_two_workers_claiming_one_attempt_one_wins(make):
+    first, second = make(), make()
+    claims = [claim(f"id:p{n}", row=n) for n in range(50)]
+    results: dict[str, Any] = {}
+    barrier = threading.Barrier(2)
+
+    def run(name: str, journal: PayoutJournal) -> None:
+        barrier.wait()
+        results[name] = journal.claim(claims, name)
+
+    threads = [threading.Thread(target=run, args=(n, j))
+               for n, j in (("w1", first), ("w2", second))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = [a.identity for name in ("w1", "w2") for a in results[name][0]]
+    assert sorted(won) == sorted(c.identity for c in claims)  # each once, by one worker
+    assert all(len(first.history(c.identity)) == 1 for c in claims)
+
+
+def test_a_claim_taken_over_cannot_journal_its_signature(make):
+    journal = make()
+    [slow], _ = journal.claim([claim("id:p1")], "slow-worker")
+    assert journal.take_over([slow], "stale") == 1
+    kept, refused = journal.record_signed([signed(slow, "bb" * 32)])
+    assert kept == [] and len(refused) == 1  # it must not broadcast what it signed
+    assert journal.latest(["id:p1"])["id:p1"].state is PayoutState.ABANDONED
+
+
+def test_a_txid_another_payout_holds_is_not_journaled(make):
+    journal = make()
+    won, _ = journal.claim([claim("id:a"), claim("id:b", row=1)], "w1")
+    kept, refused = journal.record_signed([signed(won[0], "cc" * 32),
+                                           signed(won[1], "cc" * 32)])
+    assert len(kept) == 1 and len(refused) == 1
+    assert refused[0].attempt.id != kept[0].attempt.id
+
+
+def test_only_a_failed_payout_can_be_resolved(make):
+    journal = make()
+    [a], _ = journal.claim([claim("id:p1")], "w1")
+    journal.record_signed([signed(a, "dd" * 32)])
+    with pytest.raises(PayoutJournalError, match="nothing to resolve"):
+        journal.resolve("id:p1", resend=True, by="ops")
+    journal.record_outcomes([(journal.batch("b")[0], False, 9, {"result": "REVERT"})])
+    resolved = journal.resolve("id:p1", resend=True, by="ops", note="retry")
+    assert resolved.state is PayoutState.RESEND and resolved.resolved_by == "ops"
+    assert resolved.state.may_sign_next()
+    [second], _ = journal.claim([claim("id:p1", after=resolved)], "w1")
+    assert second.attempt == 2
+    with pytest.raises(PayoutJournalError, match="no payout"):
+        journal.resolve("id:nothing", resend=False, by="ops")
+
+
+def test_judging_moves_only_attempts_still_in_flight(make):
+    journal = make()
+    [a], _ = journal.claim([claim("id:p1")], "w1")
+    journal.record_signed([signed(a, "ee" * 32)])
+    [live] = journal.batch("b")
+    assert journal.record_outcomes([(live, True, 5, {})]) == 1
+    assert journal.mark_expired([live], "late") == 0  # confirmed stays confirmed
+    assert journal.batch("b")[0].state is PayoutState.CONFIRMED

@@ -1,0 +1,110 @@
+"""The watch follows a batch by whole blocks within its budget, or by receipts when fewer."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.payout.journal import PayoutState
+from airflow_provider_tronenergy.payout.watch import PayoutWatch
+from support.chain import manual_chain
+from support.payouts import Payouts
+
+
+class Counting:
+    """The node, counting each call by name."""
+
+    def __init__(self, node: Any) -> None:
+        self._node, self.calls = node, Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._node, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return method(*args, **kwargs)
+
+        return counted
+
+
+@pytest.fixture
+def world(tmp_path):
+    with manual_chain() as chain:
+        payouts = Payouts(chain, tmp_path)
+        try:
+            yield payouts
+        finally:
+            payouts.close()
+
+
+def test_a_large_batch_is_confirmed_by_reading_blocks_not_receipts(world):
+    rows = world.rows(world.recipients(60))
+    world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(2)
+    node = Counting(world.node)
+    status = PayoutWatch(world.journal, node, "b1", budget=10).step()
+    assert status.confirmed == 60 and status.done
+    assert node.calls["get_transaction_info"] == 0
+    assert node.calls["get_block_receipts"] <= 3 and status.requests <= 10
+
+
+def test_a_few_payouts_far_behind_are_read_one_receipt_each(world):
+    rows = world.rows(world.recipients(2))
+    world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(30)
+    node = Counting(world.node)
+    status = PayoutWatch(world.journal, node, "b1", budget=10).step()
+    assert status.confirmed == 2
+    assert node.calls["get_transaction_info"] == 2 and node.calls["get_block_receipts"] == 0
+
+
+def test_the_budget_bounds_a_step_and_the_next_step_goes_on(world):
+    rows = world.rows(world.recipients(40))
+    world.sender(chunk=10).send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(8)
+    node = Counting(world.node)
+    watch = PayoutWatch(world.journal, node, "b1", budget=3)
+    first = watch.step()
+    assert first.requests <= 3 and sum(node.calls.values()) <= 3
+    while not (status := watch.step()).done:
+        pass
+    assert status.confirmed == 40
+
+
+def test_the_watch_sends_unacknowledged_bytes_again(world):
+    rows = world.rows(world.recipients(2))
+
+    class Silent:
+        def __init__(self, node: Any) -> None:
+            self._node = node
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._node, name)
+
+        def broadcast(self, signed: dict[str, Any]) -> Any:
+            raise NodeError("node call wallet/broadcasthex failed (ConnectTimeout)")
+
+    world.sender(node=Silent(world.node)).send(rows, sender=world.address, token="USDT",
+                                               batch_id="b1")
+    assert {a.state for a in world.journal.batch("b1")} == {PayoutState.SIGNED}
+    assert world.watch().step().in_flight == 2  # nothing on chain yet: sent again
+    world.chain.blocks(1)
+    assert world.watch().step().confirmed == 2
+    assert world.successes_per_recipient() == Counter(r.recipient for r in rows)
+
+
+def test_solidified_confirmation_waits_for_the_solid_block(world):
+    rows = world.rows(world.recipients(1))
+    world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(2)
+    assert world.watch(solidified=True).step().confirmed == 0
+    world.chain.blocks(19)
+    assert world.watch(solidified=True).step().confirmed == 1
+
+
+def test_a_budget_below_three_is_refused(world):
+    with pytest.raises(ValueError, match="at least 3"):
+        PayoutWatch(world.journal, world.node, "b1", budget=2)

@@ -1,0 +1,47 @@
+"""The payout trigger carries identifiers only and fires once the batch is settled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+
+
+def test_serialize_round_trips_identifiers_only():
+    trigger = TronPayoutBatchTrigger("b1", "tron_node_default", solidified=True,
+                                     poll_interval=2, end_time=1e9, budget=20)
+    path, kwargs = trigger.serialize()
+    assert path.endswith("triggers.payout.TronPayoutBatchTrigger")
+    assert kwargs == {"batch_id": "b1", "tron_node_conn_id": "tron_node_default",
+                      "solidified": True, "poll_interval": 2.0, "end_time": 1e9, "budget": 20}
+    assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"batch_id": ""}, {"poll_interval": 0},
+                                    {"end_time": float("nan")}])
+def test_constructor_rejects_bad_arguments(kwargs):
+    base = {"batch_id": "b", "tron_node_conn_id": "n", "end_time": 1.0}
+    with pytest.raises(ValueError):
+        TronPayoutBatchTrigger(**{**base, **kwargs})
+
+
+def test_an_empty_batch_is_settled_at_once(sandbox, monkeypatch, tmp_path):
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    trigger = TronPayoutBatchTrigger("nothing", "tron_node_t", end_time=time.time() + 5)
+    event = asyncio.run(trigger._wait())
+    assert event["status"] == "done" and event["total"] == 0
+
+
+def test_an_unusable_connection_ends_with_an_error_event(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", json.dumps(
+        {"conn_type": "tron_node", "host": "ftp://nowhere"}))
+    event = asyncio.run(TronPayoutBatchTrigger("b", "tron_node_t",
+                                               end_time=time.time() + 5)._wait())
+    assert event["status"] == "error" and "host must be" in event["message"]
