@@ -145,3 +145,34 @@ def test_the_key_never_reaches_logs_xcom_or_trigger_kwargs(run_dag, control, wal
     for text in [captured.out, captured.err, caplog.text, json.dumps(out, default=str),
                  *kwargs, *(json.dumps(a.to_dict()) for a in journal.recent())]:
         assert key.hex() not in text and key.hex().upper() not in text
+
+
+def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
+        run_dag, control, journal, capfd, monkeypatch):
+    from airflow_provider_tronenergy.payout.cli import main as payouts_cli
+
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    control.wallet(sender, trx="100", usdt="100")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    recipient = control.wallet(trx="1")  # a first USDT transfer: about 130,000 energy
+    conf = {"payouts": [{"recipient": recipient, "amount": "5", "payout_id": "fail-1"}],
+            "sender": sender, "batch_id": "fail-1", "max_burn_trx": "50",
+            "fee_limit_max_trx": "1"}  # a 1 TRX fee_limit burns only 10,000 energy
+    out = run_dag(DAGS["te_payouts"], **conf)
+    assert out["send"][:2] == ("failed", 1)  # not retried: a person decides
+    log = capfd.readouterr().out
+    assert "FAILED on chain" in log and "OUT_OF_ENERGY" in log
+    assert "tronenergy-payouts resolve IDENTITY --resend" in log
+    again = run_dag(DAGS["te_payouts"], **conf)  # a new run signs nothing by itself
+    assert again["send"][:2] == ("failed", 1)
+    assert len(sent_from(control, sender)) == 1
+    assert payouts_cli(["resolve", "id:fail-1", "--resend", "--reason", "fee limit raised",
+                        "--by", "ops"]) == 0
+    conf["fee_limit_max_trx"] = "100"
+    paid = run_dag(DAGS["te_payouts"], **conf)
+    assert paid["send"][0] == "success" and paid["send"][2]["states"] == {"confirmed": 1}
+    assert successes(control, sender) == Counter([recipient])
+    results = [t["receipt"]["receipt"]["result"] for t in sent_from(control, sender)]
+    assert results == ["OUT_OF_ENERGY", "SUCCESS"]
