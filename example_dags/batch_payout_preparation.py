@@ -42,8 +42,10 @@ to send it cheaply:
    cancelled order fails the run loudly; **confirm_on_chain** sees the
    delegations on chain when a node is configured.
 8. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
-   payload is the plan: per-recipient energy and cost, totals, the saving
-   against burning TRX, and who approved the batch and when. With a node, the
+   payload is the plan: per-recipient energy and share of what was paid, totals,
+   what renting saved against burning the energy it provided (the energy the
+   wallet already had is not counted), ``figures`` saying what each figure
+   compares, and who approved the batch and when. With a node, the
    energy is the node's estimate per recipient and burning is priced at the
    chain's own fees, read once in the pre-flight; ``prices`` names the source
    of each figure (``chain``, or ``default`` for the documented constants).

@@ -8,7 +8,13 @@ VENV_DIR="${VENV_DIR:-$ROOT/.venv}"
 AIRFLOW_VERSION="${AIRFLOW_VERSION:-3.3.2}"
 PYTHON="${PYTHON:-python3}"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+say() {  # bold on a terminal only: no colour codes in a file or with NO_COLOR
+  if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then
+    printf '\033[1m==> %s\033[0m\n' "$*" >&2
+  else
+    printf '==> %s\n' "$*" >&2
+  fi
+}
 
 stamp_of() {
   # Reinstall only when what we install changed.

@@ -5,12 +5,18 @@ starts a sandbox on a free loopback port, configures the ``tronenergy``
 connection through the environment, runs ``airflow dags test
 batch_payout_preparation`` in a fresh AIRFLOW_HOME on SQLite, prints a short
 report, and stops everything it started, on success, failure or Ctrl-C.
+
+The report is plain text: bold only on a terminal (never with ``NO_COLOR``), and
+no log line of Airflow's (``[info] ... loc=...``) reaches it: the DAG runs' output
+goes to their log files, the in-process watcher's logging to ``watcher.log``, and
+only a log line's message is shown as progress.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -29,10 +35,20 @@ from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sa
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".main-job"
 DAG_ID = "batch_payout_preparation"
+LOG_LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<message>.*?)\s+\[[^\]\s]+\]"
+                      r"(?:\s+\w+=\S+)*\s*$")
+"""A line of Airflow's console log: ``<time> [info     ] <message>  [<logger>] loc=...``."""
+
+
+def bold(text: str) -> str:
+    """Bold on a terminal; plain in a file, a pipe, or with ``NO_COLOR`` set."""
+    if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
+        return text
+    return f"\033[1m{text}\033[0m"
 
 
 def step(message: str) -> None:
-    print(f"\033[1m==>\033[0m {message}", flush=True)
+    print(f"{bold('==>')} {message}", flush=True)
 
 
 def detail(message: str) -> None:
@@ -67,6 +83,7 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
         "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
+        "NO_COLOR": "1",  # the DAG runs' logs are files: no colour codes in them
         # The sandbox is also a TRON node: the payout DAG reads the chain through it.
         "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
                                                       "host": sandbox.root_url}),
@@ -78,9 +95,16 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
     return env
 
 
+def log_message(line: str) -> str | None:
+    """The message of one of Airflow's console log lines; None for any other line."""
+    found = LOG_LINE.match(line.rstrip("\n"))
+    return found["message"].strip() if found else None
+
+
 def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path,
                  dag_id: str = DAG_ID) -> int:
-    """``airflow dags test``, showing each task as it starts and ends."""
+    """``airflow dags test``, its output to ``log``; shown: each task as it ends, and the
+    message (never the raw line) of each purchase and credit."""
     with log.open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "airflow", "dags", "test", dag_id, "-c", json.dumps(conf)],
@@ -91,8 +115,10 @@ def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path,
             if "[DAG TEST] end task" in line:
                 task = line.split("task_id=", 1)[1].split()[0]
                 detail(f"done: {task}")
-            elif ("bought " in line and " energy for " in line) or "credited " in line:
-                detail(line.split("] ", 1)[-1].split(" [airflow", 1)[0].strip())
+            elif (message := log_message(line)) and (
+                    message.startswith("credited ")
+                    or (message.startswith("bought ") and " energy for " in message)):
+                detail(message)
         return process.wait()
 
 
@@ -112,11 +138,20 @@ def read_result(home: Path, dag_id: str = DAG_ID,
 
 
 def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
+    """The batch as a person checks it: units in every header, the event's own figures."""
     step("report")
-    detail(f"{'recipient':36} {'amount':>10} {'energy':>9} {'cost':>7} {'activated':>9}")
-    for row in ready["recipients"]:
+    detail(f"{'recipient':36} {'amount':>10} {'energy':>9} {'energy cost':>12} "
+           f"{'activated':>10}")
+    detail(f"{'':36} {'USDT':>10} {'energy':>9} {'TRX':>12}")
+    rows = ready["recipients"]
+    for row in rows:
         detail(f"{row['recipient']:36} {row['amount']:>10} {row['energy']:>9,} "
-               f"{row['energy_cost']:>7} {'yes' if row['activated'] else '':>9}")
+               f"{row['energy_cost']:>12} {'yes' if row['activated'] else '':>10}")
+    amounts = sum((Decimal(row["amount"]) for row in rows), Decimal(0))
+    paid = sum((Decimal(row["energy_cost"]) for row in rows), Decimal(0))
+    detail(f"{'total':36} {amounts.normalize():>10f} {ready['total_energy']:>9,} "
+           f"{paid.normalize():>12f} {ready['activations']:>10}")
+    detail("(energy cost: each recipient's share, by energy, of what the energy orders cost)")
     detail("")
     detail(f"transfers prepared      {ready['transfers']}")
     detail(f"recipients activated    {ready['activations']} ({ready['activation_cost']} TRX)")
@@ -125,23 +160,24 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
         wallet = chain["wallet"]
         detail(f"hot wallet before       {wallet['trx']} TRX, {wallet['usdt']} USDT, "
                f"{wallet['energy_available']:,} energy available")
-        detail(f"energy needed           {ready['total_energy']:,} "
+        detail(f"energy needed           {ready['total_energy']:,} energy "
                f"({chain['estimated_by_node']} transfers estimated by the node)")
-        detail(f"energy on hand used     {ready['energy_on_hand_used']:,}")
+        detail(f"energy on hand used     {ready['energy_on_hand_used']:,} energy "
+               "(the wallet's own: not rented, so not saved by renting)")
     else:
         detail(f"on-chain checks         none ({chain.get('reason')})")
-    detail(f"energy rented           {ready['energy_bought']:,} for "
+        detail(f"energy needed           {ready['total_energy']:,} energy")
+    detail(f"energy rented           {ready['energy_bought']:,} energy for "
            f"{ready['rent_time']} h in {len(ready['orders'])} "
            f"order{'' if len(ready['orders']) == 1 else 's'}:")
     for order in ready["orders"]:
-        detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>8} TRX  "
+        detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>10} TRX  "
                f"{order['status']}  tx {str(order.get('tx_hash'))[:16]}...")
     for tx in confirmation.get("confirmed", []):
         detail(f"   confirmed on chain: tx {tx['tx_hash'][:16]}... in block {tx['block_number']}"
                f"{' (solidified)' if tx['solidified'] else ''}")
     if confirmation.get("onchain") is not False:
-        detail(f"energy available after  {confirmation['energy_available']:,}")
-    detail(f"energy cost             {ready['energy_cost']} TRX")
+        detail(f"energy available after  {confirmation['energy_available']:,} energy")
     prices = ready.get("prices") or {}
     if prices:
         source = prices["source"]
@@ -150,14 +186,40 @@ def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
                f"({source['bandwidth_price']}), {Decimal(prices['activation_sun']) / 10**6} TRX "
                f"per account ({source['activation_fee']}); USDT energy factor "
                f"{prices['energy_factor']} ({source['energy_factor']})")
-    detail(f"burning instead         {ready['burn_cost']} TRX")
-    detail(f"saved                   {ready['saving']} TRX "
-           f"({ready['saving_factor']}x cheaper than burning)")
-    detail(f"renting it all instead  {ready['whole_batch_rental_cost']} TRX "
-           f"(saved {ready['saving_vs_whole_rental']} TRX)")
-    detail(f"total spent             {ready['total_cost']} TRX")
+    detail("")
+    for line in money_lines(ready):
+        detail(line)
     detail(f"sandbox orders placed   {len(orders)} "
            f"({sum(o['kind'] == 'activate' for o in orders)} activations)")
+
+
+def money_lines(ready: dict[str, Any]) -> list[str]:
+    """The event's money figures, each with what it compares (its ``figures``, shortened)."""
+    provided = min(ready["energy_bought"],
+                   ready["total_energy"] - ready["energy_on_hand_used"])
+    sun = (ready.get("prices") or {}).get("energy_sun", "?")
+    factor = ready["saving_factor"]
+    rows = [
+        ("paid for energy", ready["energy_cost"],
+         "what the orders cost (the recipients' energy cost sums to it)"),
+        ("burning instead", ready["burn_cost_bought"],
+         f"the {provided:,} energy renting provided, burned at {sun} sun per energy"),
+        ("saved by renting", ready["saving"],
+         "burning instead - paid for energy"
+         + (f" (burning costs {factor}x as much)" if factor else "")),
+        ("renting it all", ready["whole_batch_rental_cost"],
+         f"all {ready['total_energy']:,} energy at {ready['price_per_10k']} TRX per 10,000 energy"),
+        ("saved by energy on hand", ready["saving_vs_whole_rental"],
+         "renting it all - paid for energy"),
+        ("burning it all", ready["burn_cost"],
+         f"all {ready['total_energy']:,} energy burned, none on hand"),
+        ("activations", ready["activation_cost"],
+         f"{ready['activations']} recipient{'' if ready['activations'] == 1 else 's'} "
+         "activated"),
+        ("total spent", ready["total_cost"], "paid for energy + activations"),
+    ]
+    return ([f"{'money':24}{'TRX':>12}  what it compares"]
+            + [f"{name:24}{value:>12}  {what}" for name, value, what in rows])
 
 
 class Receiver:
@@ -188,10 +250,18 @@ class Receiver:
 
 
 def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[str, Any]:
-    """What the deposit DAG's AssetWatcher does in the triggerer: one event per transfer."""
+    """What the deposit DAG's AssetWatcher does in the triggerer: one event per transfer.
+
+    It runs in this process, so its logging goes to ``watcher.log``, not into the report.
+    """
     import asyncio
 
+    from airflow.sdk.log import configure_logging
+
     from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
+
+    configure_logging(output=(WORK / "watcher.log").open("a", encoding="utf-8"),
+                      colored_console_log=False)
 
     trigger = TronEnergyTransferWatchTrigger(addresses=[address], consumer=consumer,
                                              store_url=store_url, poll_interval=0.2)

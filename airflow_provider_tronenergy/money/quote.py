@@ -6,6 +6,7 @@ the sun like the service charges, so the money guards compare like with like.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
@@ -19,8 +20,8 @@ from airflow_provider_tronenergy.protocol.energy import (
 )
 
 __all__ = ["ACTIVATION_COST", "BURN_TRX_PER_ENERGY", "ENERGY_FIRST_TRANSFER",
-           "ENERGY_PER_TRANSFER", "Quote", "burn_cost", "hours", "rental_cost", "text",
-           "transfer_energy", "trx"]
+           "ENERGY_PER_TRANSFER", "Quote", "allocate", "burn_cost", "hours", "rental_cost",
+           "text", "transfer_energy", "trx", "trx_exact"]
 
 SUN = Decimal("0.000001")
 ACTIVATION_COST = (ACTIVATION_COST_SUN * SUN).normalize()
@@ -33,12 +34,35 @@ def text(amount: Decimal) -> str:
 
 
 def rental_cost(energy: int, price_per_10k: Decimal) -> Decimal:
+    """What renting ``energy`` costs at the service's ``price_per_10k``, rounded up to the sun."""
     return (Decimal(energy) * price_per_10k / 10_000).quantize(SUN, rounding=ROUND_CEILING)
 
 
 def burn_cost(energy: int, sun_per_energy: int = BURN_SUN_PER_ENERGY) -> Decimal:
     """TRX burned for ``energy`` at ``sun_per_energy`` (the chain's, else the default)."""
     return (Decimal(energy) * sun_per_energy * SUN).quantize(SUN)
+
+
+def allocate(total: Decimal, weights: Sequence[int]) -> list[Decimal]:
+    """``total`` split in proportion to ``weights``, to the sun, summing exactly to ``total``.
+
+    A per-recipient share of what was paid must add up to what was paid: each
+    share is rounded down to the sun (or ``total``'s finer unit) and the sun
+    left over goes, one each, to the largest remainders, the earlier row first
+    on a tie, so the split is the same on every run. All weights zero: equal
+    shares.
+    """
+    if not weights:
+        return []
+    exponent = min(-6, int(total.as_tuple().exponent))
+    units = int(total.scaleb(-exponent))  # exact: total has no finer digit
+    shares = list(weights) if any(weights) else [1] * len(weights)
+    whole = sum(shares)
+    parts = [divmod(units * share, whole) for share in shares]
+    left = units - sum(part for part, _ in parts)
+    favoured = set(sorted(range(len(parts)), key=lambda i: (-parts[i][1], i))[:left])
+    return [Decimal(part + (i in favoured)).scaleb(exponent)
+            for i, (part, _) in enumerate(parts)]
 
 
 @dataclass(frozen=True)
@@ -80,3 +104,12 @@ def hours(rent_time: Decimal) -> str:
 def trx(amount: Decimal) -> str:
     """Two decimals for people; the exact amount stays in the returned dict."""
     return f"{amount.quantize(Decimal('0.01'), rounding=ROUND_CEILING):,} TRX"
+
+
+def trx_exact(amount: Decimal) -> str:
+    """The exact amount, as a report and an event show it: ``23.355`` -> ``23.355 TRX``.
+
+    For a line that names money spent, which a person compares with the report
+    and the event: two rounded decimals (23.36) would not match them.
+    """
+    return f"{text(amount)} TRX"

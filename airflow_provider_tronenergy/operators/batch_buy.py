@@ -43,7 +43,7 @@ from airflow_provider_tronenergy.journal import (
 )
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
-from airflow_provider_tronenergy.money.quote import trx
+from airflow_provider_tronenergy.money.quote import trx_exact
 from airflow_provider_tronenergy.operators.ask import Asker
 from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout import onchain
@@ -217,7 +217,7 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         reused = sum(bool(r.get("reused")) for r in results)
         spent = sum((Decimal(r["cost"]) for r in results if not r.get("reused")), Decimal(0))
         self.log.info("%d orders: %d bought for %s, %d reused from earlier attempts",
-                      len(results), len(results) - reused, trx(spent), reused)
+                      len(results), len(results) - reused, trx_exact(spent), reused)
         return results
 
     def _wallet_energy(self) -> onchain.WalletEnergy | None:

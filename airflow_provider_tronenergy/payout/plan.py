@@ -16,7 +16,13 @@ prepares payouts is a few task definitions around these functions:
   clear or a rerun of the same batch reuses its still-valid orders, and the next
   period's identical payroll (another ``batch_id``) buys its own;
 * :func:`batch_ready` is the payload of the "batch ready" Asset event: what was
-  bought, what it cost, and the saving against burning TRX.
+  bought, what it cost, and what renting saved against burning the same energy;
+  its ``figures`` say, one line each, what every figure compares (:data:`FIGURES`).
+
+Savings count only what renting replaced: the energy the wallet already had is not
+saved by renting, so it is in ``burn_cost`` (the whole batch) but never in
+``saving``. A recipient's ``energy_cost`` is its share of what the orders cost, so
+the column sums to what was paid.
 
 Burning is priced at the chain's figures when the pre-flight read them from a node
 (``prices``, each figure naming its source: ``chain``), else at the documented
@@ -34,7 +40,7 @@ import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +52,7 @@ from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
+    allocate,
     rental_cost,
     text,
 )
@@ -245,9 +252,6 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         else price.energy_per_transfer)
     rows = [{**p, "energy": energy, "activated": by_address[p["recipient"]]["need_activate"]}
             for p, energy in zip(payouts, energies, strict=True)]
-    for row in rows:
-        row.update(energy_cost=text(rental_cost(row["energy"], price.price_per_10k)),
-                   burn_cost=text(prices.burn_cost(row["energy"])))
     total_energy = sum(row["energy"] for row in rows)
     key = batch_key(batch.sender, batch_id, payouts)
     log.info("batch %s: its orders are journaled under %s:...", batch_id, key)
@@ -265,6 +269,8 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     to_buy = (sum(o["count"] for o in orders["count_orders"]) * price.energy_per_transfer
               + sum(o["energy_amount"] for o in orders["buy_orders"]))
     energy_cost = rental_cost(to_buy, price.price_per_10k)
+    on_hand_used = min(total_energy, on_hand)
+    burn_to_buy = prices.burn_cost(min(to_buy, total_energy - on_hand_used))
     whole_rental = rental_cost(total_energy, price.price_per_10k)
     activations = sum(bool(c["need_activate"]) for c in by_address.values())
     activation_cost = ACTIVATION_COST * activations
@@ -278,7 +284,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "sender": batch.sender,
         "batch_id": batch_id,
         "rent_time": text(batch.rent_time),
-        "recipients": rows,
+        "recipients": _costed(rows, energy_cost, prices),
         "transfers": len(rows),
         "activations": activations,
         "total_energy": total_energy,
@@ -286,10 +292,11 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "activation_cost": text(activation_cost),
         "total_cost_quote": text(energy_cost + activation_cost),
         "burn_cost": text(prices.burn_cost(total_energy)),
-        "saving_quote": text(prices.burn_cost(total_energy) - energy_cost),
+        "burn_cost_to_buy": text(burn_to_buy),
+        "saving_quote": text(burn_to_buy - energy_cost),
         "prices": prices.to_dict(),
         "price_per_10k": text(price.price_per_10k),
-        "energy_on_hand_used": min(total_energy, on_hand),
+        "energy_on_hand_used": on_hand_used,
         "energy_margin": margin,
         "energy_to_buy": to_buy,
         "whole_batch_rental_cost": text(whole_rental),
@@ -297,6 +304,16 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "onchain": dict(chain) if chain else {"onchain": False},
         **orders,
     }
+
+
+def _costed(rows: Sequence[Mapping[str, Any]], energy_cost: Decimal,
+            prices: BurnPrices) -> list[dict[str, Any]]:
+    """Each row with its share of ``energy_cost`` (by energy: the shares sum to it exactly)
+    and what burning its transfer's energy would cost."""
+    shares = allocate(energy_cost, [int(row["energy"]) for row in rows])
+    return [{**row, "energy_cost": text(share),
+             "burn_cost": text(prices.burn_cost(int(row["energy"])))}
+            for row, share in zip(rows, shares, strict=True)]
 
 
 def _prices(chain: Mapping[str, Any] | None) -> BurnPrices:
@@ -323,30 +340,84 @@ def _keyed(sender: str, key: str, tag: str,
             for i, order in enumerate(orders)]
 
 
+FIGURES: Mapping[str, str] = {
+    "recipients[].amount": "USDT this row pays to the recipient",
+    "recipients[].energy": "energy this row's transfer needs (the node's estimate, else the "
+                           "check-address rule)",
+    "recipients[].energy_cost": "TRX: this row's share of energy_cost, by energy; the shares "
+                                "sum exactly to energy_cost (what was paid)",
+    "recipients[].burn_cost": "TRX: burning this row's energy with none on hand, at prices",
+    "total_energy": "energy the batch's transfers need in all",
+    "energy_on_hand_used": "energy the wallet already had and the batch uses: not rented, so "
+                           "never counted as saved by renting",
+    "energy_to_buy": "energy the plan rents: what the wallet lacks (at least the service's "
+                     "min_energy per order)",
+    "energy_bought": "energy the delivered orders rented",
+    "price_per_10k": "TRX per 10,000 energy for rent_time: the service's price when planned",
+    "energy_cost_quote": "TRX: the quote for renting energy_to_buy at price_per_10k",
+    "energy_cost": "TRX paid for the energy orders (the sum of orders[].cost)",
+    "activation_cost": "TRX paid to activate the recipients that needed it",
+    "total_cost_quote": "TRX: energy_cost_quote + the activations' quote",
+    "total_cost": "TRX paid in all: energy_cost + activation_cost",
+    "burn_cost": "TRX: burning the whole batch's energy (total_energy, the energy on hand "
+                 "included) at prices; what the batch would burn with no energy at all",
+    "burn_cost_to_buy": "TRX: burning instead the energy the plan rents (energy_to_buy, at "
+                        "most what the wallet lacks), at prices",
+    "burn_cost_bought": "TRX: burning instead the energy renting provided (energy_bought, at "
+                        "most what the wallet lacked), at prices",
+    "saving_quote": "TRX: burn_cost_to_buy - energy_cost_quote, what renting is quoted to "
+                    "save against burning the same energy",
+    "saving": "TRX: burn_cost_bought - energy_cost, what renting saved against burning the "
+              "energy it provided (the energy on hand is not counted)",
+    "saving_factor": "burn_cost_bought / energy_cost, rounded down to 0.01: times cheaper "
+                     "renting was than burning the same energy",
+    "whole_batch_rental_cost": "TRX: renting all of total_energy at price_per_10k, as if "
+                               "nothing were on hand",
+    "saving_vs_whole_rental": "TRX: whole_batch_rental_cost - energy_cost, what the energy on "
+                              "hand saved against renting it all",
+    "service_balance": "TRX available at the service when planned",
+    "prices": "sun burned per energy, per bandwidth byte and per account created, each "
+              "naming its source (chain, or default: the documented constants)",
+}
+"""What each figure of the ``payout batch ready`` event compares, one line each; the event
+carries it as ``figures``."""
+
+
 def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
                 activations: Sequence[Mapping[str, Any]],
                 confirmation: Mapping[str, Any] | None = None,
                 approval: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The "batch ready" payload: the plan, the orders as delivered, what they cost, the
     on-chain confirmation of their delegations (when a node was asked) and who approved
-    the spend, when (:mod:`~airflow_provider_tronenergy.payout.approvals`)."""
+    the spend, when (:mod:`~airflow_provider_tronenergy.payout.approvals`).
+
+    Each recipient's ``energy_cost`` becomes its share of what the orders cost; the
+    saving is against burning only the energy renting provided; ``figures``
+    (:data:`FIGURES`) says what each figure compares."""
     orders, activations = orders or [], activations or []
     spent = sum((Decimal(o["cost"]) for o in orders), Decimal(0))
     activation_spent = sum((Decimal(a.get("cost", "0")) for a in activations), Decimal(0))
-    burn = Decimal(plan["burn_cost"])
+    prices = BurnPrices.of(plan.get("prices"))  # a plan's own: read when it was made
+    bought = sum(int(o["energy_amount"]) for o in orders)
+    lacking = int(plan["total_energy"]) - int(plan["energy_on_hand_used"])
+    burn = prices.burn_cost(min(bought, lacking))  # what renting replaced, and only that
     return {
         **{k: v for k, v in plan.items() if k not in ("count_orders", "buy_orders")},
+        "recipients": _costed(plan["recipients"], spent, prices),
         "orders": [{"order_id": o["order_id"], "mode": o.get("kind"),
                     "energy": o["energy_amount"], "cost": o["cost"],
                     "status": o["status"], "tx_hash": o.get("tx_hash")} for o in orders],
         "energy_cost": text(spent),
         "activation_cost": text(activation_spent),
         "total_cost": text(spent + activation_spent),
-        "energy_bought": sum(int(o["energy_amount"]) for o in orders),
+        "energy_bought": bought,
         "confirmation": dict(confirmation) if confirmation else {"onchain": False},
         "approval": dict(approval) if approval else {"required": False},
+        "burn_cost_bought": text(burn),
         "saving": text(burn - spent),
         "saving_vs_whole_rental": text(Decimal(plan["whole_batch_rental_cost"]) - spent),
-        "saving_factor": (text((burn / spent).quantize(Decimal("0.01"), ROUND_CEILING))
+        # Rounded down: a ratio a person reads never claims more than was saved.
+        "saving_factor": (text((burn / spent).quantize(Decimal("0.01"), ROUND_FLOOR))
                           if spent else None),
+        "figures": dict(FIGURES),
     }

@@ -55,7 +55,7 @@ from airflow_provider_tronenergy.money.quote import (
     hours,
     rental_cost,
     text,
-    trx,
+    trx_exact,
 )
 from airflow_provider_tronenergy.purchase.modes import Mode, Spend
 from airflow_provider_tronenergy.purchase.outcomes import (
@@ -371,14 +371,15 @@ def describe(mode: Mode, quote: Quote | None) -> str:
 
 
 def human_line(result: dict[str, Any]) -> str:
-    """What a placed order bought, for the task log."""
+    """What a placed order bought, for the task log: exact amounts, as the results, the
+    ``payout batch ready`` event and the main job's report show them (never rounded)."""
     energy = result["energy_amount"]
     price = result.get("burn_price") or {}
     at = (f" at {price['energy_sun']} sun per energy, the chain's"
           if price.get("source") == "chain" else "")
-    burn = f" (burning would cost {trx(Decimal(result['burn_cost']))}{at})" \
+    burn = f" (burning would cost {trx_exact(Decimal(result['burn_cost']))}{at})" \
         if result.get("burn_cost") else ""
     activated = ", activated the recipient" if result.get("activated") else ""
     return (f"bought {energy:,} energy for {result['target_address']} "
             f"({hours(Decimal(result['rent_time']))}): order {result['order_id']}, "
-            f"{trx(Decimal(result['cost']))}{burn}{activated}")
+            f"{trx_exact(Decimal(result['cost']))}{burn}{activated}")

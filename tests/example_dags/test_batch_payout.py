@@ -44,6 +44,8 @@ def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     assert sorted(bought) == sorted(o["order_id"] for o in orders)
     assert [o["order_id"] for o in out["wait_for_orders"][2]] == bought
     assert Decimal(ready["energy_cost"]) == sum(Decimal(str(o["cost"])) for o in orders)
+    assert sum(Decimal(r["energy_cost"]) for r in ready["recipients"]) \
+        == Decimal(ready["energy_cost"])  # each recipient's share of what was paid
     assert Decimal(ready["activation_cost"]) == Decimal("2.2")
     assert Decimal(ready["saving"]) > 0
     activations = {o["target_address"] for o in control.orders() if o["kind"] == "activate"}

@@ -54,6 +54,12 @@ def test_only_the_shortfall_is_bought_and_confirmed_on_chain(run_dag, control, n
     assert confirmed["tx_hash"] == placed[0]["tx_hash"] and confirmed["block_number"] > 0
     assert ready["confirmation"]["energy_available"] == 332_000
     assert Decimal(ready["saving_vs_whole_rental"]) > 0 and Decimal(ready["saving"]) > 0
+    # Issue 25: renting replaced only the 21,425 missing (burned at 100 sun: 2.1425 TRX),
+    # neither the 300,000 on hand nor the 10,575 the service's minimum added.
+    assert ready["burn_cost_bought"] == "2.1425" and ready["burn_cost"] == "32.1425"
+    assert Decimal(ready["saving"]) == Decimal("2.1425") - Decimal(placed[0]["cost"])
+    assert sum(Decimal(r["energy_cost"]) for r in ready["recipients"]) \
+        == Decimal(placed[0]["cost"]) == Decimal(ready["energy_cost"])
 
 
 @pytest.mark.parametrize(("wallet", "recipients", "shortfall"), [

@@ -27,16 +27,36 @@ def test_main_job_runs_end_to_end():
     # On chain (the sandbox is also the node): 3 x 64,285 + 4 x 130,285 = 713,995 needed
     # (the node's estimates), 200,000 staked on hand, so one order of the 513,995
     # missing, confirmed in a block before publishing.
-    assert "energy needed           713,995 (7 transfers estimated by the node)" in output
-    assert "energy on hand used     200,000" in output
-    assert re.search(r"energy rented\s+513,995 for 1 h in 1 order:", output)
+    assert "energy needed           713,995 energy (7 transfers estimated by the node)" in output
+    assert "energy on hand used     200,000 energy" in output
+    assert re.search(r"energy rented\s+513,995 energy for 1 h in 1 order:", output)
     assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+", output)
-    assert "energy available after  713,995" in output
-    # Burning 713,995 at 100 sun (71.3995 TRX) against 513,995 rented at 0.45 per 10,000.
-    assert re.search(r"saved\s+48\.269725 TRX", output)
+    assert "energy available after  713,995 energy" in output
     assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
             "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output
-    assert "renting it all instead  32.129775 TRX (saved 9 TRX)" in output
+    # Issue 25: renting saved burning the 513,995 energy it provided (51.3995 TRX at 100 sun)
+    # less its cost (0.45 per 10,000: 23.129775), not burning all 713,995 (the 200,000 on
+    # hand were never rented: that said 48.269725 TRX saved).
+    assert re.search(r"paid for energy\s+23\.129775  ", output)
+    assert re.search(r"burning instead\s+51\.3995  the 513,995 energy renting provided", output)
+    assert re.search(r"saved by renting\s+28\.269725  .*\(burning costs 2\.22x as much\)", output)
+    assert re.search(r"renting it all\s+32\.129775  ", output)
+    assert re.search(r"saved by energy on hand\s+9  ", output)
+    assert re.search(r"burning it all\s+71\.3995  ", output)
+    assert re.search(r"total spent\s+25\.329775  ", output)
+    # The recipients' energy cost sums to what was paid (not to renting it all), and every
+    # table says its units.
+    assert re.search(r"recipient\s+amount\s+energy\s+energy cost\s+activated\n\s+USDT\s+"
+                     r"energy\s+TRX\n", output)
+    assert re.search(r"\n    total\s+1088\.5\s+713,995\s+23\.129775\s+2\n", output)
+    assert re.search(r"money\s+TRX  what it compares", output)
+    # The purchase's log line shows the exact cost, as the report does.
+    assert re.search(r"bought 513,995 energy for T\w+ \(1 h\): order \w+, 23\.129775 TRX "
+                     r"\(burning would cost 51\.3995 TRX", output)
+    # No colour codes and no raw log lines in the report (its output is a pipe, not a tty).
+    assert "\x1b[" not in output
+    assert "loc=" not in output and "[info" not in output
+    assert "Returned value was" not in output
     assert "deposits credited       1: 250.75 USDT" in output
     assert "second run credited 0" in output
     # Everything it started is stopped: the sandbox and the receiver no longer answer.

@@ -14,6 +14,7 @@ from airflow_provider_tronenergy.money.quote import (
     BURN_TRX_PER_ENERGY,
     SUN,
     Quote,
+    allocate,
     burn_cost,
     hours,
     rental_cost,
@@ -109,3 +110,25 @@ def test_hours_reads_like_a_person_would_say_it(rent_time: Decimal, shown: str):
 ])
 def test_trx_for_people_has_two_decimals_rounded_up(amount: Decimal, shown: str):
     assert trx(amount) == shown
+
+
+def test_allocate_splits_to_the_sun_and_sums_exactly():
+    """A per-recipient share of what was paid sums to what was paid (issue 25)."""
+    assert allocate(Decimal("23.355"), [65_000] * 3 + [131_000] * 4) == \
+        [Decimal("2.11137")] * 3 + [Decimal("4.255223")] * 2 + [Decimal("4.255222")] * 2
+    assert allocate(Decimal("0.000001"), [1, 1, 1]) == [Decimal("0.000001"), 0, 0]
+    assert allocate(Decimal("1"), [0, 0]) == [Decimal("0.5"), Decimal("0.5")]
+    assert allocate(Decimal("1.5"), []) == []
+    assert allocate(Decimal("0.0000015"), [1, 1]) == [Decimal("0.0000008"), Decimal("0.0000007")]
+
+
+@given(st.integers(min_value=0, max_value=10**12),
+       st.lists(st.integers(min_value=0, max_value=10**7), min_size=1, max_size=50))
+def test_allocate_is_exact_and_within_a_sun_of_the_proportion(sun, weights):
+    total = Decimal(sun) * SUN
+    shares = allocate(total, weights)
+    assert sum(shares) == total and len(shares) == len(weights)
+    whole = sum(weights) or len(weights)
+    for share, weight in zip(shares, weights, strict=True):
+        exact = total * (weight if sum(weights) else 1) / whole
+        assert abs(share - exact) < SUN

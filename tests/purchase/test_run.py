@@ -18,6 +18,7 @@ import pytest
 
 from airflow_provider_tronenergy.client import validation
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.purchase.run import human_line
 
 Seen = Counter[tuple[str, str]]
 
@@ -76,3 +77,15 @@ def test_every_mode_checks_each_value_once(run_dag, control, checked: Seen) -> N
         # not quote), and smart_buy's recipient looked up (check-address, its own call)
         ("rent_time", "price"): 3, ("address", "address"): 1,
     })
+
+
+def test_the_purchase_log_line_shows_the_exact_cost() -> None:
+    """Issue 25: the line said 23.36 TRX where the report and the event say 23.355."""
+    line = human_line({
+        "energy_amount": 519_000, "target_address": "TX", "rent_time": "1",
+        "order_id": "o1", "cost": "23.355", "burn_cost": "51.9",
+        "burn_price": {"energy_sun": 100, "source": "chain"}})
+    assert line == ("bought 519,000 energy for TX (1 h): order o1, 23.355 TRX (burning would "
+                    "cost 51.9 TRX at 100 sun per energy, the chain's)")
+    assert "23.36" not in human_line({"energy_amount": 65_000, "target_address": "TX",
+                                      "rent_time": "1", "order_id": "o2", "cost": "23.355"})
