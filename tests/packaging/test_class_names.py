@@ -2,7 +2,7 @@
 
 The rule (docs/decisions.md): hooks, operators, sensors, triggers, plugins and clients are
 prefixed with the system they talk to: ``TronEnergy`` (the service), ``TronNode`` (a TRON
-full node). A trigger's classpath, stored in Airflow's database, resolves in the triggerer.
+full node), ``TronSigner`` (the key that signs), ``TronPayout`` (payouts sent on chain). A trigger's classpath, stored in Airflow's database, resolves in the triggerer.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def test_every_class_a_dag_or_deployment_names_carries_the_prefix():
     assert kinds == set(NAMED_BY_USERS)
     assert len(named) >= 20
     # The prefix names the system the class talks to: the service, or a TRON full node.
-    assert [cls.__qualname__ for cls in named
-            if not cls.__name__.startswith(("TronEnergy", "TronNode"))] == []
+    assert [cls.__qualname__ for cls in named if not cls.__name__.startswith(
+        ("TronEnergy", "TronNode", "TronSigner", "TronPayout"))] == []
     assert {"TronNodeHook", "TronNodeClient"} <= {cls.__name__ for cls in named}
 
 
