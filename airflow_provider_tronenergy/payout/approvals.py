@@ -73,8 +73,9 @@ def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
         f"| Energy cost | {plan['energy_cost_quote']} TRX |",
         f"| Activations | {plan['activations']}: {plan['activation_cost']} TRX |",
         f"| **Total quote** | **{plan['total_cost_quote']} TRX** |",
-        f"| Burning TRX instead would cost | {plan['burn_cost']} TRX{_at(plan)} |",
-        f"| Saving | {plan['saving_quote']} TRX |",
+        f"| Burning the energy to buy instead | {plan['burn_cost_to_buy']} TRX{_at(plan)} |",
+        f"| Saving by renting (vs burning the same energy) | {plan['saving_quote']} TRX |",
+        f"| Burning the whole batch, none on hand | {plan['burn_cost']} TRX |",
     ]
     if plan.get("service_balance") is not None:
         lines.append(f"| Service balance available | {plan['service_balance']} TRX |")

@@ -20,7 +20,8 @@ PLAN = {
     ],
     "total_energy": 196_000, "energy_on_hand_used": 0, "energy_to_buy": 196_000,
     "energy_cost_quote": "8.82", "activation_cost": "1.1", "total_cost_quote": "9.92",
-    "burn_cost": "19.6", "saving_quote": "10.78", "service_balance": "1000",
+    "burn_cost": "25.6", "burn_cost_to_buy": "19.6", "saving_quote": "10.78",
+    "service_balance": "1000",
     "onchain": {"onchain": False},
 }
 
@@ -47,7 +48,10 @@ def test_asks_only_above_the_threshold():
 def test_the_request_shows_the_plan():
     body = approvals.plan_markdown(PLAN, Decimal(5))
     for text in ("`THolder`", "`TNew`", "| 131,000 |", "Energy to buy | 196,000 (1 h)",
-                 "**Total quote** | **9.92 TRX**", "Saving | 10.78 TRX",
+                 "**Total quote** | **9.92 TRX**",
+                 "Burning the energy to buy instead | 19.6 TRX",
+                 "Saving by renting (vs burning the same energy) | 10.78 TRX",
+                 "Burning the whole batch, none on hand | 25.6 TRX",
                  "Service balance available | 1000 TRX", "not read (no `tron_node`"):
         assert text in body, text
     assert "9.92 TRX" in approvals.subject(PLAN)
@@ -64,8 +68,8 @@ def test_the_request_shows_the_wallet_when_read_on_chain():
 def test_the_request_names_the_price_burning_was_priced_at():
     prices = BurnPrices(energy_sun=210, source="chain").to_dict()
     body = approvals.plan_markdown({**PLAN, "prices": prices}, Decimal(5))
-    assert "instead would cost | 19.6 TRX (at 210 sun per energy, chain) |" in body
-    assert "instead would cost | 19.6 TRX |" in approvals.plan_markdown(PLAN, Decimal(5))
+    assert "to buy instead | 19.6 TRX (at 210 sun per energy, chain) |" in body
+    assert "to buy instead | 19.6 TRX |" in approvals.plan_markdown(PLAN, Decimal(5))
 
 
 def test_the_answer_says_who_and_when():
