@@ -142,7 +142,10 @@ class TronPayoutOperator(BaseOperator):
         return rows, sender, batch_id, settings, max_burn
 
     def _node(self) -> Any:
-        return TronNodeHook(self.tron_node_conn_id).get_conn()
+        """The node client, one per operator instance (one connection pool)."""
+        if getattr(self, "_node_client", None) is None:
+            self._node_client = TronNodeHook(self.tron_node_conn_id).get_conn()
+        return self._node_client
 
     def _journal(self) -> PayoutJournal:
         return open_payout_journal()

@@ -106,10 +106,15 @@ class Funds:
         return max(0, self.energy_needed - self.energy_available)
 
     @property
+    def energy_burn_sun(self) -> int:
+        """TRX (sun) burned for the energy the sender does not have: ``max_burn_trx`` caps it."""
+        return self.energy_burned * self.energy_fee_sun
+
+    @property
     def burn_sun(self) -> int:
         """TRX (sun) the batch would burn: energy not covered, and bandwidth not covered."""
         bandwidth = max(0, self.bandwidth_needed - self.bandwidth_available)
-        return self.energy_burned * self.energy_fee_sun + bandwidth * self.bandwidth_fee_sun
+        return self.energy_burn_sun + bandwidth * self.bandwidth_fee_sun
 
     def shortfalls(self, token: str, decimals: int) -> list[str]:
         """Every reason the batch cannot be sent; empty when it can."""
@@ -118,10 +123,10 @@ class Funds:
             scale = Decimal(10) ** decimals
             short.append(f"tokens: {self.sender} holds {Decimal(self.units_held) / scale} "
                          f"{token}, the batch sends {Decimal(self.units_needed) / scale}")
-        if self.energy_burned and self.burn_sun > self.max_burn_sun:
+        if self.energy_burn_sun > self.max_burn_sun:
             short.append(f"energy: the batch needs {self.energy_needed:,}, the sender has "
                          f"{self.energy_available:,}; burning the rest would cost "
-                         f"{trx_text(self.burn_sun)} TRX, over max_burn_trx "
+                         f"{trx_text(self.energy_burn_sun)} TRX, over max_burn_trx "
                          f"{trx_text(self.max_burn_sun)}")
         if self.trx_held_sun < self.burn_sun:
             short.append(f"TRX: burning for energy and bandwidth needs {trx_text(self.burn_sun)}"

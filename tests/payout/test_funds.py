@@ -50,9 +50,18 @@ def test_every_shortfall_is_named_with_the_signer_first():
     lines = str(info.value).splitlines()
     assert lines[1].strip().startswith("signer:")
     assert any("tokens:" in line and "0.000004 USDT" in line for line in lines)
-    # 60,000 energy x 100 + 700 bytes x 1,000 = 6.7 TRX: over the 2 TRX cap and the 1 TRX held
-    assert any("energy:" in line and "6.7 TRX" in line for line in lines)
-    assert any("TRX:" in line for line in lines)
+    # 60,000 energy x 100 = 6 TRX burned for energy: over the 2 TRX cap; with 700 bytes of
+    # bandwidth x 1,000 sun, 6.7 TRX to burn in all: over the 1 TRX held
+    assert any("energy:" in line and "cost 6 TRX" in line for line in lines)
+    assert any("TRX:" in line and "needs 6.7 TRX" in line for line in lines)
+
+
+def test_max_burn_caps_the_energy_burn_only_bandwidth_needs_trx():
+    bandwidth_only = funds(bandwidth_available=0, trx_held_sun=700_000)
+    refuse_unless_payable(bandwidth_only, signer_address=SENDER, token="USDT", decimals=6)
+    with pytest.raises(PayoutRefused, match="TRX: burning"):
+        refuse_unless_payable(funds(bandwidth_available=0, trx_held_sun=699_999),
+                              signer_address=SENDER, token="USDT", decimals=6)
 
 
 def test_burning_within_max_burn_is_allowed_when_the_trx_is_there():
