@@ -1,0 +1,413 @@
+"""Sending 1,000 and 10,000 USDT payouts exactly once on the sandbox's chain, 50 ms per node call.
+
+The sandbox runs in its own process (the CLI, ``--time-scale 1``: a block every 3 s
+as on mainnet, a 1 h rental lasts an hour) and is the TRON node too; a latency fault
+adds 50 ms to every node call (``/wallet*``, ``/walletsolidity*``). Per size, a fresh
+hot wallet (TRX for bandwidth, USDT) pays distinct recipients: 70% USDT holders, 30%
+first-time recipients (activated, no USDT yet; each transfer creates a storage slot,
+about twice the energy). The batch is prepared as the example DAG prepares it, before
+the latency is added and outside the timing: each recipient checked at the service
+(``check_address``), the pre-flight and the node's estimate per recipient
+(``payout.onchain.check_batch``), the plan (``payout.plan.plan_energy``: the rows carry
+their ``energy``), and the energy RENTED through the service (``TronEnergyClient.buy_energy``
+per planned order), waited for until every order succeeded and the wallet's energy covers
+the batch on chain. "Energy rented" is the energy the delivered orders delegated.
+
+Then, timed, what ``TronPayoutOperator`` does in its worker: the chain's prices, the
+journal's check, the pre-flight reads (``read_funds``, ``refuse_unless_payable``), one
+``PayoutSender.send`` pass, and ``PayoutWatch.step`` every ``--poll`` seconds (the
+operator's default 3 s) until the batch settles (another pass only if some expired).
+Every node call of sender and watch goes through a counting wrapper; the sandbox's
+latency fault counts every request it delayed too (retries included).
+
+Printed per size, each as a ratio to its aim: the time (aim: 10,000 in under 180 s),
+node requests per payout (aim: at most 2), energy the chain charged (the receipts'
+``energy_usage_total``, from the journal) / energy rented (aim: >= 0.99) and
+``OUT_OF_ENERGY`` receipts (aim: 0), TRX the chain burned per transfer with the rental
+(bandwidth, and any energy burned) and with the rental's price added, against burning
+all of it at the chain's prices (reported); and a check on the chain
+(``GET /sandbox/chain/transactions``): exactly one successful transfer per recipient.
+``--profile`` writes a cProfile of the timed part per size and prints its top entries.
+
+    .venv/bin/python bench/payout_send.py [--sizes 1000,10000] [--latency-ms 50]
+        [--poll 3] [--concurrency N] [--chunk N] [--profile DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import logging
+import os
+import pstats
+import random
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
+
+import requests
+from tronpy.keys import PrivateKey
+
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.payout import onchain
+from airflow_provider_tronenergy.payout import plan as preparation
+from airflow_provider_tronenergy.payout.funds import read_funds, refuse_unless_payable
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.rows import Payout, payouts
+from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step, next_step
+from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
+from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.protocol.energy import transfer_energy
+from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from airflow_provider_tronenergy.signer import LocalKeySigner
+
+USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+NODE_CONN = "tron_node_bench"
+HOLDER_SHARE = 70
+"""Percent of recipients that already hold USDT; the rest are first-time recipients."""
+TIME_AIM_S = {10_000: 180.0}
+MAX_REQUESTS_PER_PAYOUT = 2
+MIN_CHARGED_PER_RENTED = Decimal("0.99")
+
+
+class Control:
+    """The sandbox's control API (loopback, no auth)."""
+
+    def __init__(self, sandbox: SandboxProcess) -> None:
+        self.root = f"{sandbox.root_url}/sandbox"
+        self.local = threading.local()
+
+    def _session(self) -> requests.Session:
+        if not hasattr(self.local, "session"):
+            self.local.session = requests.Session()
+        session: requests.Session = self.local.session
+        return session
+
+    def call(self, method: str, path: str, body: Any = None, **query: str) -> Any:
+        response = self._session().request(method, self.root + path, json=body, params=query,
+                                           timeout=60)
+        response.raise_for_status()
+        return json.loads(response.text, parse_float=Decimal)["data"]
+
+
+class Counting:
+    """A stand-in that times (and counts) every public call of what it wraps, by method.
+
+    Calls from the sender's broadcast threads overlap, so their seconds add up to more
+    than the wall time they took."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.calls: Counter[str] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._inner, name)
+        if name.startswith("_") or not callable(attribute):
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.calls[name] += 1
+                    self.seconds[name] += time.perf_counter() - started
+
+        return counted
+
+    def report(self) -> str:
+        return ", ".join(f"{name} {self.calls[name]:,} ({self.seconds[name]:.1f} s)"
+                         for name in sorted(self.calls, key=lambda n: -self.seconds[n]))
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[str, str]]:
+    """``size`` distinct activated addresses, ``HOLDER_SHARE`` % of them USDT holders."""
+    kinds = ["holder"] * (size * HOLDER_SHARE // 100)
+    kinds += ["first-time"] * (size - len(kinds))
+    rng.shuffle(kinds)
+    made = [(random_address(), kind) for kind in kinds]
+
+    def seed(item: tuple[str, str]) -> None:
+        control.call("POST", f"/addresses/{item[0]}/activate")
+        if item[1] == "holder":
+            control.call("POST", f"/addresses/{item[0]}/holder", {"token": "USDT"})
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(seed, made))
+    return made
+
+
+def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list[dict[str, str]],
+         batch_id: str) -> tuple[dict[str, Any], int, Decimal]:
+    """Prepare the batch as the example DAG does and rent its energy through the service:
+    ``(plan, energy rented, TRX paid)``, once the wallet has the energy on chain."""
+    def check(address: str) -> dict[str, Any]:
+        result = client.check_address(address)
+        return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
+
+    with ThreadPoolExecutor(8) as pool:
+        checks = list(pool.map(check, preparation.recipients(rows)))
+    params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "100000000",
+              "batch_id": batch_id, "tron_node_conn_id": NODE_CONN, "trx_reserve": "0"}
+    chain = onchain.check_batch(rows, checks, params)
+    plan = preparation.plan_energy(client, rows, checks, params, chain)
+    bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
+              for o in plan["buy_orders"]]
+    rented, paid = 0, Decimal(0)
+    deadline = time.monotonic() + 120
+    for purchase in bought:
+        while (order := client.get_order(purchase.order_id)).status.value != "success":
+            if order.status.is_terminal() or time.monotonic() > deadline:
+                raise SystemExit(f"order {purchase.order_id} ended {order.status.value}")
+            time.sleep(0.5)
+        rented += int(order.energy_amount or purchase.energy_amount or 0)
+        paid += order.cost if order.cost is not None else purchase.cost
+    while node.get_resources(sender).energy_available < plan["total_energy"]:
+        if time.monotonic() > deadline:
+            raise SystemExit("the rented energy did not reach the wallet within 120 s")
+        time.sleep(0.5)
+    return plan, rented, paid
+
+
+def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
+    """Time ``owner.name`` (an instance's method) into ``phases[phase]``, wall time."""
+    method = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            phases[phase] += time.perf_counter() - started
+
+    setattr(owner, name, wrapper)
+
+
+def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
+               settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
+               poll: float) -> tuple[WatchStatus, dict[str, float], int]:
+    """What the operator's worker does: pre-flight, a send pass, the watch until settled.
+
+    Returns the final standing, seconds per phase (wall time; the send pass's split into
+    building and signing, broadcasting, and the rest: its journal writes and reads) and
+    the send passes made."""
+    phases: dict[str, float] = defaultdict(float)
+    passes = 0
+    watch = PayoutWatch(journal, node, batch_id)  # type: ignore[arg-type]  # a stand-in
+    while True:
+        started = time.perf_counter()
+        prices = node.get_chain_parameters()
+        sending = PayoutSender(journal, node, signer, settings,  # type: ignore[arg-type]
+                               scope="bench-worker", energy_fee_sun=prices.energy_fee)
+        timed(sending, "_sign", phases, "signing")
+        timed(sending, "_broadcast_all", phases, "broadcasting")
+        latest = sending.check_journaled(batch, sender, "USDT")
+        head = node.get_now_block()
+        to_sign = [p for p in batch if next_step(latest.get(p.identity), head.timestamp_ms,
+                                                 now=time.time(), lease_s=settings.lease_s)
+                   is Step.SIGN]
+        funds = read_funds(node, sender, to_sign, max_burn_trx=Decimal(0), prices=prices)
+        refuse_unless_payable(funds, signer_address=signer.address, token="USDT", decimals=6)
+        phases["pre-flight"] += time.perf_counter() - started
+        started = time.perf_counter()
+        sending.send(batch, sender=sender, token="USDT", batch_id=batch_id)
+        phases["send pass"] += time.perf_counter() - started
+        passes += 1
+        while True:
+            started = time.perf_counter()
+            status = watch.step()
+            phases["watch steps"] += time.perf_counter() - started
+            if status.done:
+                break
+            time.sleep(poll)
+            phases["watch sleeps"] += poll
+        if not status.to_sign or passes >= 5:
+            phases["journal and the rest"] = (
+                phases["send pass"] - phases["signing"]
+                - phases["broadcasting"])
+            return status, phases, passes
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
+             rng: random.Random, workdir: Path) -> bool:
+    """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
+    control = Control(sandbox)
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    control.call("POST", f"/addresses/{sender}/balances",
+                 {"trx": str(size + 1_000), "usdt": str(1_000 * size)})
+    batch_id = f"bench-{size}-{int(time.time())}"
+    started = time.perf_counter()
+    made = recipients(control, size, rng)
+    rows = [{"recipient": address, "amount": f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}"}
+            for address, _ in made]
+    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as plain:
+        plan, rented, paid = rent(client, plain, sender, rows, batch_id)
+    batch = payouts([{**row, "energy": r["energy"]} for row, r in
+                     zip(rows, plan["recipients"], strict=True)], batch_id=batch_id)
+    prepared = time.perf_counter() - started
+    fault = control.call("POST", "/faults", {"kind": "latency", "path": "/wallet*",
+                                             "latency_ms": args.latency_ms})
+    store = PayoutJournal(f"sqlite:///{workdir / 'payouts.db'}")  # the default: SQLite
+    store.ensure_schema()
+    journal = Counting(store)
+    settings = SendSettings(contract=USDT, **{k: v for k, v in (
+        ("concurrency", args.concurrency), ("chunk", args.chunk)) if v is not None})
+    signer = LocalKeySigner(key.hex())
+    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as client_node:
+        node = Counting(client_node)
+        profile = cProfile.Profile() if args.profile else None
+        load = os.getloadavg()[0]
+        cpu = (time.process_time(), cpu_seconds(sandbox.process.pid))
+        started = time.perf_counter()
+        if profile:
+            profile.enable()
+        status, phases, passes = send_batch(journal, node, signer, settings, batch, sender,
+                                            batch_id, args.poll)
+        if profile:
+            profile.disable()
+        elapsed = time.perf_counter() - started
+        phases["cpu: sender"] = time.process_time() - cpu[0]
+        phases["cpu: sandbox"] = cpu_seconds(sandbox.process.pid) - cpu[1]
+        phases["load"] = load
+    delayed = next(int(f["fired"]) for f in control.call("GET", "/faults")
+                   if f["id"] == fault["id"])
+    control.call("DELETE", f"/faults/{fault['id']}")
+    attempts = store.batch(batch_id)
+    store.close()
+    on_chain = control.call("GET", "/chain/transactions", owner=sender)
+    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as reader:
+        prices = reader.get_chain_parameters()
+    met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
+                 node, journal, delayed, attempts, on_chain, prices, made)
+    if profile:
+        path = Path(args.profile) / f"payout_send_{size}.prof"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        profile.dump_stats(str(path))
+        print(f"  profile: {path} (top by cumulative time below)")
+        pstats.Stats(str(path)).sort_stats("cumulative").print_stats(25)
+    return met
+
+
+def report(size: int, args: Any, plan: Mapping[str, Any], rented: int, paid: Decimal,
+           status: WatchStatus, phases: Mapping[str, float], passes: int, elapsed: float,
+           prepared: float, node: Counting, journal: Counting, delayed: int,
+           attempts: Sequence[Any], on_chain: Sequence[Mapping[str, Any]], prices: Any,
+           made: Sequence[tuple[str, str]]) -> bool:
+    """Print one size's figures, each against its aim; whether all were met."""
+    receipts = [a.receipt for a in attempts if a.receipt]
+    charged = sum(int(r["energy_total"]) for r in receipts)
+    out_of_energy = sum(r["result"] == "OUT_OF_ENERGY" for r in receipts)
+    burned_sun = sum(int(r["trx_burned_sun"]) for r in receipts)
+    bandwidth_sun = sum(int(r["bandwidth_burned_sun"]) for r in receipts)
+    energy_burned = sum(int(r["energy_burned"]) for r in receipts)
+    successes = Counter(t["to"] for t in on_chain
+                        if ((t.get("receipt") or {}).get("receipt") or {}).get("result")
+                        == "SUCCESS")
+    exactly_once = (len(successes) == size and set(successes.values()) == {1}
+                    and len(on_chain) == size)
+    requests_made = sum(node.calls.values())
+    per_payout = Decimal(requests_made) / size
+    kinds = Counter(kind for _, kind in made)
+    all_burned_sun = charged * prices.energy_fee + bandwidth_sun
+    with_rental_sun = burned_sun + int(paid * 1_000_000)
+    print(f"\n{size:,} payouts ({kinds['holder']:,} to USDT holders, {kinds['first-time']:,} "
+          f"first-time), {args.latency_ms} ms added to every node call; prepared and rented "
+          f"in {prepared:.1f} s ({len(plan['buy_orders'])} orders, {rented:,} energy, "
+          f"{paid} TRX)")
+    print(f"  settled: {status.confirmed:,} confirmed, {status.failed} failed, "
+          f"{status.in_flight} in flight, {passes} send pass(es); on chain: "
+          f"{sum(successes.values()):,} successful transfers of {len(on_chain):,}, exactly one "
+          f"per recipient: {'yes' if exactly_once else 'NO'}")
+    print(f"  phases: pre-flight {phases['pre-flight']:.1f} s, send pass "
+          f"{phases['send pass']:.1f} s (building and signing {phases['signing']:.1f} s, "
+          f"broadcasting {phases['broadcasting']:.1f} s, journal and the rest "
+          f"{phases['journal and the rest']:.1f} s), watch steps {phases['watch steps']:.1f} s,"
+          f" watch sleeps {phases['watch sleeps']:.1f} s")
+    print(f"  CPU while timed: this process {phases['cpu: sender']:.1f} s, the sandbox "
+          f"{phases['cpu: sandbox']:.1f} s, in {elapsed:.1f} s on {os.cpu_count()} cores "
+          f"(load average {phases['load']:.1f} when it started)")
+    print(f"  node calls: {node.report()}")
+    print(f"  journal calls: {journal.report()}")
+    aim_s = TIME_AIM_S.get(size)
+    time_met = aim_s is None or elapsed < aim_s
+    print(f"  time                  : {elapsed:7.1f} s ({elapsed / size * 1000:.1f} ms per payout)"
+          + (f"; / aim {aim_s:.0f} s: {elapsed / aim_s:.2f}: {verdict(time_met)}" if aim_s
+             else " (no aim at this size)"))
+    requests_met = per_payout <= MAX_REQUESTS_PER_PAYOUT
+    print(f"  node requests/payout  : {per_payout:7.3f} ({requests_made:,} calls; the sandbox "
+          f"delayed {delayed:,}); / aim {MAX_REQUESTS_PER_PAYOUT}: "
+          f"{per_payout / MAX_REQUESTS_PER_PAYOUT:.2f}: {verdict(requests_met)}")
+    ratio = Decimal(charged) / rented if rented else Decimal(0)
+    energy_met = ratio >= MIN_CHARGED_PER_RENTED and out_of_energy == 0
+    print(f"  charged / rented      : {ratio:7.4f} ({charged:,} / {rented:,} energy; "
+          f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim >= "
+          f"{MIN_CHARGED_PER_RENTED}, 0: {verdict(energy_met)}")
+    print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
+          f"(bandwidth {bandwidth_sun / size / 1e6:.4f}), + the rental's price "
+          f"{with_rental_sun / size / 1e6:.4f}; burning it all {all_burned_sun / size / 1e6:.4f}"
+          f" ({prices.energy_fee} sun/energy): ratios {burned_sun / all_burned_sun:.4f} and "
+          f"{with_rental_sun / all_burned_sun:.4f}")
+    return (time_met and requests_met and energy_met and exactly_once
+            and status.confirmed == size)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument("--poll", type=float, default=3.0,
+                        help="seconds between watch steps (the operator's poll_interval)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="SendSettings.concurrency (default: the package's)")
+    parser.add_argument("--chunk", type=int, default=None,
+                        help="SendSettings.chunk (default: the package's)")
+    parser.add_argument("--profile", default="", help="a folder for cProfile output")
+    parser.add_argument("--seed", type=int, default=25)
+    args = parser.parse_args()
+    logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    sandbox = start_sandbox("--time-scale", "1", "--balance", "100000000")
+    defaults = SendSettings(contract=USDT)
+    print(f"sandbox chain (its own process, a block every 3 s), SendSettings concurrency "
+          f"{args.concurrency or defaults.concurrency}, chunk {args.chunk or defaults.chunk}, "
+          f"watch every {args.poll:g} s")
+    try:
+        os.environ[f"AIRFLOW_CONN_{NODE_CONN.upper()}"] = json.dumps(
+            {"conn_type": "tron_node", "host": sandbox.root_url})
+        rng = random.Random(args.seed)
+        with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
+            met = {size: run_size(sandbox, client, size, args, rng,
+                                  Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")))
+                   for size in sizes}
+    finally:
+        sandbox.stop()
+    print(f"\nevery aim: {verdict(all(met.values()))} "
+          f"({', '.join(f'{s:,}: {verdict(m)}' for s, m in met.items())})")
+
+
+if __name__ == "__main__":
+    main()
