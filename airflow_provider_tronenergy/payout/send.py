@@ -176,9 +176,13 @@ class PayoutSender:
         by_step[Step.JUDGE] = []
         self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
         if by_step[Step.SIGN]:
-            latest = self.journal.latest(p.identity for p in by_step[Step.SIGN])
+            # Claims follow the attempts judged above, never a newer read: an attempt another
+            # worker claimed since must make this claim lose, not become the one it follows.
             for start in range(0, len(by_step[Step.SIGN]), self.settings.chunk):
                 chunk = by_step[Step.SIGN][start:start + self.settings.chunk]
+                # A fresh head per chunk: judging and earlier chunks take time, and an
+                # expiration counted from the pass's first head may be gone on arrival.
+                head = self.node.get_now_block()
                 self._sign_and_send(chunk, latest, head, sender, token, batch_id, done)
         for step, group in by_step.items():
             for payout in group:

@@ -1,0 +1,178 @@
+"""A payout worker as an OS process of its own, for the drills (tests/payout/test_drills.py).
+
+``python -m support.payout_worker SPEC.json`` (PYTHONPATH holding tests/) or by path. It
+opens the journal, a :class:`TronNodeClient` to the sandbox and a
+:class:`LocalKeySigner`, then runs :meth:`PayoutSender.send` passes and
+:meth:`PayoutWatch.step` until the batch is settled, as the operator does, and prints a
+JSON summary on its last line. The key comes from ``TRONENERGY_DRILL_KEY`` (never argv:
+``/proc/<pid>/cmdline`` is world-readable); the spec file holds nothing secret.
+
+Crash injection, by environment (a drill, not the package, wraps the journal and the node):
+
+* ``TRONENERGY_DRILL_KILL``: ``after_journal`` (a ``record_signed`` committed, nothing of it
+  broadcast yet), ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has
+  not written it) or ``during_confirm`` (a ``record_outcomes`` call wrote the first half of
+  its receipts: a kill between two of its commits);
+* ``TRONENERGY_DRILL_KILL_AT``: at its N-th occurrence (default 1) the worker SIGKILLs itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.models import BroadcastAnswer
+from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, Signed
+from airflow_provider_tronenergy.payout.rows import payouts
+from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step
+from airflow_provider_tronenergy.payout.watch import PayoutWatch
+from airflow_provider_tronenergy.signer import LocalKeySigner
+
+KEY_ENV = "TRONENERGY_DRILL_KEY"
+KILL_ENV = "TRONENERGY_DRILL_KILL"
+KILL_AT_ENV = "TRONENERGY_DRILL_KILL_AT"
+POINTS = ("after_journal", "after_broadcast", "during_confirm")
+
+
+class Kill:
+    """Counts occurrences of the armed point; SIGKILLs this process at the N-th."""
+
+    def __init__(self, point: str | None, at: int) -> None:
+        if point is not None and point not in POINTS:
+            raise SystemExit(f"{KILL_ENV} must be one of {', '.join(POINTS)}")
+        self.point, self.at, self.seen = point, at, 0
+        self._lock = threading.Lock()
+
+    def due(self, point: str) -> bool:
+        """Count one occurrence of ``point``; whether it is the one to die at."""
+        if point != self.point:
+            return False
+        with self._lock:
+            self.seen += 1
+            return self.seen == self.at
+
+    @staticmethod
+    def now() -> None:
+        """No cleanup, no flush: what a crash, an OOM kill or a lost machine leaves."""
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class DrillJournal(PayoutJournal):
+    """The package's journal, with the two journal-side kill points."""
+
+    kill: Kill
+
+    def record_signed(self, signed: Sequence[Signed]) -> tuple[list[Signed], list[Signed]]:
+        """Journal as the package does; die once it committed, before any broadcast."""
+        done, refused = super().record_signed(signed)
+        if done and self.kill.due("after_journal"):
+            self.kill.now()
+        return done, refused
+
+    def record_outcomes(self, outcomes: Sequence[tuple[Attempt, bool, int, dict[str, Any]]]
+                        ) -> int:
+        """Record receipts; at the kill point, only the first half of them, then die."""
+        if outcomes and self.kill.due("during_confirm"):
+            super().record_outcomes(outcomes[:max(1, len(outcomes) // 2)])
+            self.kill.now()
+        return super().record_outcomes(outcomes)
+
+
+class DrillNode(TronNodeClient):
+    """The package's node client, with the broadcast-side kill point."""
+
+    kill: Kill
+
+    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
+        """Broadcast; die once the node accepted it, before the journal hears of it."""
+        answer = super().broadcast(signed)
+        if answer.accepted and self.kill.due("after_broadcast"):
+            self.kill.now()
+        return answer
+
+
+def _wait_for_go(spec: dict[str, Any]) -> None:
+    """Two workers start together: say ready, wait for the test's go (files)."""
+    ready, go = spec.get("ready_file"), spec.get("go_file")
+    if ready:
+        Path(ready).touch()
+    if go:
+        deadline = time.monotonic() + 60
+        while not Path(go).exists():
+            if time.monotonic() > deadline:
+                raise SystemExit("no go from the test within 60 s")
+            time.sleep(0.005)
+
+
+def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
+    """Send and watch the spec's batch until it is settled; what each pass did."""
+    journal = DrillJournal(spec["journal"], schema=spec.get("schema"))
+    journal.kill = kill
+    node = DrillNode(spec["node"], usdt_contract=spec["contract"],
+                     max_retries=int(spec.get("max_retries", 0)))
+    node.kill = kill
+    signer = LocalKeySigner(key_hex)
+    rows = payouts(spec["rows"], batch_id=spec["batch_id"])
+    settings = SendSettings(contract=spec["contract"], expiration_s=int(spec["expiration_s"]),
+                            chunk=int(spec.get("chunk", 200)),
+                            lease_s=float(spec.get("lease_s", 120)))
+    sender = PayoutSender(journal, node, signer, settings, scope=spec["scope"],
+                          energy_fee_sun=node.get_chain_parameters().energy_fee)
+    watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)))
+    passes: list[dict[str, Any]] = []
+    node_errors = 0
+    deadline = time.monotonic() + float(spec.get("timeout", 120))
+    _wait_for_go(spec)
+    while True:
+        started = time.monotonic()
+        try:
+            done = sender.send(rows, sender=spec["sender"], token="USDT",
+                               batch_id=spec["batch_id"])
+            status = watch.step()
+        except NodeError:  # a node read failed: the next pass reads the journal again
+            node_errors += 1
+            time.sleep(0.05)
+            continue
+        passes.append({"signed": done.signed, "broadcast": done.broadcast,
+                       "accepted": done.accepted, "answers": len(done.answers),
+                       **{s.value: done.count(s) for s in Step if done.count(s)},
+                       "seconds": round(time.monotonic() - started, 3),
+                       "status": status.to_event()})
+        if status.done and status.to_sign == 0 and status.total == len(rows):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"batch not settled in time: {status}")
+        time.sleep(float(spec.get("poll", 0.05)))
+    node.close()
+    journal.close()
+    return {"scope": spec["scope"], "passes": passes, "node_errors": node_errors,
+            "process_s": round(time.process_time(), 3),
+            "status": passes[-1]["status"]}
+
+
+def main(argv: Sequence[str]) -> int:
+    """``payout_worker SPEC.json``: the summary as JSON on stdout's last line."""
+    if len(argv) != 1:
+        print("usage: payout_worker SPEC.json (key in $TRONENERGY_DRILL_KEY)", file=sys.stderr)
+        return 2
+    key_hex = os.environ.pop(KEY_ENV, "")
+    if not key_hex:
+        print(f"${KEY_ENV} holds the sender's key", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(argv[0]).read_text())
+    kill = Kill(os.environ.get(KILL_ENV) or None, int(os.environ.get(KILL_AT_ENV) or 1))
+    print(json.dumps(run(spec, key_hex, kill)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
