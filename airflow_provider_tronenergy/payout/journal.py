@@ -297,8 +297,12 @@ class PayoutJournal:
     def claim(self, claims: Sequence[Claim], scope: str) -> tuple[list[Attempt], list[str]]:
         """Write ``signing`` for the next attempt of each claim: ``(won, lost identities)``.
 
-        All in one transaction when nobody raced; otherwise one by one, and an identity
-        whose next attempt another worker wrote first is lost (follow that worker's).
+        A claim is lost unless, in the same transaction, the payout's newest attempt is
+        still the one it follows (``after``, or none) and, as the database holds it now,
+        allows a new signature: a takeover that came too late (the claim's worker
+        journaled first) or a newer attempt by another worker makes this claim lose,
+        and the worker follows that transaction instead. Two workers inserting the same
+        attempt collide on UNIQUE (identity, attempt): one wins.
         """
         now = _ms(time.time())
 
@@ -313,12 +317,19 @@ class PayoutJournal:
         try:
             with self._write() as conn:
                 for chunk in _chunks(claims):
-                    conn.execute(self.attempts.insert(), [values(c) for c in chunk])
+                    fresh = self._still_next(conn, chunk)
+                    lost.extend(c.identity for c in chunk if c not in fresh)
+                    if fresh:
+                        conn.execute(self.attempts.insert(), [values(c) for c in fresh])
         except sa.exc.IntegrityError:
+            lost = []
             for claim in claims:
                 try:
                     with self._write() as conn:
-                        conn.execute(self.attempts.insert().values(**values(claim)))
+                        if self._still_next(conn, [claim]):
+                            conn.execute(self.attempts.insert().values(**values(claim)))
+                        else:
+                            lost.append(claim.identity)
                 except sa.exc.IntegrityError:
                     lost.append(claim.identity)
         newest = self.latest(c.identity for c in claims if c.identity not in lost)
@@ -327,6 +338,28 @@ class PayoutJournal:
         lost.extend(c.identity for c in claims
                     if c.identity not in lost and c.identity not in {a.identity for a in won})
         return won, lost
+
+    def _still_next(self, conn: Connection, claims: Sequence[Claim]) -> list[Claim]:
+        """The claims whose ``after`` is still their payout's newest attempt, in a state
+        that allows a new signature (read in ``conn``'s transaction)."""
+        c = self.attempts.c
+        rows = conn.execute(sa.select(c.id, c.identity, c.attempt, c.state).where(
+            c.identity.in_([claim.identity for claim in claims]))).all()
+        newest: dict[str, Any] = {}
+        for row in rows:
+            if row.identity not in newest or row.attempt > newest[row.identity].attempt:
+                newest[row.identity] = row
+        fresh = []
+        for claim in claims:
+            held = newest.get(claim.identity)
+            if claim.after is None:
+                ok = held is None
+            else:
+                ok = (held is not None and held.id == claim.after.id
+                      and PayoutState(held.state).may_sign_next())
+            if ok:
+                fresh.append(claim)
+        return fresh
 
     def record_signed(self, signed: Sequence[Signed]) -> tuple[list[Signed], list[Signed]]:
         """Journal each signed transaction, only while its claim is still this worker's:

@@ -146,3 +146,28 @@ def test_judging_moves_only_attempts_still_in_flight(make):
     assert journal.record_outcomes([(live, True, 5, {})]) == 1
     assert journal.mark_expired([live], "late") == 0  # confirmed stays confirmed
     assert journal.batch("b")[0].state is PayoutState.CONFIRMED
+
+
+def test_a_claim_following_an_attempt_that_can_still_execute_loses(make):
+    journal = make()
+    [first], _ = journal.claim([claim("id:p1")], "w1")
+    # A second worker saw the claim stale, but its worker journaled before the takeover:
+    journal.record_signed([signed(first, "ff" * 32)])
+    assert journal.take_over([first], "stale") == 0
+    won, lost = journal.claim([claim("id:p1", after=first)], "w2")
+    assert won == [] and lost == ["id:p1"]  # no second signature while the first can execute
+    assert [a.state for a in journal.history("id:p1")] == [PayoutState.SIGNED]
+
+
+def test_a_claim_following_an_old_read_loses_to_a_newer_attempt(make):
+    journal = make()
+    [first], _ = journal.claim([claim("id:p1")], "w1")
+    won, lost = journal.claim([claim("id:p1")], "w2")  # it read "no attempt yet"
+    assert won == [] and lost == ["id:p1"]
+    journal.record_signed([signed(first, "ee" * 32)])
+    journal.mark_expired(journal.batch("b"), "judged")
+    [expired] = journal.batch("b")
+    [second], _ = journal.claim([claim("id:p1", after=expired)], "w2")
+    assert second.attempt == 2
+    won, lost = journal.claim([claim("id:p1", after=expired)], "w3")  # w3's read is old now
+    assert won == [] and lost == ["id:p1"]
