@@ -196,15 +196,20 @@ class PayoutSender:
         if not attempts:
             return {}
         solid = self.node.get_solid_block()
-        steps: dict[str, Step] = {}
+        steps: dict[str, Step] = {a.identity: Step.WAIT for a in attempts
+                                  if solid.timestamp_ms <= (a.expiration_ms or 0)}
+        past = [a for a in attempts if a.identity not in steps]
+
+        def receipt(attempt: Attempt) -> TransactionInfo | None:
+            assert attempt.txid is not None
+            return self.node.get_transaction_info(attempt.txid, solidified=True)
+
+        workers = max(1, min(self.settings.concurrency, len(past)))
+        with ThreadPoolExecutor(workers, thread_name_prefix="tronenergy-judge") as pool:
+            receipts = list(pool.map(receipt, past))  # one read each, side by side
         expired: list[Attempt] = []
         outcomes = []
-        for attempt in attempts:
-            assert attempt.expiration_ms is not None and attempt.txid is not None
-            if solid.timestamp_ms <= attempt.expiration_ms:
-                steps[attempt.identity] = Step.WAIT
-                continue
-            info = self.node.get_transaction_info(attempt.txid, solidified=True)
+        for attempt, info in zip(past, receipts, strict=True):
             if info is None:
                 expired.append(attempt)
                 steps[attempt.identity] = Step.SIGN
