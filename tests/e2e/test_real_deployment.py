@@ -43,6 +43,7 @@ from typing import Any
 import psycopg2  # a dev dependency: its absence is a broken set-up, not a reason to skip
 import pytest
 import requests
+from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -55,6 +56,7 @@ EXAMPLE_DAGS = ROOT / "example_dags"
 AIRFLOW = str(Path(sys.executable).with_name("airflow"))
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 PAYOUT_DAG = "batch_payout_preparation"
+SEND_DAG = "batch_payout_send"
 REGISTER_DAG = "deposit_addresses_register"
 CREDIT_DAG = "deposit_credit"
 DEPOSITS = "tronenergy://deposits"  # the Asset's name (Airflow normalises its uri)
@@ -117,6 +119,12 @@ class Metadata:
         found = self.rows("SELECT state FROM dag_run WHERE dag_id = %s AND run_id = %s",
                           dag_id, run_id)
         return found[0][0] if found else None
+
+    def runs(self, dag_id: str) -> list[tuple[str, str, str]]:
+        """``(run_id, run_type, state)`` of every run of ``dag_id``, oldest first."""
+        return [(r[0], r[1], r[2]) for r in self.rows(
+            "SELECT run_id, run_type, state FROM dag_run WHERE dag_id = %s ORDER BY id",
+            dag_id)]
 
     def deposit_events(self) -> list[dict[str, Any]]:
         """The ``tronenergy://deposits`` Asset events' payloads, oldest first."""
@@ -267,7 +275,7 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float,
 
 
 def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
-                store_url: str, deposit_address: str) -> dict[str, str]:
+                store_url: str, deposit_address: str, signer_key: str) -> dict[str, str]:
     from cryptography.fernet import Fernet
 
     base = f"http://127.0.0.1:{port}"
@@ -318,6 +326,14 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
+        # Sending: the node (the sandbox), the hot wallet's key, and one journal that the
+        # worker (signs, journals) and the triggerer (records receipts) share.
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
+                                                      "host": sandbox.root_url}),
+        "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": json.dumps({"conn_type": "tron_signer",
+                                                        "password": signer_key}),
+        "TRONENERGY_PURCHASE_JOURNAL":
+            f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
         "PYTHONUNBUFFERED": "1",
     })
     return env
@@ -368,8 +384,8 @@ class Api:
         assert r.status_code == 200, r.text
         return json.loads(r.text, parse_float=Decimal)["data"]
 
-    def wallet(self, *, activated: bool, holder: bool) -> str:
-        address = random_address()
+    def wallet(self, *, activated: bool, holder: bool, address: str | None = None) -> str:
+        address = address or random_address()
         if activated:
             self.control("POST", f"/addresses/{address}/activate")
         if holder:
@@ -401,6 +417,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
     callback_url = f"{base}/tronenergy/callbacks"
     store_url = f"sqlite:///{tmp_path / 'callbacks.db'}"
     deposit_address = random_address()
+    key = PrivateKey.random()
     db = Metadata(pg_database)
     timings: dict[str, float] = {}
 
@@ -411,7 +428,8 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
                             log_level="info", log_file=str(tmp_path / "sandbox.log"))
     components: list[Component] = []
     try:
-        env = airflow_env(home, pg_database, port, sandbox, store_url, deposit_address)
+        env = airflow_env(home, pg_database, port, sandbox, store_url, deposit_address,
+                          key.hex())
         migrated = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True,
                                   text=True, timeout=240)
         assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-4000:]
@@ -433,20 +451,23 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
         wait_for("the api-server", lambda: api.status("/api/v2/version") == 200, 90, components)
         wait_for("the receiver plugin", lambda: api.status("/tronenergy/health") == 200, 30,
                  components)
-        for dag_id in (PAYOUT_DAG, REGISTER_DAG, CREDIT_DAG):
+        for dag_id in (PAYOUT_DAG, SEND_DAG, REGISTER_DAG, CREDIT_DAG):
             wait_for(f"{dag_id} to be parsed",
                      lambda d=dag_id: api.status(f"/api/v2/dags/{d}") == 200, 90, components)
         assert api.get("/api/v2/importErrors").json()["total_entries"] == 0
         mark("components up, DAGs parsed")
 
-        for dag_id in (PAYOUT_DAG, REGISTER_DAG, CREDIT_DAG):
+        for dag_id in (PAYOUT_DAG, SEND_DAG, REGISTER_DAG, CREDIT_DAG):
             api.unpause(dag_id)
 
         # -- deposit address registered with the service by the example DAG ----------------
         register_run = api.trigger(REGISTER_DAG)
 
         # -- the payout batch: 2 USDT holders, 1 first-time and 1 inactive recipient --------
-        sender = api.wallet(activated=True, holder=True)
+        # The hot wallet is a key the deployment signs with (tron_signer), funded on chain.
+        sender = key.public_key.to_base58check_address()
+        api.wallet(activated=True, holder=True, address=sender)
+        api.control("POST", f"/addresses/{sender}/balances", {"trx": "200", "usdt": "5000"})
         recipients = [api.wallet(activated=True, holder=True) for _ in range(2)] + [
             api.wallet(activated=True, holder=False), api.wallet(activated=False, holder=False)]
         payouts = tmp_path / "payouts.csv"
@@ -454,7 +475,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             f"{address},{100 + i}.25\n" for i, address in enumerate(recipients)))
         payout_run = api.trigger(PAYOUT_DAG, {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100"})
+            "max_cost_trx": "100", "tron_node_conn_id": ""})  # prepared without the node
 
         def finished(dag_id: str, run_id: str) -> str | None:
             state = db.run_state(dag_id, run_id)
@@ -478,6 +499,25 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
         assert [o["target_address"] for o in activations] == [recipients[3]]
         assert ready["transfers"] == 4 and ready["activations"] == 1
         assert Decimal(ready["saving"]) > 0
+
+        # -- the payout batch ready event runs batch_payout_send: each payout sent once ----
+        def sent_run() -> tuple[str, str] | None:
+            done = [(r[0], r[2]) for r in db.runs(SEND_DAG) if r[2] in ("success", "failed")]
+            return done[0] if done else None
+
+        send_run, send_state = wait_for(f"{SEND_DAG} run on the event", sent_run, 180,
+                                        components)
+        assert send_state == "success", db.snapshot()
+        assert [r[1] for r in db.runs(SEND_DAG)] == ["asset_triggered"]
+        sent = api.xcom(SEND_DAG, send_run, "publish_payouts_sent")
+        assert sent["states"] == {"confirmed": 4}
+        on_chain = api.control("GET", f"/chain/transactions?owner={sender}")
+        assert sorted(t["to"] for t in on_chain) == sorted(recipients)
+        assert all(t["receipt"]["receipt"]["result"] == "SUCCESS" for t in on_chain)
+        assert {p["txid"] for p in sent["payouts"]} == {t["txid"] for t in on_chain}
+        assert sent["energy_charged"] == sum(t["receipt"]["receipt"]["energy_usage_total"]
+                                             for t in on_chain)
+        mark("payouts sent on the event")
 
         # -- first deposit: one callback, one Asset event, one deposit_credit run ----------
         # The watcher's trigger exists once deposit_credit is unpaused and re-parsed; a new
