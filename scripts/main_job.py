@@ -1,10 +1,22 @@
-"""The main job: the batch-payout DAG end to end against the embedded sandbox.
+"""The main job: the batch-payout DAGs end to end against the embedded sandbox.
 
 Run through ``bash scripts/main.sh`` (which makes the virtual environment). It
-starts a sandbox on a free loopback port, configures the ``tronenergy``
-connection through the environment, runs ``airflow dags test
-batch_payout_preparation`` in a fresh AIRFLOW_HOME on SQLite, prints a short
-report, and stops everything it started, on success, failure or Ctrl-C.
+starts a sandbox (the energy service and the TRON chain) on a free loopback port,
+configures the ``tronenergy`` and ``tron_node`` connections through the environment,
+registers a deposit address, runs ``airflow dags test batch_payout_preparation``
+then ``batch_payout_send`` twice (the second run sends nothing: counted on chain) on
+fresh SQLite metadata, lets the deposit DAG credit the payout that went to the
+deposit address, prints a report, and stops everything it started, on success,
+failure or Ctrl-C.
+
+The hot wallet is a key this job generates: the send runs get it only through their
+environment (``AIRFLOW_CONN_TRON_SIGNER_DEFAULT``), never on a command line, in the
+output or in a file under ``.main-job/``.
+
+Each ``airflow dags test`` costs some 14 s of one core, mostly Airflow starting. The
+deposit DAGs run on a copy of the metadata database (SQLite takes one writer at a
+time), so that registering overlaps the preparation and crediting the second send
+run; each run's progress is shown in the report's order, not as it interleaves.
 
 The report is plain text: bold only on a terminal (never with ``NO_COLOR``), and
 no log line of Airflow's (``[info] ... loc=...``) reaches it: the DAG runs' output
@@ -16,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sqlite3
 import subprocess
@@ -28,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from main_airflow import AIRFLOW, DagTest, read_result
+from main_report import report_lines, short
+from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox, stop_process
@@ -35,9 +49,6 @@ from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sa
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".main-job"
 DAG_ID = "batch_payout_preparation"
-LOG_LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<message>.*?)\s+\[[^\]\s]+\]"
-                      r"(?:\s+\w+=\S+)*\s*$")
-"""A line of Airflow's console log: ``<time> [info     ] <message>  [<logger>] loc=...``."""
 
 
 def bold(text: str) -> str:
@@ -66,6 +77,11 @@ class Sandbox:
         response.raise_for_status()
         return json.loads(response.text, parse_float=Decimal)["data"]
 
+    def transactions(self, owner: str) -> list[dict[str, Any]]:
+        """Every transaction from ``owner`` the chain accepted: executed, waiting or dropped."""
+        return [tx for status in ("executed", "pending", "dropped")
+                for tx in self.call("GET", f"/chain/transactions?owner={owner}&status={status}")]
+
     def wallet(self, *, activated: bool, holder: bool) -> str:
         address = random_address()
         if activated:
@@ -75,7 +91,8 @@ class Sandbox:
         return address
 
 
-def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
+def metadata_env(home: Path) -> dict[str, str]:
+    """Airflow's settings for a home of its own: SQLite metadata, the example DAGs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update({
         "AIRFLOW_HOME": str(home),
@@ -84,7 +101,15 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
         "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
         "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
         "NO_COLOR": "1",  # the DAG runs' logs are files: no colour codes in them
-        # The sandbox is also a TRON node: the payout DAG reads the chain through it.
+    })
+    return env
+
+
+def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
+    """The DAG runs' environment: the connections to the sandbox (service and node)."""
+    env = metadata_env(home)
+    env.update({
+        # The sandbox is also a TRON node: the payout DAGs read the chain through it.
         "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
                                                       "host": sandbox.root_url}),
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
@@ -93,133 +118,6 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
             "extra": {"webhook_secret": sandbox.webhook_secret}}),
     })
     return env
-
-
-def log_message(line: str) -> str | None:
-    """The message of one of Airflow's console log lines; None for any other line."""
-    found = LOG_LINE.match(line.rstrip("\n"))
-    return found["message"].strip() if found else None
-
-
-def run_dag_test(env: dict[str, str], conf: dict[str, Any], log: Path,
-                 dag_id: str = DAG_ID) -> int:
-    """``airflow dags test``, its output to ``log``; shown: each task as it ends, and the
-    message (never the raw line) of each purchase and credit."""
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "airflow", "dags", "test", dag_id, "-c", json.dumps(conf)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        assert process.stdout is not None
-        for line in process.stdout:
-            out.write(line)
-            if "[DAG TEST] end task" in line:
-                task = line.split("task_id=", 1)[1].split()[0]
-                detail(f"done: {task}")
-            elif (message := log_message(line)) and (
-                    message.startswith("credited ")
-                    or (message.startswith("bought ") and " energy for " in message)):
-                detail(message)
-        return process.wait()
-
-
-def read_result(home: Path, dag_id: str = DAG_ID,
-                task_id: str = "publish_batch_ready") -> Any:
-    with sqlite3.connect(home / "airflow.db") as db:
-        row = db.execute(
-            "SELECT value FROM xcom WHERE dag_id = ? AND task_id = ? "
-            "AND key = 'return_value' ORDER BY timestamp DESC LIMIT 1",
-            (dag_id, task_id)).fetchone()
-    if row is None:
-        return None
-    value = row[0]
-    while isinstance(value, (str, bytes)):
-        value = json.loads(value, parse_float=Decimal)
-    return value
-
-
-def report(ready: dict[str, Any], orders: list[dict[str, Any]]) -> None:
-    """The batch as a person checks it: units in every header, the event's own figures."""
-    step("report")
-    detail(f"{'recipient':36} {'amount':>10} {'energy':>9} {'energy cost':>12} "
-           f"{'activated':>10}")
-    detail(f"{'':36} {'USDT':>10} {'energy':>9} {'TRX':>12}")
-    rows = ready["recipients"]
-    for row in rows:
-        detail(f"{row['recipient']:36} {row['amount']:>10} {row['energy']:>9,} "
-               f"{row['energy_cost']:>12} {'yes' if row['activated'] else '':>10}")
-    amounts = sum((Decimal(row["amount"]) for row in rows), Decimal(0))
-    paid = sum((Decimal(row["energy_cost"]) for row in rows), Decimal(0))
-    detail(f"{'total':36} {amounts.normalize():>10f} {ready['total_energy']:>9,} "
-           f"{paid.normalize():>12f} {ready['activations']:>10}")
-    detail("(energy cost: each recipient's share, by energy, of what the energy orders cost)")
-    detail("")
-    detail(f"transfers prepared      {ready['transfers']}")
-    detail(f"recipients activated    {ready['activations']} ({ready['activation_cost']} TRX)")
-    chain, confirmation = ready["onchain"], ready["confirmation"]
-    if chain.get("onchain"):
-        wallet = chain["wallet"]
-        detail(f"hot wallet before       {wallet['trx']} TRX, {wallet['usdt']} USDT, "
-               f"{wallet['energy_available']:,} energy available")
-        detail(f"energy needed           {ready['total_energy']:,} energy "
-               f"({chain['estimated_by_node']} transfers estimated by the node)")
-        detail(f"energy on hand used     {ready['energy_on_hand_used']:,} energy "
-               "(the wallet's own: not rented, so not saved by renting)")
-    else:
-        detail(f"on-chain checks         none ({chain.get('reason')})")
-        detail(f"energy needed           {ready['total_energy']:,} energy")
-    detail(f"energy rented           {ready['energy_bought']:,} energy for "
-           f"{ready['rent_time']} h in {len(ready['orders'])} "
-           f"order{'' if len(ready['orders']) == 1 else 's'}:")
-    for order in ready["orders"]:
-        detail(f"   {order['mode']:10} {order['energy']:>9,} energy  {order['cost']:>10} TRX  "
-               f"{order['status']}  tx {str(order.get('tx_hash'))[:16]}...")
-    for tx in confirmation.get("confirmed", []):
-        detail(f"   confirmed on chain: tx {tx['tx_hash'][:16]}... in block {tx['block_number']}"
-               f"{' (solidified)' if tx['solidified'] else ''}")
-    if confirmation.get("onchain") is not False:
-        detail(f"energy available after  {confirmation['energy_available']:,} energy")
-    prices = ready.get("prices") or {}
-    if prices:
-        source = prices["source"]
-        detail(f"burn prices             {prices['energy_sun']} sun per energy "
-               f"({source['energy_price']}), {prices['bandwidth_sun']} sun per bandwidth byte "
-               f"({source['bandwidth_price']}), {Decimal(prices['activation_sun']) / 10**6} TRX "
-               f"per account ({source['activation_fee']}); USDT energy factor "
-               f"{prices['energy_factor']} ({source['energy_factor']})")
-    detail("")
-    for line in money_lines(ready):
-        detail(line)
-    detail(f"sandbox orders placed   {len(orders)} "
-           f"({sum(o['kind'] == 'activate' for o in orders)} activations)")
-
-
-def money_lines(ready: dict[str, Any]) -> list[str]:
-    """The event's money figures, each with what it compares (its ``figures``, shortened)."""
-    provided = min(ready["energy_bought"],
-                   ready["total_energy"] - ready["energy_on_hand_used"])
-    sun = (ready.get("prices") or {}).get("energy_sun", "?")
-    factor = ready["saving_factor"]
-    rows = [
-        ("paid for energy", ready["energy_cost"],
-         "what the orders cost (the recipients' energy cost sums to it)"),
-        ("burning instead", ready["burn_cost_bought"],
-         f"the {provided:,} energy renting provided, burned at {sun} sun per energy"),
-        ("saved by renting", ready["saving"],
-         "burning instead - paid for energy"
-         + (f" (burning costs {factor}x as much)" if factor else "")),
-        ("renting it all", ready["whole_batch_rental_cost"],
-         f"all {ready['total_energy']:,} energy at {ready['price_per_10k']} TRX per 10,000 energy"),
-        ("saved by energy on hand", ready["saving_vs_whole_rental"],
-         "renting it all - paid for energy"),
-        ("burning it all", ready["burn_cost"],
-         f"all {ready['total_energy']:,} energy burned, none on hand"),
-        ("activations", ready["activation_cost"],
-         f"{ready['activations']} recipient{'' if ready['activations'] == 1 else 's'} "
-         "activated"),
-        ("total spent", ready["total_cost"], "paid for energy + activations"),
-    ]
-    return ([f"{'money':24}{'TRX':>12}  what it compares"]
-            + [f"{name:24}{value:>12}  {what}" for name, value, what in rows])
 
 
 class Receiver:
@@ -274,48 +172,139 @@ def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[
     return asyncio.run(asyncio.wait_for(first(), timeout=60))
 
 
-def deposits(env: dict[str, str], world: Sandbox, receiver: Receiver) -> list[dict[str, Any]]:
-    """Register a deposit address, pay into it, and let the deposit DAG credit it once."""
-    from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
-    store_url = env["TRONENERGY_CALLBACK_STORE"]
-    (deposit_address,) = json.loads(env["AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES"])
-    step("registering the deposit address (deposit_addresses_register DAG)")
-    if run_dag_test(env, {}, WORK / "dag-register.log", "deposit_addresses_register") != 0:
-        raise RuntimeError("deposit_addresses_register failed; see .main-job/dag-register.log")
-    store = CallbackStore(store_url)
-    store.start_offset("deposit_credit")  # the watcher starts now: older transfers never fire
-    step(f"a customer deposits 250.75 USDT into {deposit_address}")
-    tx = world.call("POST", "/transfers", {"from": random_address(), "to": deposit_address,
-                                           "amount": "250.75", "token": "USDT"})["tx_hash"]
-    detail(f"on-chain tx {tx[:16]}...; the service calls back {receiver.url}")
-    transfer = first_watched_transfer(store_url, deposit_address, "deposit_credit")
-    detail(f"callback verified and stored; the watcher fired for tx {transfer['tx_hash'][:16]}...")
-    step("crediting it (deposit_credit DAG, from the store), twice: the second credits nothing")
+def hot_wallet(world: Sandbox) -> tuple[str, str]:
+    """A key this job generates and holds, its address funded on chain.
+
+    Returns the address and the ``tron_signer`` connection (JSON) that carries the key:
+    it goes into the send runs' environment only, never on a command line or into a file.
+    """
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    world.call("POST", f"/addresses/{sender}/activate")
+    world.call("POST", f"/addresses/{sender}/holder", {"token": "USDT"})
+    # On chain: the hot wallet holds USDT and TRX and has 200,000 staked energy.
+    world.call("POST", f"/addresses/{sender}/balances", {"trx": "150", "usdt": "5000"})
+    world.call("POST", f"/addresses/{sender}/energy", {"staked": 200_000})
+    return sender, json.dumps({"conn_type": "tron_signer", "password": key.hex()})
+
+
+def send_runs(env: dict[str, str], world: Sandbox, sender: str,
+              deposits: Deposits) -> tuple[dict[str, Any], list[int]]:
+    """``batch_payout_send`` on the newest ready event, then again; the transactions counted
+    on chain around each run. Returns the first run's ``payouts sent`` event and how many
+    transactions each run added. While the second run goes, the deposit is credited."""
+    home = Path(env["AIRFLOW_HOME"])
+    counts = [len(world.transactions(sender))]
+    sent: dict[str, Any] = {}
     for attempt in (1, 2):
-        code = run_dag_test(env, {}, WORK / f"dag-credit-{attempt}.log",
-                            "deposit_credit")
-        if code != 0:
-            raise RuntimeError(f"deposit_credit failed; see .main-job/dag-credit-{attempt}.log")
-    credited = read_result(Path(env["AIRFLOW_HOME"]), "deposit_credit", "credit_deposits")
-    with sqlite3.connect(WORK / "deposits.db") as db:
-        rows = db.execute("SELECT tx_hash, amount, token, to_address FROM credited_deposits"
-                          ).fetchall()
-    detail(f"second run credited {len(credited or [])} (already credited)")
-    return [{"tx_hash": r[0], "amount": r[1], "token": r[2], "to": r[3]} for r in rows]
+        run = DagTest(env, "batch_payout_send", WORK / f"dag-send-{attempt}.log")
+        if attempt == 2:
+            deposits.start(sent)  # alongside: the payout's callback, the first credit
+        step("sending the batch (batch_payout_send DAG, on the newest payout batch ready event)"
+             if attempt == 1 else
+             "sending it again (a second batch_payout_send run): the journal sends nothing")
+        run.show(detail)
+        result = read_result(home, "batch_payout_send", "publish_payouts_sent")
+        counts.append(len(world.transactions(sender)))
+        new = counts[-1] - counts[-2]
+        detail(f"{'first' if attempt == 1 else 'second'} run of batch_payout_send: {new} new "
+               f"transaction{'' if new == 1 else 's'} from the hot wallet on chain "
+               f"({counts[-2]} before, {counts[-1]} after: GET /sandbox/chain/transactions)")
+        if not isinstance(result, dict):
+            raise RuntimeError("batch_payout_send published no payouts sent event")
+        if attempt == 1:
+            sent = result
+        elif new:
+            raise RuntimeError(f"the second run sent {new} transactions: a payout paid twice")
+    return sent, [counts[1] - counts[0], counts[2] - counts[1]]
+
+
+class Deposits:
+    """The deposit DAGs, on a metadata database of their own so that they run alongside
+    the payout DAGs (SQLite takes one writer at a time; a deployment has one database)."""
+
+    def __init__(self, env: dict[str, str], receiver: Receiver, address: str) -> None:
+        self.env, self.receiver, self.address = env, receiver, address
+        self.store_url = env["TRONENERGY_CALLBACK_STORE"]
+        self.runs: list[DagTest] = []
+        self.credits: list[DagTest] = []
+        self.fired: dict[str, Any] = {}
+        self.payout_tx = ""
+        self.second = threading.Thread(target=self._credit_again, daemon=True)
+        self.stopped, self.lock = False, threading.Lock()
+
+    def register(self) -> None:
+        """Declare the deposit address to the service's monitoring before anything is paid."""
+        from airflow_provider_tronenergy.callbacks.store import CallbackStore
+
+        step("registering the deposit address (deposit_addresses_register DAG)")
+        self.runs.append(DagTest(self.env, "deposit_addresses_register",
+                                 WORK / "dag-register.log"))
+        self.runs[0].show(detail)
+        # The watcher starts now: transfers stored before never fire it.
+        CallbackStore(self.store_url).start_offset("deposit_credit")
+
+    def start(self, sent: dict[str, Any]) -> None:
+        """The payout into the deposit address, called back by the chain, fires the watcher;
+        the credit runs start, one after the other."""
+        self.payout_tx = next(p["txid"] for p in sent["payouts"]
+                              if p["recipient"] == self.address)
+        self.fired = first_watched_transfer(self.store_url, self.address, "deposit_credit")
+        self.credits.append(DagTest(self.env, "deposit_credit", WORK / "dag-credit-1.log"))
+        self.second.start()
+
+    def _credit_again(self) -> None:
+        """The second credit run, once the first has ended (it re-reads the same store)."""
+        self.credits[0].process.wait()
+        with self.lock:
+            if not self.stopped:
+                self.credits.append(DagTest(self.env, "deposit_credit",
+                                            WORK / "dag-credit-2.log"))
+
+    def credit(self) -> list[dict[str, Any]]:
+        """The two credit runs' progress: the second credits nothing."""
+        tx = self.fired["tx_hash"]
+        step(f"the payout to deposit address {self.address} arrives as a deposit")
+        detail(f"the chain executed tx {short(self.payout_tx)}; the service called back "
+               f"{self.receiver.url}")
+        detail(f"callback verified and stored; the watcher fired for tx {short(tx)} "
+               f"({'the payout' if tx == self.payout_tx else 'NOT the payout'})")
+        step("crediting it (deposit_credit DAG, from the store), twice: the second credits "
+             "nothing")
+        self.credits[0].show(detail)
+        self.second.join()
+        self.credits[1].show(detail)
+        credited = read_result(Path(self.env["AIRFLOW_HOME"]), "deposit_credit",
+                               "credit_deposits")
+        with sqlite3.connect(WORK / "deposits.db") as db:
+            rows = db.execute("SELECT tx_hash, amount, token, to_address FROM credited_deposits"
+                              ).fetchall()
+        detail(f"second run credited {len(credited or [])} (already credited)")
+        return [{"tx_hash": r[0], "amount": r[1], "token": r[2], "to": r[3]} for r in rows]
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+        for run in [*self.runs, *self.credits]:
+            run.stop()
 
 
 def main() -> int:
     started = time.monotonic()
     shutil.rmtree(WORK, ignore_errors=True)
-    home = WORK / "airflow-home"
-    home.mkdir(parents=True)
-    processes: list[SandboxProcess | Receiver] = []
+    home, deposit_home = WORK / "airflow-home", WORK / "airflow-home-deposits"
+    for path in (home, deposit_home):
+        path.mkdir(parents=True)
+    migrate = subprocess.Popen([*AIRFLOW, "db", "migrate"], env=metadata_env(home),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    running: list[SandboxProcess | Receiver | DagTest | Deposits] = []
     try:
-        step("starting the sandbox (a local emulator of the energy service)")
+        step("starting the sandbox (a local emulator of the energy service and the chain)")
+        # Time scale 0.05: a block every 0.15 s; the 1 h rental lasts 180 s.
         sandbox = start_sandbox("--time-scale", "0.05", "--state", str(WORK / "sandbox.sqlite"),
                                 log_level="info", log_file=str(WORK / "sandbox.log"))
-        processes.append(sandbox)
+        running.append(sandbox)
         detail(f"listening on {sandbox.url}")
         env = airflow_env(home, sandbox)
         os.environ.update({k: v for k, v in env.items() if k.startswith("AIRFLOW")})
@@ -323,46 +312,55 @@ def main() -> int:
         step("starting the callback receiver (verifies and stores signed callbacks)")
         store_url = f"sqlite:///{WORK / 'callbacks.db'}"
         receiver = Receiver(store_url, sandbox.webhook_secret, WORK / "receiver.log")
-        processes.append(receiver)
+        running.append(receiver)
         detail(f"listening on {receiver.url}")
         world = Sandbox(sandbox)
+        deposit_address = world.wallet(activated=True, holder=False)
         env.update({
             "TRONENERGY_CALLBACK_STORE": store_url,
             "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": receiver.url,
-            "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps(
-                [world.wallet(activated=True, holder=False)]),
+            "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
             "TRONENERGY_DEPOSITS_DB": f"sqlite:///{WORK / 'deposits.db'}",
+            # One journal for both payout DAGs: the purchases and the payouts.
+            "TRONENERGY_PURCHASE_JOURNAL": f"sqlite:///{WORK / 'journal.db'}",
         })
 
-        step("preparing a fresh Airflow metadata database (SQLite)")
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        step("setting up a payout batch: 3 USDT holders, 2 first-time, 2 inactive recipients")
-        sender = world.wallet(activated=True, holder=True)
-        # On chain: the hot wallet holds USDT and TRX and has 200,000 staked energy.
-        world.call("POST", f"/addresses/{sender}/balances", {"trx": "150", "usdt": "5000"})
-        world.call("POST", f"/addresses/{sender}/energy", {"staked": 200_000})
+        step("setting up a payout batch: 3 USDT holders, 2 first-time (one of them the deposit "
+             "address), 2 inactive recipients")
+        sender, signer = hot_wallet(world)
         recipients = ([world.wallet(activated=True, holder=True) for _ in range(3)]
-                      + [world.wallet(activated=True, holder=False) for _ in range(2)]
+                      + [deposit_address, world.wallet(activated=True, holder=False)]
                       + [world.wallet(activated=False, holder=False) for _ in range(2)])
         payouts = WORK / "payouts.csv"
         payouts.write_text("recipient,amount\n" + "".join(
             f"{address},{125 + 10 * i}.50\n" for i, address in enumerate(recipients)))
-        detail(f"hot wallet {sender}; payouts in {payouts.relative_to(ROOT)}")
+        detail(f"hot wallet {sender}: a key generated by this job (150 TRX, 5000 USDT, 200,000 "
+               "staked energy); the send runs get it through their environment only")
+        detail(f"payouts in {payouts.relative_to(ROOT)}")
 
+        step("preparing fresh Airflow metadata databases (SQLite; the deposit DAGs get a copy "
+             "of their own, to run alongside the payout DAGs)")
+        if migrate.wait() != 0:
+            raise RuntimeError("airflow db migrate failed")
+        shutil.copyfile(home / "airflow.db", deposit_home / "airflow.db")
+        deposits = Deposits({**env, **metadata_env(deposit_home)}, receiver, deposit_address)
+        running.append(deposits)
+        preparation = DagTest(env, DAG_ID, WORK / "dag-test.log", {
+            "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+            "max_cost_trx": "100"})
+        running.append(preparation)
+        deposits.register()  # shown first: it ends first, and before anything is sent
         step(f"running the {DAG_ID} DAG (airflow dags test)")
-        log = WORK / "dag-test.log"
-        code = run_dag_test(env, {"payouts_file": str(payouts), "sender_address": sender,
-                                  "rent_time": "1", "max_cost_trx": "100"}, log)
-        ready = read_result(home)
-        if code != 0 or not isinstance(ready, dict):
-            step(f"the DAG run FAILED (exit {code}); its log: {log.relative_to(ROOT)}")
-            return 1
-        credited = deposits(env, world, receiver)
-        report(ready, world.call("GET", "/orders"))
-        detail(f"deposits credited       {len(credited)}: " + ", ".join(
-            f"{d['amount']} {d['token']} (tx {d['tx_hash'][:12]}...)" for d in credited))
+        preparation.show(detail)
+        ready = read_result(home, DAG_ID, "publish_batch_ready")
+        if not isinstance(ready, dict):
+            raise RuntimeError(f"{DAG_ID} published no payout batch ready event")
+        sent, new = send_runs({**env, "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": signer}, world,
+                              sender, deposits)
+        credited = deposits.credit()
+        step("report")
+        for line in report_lines(ready, sent, world.call("GET", "/orders"), new, credited):
+            detail(line)
         step(f"done in {time.monotonic() - started:.0f} s; logs in {WORK.relative_to(ROOT)}/")
         return 0
     except KeyboardInterrupt:
@@ -372,7 +370,8 @@ def main() -> int:
         step(f"FAILED: {exc}")
         return 1
     finally:
-        for process in processes:
+        stop_process(migrate)
+        for process in reversed(running):
             process.stop()
 
 

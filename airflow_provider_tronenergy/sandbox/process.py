@@ -79,6 +79,6 @@ def _wait_ready(root_url: str) -> None:
         try:
             if requests.get(f"{root_url}/sandbox/health", timeout=1).ok:
                 return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not up yet, or a busy machine
             time.sleep(0.05)
     raise RuntimeError("sandbox did not become ready")

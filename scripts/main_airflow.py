@@ -1,0 +1,106 @@
+"""``airflow dags test`` for the main job: started early, shown in the report's order.
+
+Each run costs some 14 s of one core, mostly Airflow starting; a run started early
+overlaps another (the machine's second core) while its progress waits its turn in
+the report. Only a log line's message reaches the report, never the raw line.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_tronenergy.sandbox.process import stop_process
+
+LOG_LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<message>.*?)\s+\[[^\]\s]+\]"
+                      r"(?:\s+\w+=\S+)*\s*$")
+"""A line of Airflow's console log: ``<time> [info     ] <message>  [<logger>] loc=...``."""
+AIRFLOW = [sys.executable, "-c",
+           "import atexit, gc, runpy, sys; atexit.register(gc.freeze); "
+           "sys.argv = ['airflow', *sys.argv[1:]]; "
+           "runpy.run_module('airflow', run_name='__main__')"]
+"""``python -m airflow``, less the interpreter's last garbage collection over Airflow's heap
+(about 3 s per command on a 2-core machine, collecting nothing the command needs): the
+first exit handler registered, so the last to run, freezes what is left."""
+
+
+def log_message(line: str) -> str | None:
+    """The message of one of Airflow's console log lines; None for any other line."""
+    found = LOG_LINE.match(line.rstrip("\n"))
+    return found["message"].strip() if found else None
+
+
+def shown(line: str) -> str | None:
+    """What the report shows of a DAG run's output line: each task as it ends, and the
+    message (never the raw line) of each purchase, payout pass and credit."""
+    if "[DAG TEST] end task" in line:
+        return f"done: {line.split('task_id=', 1)[1].split(maxsplit=1)[0]}"
+    message = log_message(line)
+    if message and (message.startswith("credited ")
+                    or (message.startswith("bought ") and " energy for " in message)):
+        return message
+    if message and message.startswith("payout batch "):
+        return message.split("; funds ", 1)[0]  # the funds read: in the log
+    return None
+
+
+class DagTest:
+    """``airflow dags test`` started now, its output to ``log``, shown when asked (``show``).
+
+    Started early, a run overlaps another one (the second core); its lines wait until the
+    report reaches it, so the report reads in order. Secrets (the signer connection)
+    travel in ``env`` only, never in the command line.
+    """
+
+    def __init__(self, env: dict[str, str], dag_id: str, log: Path,
+                 conf: dict[str, Any] | None = None) -> None:
+        self.dag_id, self.log = dag_id, log
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.process = subprocess.Popen(
+            [*AIRFLOW, "dags", "test", dag_id, "-c", json.dumps(conf or {})],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        with self.log.open("w") as out:
+            for line in self.process.stdout:
+                out.write(line)
+                if (message := shown(line)) is not None:
+                    self.lines.put(message)
+        self.lines.put(None)
+
+    def show(self, say: Callable[[str], None]) -> None:
+        """Its progress, as it comes, until it ends; a failed run stops the job."""
+        while (message := self.lines.get()) is not None:
+            say(message)
+        if (code := self.process.wait()) != 0:
+            raise RuntimeError(f"{self.dag_id} failed (exit {code}); see "
+                               f"{self.log.parent.name}/{self.log.name}")
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
+def read_result(home: Path, dag_id: str, task_id: str) -> Any:
+    """The newest value ``task_id`` of ``dag_id`` returned, from the metadata database."""
+    with sqlite3.connect(home / "airflow.db") as db:
+        row = db.execute(
+            "SELECT value FROM xcom WHERE dag_id = ? AND task_id = ? "
+            "AND key = 'return_value' ORDER BY timestamp DESC LIMIT 1",
+            (dag_id, task_id)).fetchone()
+    if row is None:
+        return None
+    value = row[0]
+    while isinstance(value, (str, bytes)):
+        value = json.loads(value, parse_float=Decimal)
+    return value
