@@ -72,8 +72,9 @@ with DAG(
 
     @task(inlets=[PAYOUT_BATCH_READY], multiple_outputs=False)
     def ready_batch(**context: Any) -> dict[str, Any]:
-        triggering = (context.get("triggering_asset_events") or {}).get(PAYOUT_BATCH_READY)
-        events = list(triggering or context["inlet_events"][PAYOUT_BATCH_READY])
+        triggering = context.get("triggering_asset_events")
+        events = list(triggering[PAYOUT_BATCH_READY]) if triggering else []
+        events = events or list(context["inlet_events"][PAYOUT_BATCH_READY])
         if not events:
             raise ValueError("no payout batch ready event: run batch_payout_preparation first")
         return dict(events[-1].extra)

@@ -255,8 +255,10 @@ class TronPayoutOperator(BaseOperator):
                 "clear the task")
         result = batch_result(batch_id, attempts)
         totals = result["totals"]
-        self.log.info("payout batch %s: %s; energy from stake/rental %s, energy burned %s, "
-                      "TRX burned %s, bandwidth %s", batch_id, result["states"],
-                      f"{totals['energy_from_stake']:,}", f"{totals['energy_burned']:,}",
-                      totals["trx_burned"], f"{totals['bandwidth']:,}")
+        self.log.info("payout batch %s: %s; energy charged %s (from stake/rental %s, burned "
+                      "%s), TRX burned %s (bandwidth: %s bytes from the free or staked "
+                      "allowance, %s sun burned)", batch_id, result["states"],
+                      f"{totals['energy_total']:,}", f"{totals['energy_from_stake']:,}",
+                      f"{totals['energy_burned']:,}", totals["trx_burned"],
+                      f"{totals['bandwidth']:,}", f"{totals['bandwidth_burned_sun']:,}")
         return result
