@@ -89,7 +89,7 @@ def _params() -> dict[str, Any]:
     return {k: form.get_param(k).serialize() for k in form}
 
 
-def _parks_tasks() -> bool:
+def parks_tasks() -> bool:
     """Airflow 3.3+ parks a waiting task in ``awaiting_input``; older releases defer."""
     from airflow import __version__
     from packaging.version import Version
@@ -147,7 +147,7 @@ class Asker:
                          "(Required Actions in the UI)", entry.identity, entry.description,
                          utc(entry.sent_at))
         kwargs = {"identity": entry.identity, "attempt": entry.attempt}
-        if not _parks_tasks():
+        if not parks_tasks():
             from airflow.providers.standard.triggers.hitl import HITLTrigger
 
             timeout_at = utcnow() + self.ask_timeout if self.ask_timeout else None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
+from airflow_provider_tronenergy.operators.ask import parks_tasks
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,
@@ -46,13 +47,6 @@ def failed_lines(failed: Sequence[Attempt]) -> list[str]:
                      f"{receipt.get('energy_total', '?')}, TRX burned "
                      f"{receipt.get('trx_burned', '?')})")
     return lines
-
-
-def _parks_tasks() -> bool:
-    from airflow import __version__
-    from packaging.version import Version
-
-    return Version(Version(__version__).base_version) >= Version("3.3")
 
 
 @dataclass
@@ -84,7 +78,7 @@ class PayoutAsker:
         self.log.warning("%d payouts of batch %s failed on chain: asking a person (Required "
                          "Actions)", len(failed), batch_id)
         kwargs = {"identities": [a.identity for a in failed]}
-        if not _parks_tasks():
+        if not parks_tasks():
             from airflow.providers.standard.triggers.hitl import HITLTrigger
             from airflow.sdk.timezone import utcnow
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
@@ -42,6 +42,7 @@ from airflow_provider_tronenergy.payout.journal import (
 )
 from airflow_provider_tronenergy.payout.receipts import outcome_of
 from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.watch import PayoutNode
 from airflow_provider_tronenergy.signer import Signer, signature_for
 
 log = logging.getLogger(__name__)
@@ -80,23 +81,6 @@ def next_step(attempt: Attempt | None, head_ms: int, *, now: float, lease_s: flo
     return Step.JUDGE
 
 
-class SendNode(Protocol):
-    """What sending needs of a node (the ``tron_node`` hook's client)."""
-
-    def get_now_block(self) -> Block:
-        """The head block: the chain's clock and the reference block."""
-
-    def get_solid_block(self) -> Block:
-        """The newest solidified block."""
-
-    def get_transaction_info(self, tx_hash: str, *,
-                             solidified: bool = False) -> TransactionInfo | None:
-        """A receipt, or None."""
-
-    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
-        """Offer a signed transaction to the chain."""
-
-
 @dataclass(frozen=True)
 class SendSettings:
     """How a pass signs and sends."""
@@ -132,7 +116,7 @@ class SendPass:
 class PayoutSender:
     """Signs, journals and broadcasts one batch's payouts, one pass at a time."""
 
-    def __init__(self, journal: PayoutJournal, node: SendNode, signer: Signer,
+    def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
                  log: Any = log) -> None:
         self.journal, self.node, self.signer = journal, node, signer

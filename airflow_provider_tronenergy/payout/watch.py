@@ -30,11 +30,11 @@ from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, P
 from airflow_provider_tronenergy.payout.receipts import outcome_of
 
 log = logging.getLogger(__name__)
-__all__ = ["NodeError", "PayoutWatch", "WatchNode", "WatchStatus", "count"]
+__all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count"]
 
 
-class WatchNode(Protocol):
-    """What following receipts needs of a node."""
+class PayoutNode(Protocol):
+    """What sending and following payouts need of a node (``TronNodeClient``)."""
 
     def get_now_block(self) -> Block:
         """The head block."""
@@ -92,7 +92,7 @@ def count(attempts: Sequence[Attempt], requests: int = 0) -> WatchStatus:
 class PayoutWatch:
     """Follows one batch's open transactions; ``step()`` once per poll."""
 
-    def __init__(self, journal: PayoutJournal, node: WatchNode, batch_id: str, *,
+    def __init__(self, journal: PayoutJournal, node: PayoutNode, batch_id: str, *,
                  solidified: bool = False, budget: int = 50, log: Any = log) -> None:
         if budget < 3:
             raise ValueError("a watch needs a budget of at least 3 requests per step")

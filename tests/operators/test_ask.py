@@ -158,14 +158,14 @@ def test_asking_writes_the_request_and_waits_for_execute_answer(journal, control
     import airflow.sdk.execution_time.hitl as hitl
     from airflow.providers.common.compat.sdk import TaskDeferred
 
-    from airflow_provider_tronenergy.operators.ask import _parks_tasks
+    from airflow_provider_tronenergy.operators.ask import parks_tasks
     from airflow_provider_tronenergy.purchase import UnknownOutcome
 
     written = []
     monkeypatch.setattr(hitl, "upsert_hitl_detail", lambda **kw: written.append(kw))
     op, context, entry = _unknown(journal, control, conn)
     context["task_instance"] = SimpleNamespace(id=uuid4())
-    if _parks_tasks():
+    if parks_tasks():
         from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
     else:
         Waiting = TaskDeferred
@@ -177,7 +177,7 @@ def test_asking_writes_the_request_and_waits_for_execute_answer(journal, control
     assert entry.description in request["subject"] and "no answer" in request["body"]
     assert waiting.value.method_name == "execute_answer"
     assert waiting.value.kwargs == {"identity": entry.identity, "attempt": entry.attempt}
-    if not _parks_tasks():  # Airflow < 3.3: the standard provider's trigger polls for it
+    if not parks_tasks():  # Airflow < 3.3: the standard provider's trigger polls for it
         classpath, kwargs = waiting.value.trigger.serialize()
         assert classpath.endswith("triggers.hitl.HITLTrigger")
         assert kwargs["ti_id"] == context["task_instance"].id and kwargs["options"] == OPTIONS

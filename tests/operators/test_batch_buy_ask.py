@@ -24,7 +24,7 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_tronenergy.journal import EntryState
-from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, PLACED, _parks_tasks
+from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, PLACED, parks_tasks
 from airflow_provider_tronenergy.operators.batch_buy import (
     TronEnergyBatchBuyOperator,
     checked_orders,
@@ -33,7 +33,7 @@ from support.control import Control
 
 AT = datetime(2026, 11, 25, 10, 30, tzinfo=timezone.utc)
 
-if _parks_tasks():
+if parks_tasks():
     from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
 else:
     Waiting = TaskDeferred  # type: ignore[misc,assignment]

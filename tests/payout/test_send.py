@@ -18,18 +18,7 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout.funds import FeeLimitPolicy
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.payout.send import PayoutConflict, Step
-from support.chain import manual_chain
 from support.payouts import Payouts
-
-
-@pytest.fixture
-def world(tmp_path):
-    with manual_chain() as chain:
-        payouts = Payouts(chain, tmp_path)
-        try:
-            yield payouts
-        finally:
-            payouts.close()
 
 
 def settle(world: Payouts, batch_id: str = "b1", blocks: int = 1, **kwargs: Any):

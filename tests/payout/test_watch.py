@@ -10,8 +10,6 @@ import pytest
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.payout.watch import PayoutWatch
-from support.chain import manual_chain
-from support.payouts import Payouts
 
 
 class Counting:
@@ -28,16 +26,6 @@ class Counting:
             return method(*args, **kwargs)
 
         return counted
-
-
-@pytest.fixture
-def world(tmp_path):
-    with manual_chain() as chain:
-        payouts = Payouts(chain, tmp_path)
-        try:
-            yield payouts
-        finally:
-            payouts.close()
 
 
 def test_a_large_batch_is_confirmed_by_reading_blocks_not_receipts(world):
