@@ -240,10 +240,14 @@ class TronPayoutOperator(BaseOperator):
                                        "chain; a retry signs them again")
             return self._round(context, round_ + 1)
         if status.in_flight or status.signing:
+            refused = [f"  {a.identity}: the node said {a.last_answer}" for a in attempts
+                       if a.state.in_flight() and a.last_answer not in (None, "accepted")]
             raise AirflowException(
                 f"payout batch {batch_id}: {status.in_flight + status.signing} payouts are "
                 "still in flight after the wait; a retry follows the same transactions "
-                "(nothing is signed again while they can still execute)")
+                "(nothing is signed again while they can still execute)"
+                + ("\nthe node's last answer to some of them:\n" + "\n".join(refused[:20])
+                   if refused else ""))
         failed = [a for a in attempts if a.state.value == "failed"]
         if failed:
             if self.on_ambiguous == "ask":

@@ -28,5 +28,6 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True))
             max_burn_trx="{{ dag_run.conf.get('max_burn_trx', '0') }}",
             fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
-            confirm_timeout=120, poll_interval=0.5, deferrable=deferrable)
+            confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
+            poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag

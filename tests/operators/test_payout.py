@@ -176,3 +176,21 @@ def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
     assert successes(control, sender) == Counter([recipient])
     results = [t["receipt"]["receipt"]["result"] for t in sent_from(control, sender)]
     assert results == ["OUT_OF_ENERGY", "SUCCESS"]
+
+
+def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
+        run_dag, control, wallet, journal, capfd):
+    _, sender = wallet
+    recipient = control.wallet(trx="1", usdt="1")
+    control.fault(kind="error", path="/wallet/broadcasthex", status=503)
+    try:
+        out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "2"}],
+                      sender=sender, batch_id="silent-1", confirm_timeout=2)
+    finally:
+        control.clear_faults()
+    assert out["send"][:2] == ("failed", 2)  # retried: a retry follows the same transaction
+    log = capfd.readouterr().out
+    assert "still in flight after the wait" in log and "the node said no answer" in log
+    [attempt] = journal.recent()
+    assert attempt.state.value == "signed" and attempt.attempt == 1  # one signature only
+    assert sent_from(control, sender) == []
