@@ -64,3 +64,51 @@ def test_a_payout_resolved_meanwhile_is_left_as_it_is(failed):
     failed.resolve("id:p1", resend=False, by="cli")
     asker(failed).record_answer(answer(RESEND), ["id:p1"])
     assert failed.history("id:p1")[0].state is PayoutState.CANCELLED
+
+
+def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_word(
+        control, node_conn, monkeypatch, tmp_path):
+    """The operator itself (no scheduler): the request written, the answer resumed."""
+    import json
+    import uuid
+    from types import SimpleNamespace
+
+    import airflow.sdk.execution_time.hitl as hitl
+    from airflow.providers.common.compat.sdk import TaskDeferred
+    from tronpy.keys import PrivateKey
+
+    from airflow_provider_tronenergy.operators.ask import parks_tasks
+    from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
+
+    if parks_tasks():
+        from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
+    else:
+        Waiting = TaskDeferred  # type: ignore[misc,assignment]
+    written: list[dict] = []
+    monkeypatch.setattr(hitl, "upsert_hitl_detail", lambda **kw: written.append(kw))
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    control.wallet(sender, trx="100", usdt="100")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    recipient = control.wallet(trx="1")
+    op = TronPayoutOperator(task_id="send", payouts=[{"recipient": recipient, "amount": "4",
+                                                      "payout_id": "ask-1"}],
+                            sender_address=sender, batch_id="ask-1", max_burn_trx="50",
+                            fee_limit_max_trx="1", on_ambiguous="ask", deferrable=False,
+                            poll_interval=0.5, confirm_timeout=60)
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="send", map_index=-1,
+                         try_number=1, id=uuid.uuid4())
+    context = {"ti": ti, "task_instance": ti}
+    with pytest.raises(Waiting):
+        op.execute(context)
+    [request] = written
+    assert request["options"] == [RESEND, CANCEL, ABORT]
+    assert "id:ask-1" in request["body"] and "OUT_OF_ENERGY" in request["body"]
+    op.fee_limit_max_trx = "100"  # what the person fixed before answering
+    result = op.execute_answer(context, answer(RESEND), identities=["id:ask-1"])
+    assert result["states"] == {"confirmed": 1}
+    on_chain = control.call("GET", f"/chain/transactions?owner={sender}")
+    assert [t["receipt"]["receipt"]["result"] for t in on_chain] == ["OUT_OF_ENERGY",
+                                                                     "SUCCESS"]
