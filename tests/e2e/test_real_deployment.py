@@ -275,7 +275,8 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float,
 
 
 def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
-                store_url: str, deposit_address: str, signer_key: str) -> dict[str, str]:
+                store_url: str, deposit_address: str,
+                signer_key: str | None = None) -> dict[str, str]:
     from cryptography.fernet import Fernet
 
     base = f"http://127.0.0.1:{port}"
@@ -326,16 +327,20 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
-        # Sending: the node (the sandbox), the hot wallet's key, and one journal that the
-        # worker (signs, journals) and the triggerer (records receipts) share.
-        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
-                                                      "host": sandbox.root_url}),
-        "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": json.dumps({"conn_type": "tron_signer",
-                                                        "password": signer_key}),
-        "TRONENERGY_PURCHASE_JOURNAL":
-            f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
         "PYTHONUNBUFFERED": "1",
     })
+    if signer_key is not None:
+        # A deployment that sends payouts: the node (the sandbox), the hot wallet's key, and
+        # one journal that the worker (signs, journals) and the triggerer (records
+        # receipts) share.
+        env.update({
+            "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
+                                                          "host": sandbox.root_url}),
+            "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": json.dumps({"conn_type": "tron_signer",
+                                                            "password": signer_key}),
+            "TRONENERGY_PURCHASE_JOURNAL":
+                f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
+        })
     return env
 
 
