@@ -2,7 +2,8 @@
 
 The rule (docs/decisions.md): hooks, operators, sensors, triggers, plugins and clients are
 prefixed with the system they talk to: ``TronEnergy`` (the service), ``TronNode`` (a TRON
-full node), ``TronSigner`` (the key that signs), ``TronPayout`` (payouts sent on chain). A trigger's classpath, stored in Airflow's database, resolves in the triggerer.
+full node), ``TronSigner`` (the key that signs), ``TronPayout`` (payouts sent on chain).
+A trigger's classpath, stored in Airflow's database, resolves in the triggerer.
 """
 
 from __future__ import annotations
