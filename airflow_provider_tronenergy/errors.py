@@ -15,7 +15,8 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── DeadlineExceeded (TimeoutError)   client.deadline: no answer within the deadline
     ├── ProtocolError (ValueError)  text the wire rules refuse
     │   ├── AddressError            protocol.address
-    │   └── NumberError             protocol.numbers
+    │   ├── NumberError             protocol.numbers
+    │   └── ExplorerError           protocol.explorer: an explorer_url that is no explorer's root
     ├── TronEnergyConnectionError (ValueError)   hooks.tronenergy: an unusable connection
     │   ├── TronNodeConnectionError              hooks.tron_node
     │   └── TronSignerConnectionError            hooks.tron_signer

@@ -62,6 +62,13 @@ _EXTRA_FIELDS: dict[str, Any] = {
         "description": "Override the rent_time values purchases accept, e.g. 0.25,1,24.",
         "schema": {"type": ["string", "null"]},
     },
+    "explorer_url": {
+        "label": "Block explorer URL",
+        "description": "Root of the TronScan the links to delegations and activations open, "
+        "for the chain the service sends on: https://nile.tronscan.org (Nile), "
+        "https://shasta.tronscan.org (Shasta), a private one. Empty: https://tronscan.org.",
+        "schema": {"type": ["string", "null"]},
+    },
 }
 
 _NODE_FIELDS: dict[str, Any] = {
@@ -87,6 +94,13 @@ _NODE_FIELDS: dict[str, Any] = {
         "label": "Max retries",
         "description": "Resends of a read on no answer, 429 or 5xx. Empty: 3.",
         "schema": {"type": ["integer", "null"], "minimum": 0, "default": 3},
+    },
+    "explorer_url": {
+        "label": "Block explorer URL",
+        "description": "Root of the TronScan the payout links open, for this node's chain: "
+        "https://nile.tronscan.org (Nile), https://shasta.tronscan.org (Shasta), a private "
+        "one. Empty: https://tronscan.org.",
+        "schema": {"type": ["string", "null"]},
     },
 }
 
@@ -189,6 +203,8 @@ def get_provider_info() -> dict[str, Any]:
              "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.orders",
                                 f"{PACKAGE}.triggers.transfer", f"{PACKAGE}.triggers.payout"]}
         ],
+        "extra-links": [f"{PACKAGE}.operators.links.{name}" for name in (
+            "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],
         "config": _CONFIG,
         "connection-types": [
             {

@@ -145,9 +145,33 @@ def test_node_connection_form_as_the_ui_receives_it():
     [meta] = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "tron_node"]
     sent = meta.model_dump(mode="json")
     assert set(sent["extra_fields"]) == {"usdt_contract", "timeout", "max_retries",
-                                         "max_answer_bytes"}
+                                         "max_answer_bytes", "explorer_url"}
+    assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
     assert sent["extra_fields"]["max_retries"]["value"] == 3
     standard = sent["standard_fields"]
     assert standard["host"]["title"] == "Node URL"
     assert standard["password"]["title"] == "API key (TRON-PRO-API-KEY)"
     assert standard["login"]["hidden"]
+
+
+def test_every_extra_link_is_registered_and_known_to_the_providers_manager():
+    """provider info's extra-links names each link class of operators.links, no other."""
+    import importlib
+    import inspect
+
+    from airflow.providers.common.compat.sdk import BaseOperatorLink
+    from airflow.providers_manager import ProvidersManager
+
+    from airflow_provider_tronenergy.operators import links
+
+    defined = {f"{links.__name__}.{name}" for name, value in vars(links).items()
+               if inspect.isclass(value) and issubclass(value, BaseOperatorLink)
+               and value.__module__ == links.__name__ and not inspect.isabstract(value)
+               and not name.startswith("_")}
+    registered = get_provider_info()["extra-links"]
+    assert set(registered) == defined and len(defined) == 3
+    for path in registered:
+        module, _, name = path.rpartition(".")
+        link = getattr(importlib.import_module(module), name)()
+        assert link.name.startswith("TronScan: ")
+    assert set(registered) <= set(ProvidersManager().extra_links_class_names)

@@ -19,6 +19,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _mask,
     _max_answer_bytes,
     _timeout,
+    connection_explorer,
 )
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
@@ -29,6 +30,7 @@ from airflow_provider_tronenergy.node.models import (
     Resources,
     TransactionInfo,
 )
+from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
@@ -45,7 +47,8 @@ class TronNodeHook(BaseHook):
     :param tron_node_conn_id: an Airflow connection of type ``tron_node``: host is the
         node's HTTP root (TronGrid, a Nile gateway, an own java-tron), password the
         optional API key; extras ``usdt_contract``, ``timeout`` (seconds, ``[connect, read]``
-        or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``.
+        or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
+        ``explorer_url`` (the block explorer the payout links point to).
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -85,9 +88,20 @@ class TronNodeHook(BaseHook):
             limit = _max_answer_bytes(extras, NODE_MAX_ANSWER_BYTES)
         except TronEnergyConnectionError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+        cls.explorer(conn)  # a bad one fails before anything is signed, not after
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
                 "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit}
+
+    @classmethod
+    def explorer(cls, conn: Connection) -> Explorer:
+        """Extra ``explorer_url``: the block explorer of this node's chain (the payouts'
+        links); default mainnet TronScan."""
+        return connection_explorer(conn, TronNodeConnectionError)
+
+    def get_explorer(self) -> Explorer:
+        """The explorer of this hook's connection (:meth:`explorer`)."""
+        return self.explorer(self.get_connection(self.tron_node_conn_id))
 
     def get_conn(self) -> TronNodeClient:
         """One client per hook instance: one connection pool for all reads."""

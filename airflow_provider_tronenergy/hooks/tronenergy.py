@@ -4,7 +4,8 @@ Connection fields: host = base URL including ``/v1``; login = API key;
 password = API secret; extras ``webhook_secret``, ``signature_scheme``
 (``v1`` or ``ts.body``), ``timeout`` (seconds, or ``[connect, read]``),
 ``max_retries`` (resends of idempotent calls), ``order_poll_budget`` (requests per
-second that a triggerer's order waits of this connection make together), and optionally
+second that a triggerer's order waits of this connection make together), ``explorer_url``
+(the block explorer the operators' links point to), and optionally
 ``price_rent_times`` / ``purchase_rent_times`` (lists of hours) to follow a
 service whose accepted durations differ from the spec.
 """
@@ -38,6 +39,7 @@ from airflow_provider_tronenergy.hooks.order_wait import (
     await_order,
     wait_for_order,
 )
+from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
 
@@ -103,6 +105,16 @@ def _max_answer_bytes(extras: dict[str, Any], default: int) -> int:
     except (TypeError, ValueError):
         raise TronEnergyConnectionError(
             "extra max_answer_bytes must be a positive whole number of bytes") from None
+
+
+def connection_explorer(conn: Connection,
+                        error: type[TronEnergyConnectionError]) -> Explorer:
+    """A connection's ``explorer_url`` extra, checked; ``error`` names the connection."""
+    extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+    try:
+        return explorer_of(extras.get("explorer_url"))
+    except ExplorerError as exc:
+        raise error(f"connection {conn.conn_id!r}: extra {exc}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,6 +213,7 @@ class TronEnergyHook(BaseHook):
             smart_buy_rent_times=purchase,
         )
         cls.order_poll_budget(conn)  # a bad one fails every task now, not a wait after buying
+        cls.explorer(conn)  # likewise: not a link missing after the money moved
         return ClientSettings(
             base_url=base_url,
             api_key=conn.login,
@@ -231,6 +244,16 @@ class TronEnergyHook(BaseHook):
         if not budget.is_finite() or budget <= 0:
             raise TronEnergyConnectionError("extra order_poll_budget must be positive")
         return float(budget)  # a rate, not money
+
+    @classmethod
+    def explorer(cls, conn: Connection) -> Explorer:
+        """Extra ``explorer_url``: the block explorer of the chain the service sends on
+        (the operators' links to its delegations and activations); default mainnet TronScan."""
+        return connection_explorer(conn, TronEnergyConnectionError)
+
+    def get_explorer(self) -> Explorer:
+        """The explorer of this hook's connection (:meth:`explorer`)."""
+        return self.explorer(self.get_connection(self.tronenergy_conn_id))
 
     def get_conn(self) -> TronEnergyClient:
         """One client per hook instance, reused: one connection pool for all calls."""

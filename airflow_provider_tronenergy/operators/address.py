@@ -10,12 +10,14 @@ from airflow.providers.common.compat.sdk import AirflowException
 
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.fanout import RateGate, failure_report
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.money.guard import guard_cost, max_cost
 from airflow_provider_tronenergy.money.quote import ACTIVATION_COST, text, trx
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
     TronEnergyAddressBatchOperator,
 )
+from airflow_provider_tronenergy.operators.links import TronEnergyActivationLink, publish
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from airflow_provider_tronenergy.templated import as_flag
 
@@ -58,6 +60,7 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
     """
 
     template_fields: Sequence[str] = ("addresses", "max_cost_trx", "dry_run_mode")
+    operator_extra_links = (TronEnergyActivationLink(),)
 
     def __init__(self, *, max_cost_trx: Decimal | float | int | str | None = None,
                  check_balance: bool = True, dry_run: bool | str = False,
@@ -105,6 +108,10 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
                     "order_id": activation.order_id, "tx_hash": activation.tx_hash}
 
         activated, activation_failures = self.per_address(needed, activate, "activated")
+        made = [r for r in activated if r.get("activated")]
+        publish(context, TronEnergyHook(self.tronenergy_conn_id).get_explorer, "activation",
+                count=len(made), txids=[r.get("tx_hash") or "" for r in made],
+                addresses=[r["address"] for r in made], log=self.log)
         by_address = {r["address"]: r for r in activated if "address" in r}
         # One entry per distinct address, so the costs add up to the orders placed.
         results = [by_address.get(entry["address"])

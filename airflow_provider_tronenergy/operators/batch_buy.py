@@ -45,6 +45,7 @@ from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.money.quote import trx_exact
 from airflow_provider_tronenergy.operators.ask import Asker
+from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
@@ -146,6 +147,7 @@ class TronEnergyBatchBuyOperator(BaseOperator):
                                       "tronenergy_conn_id", "on_ambiguous",
                                       "tron_node_conn_id")
     ui_color = "#f9e79f"
+    operator_extra_links = (TronEnergyDelegationLink(),)
 
     def __init__(self, *, orders: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
@@ -214,6 +216,10 @@ class TronEnergyBatchBuyOperator(BaseOperator):
             hook.close()
             if wallet is not None:
                 wallet.close()
+            # Also when the batch stops, or defers to ask: the orders placed stay linked.
+            publish(context, hook.get_explorer, "delegation", count=len(results),
+                    txids=[r.get("tx_hash") or "" for r in results],
+                    addresses=[r.get("target_address") or "" for r in results], log=self.log)
         reused = sum(bool(r.get("reused")) for r in results)
         spent = sum((Decimal(r["cost"]) for r in results if not r.get("reused")), Decimal(0))
         self.log.info("%d orders: %d bought for %s, %d reused from earlier attempts",

@@ -12,7 +12,7 @@ chain's rules allow: nothing confirmed or still able to execute is ever signed a
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -26,6 +26,7 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout.funds import (
@@ -60,6 +61,8 @@ from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
+    from airflow_provider_tronenergy.payout.attempts import Attempt
+
 NOTHING_SIGNED: Final = "nothing was signed"
 MAX_ROUNDS: Final = 5
 """Passes of signing in one task try: a new round only re-signs expired transactions."""
@@ -92,6 +95,7 @@ class TronPayoutOperator(BaseOperator):
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
         "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds")
     ui_color = "#f2c57c"
+    operator_extra_links = (TronPayoutLink(),)
 
     def __init__(
         self, *, payouts: Any, sender_address: str, batch_id: str = "", token: str = DEFAULT_TOKEN,
@@ -188,7 +192,16 @@ class TronPayoutOperator(BaseOperator):
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
                       result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})
+        # Linked while the batch is followed (in the worker or the triggerer).
+        self._publish(context, self._journal().latest({p.identity for p in rows}).values())
         return self._wait(context, batch_id, rows, round_)
+
+    def _publish(self, context: Context, attempts: Iterable[Attempt]) -> None:
+        """The batch's transactions for the task's link (:mod:`~.links`)."""
+        sent = [a for a in attempts if a.txid]
+        publish(context, TronNodeHook(self.tron_node_conn_id).get_explorer, "payout",
+                count=len(sent), txids=[a.txid or "" for a in sent],
+                addresses=[a.sender for a in sent], log=self.log)
 
     def _wait(self, context: Context, batch_id: str, rows: Sequence[Payout],
               round_: int) -> dict[str, Any]:
@@ -232,6 +245,7 @@ class TronPayoutOperator(BaseOperator):
         wanted = {p.identity for p in rows}
         latest = self._journal().latest(wanted)
         attempts = [latest[p.identity] for p in rows if p.identity in latest]
+        self._publish(context, attempts)  # before any failure below: the link stays
         status: WatchStatus = count(attempts)
         if status.to_sign or len(attempts) < len(rows):
             if round_ >= MAX_ROUNDS:

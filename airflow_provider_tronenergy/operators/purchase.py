@@ -28,6 +28,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.journal import default_identity, explicit_identity, scope_of
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.operators.ask import Asker
+from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
     Mode,
@@ -74,6 +75,7 @@ class TronEnergyPurchaseOperator(BaseOperator):
     template_fields: Sequence[str] = ("rent_time", "max_cost_trx", "dry_run_mode",
                                       "purchase_key", "on_ambiguous")
     ui_color = "#f9e79f"
+    operator_extra_links = (TronEnergyDelegationLink(),)
 
     def __init__(
         self,
@@ -156,7 +158,16 @@ class TronEnergyPurchaseOperator(BaseOperator):
                             scope=task_scope(context, self.task_id), log=self.log,
                             ask=lambda unknown: self._ask(context, unknown))
         result = purchase.run()
-        return result if result.get("dry_run") else self._finish(result, context)
+        if result.get("dry_run"):
+            return result
+        self._publish(context, result)  # before the wait: a failed wait keeps the link
+        return self._finish(result, context)
+
+    def _publish(self, context: Context, result: dict[str, Any]) -> None:
+        """The order's delegation for the task's link (:mod:`~.links`)."""
+        publish(context, self.hook.get_explorer, "delegation", count=1,
+                txids=[result.get("tx_hash") or ""],
+                addresses=[result.get("target_address") or self.target], log=self.log)
 
     def _identity(self, context: Context, request: dict[str, Any]) -> tuple[str, bool]:
         if not is_unset(self.purchase_key):
@@ -194,9 +205,10 @@ class TronEnergyPurchaseOperator(BaseOperator):
             )
         event = self.hook.wait_for_order(result["order_id"], poll_interval=self.poll_interval,
                                          timeout=self.wait_timeout, log=self.log)
-        return self._completed(result, event)
+        return self._completed(result, event, context)
 
-    def _completed(self, result: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    def _completed(self, result: dict[str, Any], event: dict[str, Any],
+                   context: Context) -> dict[str, Any]:
         """The result of an ended wait: a delivered order, else the matching failure."""
         status = event.get("status")
         if status in ("failed", "cancelled"):
@@ -209,7 +221,9 @@ class TronEnergyPurchaseOperator(BaseOperator):
         order = event.get("order") or {}
         self.log.info("order %s succeeded: delegation tx %s", result["order_id"],
                       order.get("tx_hash"))
-        return {**result, "status": status, "tx_hash": order.get("tx_hash", "")}
+        done = {**result, "status": status, "tx_hash": order.get("tx_hash", "")}
+        self._publish(context, done)  # now with the delegation's transaction
+        return done
 
     def execute_answer(self, context: Context, event: dict[str, Any], identity: str,
                        attempt: int) -> dict[str, Any]:
@@ -228,7 +242,7 @@ class TronEnergyPurchaseOperator(BaseOperator):
             result = {"mode": self.mode, "order_id": event.get("order_id"),
                       "target_address": order.get("target_address", self.target),
                       "cost": order.get("cost"), "energy_amount": order.get("energy_amount")}
-        return self._completed(result, event)
+        return self._completed(result, event, context)
 
 
 def _map_index(ti: Any) -> int:

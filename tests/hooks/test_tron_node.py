@@ -44,11 +44,31 @@ def test_settings_from_a_connection(monkeypatch):
     ({"host": "http://n", "extra": {"max_retries": "-1"}}, "max_retries"),
     ({"host": "http://n", "extra": {"usdt_contract": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T"}},
      "usdt_contract"),
+    ({"host": "http://n", "extra": {"explorer_url": "javascript:alert(1)"}},
+     "'node_bad': extra explorer_url must start with https://"),
 ])
 def test_bad_connections_are_refused_clearly(monkeypatch, fields, match):
     hook = _connect(monkeypatch, "node_bad", **fields)
     with pytest.raises(TronNodeConnectionError, match=match):
         hook.get_conn()
+
+
+@pytest.mark.parametrize(("extra", "root"), [
+    ({}, "https://tronscan.org"),
+    ({"explorer_url": None}, "https://tronscan.org"),  # what the form saves when left empty
+    ({"explorer_url": "https://nile.tronscan.org/"}, "https://nile.tronscan.org"),
+])
+def test_the_payout_links_explorer_comes_from_the_extra(monkeypatch, extra, root):
+    hook = _connect(monkeypatch, "node_x", host="https://nile.example", extra=extra)
+    assert hook.get_explorer().root == root
+
+
+def test_credentials_in_the_explorer_url_are_refused_without_showing_them(monkeypatch):
+    hook = _connect(monkeypatch, "node_x", host="https://n.example",
+                    extra={"explorer_url": "https://scan:pw-77f1@explorer.example"})
+    with pytest.raises(TronNodeConnectionError, match="user name or password") as refused:
+        hook.get_explorer()
+    assert "pw-77f1" not in str(refused.value)
 
 
 HEAD = {"blockID": (1_000).to_bytes(8, "big").hex() + "ab" * 24,

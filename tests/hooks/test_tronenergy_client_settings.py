@@ -75,3 +75,29 @@ def test_settings_are_read_only():
     with pytest.raises(KeyError) as missing:
         value["password"]
     assert API_SECRET not in str(missing.value)
+
+
+def _connection(extra: dict[str, object]) -> object:
+    from airflow.sdk import Connection
+
+    return Connection(conn_id="explorer", conn_type="tronenergy", host=BASE_URL, login=API_KEY,
+                      password=API_SECRET, extra=json.dumps(extra))
+
+
+def test_the_links_explorer_is_the_extra_or_mainnet_tronscan():
+    assert TronEnergyHook.explorer(_connection({})).root == "https://tronscan.org"
+    assert TronEnergyHook.explorer(_connection({"explorer_url": ""})).root \
+        == "https://tronscan.org"
+    nile = _connection({"explorer_url": "https://nile.tronscan.org/#/"})
+    assert TronEnergyHook.explorer(nile).transaction("0f" * 32) \
+        == f"https://nile.tronscan.org/#/transaction/{'0f' * 32}"
+
+
+def test_a_bad_explorer_url_makes_the_connection_unusable_before_any_call():
+    """Refused with the client's settings: a task fails before buying, not after."""
+    from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError
+
+    conn = _connection({"explorer_url": "tronscan.org"})
+    with pytest.raises(TronEnergyConnectionError,
+                       match="'explorer': extra explorer_url must start with https://"):
+        TronEnergyHook.client_settings(conn)

@@ -194,3 +194,55 @@ def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
     [attempt] = journal.recent()
     assert attempt.state.value == "signed" and attempt.attempt == 1  # one signature only
     assert sent_from(control, sender) == []
+
+
+def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, control, wallet,
+                                                                     journal):
+    from support.links import ui_extra_links
+
+    _, sender = wallet
+    rows = [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "1"} for _ in range(2)]
+    out = run_dag(DAGS["te_payouts_deferrable"], payouts=rows, sender=sender,
+                  batch_id="links-1")
+    assert out["send"][0] == "success" and out["send"][2]["states"] == {"confirmed": 2}
+    assert ui_extra_links("te_payouts_deferrable", out["__run_id__"], "send") == {
+        "TronScan: payouts": f"https://tronscan.org/#/address/{sender}"}
+
+
+def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
+        run_dag, control, journal, sandbox, monkeypatch):
+    """The node connection's explorer_url (Nile here); the task failed, the link stays."""
+    from support.links import ui_extra_links
+
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url,
+         "extra": {"explorer_url": "https://nile.tronscan.org"}}))
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    control.wallet(sender, trx="100", usdt="100")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": control.wallet(trx="1"),
+                                                "amount": "5"}],
+                  sender=sender, batch_id="links-fail-1", max_burn_trx="50",
+                  fee_limit_max_trx="1")  # OUT_OF_ENERGY on chain
+    assert out["send"][:2] == ("failed", 1)
+    [sent] = sent_from(control, sender)
+    assert sent["receipt"]["receipt"]["result"] == "OUT_OF_ENERGY"
+    assert ui_extra_links("te_payouts", out["__run_id__"], "send") == {
+        "TronScan: payouts": f"https://nile.tronscan.org/#/transaction/{sent['txid']}"}
+
+
+def test_a_bad_explorer_url_on_the_node_connection_signs_nothing(run_dag, control, wallet,
+                                                                 journal, sandbox, monkeypatch,
+                                                                 capfd):
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url,
+         "extra": {"explorer_url": "https://nile.tronscan.org/#/transaction/"}}))
+    _, sender = wallet
+    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": control.wallet(trx="1", usdt="1"),
+                                                "amount": "1"}],
+                  sender=sender, batch_id="links-bad-1")
+    assert out["send"][0] == "failed"
+    assert "extra explorer_url must not name a page after '#'" in capfd.readouterr().out
+    assert sent_from(control, sender) == [] and journal.recent() == []

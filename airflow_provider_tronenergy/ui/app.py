@@ -1,0 +1,87 @@
+"""The Energy page's app on the API server: Airflow's auth manager decides every request.
+
+The signed-in user is read as Airflow's own REST API reads it (``core_api.security.get_user``:
+the ``Authorization: Bearer`` token, else the ``_token`` cookie the UI's sign-in sets, which
+the UI's iframe sends because the page is on the UI's origin). No user: 401, with a link
+to the sign-in page. A user the auth manager does not grant ``GET`` on the custom view
+``RESOURCE_NAME``: 403. Neither ever gets a figure.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+# The resource an auth manager grants (``is_authorized_custom_view``): FAB's role
+# permission "can read on TRON Energy", Keycloak's custom resource of that name; the
+# simple auth manager grants every role at least VIEWER.
+RESOURCE_NAME = "TRON Energy"
+
+
+def _login_url(path: str) -> str:
+    """The auth manager's sign-in page, coming back to ``path`` where it can."""
+    from airflow.api_fastapi.app import get_auth_manager
+
+    from airflow_provider_tronenergy.ui.urls import base_path
+
+    manager = get_auth_manager()
+    try:
+        url = manager.get_url_login(next_url=path)
+    except TypeError:  # an auth manager whose get_url_login takes no argument
+        url = manager.get_url_login()
+    return url if url.startswith(("http://", "https://")) else f"{base_path()}{url}"
+
+
+def _refusal_page(status: int, detail: str, login: str | None) -> str:
+    link = (f'<p><a href="{html.escape(login)}" target="_top">Sign in to Airflow</a></p>'
+            if login else "")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{status}</title></head>"
+            f"<body><h1>{status}</h1><p>{html.escape(detail)}</p>{link}</body></html>")
+
+
+def create_app() -> FastAPI:
+    """The page's routes, each behind ``signed_in_user`` (imports Airflow's API server)."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+    from airflow.api_fastapi.core_api.security import get_user
+    from fastapi import Depends, FastAPI, HTTPException, Request
+    from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+    app = FastAPI(title="TRON energy page", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def permitted_user(user: BaseUser = Depends(get_user)) -> BaseUser:  # noqa: B008
+        if not get_auth_manager().is_authorized_custom_view(
+                method="GET", resource_name=RESOURCE_NAME, user=user):
+            raise HTTPException(status_code=403, detail=(
+                f"{user.get_name()} may not see the Energy page: the auth manager does not "
+                f"grant GET on {RESOURCE_NAME!r}"))
+        return user
+
+    @app.exception_handler(HTTPException)
+    async def refused(request: Request, exc: HTTPException) -> Response:
+        """401 and 403 as a short page for a browser, as JSON for anything else."""
+        detail = str(exc.detail)
+        if "text/html" not in request.headers.get("accept", ""):
+            return JSONResponse({"detail": detail}, status_code=exc.status_code,
+                                headers=exc.headers)
+        login = None
+        if exc.status_code == 401:
+            login = _login_url(str(request.url.path))
+        return HTMLResponse(_refusal_page(exc.status_code, detail, login),
+                            status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/energy.json")
+    def energy_json(user: BaseUser = Depends(permitted_user)) -> dict[str, Any]:  # noqa: B008
+        """The page's figures as JSON (placeholder until the data layer lands)."""
+        return {"user": user.get_name()}
+
+    @app.get("/energy", response_class=HTMLResponse)
+    def energy_page(user: BaseUser = Depends(permitted_user)) -> str:  # noqa: B008
+        """The page (placeholder until the data layer lands)."""
+        return (f"<!doctype html><html><body><h1>Energy</h1>"
+                f"<p>Signed in as {html.escape(user.get_name())}</p></body></html>")
+
+    return app

@@ -1,0 +1,107 @@
+"""The Energy page's plugin: an ``external_views`` entry and the app it shows, on the API server.
+
+Registered through the ``airflow.plugins`` entry point (``tronenergy_energy``). Every
+Airflow component imports plugins, so this module stays cheap: the FastAPI app is built
+on its first request (``LazyPageApp``). docs/decisions.md says why an external view over a
+server-rendered page rather than a React app.
+
+The page lives at ``/tronenergy-ui/energy`` (under ``[api] base_url``'s path), apart from
+the callback receiver's ``/tronenergy``: the receiver stays open to the service, while
+every request here is checked against Airflow's auth manager (``ui.app``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import quote
+
+from airflow.plugins_manager import AirflowPlugin
+
+from airflow_provider_tronenergy.ui.urls import URL_PREFIX, page_href
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+URL_ROUTE = "tronenergy-energy"
+# A bolt, as a data: URL: the nav icon needs no file served and nothing fetched.
+ICON = "data:image/svg+xml," + quote(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" '
+    'stroke="#c58b00" stroke-width="2" stroke-linejoin="round">'
+    '<path d="M13 2 4 14h7l-1 8 9-12h-7z"/></svg>')
+
+
+def build_page_app() -> ASGIApp:
+    """The page's FastAPI app (imports deferred to the first request)."""
+    from airflow_provider_tronenergy.ui.app import create_app
+
+    return create_app()
+
+
+class LazyPageApp:
+    """An ASGI app that builds the page's app on first use and answers 503 until it can."""
+
+    def __init__(self, build: Callable[[], ASGIApp] = build_page_app,
+                 *, retry: float = 5.0) -> None:
+        self.build = build
+        self.retry = retry
+        self.app: ASGIApp | None = None
+        self._failed_at: float | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def _get(self) -> ASGIApp | None:
+        if self.app is not None:
+            return self.app
+        loop = asyncio.get_running_loop()
+        if self._failed_at is not None and loop.time() - self._failed_at < self.retry:
+            return None
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.app is None:
+                try:
+                    self.app = await asyncio.to_thread(self.build)
+                    self._failed_at = None
+                except Exception:
+                    log.exception("the tronenergy Energy page could not be built")
+                    self._failed_at = loop.time()
+        return self.app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request through the built app (Airflow mounts it: no lifespan here)."""
+        if scope["type"] != "http":
+            return
+        app = await self._get()
+        if app is not None:
+            await app(scope, receive, send)
+            return
+        body = json.dumps({"detail": "the Energy page failed to start; see the API server "
+                                     "log"}).encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+page_app = LazyPageApp()
+
+
+class TronEnergyPagePlugin(AirflowPlugin):
+    """The **Energy** entry in the UI's navigation, and the page's app behind it."""
+
+    name = "tronenergy_energy"
+    fastapi_apps = [
+        {"app": page_app, "url_prefix": URL_PREFIX, "name": "TRON energy page"},
+    ]
+    external_views = [
+        {"name": "Energy", "href": page_href(), "url_route": URL_ROUTE, "destination": "nav",
+         "icon": ICON},
+    ]
