@@ -1,12 +1,17 @@
-"""Serving an ASGI app from a console script: shared by the sandbox and the receiver."""
+"""Serving an ASGI app: from a console script (the sandbox, the receiver), or lazily inside
+Airflow's API server (the plugins' apps)."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import logging
 import socket
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -53,3 +58,66 @@ def run_event_loop(coro: Coroutine[Any, Any, None]) -> None:
         asyncio.run(coro)
     else:
         uvloop.run(coro)
+
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class LazyApp:
+    """An ASGI app built on its first request, answering 503 (``unavailable``) until it can.
+
+    For apps mounted in Airflow's API server by a plugin: importing the plugin must stay
+    cheap and never fail, so the app (its store, its configuration) is built in a thread
+    on first use; a failed build is logged and tried again after ``retry`` seconds.
+    """
+
+    def __init__(self, build: Callable[[], ASGIApp], *, what: str,
+                 unavailable: dict[str, Any], retry: float = 5.0) -> None:
+        self.build, self.what, self.retry = build, what, retry
+        self.unavailable = json.dumps(unavailable).encode()
+        self.app: ASGIApp | None = None
+        self._failed_at: float | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def _get(self) -> ASGIApp | None:
+        if self.app is not None:
+            return self.app
+        loop = asyncio.get_running_loop()
+        if self._failed_at is not None and loop.time() - self._failed_at < self.retry:
+            return None
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.app is None:
+                try:
+                    self.app = await asyncio.to_thread(self.build)
+                    self._failed_at = None
+                except Exception:
+                    log.exception("%s could not be built", self.what)
+                    self._failed_at = loop.time()
+        return self.app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request through the built app, or 503; a lifespan when served alone."""
+        if scope["type"] == "lifespan":  # only when served on its own; Airflow mounts it
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        app = await self._get()
+        if app is not None:
+            await app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(self.unavailable)).encode())]})
+        await send({"type": "http.response.body", "body": self.unavailable})

@@ -21,21 +21,15 @@ the proxy in front of it: docs/callbacks.md lists the settings to use.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
 
 from airflow.plugins_manager import AirflowPlugin
 
+from airflow_provider_tronenergy.serving import ASGIApp, LazyApp
+
 log = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 URL_PREFIX = "/tronenergy"
 
@@ -62,57 +56,15 @@ def build_receiver_app() -> ASGIApp:
     return create_app(store, secrets, tolerance=tolerance, body_timeout=body_timeout)
 
 
-class LazyReceiverApp:
-    """An ASGI app that builds the real one on first use and answers 503 until it can."""
+class LazyReceiverApp(LazyApp):
+    """The receiver, built on its first request; 503 ``receiver_unavailable`` until it can."""
 
     def __init__(self, build: Callable[[], ASGIApp] = build_receiver_app,
                  *, retry: float = 5.0) -> None:
-        self.build = build
-        self.retry = retry
-        self.app: ASGIApp | None = None
-        self._failed_at: float | None = None
-        self._lock: asyncio.Lock | None = None
-
-    async def _get(self) -> ASGIApp | None:
-        if self.app is not None:
-            return self.app
-        loop = asyncio.get_running_loop()
-        if self._failed_at is not None and loop.time() - self._failed_at < self.retry:
-            return None
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if self.app is None:
-                try:
-                    self.app = await asyncio.to_thread(self.build)
-                    self._failed_at = None
-                except Exception:
-                    log.exception("the tronenergy callback receiver could not be built")
-                    self._failed_at = loop.time()
-        return self.app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":  # only when served on its own; Airflow mounts it
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] != "http":
-            return
-        app = await self._get()
-        if app is not None:
-            await app(scope, receive, send)
-            return
-        body = json.dumps({"success": False, "error": "receiver_unavailable",
-                           "message": "the callback receiver failed to start; see the "
-                                      "API server log"}).encode()
-        await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        super().__init__(build, what="the tronenergy callback receiver", retry=retry,
+                         unavailable={"success": False, "error": "receiver_unavailable",
+                                      "message": "the callback receiver failed to start; "
+                                                 "see the API server log"})
 
 
 receiver_app = LazyReceiverApp()

@@ -12,24 +12,17 @@ every request here is checked against Airflow's auth manager (``ui.app``).
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
 from urllib.parse import quote
 
 from airflow.plugins_manager import AirflowPlugin
 
+from airflow_provider_tronenergy.serving import ASGIApp, LazyApp
 from airflow_provider_tronenergy.ui.urls import URL_PREFIX, page_href
 
 log = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 URL_ROUTE = "tronenergy-energy"
 # A bolt, as a data: URL: the nav icon needs no file served and nothing fetched.
@@ -46,49 +39,14 @@ def build_page_app() -> ASGIApp:
     return create_app()
 
 
-class LazyPageApp:
-    """An ASGI app that builds the page's app on first use and answers 503 until it can."""
+class LazyPageApp(LazyApp):
+    """The page's app, built on its first request; 503 until it can."""
 
     def __init__(self, build: Callable[[], ASGIApp] = build_page_app,
                  *, retry: float = 5.0) -> None:
-        self.build = build
-        self.retry = retry
-        self.app: ASGIApp | None = None
-        self._failed_at: float | None = None
-        self._lock: asyncio.Lock | None = None
-
-    async def _get(self) -> ASGIApp | None:
-        if self.app is not None:
-            return self.app
-        loop = asyncio.get_running_loop()
-        if self._failed_at is not None and loop.time() - self._failed_at < self.retry:
-            return None
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if self.app is None:
-                try:
-                    self.app = await asyncio.to_thread(self.build)
-                    self._failed_at = None
-                except Exception:
-                    log.exception("the tronenergy Energy page could not be built")
-                    self._failed_at = loop.time()
-        return self.app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request through the built app (Airflow mounts it: no lifespan here)."""
-        if scope["type"] != "http":
-            return
-        app = await self._get()
-        if app is not None:
-            await app(scope, receive, send)
-            return
-        body = json.dumps({"detail": "the Energy page failed to start; see the API server "
-                                     "log"}).encode()
-        await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        super().__init__(build, what="the tronenergy Energy page", retry=retry,
+                         unavailable={"detail": "the Energy page failed to start; see the "
+                                                "API server log"})
 
 
 page_app = LazyPageApp()
