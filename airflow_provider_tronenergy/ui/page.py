@@ -95,12 +95,12 @@ def _cards(totals: Mapping[str, Any], chain: Mapping[str, Any],
               f"{amount(Decimal(totals['activation_trx']))}"),
         _card("Burning would have cost", f"{amount(Decimal(totals['burn_trx']))} TRX"),
         _card("Saved", f"{amount(Decimal(totals['saving_trx']))} TRX"),
-        _card("Energy rented", f"{chain['energy_rented']:,}",
-              f"{totals['orders']:,} orders"),
+        _card("Energy rented", f"{chain['energy_rented']:,}", _n(totals["orders"], "order")),
         _card("Energy charged to payouts", f"{chain['energy_charged']:,}",
               f"TRX burned anyway {amount(Decimal(chain['trx_burned']))}"),
         _card("Waiting for a person", f"{unknown + failed}",
-              f"{unknown} purchases, {failed} payouts", alert=bool(unknown + failed)),
+              f"{_n(unknown, 'purchase')}, {_n(failed, 'payout')}",
+              alert=bool(unknown + failed)),
     ]) + "</div>"
 
 
@@ -114,9 +114,8 @@ def _spend_section(spend: Mapping[str, Any]) -> str:
         [Series("burning would have cost", BURN, [Decimal(d["burn_trx"]) for d in days])],
     ], title="TRX spent per day, and what burning would have cost", every=every)
     unpriced = spend["totals"]["without_figures"]
-    note = (f'<p class="muted">{unpriced} placed orders were resolved by a person with '
-            "only their order id: their cost is not in the journal and not counted.</p>"
-            if unpriced else "")
+    note = (f'<p class="muted">{_n(unpriced, "placed order")} resolved by a person with '
+            "only an order id: no cost in the journal, not counted.</p>" if unpriced else "")
     rows = "".join(
         f"<tr><td>{escape(d['day'])}</td><td class=n>{d['orders']:,}</td>"
         f"<td class=n>{d['energy']:,}</td><td class=n>{_trx(d['energy_trx'])}</td>"
@@ -210,9 +209,9 @@ def _deposits_section(deposits: Mapping[str, Any], period: Mapping[str, Any]) ->
         f"<td class=n>{c['behind']:,}{'+' if c['behind_more'] else ''}</td>"
         f"<td>{escape(str(c['oldest_waiting_since'] or '-'))}</td>"
         f"<td class=n>{_duration(c['lag_seconds'])}</td></tr>" for c in lag["consumers"])
-    return (f"<h2>Deposits</h2><p>{deposits['stored']:,} callbacks stored, "
-            f"{deposits['duplicates']:,} redeliveries answered as duplicates, "
-            f"{conflicts['count']:,} conflicts kept.</p>{chart}"
+    return (f"<h2>Deposits</h2><p>{_n(deposits['stored'], 'callback')} stored, "
+            f"{_n(deposits['duplicates'], 'redelivery', 'redeliveries')} answered as "
+            f"duplicates, {_n(conflicts['count'], 'conflict')} kept.</p>{chart}"
             f"<h3>Conflicting callbacks: {conflicts['count']:,}</h3>"
             + (_table(["tx_hash", "Differs in", "Refused body", "At"], c_rows)
                if c_rows else '<p class="muted">None.</p>')
@@ -268,6 +267,11 @@ def _table(head: Sequence[str], rows: str, numeric: Any = ()) -> str:
     cells = "".join(f'<th{" class=n" if i in numeric else ""}>{escape(h)}</th>'
                     for i, h in enumerate(head))
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _n(count: int, word: str, plural: str = "") -> str:
+    """``1 order``, ``2 orders``."""
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
 
 
 def _trx(value: str) -> str:

@@ -48,9 +48,9 @@ def page(stores) -> str:
 def test_the_figures_of_the_history_are_on_the_page(page):
     text = " ".join(parsed(page).text)
     for expected in ("17.97 TRX", "35.9 TRX", "17.93 TRX", "326,000", "244,570",
-                     "TRX burned anyway 9.035", "1 purchases, 1 payouts",
+                     "TRX burned anyway 9.035", "1 purchase, 1 payout",
                      "tronenergy-payouts resolve b1:2 --resend", "OUT_OF_ENERGY",
-                     "4 callbacks stored, 1 redeliveries", "1 conflicts kept",
+                     "4 callbacks stored, 1 redelivery", "1 conflict kept",
                      "deposit_watch.watcher", "lead", "manual__2026-03-01"):
         assert expected in text, expected
     assert "11.745" in text and "14.355" in text and "29.4" in text  # the per-day table
