@@ -161,6 +161,13 @@ _CONFIG: dict[str, Any] = {
                 "callback's whole body before answering 408 (slow clients).",
                 "version_added": "0.2.0", "type": "float", "example": "10", "default": "10",
             },
+            "batch_ready_asset": {
+                "description": "URI of the asset whose events are the payout batches the "
+                "Energy page lists (the example DAGs' by default).",
+                "version_added": "0.2.0", "type": "string",
+                "example": "tronenergy://payout-batch-ready",
+                "default": "tronenergy://payout-batch-ready",
+            },
         },
     },
 }

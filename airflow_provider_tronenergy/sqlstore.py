@@ -176,6 +176,20 @@ Step = Callable[[Connection], None]
 """One migration step: moves a store's tables from version ``n - 1`` to ``n``."""
 
 
+def add_index(table: sa.Table, name: str) -> Step:
+    """A migration step that creates ``table``'s declared index ``name`` unless it exists.
+
+    A store created at the newest version got the index with its table; one created
+    before it gets it here. Additive: no row, column or other index is touched.
+    """
+    [index] = [i for i in table.indexes if i.name == name]
+
+    def step(conn: Connection) -> None:
+        index.create(conn, checkfirst=True)
+
+    return step
+
+
 class LegacyVersion(Protocol):
     """Where a store kept its version before ``<prefix>schema_version`` (e.g. a key in a
     table of its own). Read once, as the starting version of a store with no row there;

@@ -32,6 +32,7 @@ never rewritten.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -48,6 +49,7 @@ from airflow_provider_tronenergy.callbacks.events import (
     VerifiedTransfer,
     threshold_micro,
 )
+from airflow_provider_tronenergy.callbacks.store_hourly import HourlyCounts
 from airflow_provider_tronenergy.callbacks.store_offsets import ConsumerOffsets
 from airflow_provider_tronenergy.callbacks.store_schema import (
     SCHEMA,
@@ -56,6 +58,8 @@ from airflow_provider_tronenergy.callbacks.store_schema import (
     migrations,
 )
 from airflow_provider_tronenergy.callbacks.store_writes import TransferWriter
+
+log = logging.getLogger(__name__)
 
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
 ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
@@ -96,6 +100,7 @@ class CallbackStore:
         self.writer = TransferWriter(self.db, self.tables.transfers)
         self.offsets = ConsumerOffsets(self.db, self.tables.offsets)
         self.conflicts = Conflicts(self.db, self.tables.transfers, self.tables.conflicts)
+        self.hourly = HourlyCounts(self.db, self.tables.hourly)
 
     @property
     def safe_url(self) -> str:
@@ -136,7 +141,8 @@ class CallbackStore:
         stored transfer (kept apart in ``<prefix>conflicts``, never stored over it).
 
         When this returns, every row is durably committed; a ``tx_hash`` already
-        stored is a duplicate (:meth:`.TransferWriter.record_many` says how exactly).
+        stored is a duplicate (:meth:`.TransferWriter.record_many` says how exactly),
+        and each true redelivery is counted in its hour (:mod:`.store_hourly`).
         """
         if not events:
             return []
@@ -145,6 +151,14 @@ class CallbackStore:
         if any(result.duplicate for result in results):
             # Some were stored already: retries, or contradictions (answered 409).
             results = self.conflicts.check(events, results)
+            redelivered = [event.received_at_ms for event, result
+                           in zip(events, results, strict=True)
+                           if result.duplicate and not result.conflict]
+            try:
+                self.hourly.add_duplicates(redelivered)
+            except sa.exc.SQLAlchemyError as exc:  # a statistic: the transfers committed
+                log.warning("%d redeliveries were not counted: %s", len(redelivered),
+                            type(exc).__name__)
         return results
 
     # -- consumer offsets -------------------------------------------------------------

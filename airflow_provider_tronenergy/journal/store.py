@@ -34,6 +34,8 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.journal.figures import COLUMNS as FIGURES
+from airflow_provider_tronenergy.journal.figures import add_figures, columns, figures
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
@@ -43,8 +45,15 @@ ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
 LOCATION: Final = sqlstore.Location(ENV_JOURNAL_URL, CONF_KEY, DEFAULT_FILENAME)
 SCHEMA: Final = "purchase_journal"
-MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
-"""``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 1)."""
+
+
+def migrations(entries: sa.Table) -> dict[int, sqlstore.Step]:
+    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 2).
+
+    2: a placed purchase's figures in columns, and the index a period's sums read
+    through (:mod:`.figures`; the Energy page).
+    """
+    return {2: add_figures(entries, f"{entries.name}_sent")}
 
 
 class EntryState(str, Enum):
@@ -167,11 +176,15 @@ class PurchaseJournal:
             sa.Column("updated_at_ms", sa.BigInteger(), nullable=False),
             sa.Column("resolved_by", sa.String(256), nullable=True),
             sa.Column("note", sa.Text(), nullable=True),
+            *columns(),
             sa.UniqueConstraint("identity", "attempt",
                                 name=f"{table_prefix}purchase_journal_attempt_key"),
             sa.Index(f"{table_prefix}purchase_journal_scope", "scope"),
             sa.Index(f"{table_prefix}purchase_journal_state", "state"),
+            sa.Index(f"{table_prefix}purchase_journal_sent", "state", "sent_at_ms",
+                     *FIGURES),
         )
+        self.migrations = migrations(self.entries)
 
     @property
     def safe_url(self) -> str:
@@ -195,7 +208,7 @@ class PurchaseJournal:
 
     def ensure_schema(self) -> None:
         """Create the table on first use, or migrate it; concurrent first uses do it once."""
-        self.db.migrate(SCHEMA, [self.entries], MIGRATIONS)
+        self.db.migrate(SCHEMA, [self.entries], self.migrations)
 
     def _entry(self, row: RowMapping) -> Entry:
         return Entry(
@@ -289,7 +302,7 @@ class PurchaseJournal:
     def record_placed(self, entry: Entry, order_id: str, result: dict[str, Any]) -> None:
         """The service answered with an order: the energy is rented until sent + rent time."""
         self._update(entry, None, state=EntryState.PLACED.value, order_id=order_id,
-                     result=json.dumps(result, sort_keys=True),
+                     result=json.dumps(result, sort_keys=True), **figures(result),
                      valid_until_ms=_ms(entry.sent_at + float(entry.rent_hours) * 3600))
 
     def record_refused(self, entry: Entry, reason: str) -> None:

@@ -33,8 +33,6 @@ __all__ = ["Attempt", "Claim", "PayoutJournal", "PayoutJournalError", "PayoutRac
            "PayoutState", "Signed", "open_payout_journal"]
 
 SCHEMA: Final = "payout_journal"
-MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
-"""``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now version 1)."""
 CHUNK: Final = 500
 """Rows per statement when reading or writing many payouts: well under SQLite's and
 PostgreSQL's bound-parameter limits."""
@@ -46,6 +44,48 @@ class PayoutJournalError(TronEnergyProviderError, RuntimeError):
 
 class PayoutRace(PayoutJournalError):
     """Another worker wrote the same attempt first: read again and follow its transaction."""
+
+
+RECEIPT_COLUMNS: Final = ("energy_total", "energy_from_stake", "energy_burned",
+                          "trx_burned_sun")
+"""A judged attempt's receipt figures as integers (``payout.receipts.Outcome``), beside the
+receipt's JSON: a period's sums are one indexed ``SUM`` instead of a JSON parse per row."""
+
+
+def receipt_figures(receipt: dict[str, Any] | None) -> dict[str, int | None]:
+    """The receipt columns' values (None for a figure the receipt lacks)."""
+    receipt = receipt or {}
+    return {name: (value if isinstance(value := receipt.get(name), int)
+                   and not isinstance(value, bool) else None) for name in RECEIPT_COLUMNS}
+
+
+def migrations(attempts: sa.Table) -> dict[int, sqlstore.Step]:
+    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 2).
+
+    2: the receipt figures in columns (filled from the receipts already journaled) and
+    the index a period's sums read through (the Energy page). Additive.
+    """
+    index = f"{attempts.name}_created"
+
+    def receipt_columns(conn: Connection) -> None:
+        have = {c["name"] for c in sa.inspect(conn).get_columns(attempts.name,
+                                                                schema=attempts.schema)}
+        table = conn.dialect.identifier_preparer.format_table(attempts)
+        for name in RECEIPT_COLUMNS:
+            if name not in have:
+                conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {name} BIGINT"))
+        a = attempts.c
+        update = attempts.update().where(a.id == sa.bindparam("row_id")).values(
+            **{name: sa.bindparam(name) for name in RECEIPT_COLUMNS})
+        last = 0
+        while rows := conn.execute(sa.select(a.id, a.receipt).where(
+                a.id > last, a.receipt.is_not(None)).order_by(a.id).limit(CHUNK)).all():
+            conn.execute(update, [{"row_id": row_id, **receipt_figures(json.loads(receipt))}
+                                  for row_id, receipt in rows])
+            last = rows[-1][0]
+        sqlstore.add_index(attempts, index)(conn)
+
+    return {2: receipt_columns}
 
 
 def _ms(ts: float) -> int:
@@ -90,12 +130,16 @@ class PayoutJournal:
             sa.Column("last_answer", sa.Text(), nullable=True),
             sa.Column("resolved_by", sa.String(256), nullable=True),
             sa.Column("note", sa.Text(), nullable=True),
+            *(sa.Column(name, sa.BigInteger(), nullable=True) for name in RECEIPT_COLUMNS),
             sa.UniqueConstraint("identity", "attempt",
                                 name=f"{table_prefix}payout_journal_attempt_key"),
             sa.UniqueConstraint("txid", name=f"{table_prefix}payout_journal_txid_key"),
             sa.Index(f"{table_prefix}payout_journal_batch", "batch_id"),
             sa.Index(f"{table_prefix}payout_journal_state", "state"),
+            sa.Index(f"{table_prefix}payout_journal_created", "created_at_ms", "state",
+                     *RECEIPT_COLUMNS),
         )
+        self.migrations = migrations(self.attempts)
 
     @property
     def safe_url(self) -> str:
@@ -111,7 +155,7 @@ class PayoutJournal:
 
     def ensure_schema(self) -> None:
         """Create the table on first use, or migrate it; concurrent first uses do it once."""
-        self.db.migrate(SCHEMA, [self.attempts], MIGRATIONS)
+        self.db.migrate(SCHEMA, [self.attempts], self.migrations)
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -321,7 +365,8 @@ class PayoutJournal:
         """``(attempt, succeeded, block, receipt)``: confirmed or failed on chain."""
         return self._move([(a.id, {
             "state": (PayoutState.CONFIRMED if ok else PayoutState.FAILED).value,
-            "block_number": block, "receipt": json.dumps(receipt, sort_keys=True)})
+            "block_number": block, "receipt": json.dumps(receipt, sort_keys=True),
+            **receipt_figures(receipt)})
             for a, ok, block, receipt in outcomes], [PayoutState.SIGNED, PayoutState.SENT])
 
     def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:

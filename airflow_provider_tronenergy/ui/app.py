@@ -10,10 +10,18 @@ to the sign-in page. A user the auth manager does not grant ``GET`` on the custo
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+import logging
+import threading
+from datetime import date, datetime, timezone
+from typing import Any
 
-if TYPE_CHECKING:
-    from fastapi import FastAPI
+# Imported by the plugin's app on its first request, in the API server only: FastAPI reads
+# the routes' annotations (``Request``) from this module's names.
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+log = logging.getLogger(__name__)
 
 # The resource an auth manager grants (``is_authorized_custom_view``): FAB's role
 # permission "can read on TRON Energy", Keycloak's custom resource of that name; the
@@ -42,13 +50,34 @@ def _refusal_page(status: int, detail: str, login: str | None) -> str:
             f"<body><h1>{status}</h1><p>{html.escape(detail)}</p>{link}</body></html>")
 
 
+class _Stores:
+    """The stores, opened on the first request and kept (one pool each per process)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stores: Any = None
+
+    def get(self) -> Any:
+        """The configured :class:`~.data.Stores`."""
+        from airflow_provider_tronenergy.ui.data import Stores
+
+        with self._lock:
+            if self._stores is None:
+                self._stores = Stores.configured()
+            return self._stores
+
+
+stores = _Stores()
+
+
+def _today() -> date:
+    return datetime.now(timezone.utc).date()
+
+
 def create_app() -> FastAPI:
     """The page's routes, each behind ``signed_in_user`` (imports Airflow's API server)."""
     from airflow.api_fastapi.app import get_auth_manager
-    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
     from airflow.api_fastapi.core_api.security import get_user
-    from fastapi import Depends, FastAPI, HTTPException, Request
-    from fastapi.responses import HTMLResponse, JSONResponse, Response
 
     app = FastAPI(title="TRON energy page", docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -74,14 +103,44 @@ def create_app() -> FastAPI:
                             status_code=exc.status_code, headers=exc.headers)
 
     @app.get("/energy.json")
-    def energy_json(user: BaseUser = Depends(permitted_user)) -> dict[str, Any]:  # noqa: B008
-        """The page's figures as JSON (placeholder until the data layer lands)."""
-        return {"user": user.get_name()}
+    def energy_json(request: Request,
+                    user: BaseUser = Depends(permitted_user)) -> dict[str, Any]:  # noqa: B008
+        """The page's figures for the period asked (``from``, ``to``), as JSON."""
+        return {**_figures(request), "user": user.get_name()}
 
     @app.get("/energy", response_class=HTMLResponse)
-    def energy_page(user: BaseUser = Depends(permitted_user)) -> str:  # noqa: B008
-        """The page (placeholder until the data layer lands)."""
-        return (f"<!doctype html><html><body><h1>Energy</h1>"
-                f"<p>Signed in as {html.escape(user.get_name())}</p></body></html>")
+    def energy_page(request: Request,
+                    user: BaseUser = Depends(permitted_user)) -> str:  # noqa: B008
+        """The page for the period asked (``from``, ``to``; the last 7 days by default)."""
+        from airflow_provider_tronenergy.ui.page import render
+        from airflow_provider_tronenergy.ui.urls import base_path
+
+        return render(_figures(request), base=base_path(), today=_today(),
+                      user=user.get_name())
+
+    def _figures(request: Request) -> dict[str, Any]:
+        """Everything the page shows; only ever called after the user was checked."""
+        import sqlalchemy as sa
+        from airflow.utils.session import create_session
+
+        from airflow_provider_tronenergy.sqlstore import StoreError
+        from airflow_provider_tronenergy.ui.data import page_data
+        from airflow_provider_tronenergy.ui.events import read_batch_events
+        from airflow_provider_tronenergy.ui.period import Period
+
+        try:
+            period = Period.parse(request.query_params.get("from"),
+                                  request.query_params.get("to"), today=_today())
+        except ValueError as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
+        try:
+            with create_session() as session:
+                events = read_batch_events(session, period)
+            return page_data(stores.get(), period, events)
+        except (StoreError, sa.exc.SQLAlchemyError) as exc:
+            log.exception("the Energy page could not read a store")
+            raise HTTPException(status_code=503, detail=(
+                f"a store the page reads is unavailable ({type(exc).__name__}); see the API "
+                "server's log")) from None
 
     return app

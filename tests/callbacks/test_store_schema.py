@@ -136,10 +136,15 @@ def test_a_store_of_the_previous_release_is_upgraded(previous: Previous, version
     try:
         with caplog.at_level(logging.INFO, logger="airflow_provider_tronenergy.sqlstore"):
             (kept,) = store.list_transfers()
-        # Version 2 is read from <prefix>meta: no step re-runs; version 1 gets step 2.
+        # The version is read from <prefix>meta: only the steps after it run (2 and 3 for
+        # version 1, 3 for version 2).
         migrated = [r.getMessage() for r in caplog.records if "migrated" in r.getMessage()]
-        assert len(migrated) == (version == 1)
-        assert previous.versions() == ({"callback_store": 2}, "2")
+        assert [m.rsplit(" ", 1)[-1] for m in migrated] == ["2", "3"][version - 1:]
+        assert previous.versions() == ({"callback_store": 3}, "3")
+        # Step 3 is additive: the hourly counts, the stored transfer counted in its hour.
+        with previous.engine.connect() as conn:
+            assert sa.inspect(conn).has_table("tronenergy_hourly", schema=previous.schema)
+        assert store.hourly.per_hour(0, 2**62) == {0: (1, 0)}  # received at 4 ms
         old = previous.old
         assert (kept.tx_hash, kept.amount_text, kept.amount_micro) == \
             (old.tx_hash, "12.50", 12_500_000)
@@ -150,6 +155,9 @@ def test_a_store_of_the_previous_release_is_upgraded(previous: Previous, version
         # It takes new transfers after the old ids, and tells retries from contradictions.
         new = event()
         assert [r.duplicate for r in store.record_many([new, old])] == [False, True]
+        hours = store.hourly.per_hour(0, 2**62)
+        assert sum(n for n, _ in hours.values()) == 2  # the old and the new, by the trigger
+        assert sum(d for _, d in hours.values()) == 1  # the retry
         assert store.get_transfer(new.tx_hash).id > kept.id  # type: ignore[union-attr]
         forged = event(tx_hash=old.tx_hash, amount="99", to=old.to_address,
                        token=old.token, **{"from": old.from_address})
@@ -161,15 +169,15 @@ def test_a_store_of_the_previous_release_is_upgraded(previous: Previous, version
     again = previous.open()  # the next process finds it recorded
     try:
         assert len(again.list_transfers()) == 2
-        assert previous.versions() == ({"callback_store": 2}, "2")
+        assert previous.versions() == ({"callback_store": 3}, "3")
     finally:
         again.close()
 
 
 def test_only_the_missing_steps_run_and_both_records_follow(previous: Previous,
                                                             monkeypatch: pytest.MonkeyPatch):
-    """With a step 3, a version 2 store runs step 3 only; both records then say 3, so
-    this code (newest 2) and the previous release (it reads <prefix>meta) refuse it."""
+    """With a step 4, a version 2 store runs steps 3 and 4 only; both records then say 4,
+    so this code (newest 3) and the previous release (it reads <prefix>meta) refuse it."""
     previous.create(2)
     ran: list[int] = []
 
@@ -179,18 +187,18 @@ def test_only_the_missing_steps_run_and_both_records_follow(previous: Previous,
             step(conn)
         return run
 
-    def with_step_3(tables: StoreTables) -> dict[int, sqlstore.Step]:
-        steps = {**migrations(tables), 3: lambda conn: None}
+    def with_step_4(tables: StoreTables) -> dict[int, sqlstore.Step]:
+        steps = {**migrations(tables), 4: lambda conn: None}
         return {n: counted(n, step) for n, step in steps.items()}
 
-    monkeypatch.setattr(store_module, "migrations", with_step_3)
+    monkeypatch.setattr(store_module, "migrations", with_step_4)
     store = previous.open()
     try:
         assert len(store.list_transfers()) == 1
     finally:
         store.close()
-    assert ran == [3]
-    assert previous.versions() == ({"callback_store": 3}, "3")
+    assert ran == [3, 4]
+    assert previous.versions() == ({"callback_store": 4}, "4")
     monkeypatch.undo()
     newer = previous.open()
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import subprocess
@@ -227,7 +228,9 @@ PREVIOUS_RELEASE_DDL = """CREATE TABLE {table} (
 
 
 def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
-    """An unversioned journal keeps its rows, gets version 1, and takes new attempts."""
+    """An unversioned journal keeps its rows, counts as version 1, gets step 2 (a placed
+    purchase's figures in columns, filled from its result, and the index a period is read
+    through; nothing else changed), and takes new attempts."""
     import sqlalchemy as sa
 
     from airflow_provider_tronenergy import sqlstore
@@ -248,6 +251,14 @@ def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
             " description, request, scope, sent_at_ms, rent_hours, updated_at_ms) VALUES "
             "('old', 1, 'sending', false, 'buy', :target, 'bought before', '{}', 'd/r0/t/-1',"
             " 1000, '1', 1000)"), {"target": TARGET})
+        conn.execute(sa.text(
+            f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode, target_address,"
+            " description, request, scope, sent_at_ms, rent_hours, order_id, result,"
+            " updated_at_ms) VALUES ('bought', 1, 'placed', false, 'smart_buy', :target, 'x',"
+            " '{}', 'd/r0/t/-1', 1000, '1', 'o1', :result, 1000)"),
+            {"target": TARGET, "result": json.dumps({
+                "cost": "6.995", "energy_amount": 131000, "burn_cost": "13.1",
+                "activated": True, "quote": {"activation_cost": "1.1"}})})
     journal = PurchaseJournal(journal_url, schema=schema)
     try:
         old = journal.latest("old")
@@ -258,7 +269,20 @@ def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
         versions = sa.Table("tronenergy_schema_version", sa.MetaData(schema=schema),
                             autoload_with=engine)
         with engine.connect() as conn:
-            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 1}
+            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 2}
+            e = journal.entries.c
+            assert dict((i, tuple(f)) for i, *f in conn.execute(sa.select(
+                e.identity, e.energy, e.cost_sun, e.burn_sun, e.activation_sun))) == {
+                "old": (None, None, None, None),
+                "bought": (131_000, 6_995_000, 13_100_000, 1_100_000)}
+            indexes = {i["name"]: i["column_names"] for i in sa.inspect(conn).get_indexes(
+                "tronenergy_purchase_journal", schema=schema)
+                if not i["name"].endswith("_key")}  # PostgreSQL lists the UNIQUE's own
+        assert indexes == {"tronenergy_purchase_journal_state": ["state"],
+                           "tronenergy_purchase_journal_sent": [
+                               "state", "sent_at_ms", "energy", "cost_sun", "burn_sun",
+                               "activation_sun"]}
+        assert journal.latest("bought").result["cost"] == "6.995"  # the result untouched
     finally:
         journal.close()
         engine.dispose()

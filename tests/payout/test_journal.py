@@ -171,3 +171,40 @@ def test_a_claim_following_an_old_read_loses_to_a_newer_attempt(make):
     assert second.attempt == 2
     won, lost = journal.claim([claim("id:p1", after=expired)], "w3")  # w3's read is old now
     assert won == [] and lost == ["id:p1"]
+
+
+def test_a_journal_at_version_1_gets_the_receipt_figures_and_the_period_index(make):
+    """Step 2 is additive: a version 1 journal (no receipt columns, no ``created_at_ms``
+    index) gets both, the columns filled from the receipts it holds; nothing else moves."""
+    import sqlalchemy as sa
+
+    from airflow_provider_tronenergy.payout.journal import RECEIPT_COLUMNS
+
+    first = make()
+    [judged, open_], _ = first.claim([claim("v1"), claim("v1b", row=1)], "w")
+    first.record_signed([signed(judged, "aa" * 32)])
+    receipt = {"energy_total": 130_285, "energy_from_stake": 100_285,
+               "energy_burned": 30_000, "trx_burned_sun": 3_345_000, "result": "SUCCESS"}
+    first.record_outcomes([(judged, True, 9, receipt)])
+    table, versions = first.attempts, first.db.versions
+    index = f"{table.name}_created"
+    qualified = f"{table.schema}." if table.schema else ""
+    before = [a.to_dict() for a in first.history("v1") + first.history("v1b")]
+    with first.db.engine.begin() as conn:  # as the release before step 2 left it
+        conn.execute(sa.text(f"DROP INDEX {qualified}{index}"))
+        for name in RECEIPT_COLUMNS:
+            conn.execute(sa.text(f"ALTER TABLE {qualified}{table.name} DROP COLUMN {name}"))
+        conn.execute(versions.update().values(version=1))
+    upgraded = make()  # another process, opening it with this code
+    assert [a.to_dict() for a in upgraded.history("v1") + upgraded.history("v1b")] == before
+    a = table.c
+    with upgraded.db.engine.connect() as conn:
+        assert index in {i["name"] for i in sa.inspect(conn).get_indexes(
+            table.name, schema=table.schema)}
+        assert conn.execute(sa.select(versions.c.version).where(
+            versions.c.store == "payout_journal")).scalar() == 2
+        figures = {identity: tuple(values) for identity, *values in conn.execute(
+            sa.select(a.identity, *(a[name] for name in RECEIPT_COLUMNS)))}
+    assert figures == {"v1": (130_285, 100_285, 30_000, 3_345_000),
+                       "v1b": (None, None, None, None)}
+    assert open_.identity == "v1b"

@@ -7,6 +7,9 @@ sandbox's control API), ``orders`` (a manual world clock for order tests),
 suite), real receivers and servers (``callbacks``, ``receiver``, ``hostile``,
 ``airflow_api_server``, ``process``), ``signed`` (signed-request helpers),
 ``clients`` (client factories for the client tests), ``triggers`` (a counting store and
-a poll clock for the transfer-trigger tests) and ``airflow_compat`` (differences between
-Airflow releases). Helpers live here only: a folder's conftest.py holds fixtures.
+a poll clock for the transfer-trigger tests), ``energy_history`` (a known history in the
+stores the Energy page reads, and its figures), ``page_server`` and ``auth_manager`` (a real
+API server with the page's plugin, users who sign in, and a permission granted to some)
+and ``airflow_compat`` (differences between Airflow releases). Helpers live here only: a
+folder's conftest.py holds fixtures.
 """

@@ -51,13 +51,15 @@ def test_the_plugin_adds_the_energy_entry_to_the_navigation(server):
 def test_an_anonymous_request_gets_401_and_no_data(server, path):
     page = _get(server, path)
     assert page.status_code == 401, page.text
-    assert "Signed in" not in page.text and "admin" not in page.text
+    assert "TRX" not in page.text and "Energy," not in page.text
     # A browser is offered the sign-in page (Airflow 3.3 adds ?next=, 3.1 does not).
     assert 'href="/auth/login' in page.text
     as_json = _get(server, path, accept="application/json")
     assert as_json.status_code == 401 and as_json.json() == {"detail": "Not authenticated"}
     forged = _get(server, path, cookie="not-a-jwt")
-    assert forged.status_code in (401, 403) and "Signed in" not in forged.text
+    assert forged.status_code in (401, 403) and "TRX" not in forged.text
+    # A bad period is not looked at before the user is: still 401, not 400.
+    assert _get(server, path + "?from=nonsense").status_code == 401
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -68,7 +70,7 @@ def test_a_signed_in_user_without_the_permission_gets_403_and_no_data(server, pa
                      cookies={"_token": token}).status_code == 200
     for answer in (_get(server, path, cookie=token), _get(server, path, bearer=token)):
         assert answer.status_code == 403, answer.text
-        assert "Signed in" not in answer.text and '"user"' not in answer.text
+        assert "TRX" not in answer.text and '"spend"' not in answer.text
         assert "TRON Energy" in answer.text  # says which permission is missing
 
 
@@ -77,9 +79,13 @@ def test_a_user_with_the_permission_sees_the_page_as_themself(server, user):
     token = server.token(user)
     page = _get(server, "/tronenergy-ui/energy", cookie=token)  # as the UI's iframe
     assert page.status_code == 200, page.text
-    assert f"Signed in as {user}" in page.text
-    data = _get(server, "/tronenergy-ui/energy.json", bearer=token, accept="application/json")
+    assert f"for {user} in" in page.text and "<h1>Energy, " in page.text
+    data = _get(server, "/tronenergy-ui/energy.json?from=2026-03-01&to=2026-03-03",
+                bearer=token, accept="application/json")
     assert data.status_code == 200 and data.json()["user"] == user
+    assert data.json()["period"]["days"] == 3 and data.json()["spend"]["totals"]["orders"] == 0
+    bad = _get(server, "/tronenergy-ui/energy?from=2026-03-05&to=2026-03-01", cookie=token)
+    assert bad.status_code == 400 and "ends" in bad.text
 
 
 def test_the_callback_receiver_stays_open_to_the_service(server):
