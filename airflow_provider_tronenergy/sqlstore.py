@@ -190,6 +190,17 @@ def add_index(table: sa.Table, name: str) -> Step:
     return step
 
 
+def add_missing_columns(conn: Connection, table: sa.Table, names: Sequence[str],
+                        sql_type: str = "BIGINT") -> None:
+    """A migration step's additive part: ``ALTER TABLE ... ADD COLUMN`` for each of
+    ``names`` the table does not have yet (a step may run on a table already in shape)."""
+    have = {c["name"] for c in sa.inspect(conn).get_columns(table.name, schema=table.schema)}
+    quoted = conn.dialect.identifier_preparer.format_table(table)
+    for name in names:
+        if name not in have:
+            conn.execute(sa.text(f"ALTER TABLE {quoted} ADD COLUMN {name} {sql_type}"))
+
+
 class LegacyVersion(Protocol):
     """Where a store kept its version before ``<prefix>schema_version`` (e.g. a key in a
     table of its own). Read once, as the starting version of a store with no row there;

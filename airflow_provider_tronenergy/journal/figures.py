@@ -61,12 +61,7 @@ def add_figures(entries: sa.Table, index: str) -> sqlstore.Step:
     result, and the period index ``index`` over them. Additive: no result is changed."""
 
     def step(conn: Connection) -> None:
-        have = {c["name"] for c in sa.inspect(conn).get_columns(entries.name,
-                                                                schema=entries.schema)}
-        table = conn.dialect.identifier_preparer.format_table(entries)
-        for name in COLUMNS:
-            if name not in have:
-                conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {name} BIGINT"))
+        sqlstore.add_missing_columns(conn, entries, COLUMNS)
         e = entries.c
         update = entries.update().where(e.id == sa.bindparam("row_id")).values(
             **{name: sa.bindparam(name) for name in COLUMNS})

@@ -68,12 +68,7 @@ def migrations(attempts: sa.Table) -> dict[int, sqlstore.Step]:
     index = f"{attempts.name}_created"
 
     def receipt_columns(conn: Connection) -> None:
-        have = {c["name"] for c in sa.inspect(conn).get_columns(attempts.name,
-                                                                schema=attempts.schema)}
-        table = conn.dialect.identifier_preparer.format_table(attempts)
-        for name in RECEIPT_COLUMNS:
-            if name not in have:
-                conn.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {name} BIGINT"))
+        sqlstore.add_missing_columns(conn, attempts, RECEIPT_COLUMNS)
         a = attempts.c
         update = attempts.update().where(a.id == sa.bindparam("row_id")).values(
             **{name: sa.bindparam(name) for name in RECEIPT_COLUMNS})

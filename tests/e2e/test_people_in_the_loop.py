@@ -58,10 +58,10 @@ from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.operators.ask import NOT_PLACED, PLACED
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from support.browser import CHROMIUM, browser_missing
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "docs" / "approval-request.png"
 
 
@@ -338,20 +338,8 @@ def test_an_unknown_outcome_answered_not_placed_buys_exactly_once(deployment, tm
             journal.close()
 
 
-def _browser() -> str:
-    """Why the system chromium cannot be driven here ("" when it can)."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as exc:
-        return f"playwright is not installed ({exc}); it is a dev dependency"
-    if not os.access(CHROMIUM, os.X_OK):
-        return (f"no {CHROMIUM}: install Debian's chromium (apt-get install chromium), "
-                "as .ci/run does")
-    return ""
-
-
 def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path):
-    reason = _browser()
+    reason = browser_missing()
     if reason:
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright

@@ -28,30 +28,18 @@ from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.ui.data import Stores, page_data
 from airflow_provider_tronenergy.ui.svg import amount
+from support.browser import CHROMIUM, browser_missing
 from support.energy_history import EXPECTED, PERIOD, at, seed
 from support.page_server import PASSWORDS, ROOT, PageServer, running_page_server
 
 pytestmark = pytest.mark.timeout(300)
 
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "docs" / "energy-page.png"
 EXTRA_OF = {  # the batch event as payout.plan.batch_ready writes it (support.energy_history)
     "batch_id": "b1", "activations": 2, "activation_cost": "2.2", "energy_bought": 261_000,
     "energy_cost": "11.745", "total_cost": "13.945", "burn_cost_bought": "26.1",
     "saving": "14.355", "approval": {"required": True, "approved": True, "by": "lead",
                                      "at": "2026-03-01T12:10:00+00:00", "timed_out": False}}
-
-
-def _browser() -> str:
-    """Why the system chromium cannot be driven here ("" when it can)."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as exc:
-        return f"playwright is not installed ({exc}); it is a dev dependency"
-    if not os.access(CHROMIUM, os.X_OK):
-        return (f"no {CHROMIUM}: install Debian's chromium (apt-get install chromium), "
-                "as .ci/run does")
-    return ""
 
 
 def _stores(home: Path) -> tuple[Stores, dict[str, str]]:
@@ -90,7 +78,7 @@ def _publish(metadata_db: Path, extra: dict[str, Any], ms: int) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[PageServer, dict]]:
-    reason = _browser()
+    reason = browser_missing()
     if reason:
         pytest.skip(reason)
     home = tmp_path_factory.mktemp("energy-page-browser")
