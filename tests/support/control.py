@@ -28,6 +28,10 @@ class Control:
         self.sandbox = sandbox
         self.root = f"{sandbox.root_url}/sandbox"
         self.session = requests.Session()
+        # One connection per call: a DAG test leaves this session idle for about the
+        # sandbox's 5 s keep-alive, and a call sent as the server closed the idle
+        # connection was reset (a teardown's clear_faults, once, in CI).
+        self.session.headers["Connection"] = "close"
 
     @property
     def clock(self) -> ManualClock:
