@@ -8,6 +8,7 @@ the report. Only a log line's message reaches the report, never the raw line.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import sqlite3
@@ -21,6 +22,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.sandbox.process import stop_process
 
+ROOT = Path(__file__).resolve().parents[1]
 LOG_LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<message>.*?)\s+\[[^\]\s]+\]"
                       r"(?:\s+\w+=\S+)*\s*$")
 """A line of Airflow's console log: ``<time> [info     ] <message>  [<logger>] loc=...``."""
@@ -31,6 +33,28 @@ AIRFLOW = [sys.executable, "-c",
 """``python -m airflow``, less the interpreter's last garbage collection over Airflow's heap
 (about 3 s per command on a 2-core machine, collecting nothing the command needs): the
 first exit handler registered, so the last to run, freezes what is left."""
+
+
+def metadata_env(home: Path) -> dict[str, str]:
+    """Airflow's settings for a home of its own: SQLite metadata, the example DAGs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update({
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
+        "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
+        "NO_COLOR": "1",  # the DAG runs' logs are files: no colour codes in them
+    })
+    return env
+
+
+def store_env(work: Path) -> dict[str, str]:
+    """The provider's stores, SQLite files in ``work``: one journal for both payout DAGs
+    (the purchases and the payouts), the callback store and the deposit ledger."""
+    return {"TRONENERGY_PURCHASE_JOURNAL": f"sqlite:///{work / 'journal.db'}",
+            "TRONENERGY_CALLBACK_STORE": f"sqlite:///{work / 'callbacks.db'}",
+            "TRONENERGY_DEPOSITS_DB": f"sqlite:///{work / 'deposits.db'}"}
 
 
 def log_message(line: str) -> str | None:

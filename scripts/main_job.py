@@ -26,6 +26,7 @@ only a log line's message is shown as progress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,17 +35,22 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import AsyncGenerator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import requests
-from main_airflow import AIRFLOW, DagTest, read_result
+from main_airflow import AIRFLOW, DagTest, metadata_env, read_result, store_env
 from main_report import report_lines, short
+from main_ui import PAGE
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox, stop_process
+
+if TYPE_CHECKING:
+    from airflow.triggers.base import TriggerEvent
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".main-job"
@@ -89,20 +95,6 @@ class Sandbox:
         if holder:
             self.call("POST", f"/addresses/{address}/holder", {"token": "USDT"})
         return address
-
-
-def metadata_env(home: Path) -> dict[str, str]:
-    """Airflow's settings for a home of its own: SQLite metadata, the example DAGs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
-        "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
-        "NO_COLOR": "1",  # the DAG runs' logs are files: no colour codes in them
-    })
-    return env
 
 
 def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
@@ -156,7 +148,10 @@ def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[
 
     from airflow.sdk.log import configure_logging
 
-    from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
+    from airflow_provider_tronenergy.triggers.transfer import (
+        RUN_COMMIT_GRACE,
+        TronEnergyTransferWatchTrigger,
+    )
 
     configure_logging(output=(WORK / "watcher.log").open("a", encoding="utf-8"),
                       colored_console_log=False)
@@ -165,9 +160,16 @@ def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[
                                              store_url=store_url, poll_interval=0.2)
 
     async def first() -> dict[str, Any]:
-        async for event in trigger.run():
-            return dict(event.payload)
-        raise RuntimeError("the watcher stopped")
+        events = cast("AsyncGenerator[TriggerEvent, None]", trigger.run())  # it is one
+        try:
+            event = await anext(events)
+            # As in the triggerer, the watcher polls on once Airflow holds the event, and
+            # commits its offset at a poll past the grace (so the Energy page shows no lag).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(anext(events), RUN_COMMIT_GRACE + 3)
+        finally:
+            await events.aclose()
+        return dict(event.payload)
 
     return asyncio.run(asyncio.wait_for(first(), timeout=60))
 
@@ -290,6 +292,16 @@ class Deposits:
             run.stop()
 
 
+def where_to_look() -> list[str]:
+    """The closing lines: where the same figures are in the Airflow UI."""
+    return ["see it in the Airflow UI: `bash scripts/ui.sh` serves this job's data at "
+            "http://127.0.0.1:8080;",
+            f"  the Energy page is {PAGE} there (Energy in the navigation), a task's links to "
+            "its transactions on TronScan are in its Details tab;",
+            f"  in a deployment or under `airflow standalone`: <[api] base_url>{PAGE} "
+            "(docs/energy-page.md: enabling it)"]
+
+
 def main() -> int:
     started = time.monotonic()
     shutil.rmtree(WORK, ignore_errors=True)
@@ -310,19 +322,17 @@ def main() -> int:
         os.environ.update({k: v for k, v in env.items() if k.startswith("AIRFLOW")})
 
         step("starting the callback receiver (verifies and stores signed callbacks)")
-        store_url = f"sqlite:///{WORK / 'callbacks.db'}"
-        receiver = Receiver(store_url, sandbox.webhook_secret, WORK / "receiver.log")
+        stores = store_env(WORK)
+        receiver = Receiver(stores["TRONENERGY_CALLBACK_STORE"], sandbox.webhook_secret,
+                            WORK / "receiver.log")
         running.append(receiver)
         detail(f"listening on {receiver.url}")
         world = Sandbox(sandbox)
         deposit_address = world.wallet(activated=True, holder=False)
         env.update({
-            "TRONENERGY_CALLBACK_STORE": store_url,
+            **stores,
             "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": receiver.url,
             "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
-            "TRONENERGY_DEPOSITS_DB": f"sqlite:///{WORK / 'deposits.db'}",
-            # One journal for both payout DAGs: the purchases and the payouts.
-            "TRONENERGY_PURCHASE_JOURNAL": f"sqlite:///{WORK / 'journal.db'}",
         })
 
         step("setting up a payout batch: 3 USDT holders, 2 first-time (one of them the deposit "
@@ -362,6 +372,8 @@ def main() -> int:
         for line in report_lines(ready, sent, world.call("GET", "/orders"), new, credited):
             detail(line)
         step(f"done in {time.monotonic() - started:.0f} s; logs in {WORK.relative_to(ROOT)}/")
+        for line in where_to_look():
+            detail(line)
         return 0
     except KeyboardInterrupt:
         step("interrupted")

@@ -5,7 +5,8 @@ event's extra (PostgreSQL, SQLite, MySQL: each its own JSON functions): a big ba
 extra lists every recipient, and a year of them would be gigabytes to load and parse.
 Every event of the period gives its activations (a day's spend); the newest
 :data:`~.batches.BATCH_ROWS` give the rest of their row. Events are found by their
-asset's URI, ``[tronenergy] batch_ready_asset`` (the example DAGs' by default).
+asset's URI, ``[tronenergy] batch_ready_asset`` (the example DAGs' by default), as Airflow
+stores it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ DAY_FIELDS: Final = ("activations", "activation_cost", "activation_sun")
 def batch_ready_uri() -> str:
     """The URI of the asset whose events are the batches (``[tronenergy] batch_ready_asset``)."""
     return sqlstore.airflow_conf(CONF_KEY) or BATCH_READY_ASSET
+
+
+def stored_uri(uri: str) -> str:
+    """The URI as Airflow stores the asset a DAG declares with it: normalized by Airflow
+    itself (``tronenergy://payout-batch-ready`` is kept as ``tronenergy://payout-batch-ready/``),
+    so the page finds the events of the asset the DAGs name, however it is written. A URI
+    no DAG could declare (Airflow refuses it) is kept: no event has it."""
+    from airflow.sdk import Asset
+
+    try:
+        return str(Asset(uri).uri)
+    except ValueError:
+        return uri
 
 
 def _value(column: Any, path: tuple[str, ...], dialect: str) -> Any:
@@ -68,7 +82,7 @@ def read_batch_events(session: Session, period: Period, uri: str | None = None,
 
     dialect = session.get_bind().dialect.name
     extra = AssetEvent.extra
-    where = sa.and_(AssetModel.uri == (uri or batch_ready_uri()),
+    where = sa.and_(AssetModel.uri == stored_uri(uri or batch_ready_uri()),
                     AssetEvent.timestamp >= period.start, AssetEvent.timestamp < period.end)
     base = sa.select(AssetEvent.id, AssetEvent.timestamp, AssetEvent.source_dag_id,
                      AssetEvent.source_run_id).join(

@@ -63,6 +63,7 @@ from support.browser import CHROMIUM, browser_missing
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
 SCREENSHOT = ROOT / "docs" / "approval-request.png"
+LINK_SCREENSHOT = ROOT / "docs" / "extra-link.png"
 
 
 @dataclass
@@ -372,3 +373,48 @@ def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path
         deployment.answer(run_id, "approve_batch", "Reject")
         assert deployment.finished(run_id) == "success"
 
+
+
+def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browser(
+        deployment, tmp_path):
+    """The task's Details tab in the UI shows the explorer links its operator pushed for."""
+    reason = browser_missing()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    from airflow_provider_tronenergy.operators.links import XCOM_KEY
+
+    api = deployment.api
+    with explained(deployment):
+        sender, recipients = _batch(api)
+        run_id = deployment.trigger_batch(sender, recipients, tmp_path)
+        assert deployment.finished(run_id) == "success", deployment.task_states(run_id)
+        [activation] = [o for o in api.control("GET", "/orders") if o["kind"] == "activate"
+                        and o["target_address"] == recipients[2]]
+        activated = api.xcom(PAYOUT_DAG, run_id, "activate_recipients", key=XCOM_KEY)
+        assert activated["count"] == 1 and activated["txid"], activated
+        expected = {  # one activation: its transaction; two orders: the wallet they fill
+            "activate_recipients": ("TronScan: activation",
+                                    f"https://tronscan.org/#/transaction/{activated['txid']}"),
+            "buy_energy": ("TronScan: delegation", f"https://tronscan.org/#/address/{sender}")}
+        found = {}
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                         args=["--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                for task_id, (name, _) in expected.items():
+                    page.goto(f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/"
+                              f"{task_id}/details", wait_until="networkidle", timeout=60_000)
+                    link = page.get_by_role("link", name=name)
+                    link.wait_for(timeout=30_000)
+                    found[task_id] = (name, link.get_attribute("href"))
+                    if task_id == "buy_energy":
+                        page.screenshot(path=str(tmp_path / "extra-link.png"))
+            finally:
+                browser.close()
+        assert found == expected
+        assert activation["status"] == "success", activation
+        if os.environ.get("TRONENERGY_UPDATE_SCREENSHOTS") == "1":  # the one in the docs
+            shutil.copyfile(tmp_path / "extra-link.png", LINK_SCREENSHOT)

@@ -375,9 +375,9 @@ class Api:
         assert r.status_code == 200, r.text
         return run_id
 
-    def xcom(self, dag_id: str, run_id: str, task_id: str) -> Any:
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str = "return_value") -> Any:
         r = self.get(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
-                     "/xcomEntries/return_value?deserialize=true")
+                     f"/xcomEntries/{key}?deserialize=true")
         assert r.status_code == 200, r.text
         value = r.json()["value"]
         while isinstance(value, str):

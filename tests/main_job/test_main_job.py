@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -148,6 +151,21 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     for path in written:
         content = path.read_bytes()
         assert not any(s in content for s in secrets), path
+    # The closing lines say where the same figures are in the Airflow UI, and they are there.
+    assert "see it in the Airflow UI: `bash scripts/ui.sh`" in output
+    assert "<[api] base_url>/tronenergy-ui/energy (docs/energy-page.md" in output
+    page = energy_page_of_the_job(env)
+    totals = page["spend"]["totals"]
+    assert (totals["spent_trx"], totals["saving_trx"], totals["energy"],
+            totals["activations"]) == ("25.329775", "28.269725", 513_995, 2)
+    assert (page["chain"]["energy_rented"], page["chain"]["energy_charged"],
+            Decimal(page["chain"]["trx_burned"])) == (513_995, 713_995, fees)
+    [batch] = page["batches"]["batches"]
+    assert batch["sender"] == sender and batch["recipients"] == 7
+    assert batch["sent"]["states"] == {"confirmed": 7}
+    assert page["waiting"] == {"purchases": {"count": 0, "listed": []},
+                               "payouts": {"count": 0, "listed": []}}
+    assert [c["behind"] for c in page["deposits"]["lag"]["consumers"]] == [0, 0]
     # Everything it started is stopped: the sandbox and the receiver no longer answer.
     urls = re.findall(r"listening on (http://\S+)", output)
     assert len(urls) == 2, urls
@@ -174,3 +192,38 @@ def chain_transactions(sender: str) -> dict[str, dict[str, Any]]:
                       "info": json.loads(row[4])} for row in rows}
     assert len(found) == len(rows)  # one per recipient
     return found
+
+
+def energy_page_of_the_job(env: dict[str, str]) -> dict[str, Any]:
+    """``bash scripts/ui.sh`` minus the venv step: the page's figures (``energy.json``), read
+    as the UI's own sign-in (all admins there) gets them."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "main_ui.py"),
+                               "--port", str(port)], cwd=ROOT, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if requests.get(f"{root}/api/v2/version", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "no API server"
+            time.sleep(0.5)
+        token = requests.get(f"{root}/auth/token", timeout=10).json()["access_token"]
+        answer = requests.get(f"{root}/tronenergy-ui/energy.json", timeout=30,
+                              headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200, answer.text[:2000]
+        return dict(answer.json())
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()

@@ -27,11 +27,15 @@ EXTRA: dict[str, Any] = {
 
 
 def _add(session: Any, uri: str, extra: dict[str, Any], ms: int, run: str) -> None:
+    """An event of the asset a DAG declares as ``Asset(uri)``, stored as Airflow stores it
+    (its URI normalized: ``tronenergy://payout-batch-ready/``)."""
     from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.sdk import Asset
 
-    asset = session.scalar(sa.select(AssetModel).where(AssetModel.uri == uri))
+    declared = Asset(uri, group="tronenergy")
+    asset = session.scalar(sa.select(AssetModel).where(AssetModel.uri == declared.uri))
     if asset is None:
-        asset = AssetModel(name=uri, uri=uri, group="tronenergy")
+        asset = AssetModel(name=declared.name, uri=declared.uri, group=declared.group)
         session.add(asset)
         session.flush()
     session.add(AssetEvent(asset_id=asset.id, extra=extra, source_dag_id="prep",
@@ -104,3 +108,13 @@ def test_the_default_asset_is_the_example_dags(session):
     _add(session, BATCH_READY_ASSET, EXTRA, at(1), "the example's")
     assert "the example's" in [e.run_id for e in read_batch_events(session, PERIOD)]
     assert batch_event().batch_id == "b1"
+
+
+@pytest.mark.parametrize("written", ["tronenergy://payout-batch-ready",
+                                     "tronenergy://payout-batch-ready/"])
+def test_the_asset_is_found_as_airflow_stores_it_however_the_uri_is_written(written):
+    from airflow_provider_tronenergy.ui.events import stored_uri
+
+    # What the example DAGs' Asset("tronenergy://payout-batch-ready") is stored as.
+    assert stored_uri(written) == "tronenergy://payout-batch-ready/"
+    assert stored_uri("airflow://reserved") == "airflow://reserved"  # no DAG can declare it

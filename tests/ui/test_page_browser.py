@@ -55,6 +55,7 @@ def _stores(home: Path) -> tuple[Stores, dict[str, str]]:
 def _publish(metadata_db: Path, extra: dict[str, Any], ms: int) -> None:
     """The batch's ``payout batch ready`` event, in the API server's metadata database."""
     from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.sdk import Asset
     from sqlalchemy.orm import Session
 
     from airflow_provider_tronenergy.ui.events import BATCH_READY_ASSET
@@ -62,8 +63,8 @@ def _publish(metadata_db: Path, extra: dict[str, Any], ms: int) -> None:
     engine = sa.create_engine(f"sqlite:///{metadata_db}")
     try:
         with Session(engine) as session:
-            asset = AssetModel(name="payout-batch-ready", uri=BATCH_READY_ASSET,
-                               group="tronenergy")
+            declared = Asset(BATCH_READY_ASSET, group="tronenergy")  # as the DAGs declare it
+            asset = AssetModel(name=declared.name, uri=declared.uri, group=declared.group)
             session.add(asset)
             session.flush()
             session.add(AssetEvent(asset_id=asset.id, extra=extra,
