@@ -1,0 +1,99 @@
+"""What a keeper may do for a wallet: its floor, its target, its cap, its budget.
+
+Read once, where a DAG's values enter (params, rendered templates), and checked
+there: a keeper whose policy is wrong refuses before it reads the chain or buys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.money.quote import text
+from airflow_provider_tronenergy.templated import as_decimal, as_int, is_unset
+
+RENT_TIMES = (Decimal("0.08"), Decimal("0.17"), Decimal("1"))
+"""The durations the service's ``buy`` and price endpoints accept (hours)."""
+
+
+class KeeperPolicyError(TronEnergyProviderError, ValueError):
+    """A keeper's policy that cannot be followed: refused before anything is read or bought."""
+
+
+@dataclass(frozen=True)
+class KeeperPolicy:
+    """One wallet's rules (energy in units, money in TRX, times in seconds of chain time).
+
+    :param floor: below this much available energy the wallet is topped up.
+    :param target: what a top-up brings it to (above the floor).
+    :param price_cap: the most it pays per 10,000 energy; above it, nothing is bought.
+    :param daily_budget: TRX it may spend per UTC day (of the chain's clock), all wallets of
+        the keeper together.
+    :param approval_above: a purchase costing more waits for a person (None: never asks).
+    :param renew_before: a rental of the keeper's ending within this is renewed, when the
+        wallet is in use, before the energy drops.
+    :param rent_time: hours each rental lasts.
+    """
+
+    floor: int
+    target: int
+    price_cap: Decimal
+    daily_budget: Decimal
+    approval_above: Decimal | None = None
+    renew_before: float = 600.0
+    rent_time: Decimal = Decimal("1")
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.floor < 0:
+            problems.append(f"floor {self.floor:,} is negative")
+        if self.target <= self.floor:
+            problems.append(f"target {self.target:,} must be above the floor {self.floor:,}")
+        if self.price_cap <= 0:
+            problems.append(f"price_cap {text(self.price_cap)} TRX per 10,000 energy must be "
+                            "above 0")
+        if self.daily_budget <= 0:
+            problems.append(f"daily_budget {text(self.daily_budget)} TRX must be above 0")
+        if self.approval_above is not None and self.approval_above < 0:
+            problems.append(f"approval_above {text(self.approval_above)} TRX is negative")
+        if self.renew_before < 0:
+            problems.append(f"renew_before {self.renew_before:g} s is negative")
+        if self.rent_time not in RENT_TIMES:
+            problems.append(f"rent_time {text(self.rent_time)} h is not one the service "
+                            f"accepts ({', '.join(text(t) for t in RENT_TIMES)})")
+        if problems:
+            raise KeeperPolicyError("keeper policy refused: " + "; ".join(problems))
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> KeeperPolicy:
+        """From a DAG's params or an operator's (rendered) arguments: text or numbers."""
+        try:
+            approval = values.get("approval_above")
+            return cls(
+                floor=as_int(values["floor"], "floor"),
+                target=as_int(values["target"], "target"),
+                price_cap=as_decimal(values["price_cap"], "price_cap"),
+                daily_budget=as_decimal(values["daily_budget"], "daily_budget"),
+                approval_above=(None if is_unset(approval)
+                                else as_decimal(approval, "approval_above")),
+                renew_before=float(as_int(values.get("renew_before", 600), "renew_before")),
+                rent_time=as_decimal(values.get("rent_time", "1"), "rent_time"),
+            )
+        except KeyError as missing:
+            raise KeeperPolicyError(f"keeper policy refused: {missing.args[0]} is required"
+                                    ) from None
+        except ValueError as exc:
+            if isinstance(exc, KeeperPolicyError):
+                raise
+            raise KeeperPolicyError(f"keeper policy refused: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, exact: for XCom and the task log."""
+        return {"floor": self.floor, "target": self.target,
+                "price_cap": text(self.price_cap), "daily_budget": text(self.daily_budget),
+                "approval_above": (None if self.approval_above is None
+                                   else text(self.approval_above)),
+                "renew_before": self.renew_before, "rent_time": text(self.rent_time)}

@@ -1,0 +1,113 @@
+"""The keeper's rules, one by one, on figures written out (keeper.decide): no chain needed."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from airflow_provider_tronenergy.keeper.decide import (
+    Action,
+    Market,
+    Rental,
+    WalletView,
+    decide,
+)
+from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
+
+WALLET = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"
+POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                      daily_budget=Decimal("100"), renew_before=600)
+MARKET = Market(price_per_10k=Decimal("0.45"), min_energy=32_000, max_energy=5_000_000)
+
+
+def view(limit: int, used: int = 0, **kw) -> WalletView:
+    return WalletView(WALLET, limit=limit, used=used, now=1_000_000.0, **kw)
+
+
+def test_below_the_floor_it_tops_up_to_the_target():
+    d = decide(POLICY, view(150_000, used=30_000), MARKET, Decimal(0))
+    assert (d.action, d.energy, d.cost) == (Action.BUY, 380_000, Decimal("17.1"))
+    assert d.available == 120_000 and d.budget_left == Decimal(100)
+    assert d.line() == (f"keeper {WALLET}: available 120,000, floor 200,000: buy, buy "
+                        "380,000 for 17.1 TRX; budget left 100 TRX; below the floor by 80,000")
+
+
+def test_at_the_floor_it_holds_and_what_is_ordered_counts():
+    assert decide(POLICY, view(200_000), MARKET, Decimal(0)).action is Action.HOLD
+    # 50,000 on chain and 150,000 ordered, not delegated yet: a second wake buys nothing.
+    d = decide(POLICY, view(50_000, incoming=150_000), MARKET, Decimal(0))
+    assert d.action is Action.HOLD and "150,000 ordered, not on chain yet" in d.reason
+
+
+def test_the_least_it_buys_is_the_services_minimum():
+    d = decide(POLICY, view(495_000, used=296_000), MARKET, Decimal(0))  # 199,000: 1,000 short
+    assert (d.action, d.energy) == (Action.BUY, 301_000)
+    narrow = KeeperPolicy(floor=200_000, target=210_000, price_cap=Decimal(1),
+                          daily_budget=Decimal(100))
+    d = decide(narrow, view(199_000), MARKET, Decimal(0))
+    assert d.energy == 32_000  # 11,000 needed; the service sells no fewer than 32,000
+
+
+def test_a_rental_ending_soon_is_renewed_only_while_the_wallet_is_in_use():
+    rentals = (Rental("o1", 300_000, ends_at=1_000_000.0 + 300),)  # ends in 5 min
+    # 400,000 limit (100,000 staked, 300,000 rented), 100,000 used: 300,000 available now;
+    # once the rental ends the chain takes back its share of the use: 300,000 x 1/4 = 75,000.
+    d = decide(POLICY, view(400_000, used=100_000, rentals=rentals), MARKET, Decimal(0))
+    assert (d.action, d.energy) == (Action.BUY, 425_000)
+    assert "300,000 rented energy ends within 10 min" in d.reason
+    idle = decide(POLICY, view(400_000, used=0, rentals=rentals), MARKET, Decimal(0))
+    assert idle.action is Action.HOLD  # not in use: it may end
+    later = (Rental("o1", 300_000, ends_at=1_000_000.0 + 900),)  # beyond renew_before
+    assert decide(POLICY, view(400_000, used=100_000, rentals=later), MARKET,
+                  Decimal(0)).action is Action.HOLD
+
+
+def test_over_the_price_cap_nothing_is_bought():
+    dear = Market(price_per_10k=Decimal("0.51"), min_energy=32_000, max_energy=5_000_000)
+    d = decide(POLICY, view(0), dear, Decimal(0))
+    assert (d.action, d.energy, d.cost) == (Action.CAPPED, 0, Decimal(0))
+    assert "0.51 TRX per 10,000 energy is above the cap 0.5" in d.reason
+
+
+def test_the_days_budget_cuts_the_purchase_or_stops_it():
+    d = decide(POLICY, view(0), MARKET, spent_today=Decimal("90"))  # 10 TRX left
+    assert d.action is Action.BUY and d.cost <= Decimal(10)
+    assert d.energy == 222_222 and d.cost == Decimal("9.99999")
+    assert "cut to what the day's budget has left" in d.reason
+    d = decide(POLICY, view(0), MARKET, spent_today=Decimal("99"))  # 1 TRX: < 32,000
+    assert (d.action, d.energy) == (Action.OVER_BUDGET, 0)
+    d = decide(POLICY, view(0), MARKET, spent_today=Decimal("120"))  # overspent elsewhere
+    assert d.action is Action.OVER_BUDGET and d.budget_left == 0
+
+
+def test_above_the_approval_threshold_a_person_decides():
+    asking = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                          daily_budget=Decimal("100"), approval_above=Decimal("20"))
+    assert decide(asking, view(100_000), MARKET, Decimal(0)).action is Action.BUY  # 18 TRX
+    d = decide(asking, view(0), MARKET, Decimal(0))  # 22.5 TRX
+    assert (d.action, d.energy, d.cost) == (Action.ASK, 500_000, Decimal("22.5"))
+
+
+@pytest.mark.parametrize(("values", "says"), [
+    ({"floor": "200000", "target": "100000"}, "target 100,000 must be above the floor"),
+    ({"price_cap": "0"}, "price_cap 0 TRX per 10,000 energy must be above 0"),
+    ({"daily_budget": "-1"}, "daily_budget"),
+    ({"rent_time": "24"}, "rent_time 24 h is not one the service accepts"),
+    ({"floor": "２００"}, "floor"),  # full-width digits are no number
+    ({"floor": None}, "floor"),
+])
+def test_a_policy_that_cannot_be_followed_is_refused(values, says):
+    base = {"floor": "200000", "target": "500000", "price_cap": "0.5", "daily_budget": "100"}
+    with pytest.raises(KeeperPolicyError, match="keeper policy refused") as refused:
+        KeeperPolicy.from_values({**base, **values})
+    assert says in str(refused.value)
+
+
+def test_a_policy_from_text_is_exact():
+    policy = KeeperPolicy.from_values({"floor": "200000", "target": "500000",
+                                       "price_cap": "0.45", "daily_budget": "12.5",
+                                       "approval_above": "", "rent_time": "1"})
+    assert policy.to_dict() == {"floor": 200_000, "target": 500_000, "price_cap": "0.45",
+                                "daily_budget": "12.5", "approval_above": None,
+                                "renew_before": 600.0, "rent_time": "1"}
