@@ -257,6 +257,16 @@ class PurchaseJournal:
             ).order_by(self.entries.c.id)).mappings().all()
         return [self._entry(r) for r in rows]
 
+    def with_prefix(self, prefix: str, *, since: float = 0.0) -> list[Entry]:
+        """Attempts whose identity starts with ``prefix``, sent at or after ``since``
+        (epoch seconds), newest first: one keeper's purchases for a wallet, or all of them."""
+        self.ensure_schema()
+        query = sa.select(self.entries).where(
+            self.entries.c.identity.startswith(prefix, autoescape=True),
+            self.entries.c.sent_at_ms >= _ms(since)).order_by(self.entries.c.id.desc())
+        with self.engine.connect() as conn:
+            return [self._entry(r) for r in conn.execute(query).mappings().all()]
+
     def list(self, *, state: EntryState | None = None, identity: str | None = None,
              limit: int = 100) -> list[Entry]:
         """Newest first; ``state`` / ``identity`` narrow it down."""

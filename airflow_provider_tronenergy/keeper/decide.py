@@ -37,6 +37,8 @@ class Action(str, enum.Enum):
     ASK = "ask"
     CAPPED = "capped"
     OVER_BUDGET = "over_budget"
+    REFUSED = "refused"
+    """Decided to buy, but the service refused or the outcome is unknown (keeper.keep)."""
 
     def spends(self) -> bool:
         """Whether it leads to a purchase (asked ones only once a person approves)."""
@@ -113,7 +115,7 @@ class Decision:
     def line(self) -> str:
         """The task log's one line: wallet, available, floor, bought, cost, budget left."""
         bought = (f"buy {self.energy:,} for {text(self.cost)} TRX" if self.action.spends()
-                  else "buy nothing")
+                  else "bought nothing")
         return (f"keeper {self.address}: available {self.available:,}"
                 f"{f' (+{self.incoming:,} ordered)' if self.incoming else ''}, "
                 f"floor {self.floor:,}: {self.action.value}, {bought}; budget left "

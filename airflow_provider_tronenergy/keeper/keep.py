@@ -1,0 +1,141 @@
+"""One keeper run, top to bottom: read, decide, buy what was decided, one line per wallet.
+
+:class:`Keeper` is a plain object the keeper operator builds and calls (and a bench or a
+script can call without Airflow). A wallet's purchase is a
+:class:`~airflow_provider_tronenergy.purchase.run.Purchase` like every other: journaled
+before it is sent, under the keeper's identity for the wallet's shortfall
+(``keeper.book``), its cost quoted and capped before it is placed.
+
+What cannot be read stops the run before anything is bought (the service's price, the
+chain's head): a keeper never buys blind. A wallet whose purchase the service refuses,
+or whose outcome is unknown, is reported and the others go on; nothing is retried in the
+run (the next wake, or the scheduled safety net, tries again: no storm of retries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, NoReturn
+
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
+
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
+from airflow_provider_tronenergy.keeper.book import KeeperBook
+from airflow_provider_tronenergy.keeper.decide import Action, Decision, decide
+from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
+from airflow_provider_tronenergy.keeper.reading import (
+    UNKNOWN_NOTE,
+    Node,
+    read_market,
+    read_wallets,
+)
+from airflow_provider_tronenergy.money.quote import text
+from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, UnknownOutcome
+from airflow_provider_tronenergy.purchase.run import Log
+
+
+def day_start(now: float) -> float:
+    """Midnight (UTC) of the day of ``now``: the daily budget's day, by the chain's clock."""
+    day = datetime.fromtimestamp(now, timezone.utc).replace(hour=0, minute=0, second=0,
+                                                             microsecond=0)
+    return day.timestamp()
+
+
+def _unknown(unknown: UnknownOutcome) -> NoReturn:
+    """A keeper never asks about an unknown outcome mid-run: it stops that wallet."""
+    raise unknown
+
+
+@dataclass
+class Keeper:
+    """A keeper's run over its wallets (``name``: whose purchases these are)."""
+
+    name: str
+    policy: KeeperPolicy
+    client: TronEnergyClient
+    node: Node
+    journal: PurchaseJournal
+    scope: str
+    log: Log
+    hour_seconds: float = 3600.0
+    ask: Callable[[UnknownOutcome], NoReturn] = _unknown
+
+    def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None
+             ) -> list[Decision]:
+        """Decide for every wallet and buy what was decided; ``approved``: the most a person
+        allowed per wallet for a purchase above ``approval_above``."""
+        book = KeeperBook(self.journal, self.name)
+        market = read_market(self.client, self.policy.rent_time)
+        now, readings = read_wallets(self.node, self.client, book, wallets,
+                                     rent_time=self.policy.rent_time,
+                                     hour_seconds=self.hour_seconds, scope=self.scope)
+        spent = book.spent(day_start(now), sending_price=self.policy.price_cap)
+        decisions = []
+        for address in wallets:
+            reading = readings[address]
+            if reading.view is None:
+                decision = Decision(address, Action.HOLD, 0, Decimal(0), 0, 0,
+                                    self.policy.floor,
+                                    max(Decimal(0), self.policy.daily_budget - spent),
+                                    reading.blocked)
+            else:
+                decision = decide(self.policy, reading.view, market, spent)
+                if self._may_buy(decision, approved or {}):
+                    decision = self._buy(book, decision)
+                    if decision.action is Action.BUY:
+                        spent += decision.cost
+            self.log.info(decision.line())
+            decisions.append(decision)
+        return decisions
+
+    @staticmethod
+    def _may_buy(decision: Decision, approved: Mapping[str, Decimal]) -> bool:
+        if decision.action is Action.BUY:
+            return True
+        allowed = approved.get(decision.address)
+        return (decision.action is Action.ASK and allowed is not None
+                and decision.cost <= allowed)
+
+    def _buy(self, book: KeeperBook, decision: Decision) -> Decision:
+        """One purchase for the wallet's shortfall; what happened, as the decision says it."""
+        identity, _newest = book.next_identity(decision.address)
+        mode = Buy(rent_time=self.policy.rent_time, target_address=decision.address,
+                   energy_amount=decision.energy)
+        settings = Settings(max_cost=decision.cost, on_ambiguous="fail",
+                            reuse_min_validity=0.0)
+        purchase = Purchase(mode, mode.call(self.client.endpoints), self.client, self.journal,
+                            settings, identity=identity, explicit=True, scope=self.scope,
+                            log=self.log, ask=self.ask)
+        try:
+            result = purchase.run()
+        except (AirflowFailException, AirflowException, UnknownOutcome) as exc:
+            self._mark_unknown(identity, str(exc))
+            return replace(decision, action=Action.REFUSED,
+                           reason=f"{decision.reason}; nothing bought: {exc}")
+        if result.get("reused"):
+            return replace(decision, action=Action.HOLD, energy=0, cost=Decimal(0),
+                           reason=f"{decision.reason}; another run bought it already "
+                                  f"(order {result.get('order_id')})")
+        cost = Decimal(str(result["cost"]))
+        return replace(decision, action=Action.BUY, cost=cost,
+                       budget_left=max(Decimal(0), decision.budget_left - cost),
+                       reason=f"{decision.reason}; order {result['order_id']}")
+
+    def _mark_unknown(self, identity: str, why: str) -> None:
+        """This run's attempt left ``sending`` (its outcome unknown): say so in the journal,
+        so the next wake does not take it for a purchase another run is placing."""
+        entry = self.journal.latest(identity)
+        if entry is not None and entry.state is EntryState.SENDING and entry.scope == self.scope:
+            self.journal.annotate(entry, f"{UNKNOWN_NOTE}: {why}")
+
+
+def summary(decisions: Sequence[Decision]) -> dict[str, Any]:
+    """A run's outcome for XCom: every decision, and what was bought in all."""
+    bought = [d for d in decisions if d.action is Action.BUY]
+    return {"decisions": [d.to_dict() for d in decisions],
+            "bought": len(bought), "energy": sum(d.energy for d in bought),
+            "cost": text(sum((d.cost for d in bought), Decimal(0)))}

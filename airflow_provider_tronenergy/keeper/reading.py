@@ -1,0 +1,116 @@
+"""What a keeper reads before it decides: the chain's figures, its own orders, the price.
+
+Sizes come from the chain, never from constants: a wallet's ``EnergyLimit`` and
+``EnergyUsed`` (``wallet/getaccountresource``) and the head block's time (the chain's
+clock) through the TRON node; the keeper's own orders from the journal and the service
+(on the way, or running until when); the price and the order bounds from the service.
+Its orders are read before the chain, so an order delegated in between is counted twice
+(the keeper holds; the next wake sees the truth), never missed (it would buy again).
+
+A figure that cannot be read stops the wallet's decision: the keeper never buys blind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
+
+from airflow_provider_tronenergy.client import Order, OrderStatus, Price
+from airflow_provider_tronenergy.journal import EntryState
+from airflow_provider_tronenergy.keeper.book import KeeperBook, energy_of
+from airflow_provider_tronenergy.keeper.decide import Market, Rental, WalletView
+from airflow_provider_tronenergy.node.models import Block, Resources
+
+ON_THE_WAY = (OrderStatus.PENDING, OrderStatus.PROCESSING)
+UNKNOWN_NOTE = "keeper: outcome unknown"
+"""The note a keeper run leaves on its attempt whose answer was lost (``keeper.keep``)."""
+STALE_SENDING = 120.0
+"""Seconds after which a purchase still ``sending`` is no longer "being placed right now"
+but an unknown outcome (its worker died mid-request): a person resolves it."""
+
+
+class Node(Protocol):
+    """The reads a keeper makes of a TRON node (``TronNodeHook`` has them)."""
+
+    def get_resources(self, address: str) -> Resources: ...
+
+    def get_now_block(self) -> Block: ...
+
+
+class Service(Protocol):
+    """The reads a keeper makes of the energy service (the sync client has them)."""
+
+    def get_price(self, rent_time: Decimal) -> Price: ...
+
+    def get_order(self, order_id: str) -> Order: ...
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One wallet's view, or why the keeper will not decide for it now."""
+
+    view: WalletView | None
+    blocked: str = ""
+
+
+def read_market(service: Service, rent_time: Decimal) -> Market:
+    """The service's price per 10,000 energy for ``rent_time`` and its order bounds."""
+    price = service.get_price(rent_time)
+    return Market(price.price_per_10k, price.min_energy, price.max_energy)
+
+
+def read_wallet(node: Node, service: Service, book: KeeperBook, address: str, *,
+                now: float, rent_time: Decimal, hour_seconds: float = 3600.0,
+                scope: str = "") -> Reading:
+    """The wallet at the chain's ``now`` (head block time): chain figures and own orders.
+
+    :param hour_seconds: seconds of chain time a rented hour lasts (3,600; less only on a
+        time-compressed sandbox).
+    :param scope: this run's journal scope: its own attempt in progress is not another's.
+    """
+    window = float(rent_time) * hour_seconds + STALE_SENDING
+    incoming, rentals = 0, []
+    for entry in book.entries(address, since=time.time() - window):
+        if entry.state is EntryState.SENDING:
+            unknown = UNKNOWN_NOTE in (entry.note or "")
+            if (not unknown and entry.scope != scope
+                    and time.time() - entry.sent_at < STALE_SENDING):
+                return Reading(None, f"purchase {entry.identity} is being placed by "
+                                     f"another run ({entry.scope})")
+            return Reading(None, f"purchase {entry.identity} has an unknown outcome: a "
+                                 "person resolves it (tronenergy-purchases resolve, or the "
+                                 "Energy page)")
+        if entry.state is not EntryState.PLACED or not entry.order_id:
+            continue
+        order = service.get_order(entry.order_id)
+        energy = order.energy_amount or energy_of(entry)
+        if order.status in ON_THE_WAY:
+            incoming += energy
+        elif order.status is OrderStatus.SUCCESS:
+            started = order.updated_at.timestamp() if order.updated_at else entry.sent_at
+            ends_at = started + float(entry.rent_hours) * hour_seconds
+            if ends_at > now:
+                rentals.append(Rental(order.order_id, energy, ends_at))
+    resources = node.get_resources(address)
+    return Reading(WalletView(address, limit=resources.energy_limit,
+                              used=resources.energy_used, now=now, incoming=incoming,
+                              rentals=tuple(rentals)))
+
+
+def chain_now(node: Node) -> float:
+    """The chain's clock: the head block's time, in seconds."""
+    return node.get_now_block().timestamp_ms / 1000
+
+
+def read_wallets(node: Node, service: Service, book: KeeperBook, wallets: Sequence[str], *,
+                 rent_time: Decimal, hour_seconds: float = 3600.0, scope: str = ""
+                 ) -> tuple[float, dict[str, Reading]]:
+    """The chain's ``now`` and every wallet's reading (one head block for all of them)."""
+    now = chain_now(node)
+    return now, {address: read_wallet(node, service, book, address, now=now,
+                                      rent_time=rent_time, hour_seconds=hour_seconds,
+                                      scope=scope)
+                 for address in wallets}

@@ -1,0 +1,162 @@
+"""A keeper run (keeper.keep.Keeper) against the sandbox: the service and the chain over
+real HTTP, the purchase journal on SQLite. Orders are counted at the sandbox."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
+from airflow_provider_tronenergy.keeper.decide import Action
+from airflow_provider_tronenergy.keeper.keep import Keeper
+from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.errors import NodeError
+from support.chain import USDT
+from support.control import Control
+from support.sandbox import sandbox_fixture
+
+sandbox = sandbox_fixture(scope="module")
+POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                      daily_budget=Decimal("100"))
+HOUR = 36.0  # a rented hour at the sandbox's time scale (0.01)
+
+
+class Lines:
+    """The task log's lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, event: Any, *args: Any, **kw: Any) -> None:
+        self.lines.append(str(event) % args if args else str(event))
+
+    warning = info
+
+
+@pytest.fixture
+def control(sandbox) -> Iterator[Control]:
+    control = Control(sandbox)
+    control.balance("1000")
+    yield control
+    control.clear_faults()
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[PurchaseJournal]:
+    journal = PurchaseJournal(f"sqlite:///{tmp_path / 'journal.db'}")
+    yield journal
+    journal.close()
+
+
+def keeper(sandbox, journal: PurchaseJournal, policy: KeeperPolicy = POLICY,
+           scope: str = "run-1", node_url: str | None = None) -> tuple[Keeper, Lines]:
+    log = Lines()
+    client = TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret)
+    node = TronNodeClient(node_url or sandbox.root_url, usdt_contract=USDT, max_retries=0)
+    return Keeper("hot", policy, client, node, journal, scope=scope, log=log,
+                  hour_seconds=HOUR), log
+
+
+def test_a_wallet_below_its_floor_is_topped_up_once(sandbox, control, journal):
+    wallet = control.wallet(trx="10", staked=150_000)
+    control.post(f"/addresses/{wallet}/energy", {"used": 50_000})  # 100,000 available
+    run, log = keeper(sandbox, journal)
+    [decision] = run.keep([wallet])
+    assert (decision.action, decision.energy, decision.cost) == (
+        Action.BUY, 400_000, Decimal("18"))
+    assert [(o["kind"], o["energy_amount"]) for o in control.orders(wallet)] == [
+        ("buy", 400_000)]
+    [line] = [line for line in log.lines if line.startswith("keeper ")]
+    assert line.startswith(f"keeper {wallet}: available 100,000, floor 200,000: buy, buy "
+                           "400,000 for 18 TRX; budget left 82 TRX; below the floor by 100,000")
+    # A second wake right after: the order is on its way or on chain; nothing more.
+    again, _ = keeper(sandbox, journal, scope="run-2")
+    [second] = again.keep([wallet])
+    assert second.action is Action.HOLD and second.available + second.incoming >= 500_000
+    assert len(control.orders(wallet)) == 1
+    [entry] = journal.with_prefix(f"keeper:hot:{wallet}:")
+    assert (entry.identity, entry.state) == (f"keeper:hot:{wallet}:1", EntryState.PLACED)
+
+
+def test_two_wakes_at_once_for_one_shortfall_buy_once(sandbox, control, journal):
+    wallet = control.wallet(trx="10")
+    results: list[Any] = []
+
+    def wake(scope: str) -> None:
+        run, _ = keeper(sandbox, journal, scope=scope)
+        results.append(run.keep([wallet])[0])
+
+    threads = [threading.Thread(target=wake, args=(f"run-{i}",)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(control.orders(wallet)) == 1
+    assert sum(d.action is Action.BUY for d in results) == 1
+
+
+def test_over_the_price_cap_nothing_is_bought(sandbox, control, journal):
+    wallet = control.wallet(trx="10")
+    cheap = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.4"),
+                         daily_budget=Decimal("100"))
+    run, _ = keeper(sandbox, journal, cheap)
+    [decision] = run.keep([wallet])
+    assert decision.action is Action.CAPPED and control.orders(wallet) == []
+
+
+def test_the_days_budget_holds_across_wallets_and_runs(sandbox, control, journal):
+    wallets = [control.wallet(trx="10") for _ in range(2)]
+    tight = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                         daily_budget=Decimal("10"))
+    run, _ = keeper(sandbox, journal, tight)
+    first, second = run.keep(wallets)
+    assert (first.action, first.energy, first.cost) == (Action.BUY, 222_222,
+                                                        Decimal("9.99999"))
+    assert second.action is Action.OVER_BUDGET and control.orders(wallets[1]) == []
+    later, _ = keeper(sandbox, journal, tight, scope="run-2")
+    assert later.keep(wallets[1:])[0].action is Action.OVER_BUDGET  # spent read back
+    assert sum(Decimal(o["cost"]) for w in wallets for o in control.orders(w)) <= 10
+
+
+def test_an_unreachable_node_buys_nothing_blind(sandbox, control, journal):
+    wallet = control.wallet(trx="10")
+    run, _ = keeper(sandbox, journal, node_url="http://127.0.0.1:9")
+    with pytest.raises(NodeError):
+        run.keep([wallet])
+    assert control.orders(wallet) == [] and journal.list() == []
+
+
+def test_a_refusing_service_is_asked_once_per_run(sandbox, control, journal):
+    wallet = control.wallet(trx="10")
+    control.fault(kind="rate_limit", path="/energy/buy", count=50)
+    run, _ = keeper(sandbox, journal)
+    [decision] = run.keep([wallet])
+    assert decision.action is Action.REFUSED and "nothing was bought" in decision.reason
+    [fault] = [f for f in control.faults() if f["path"] == "/energy/buy"]
+    assert fault["fired"] == 1, fault  # one request in the run: no retries in it
+    assert [e.state for e in journal.list()] == [EntryState.REFUSED]
+    again, _ = keeper(sandbox, journal, scope="run-2")  # the next wake: one more request
+    assert again.keep([wallet])[0].action is Action.REFUSED
+    [fault] = [f for f in control.faults() if f["path"] == "/energy/buy"]
+    assert fault["fired"] == 2 and control.orders(wallet) == []
+
+
+def test_an_unknown_outcome_stops_the_wallet_until_a_person_resolves_it(sandbox, control,
+                                                                         journal):
+    wallet = control.wallet(trx="10")
+    control.fault(kind="error", status=503, path="/energy/buy", count=1)  # not proof
+    run, _ = keeper(sandbox, journal)
+    [decision] = run.keep([wallet])
+    assert decision.action is Action.REFUSED and "--not-placed" in decision.reason
+    for scope in ("run-2", "run-3"):
+        later, _ = keeper(sandbox, journal, scope=scope)
+        [held] = later.keep([wallet])
+        assert held.action is Action.HOLD and "unknown outcome" in held.reason
+    assert [e.state for e in journal.list()] == [EntryState.SENDING]
