@@ -35,6 +35,7 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── PayoutInputError (ValueError)  payout.rows: payouts that cannot be sent as given
     ├── PayoutRefused (RuntimeError)   payout.funds: a batch the sender cannot pay
     ├── KeeperPolicyError (ValueError)  keeper.policy: a keeper's rules that cannot be followed
+    ├── KeeperBlind (RuntimeError)  keeper.keep: the price or the chain unread, nothing bought
     ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses
     │   ├── PayoutRace
     │   └── PayoutConflict          payout.send: an identity journaled for another payout

@@ -191,7 +191,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "batch_buy", "address", "batch",
-                                 "monitor", "reconcile", "approval", "payout")
+                                 "monitor", "reconcile", "approval", "payout", "keeper")
                 ],
             }
         ],
@@ -208,7 +208,8 @@ def get_provider_info() -> dict[str, Any]:
         "triggers": [
             {"integration-name": INTEGRATION,
              "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.orders",
-                                f"{PACKAGE}.triggers.transfer", f"{PACKAGE}.triggers.payout"]}
+                                f"{PACKAGE}.triggers.transfer", f"{PACKAGE}.triggers.payout",
+                                f"{PACKAGE}.triggers.keeper"]}
         ],
         "extra-links": [f"{PACKAGE}.operators.links.{name}" for name in (
             "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],

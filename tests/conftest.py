@@ -6,8 +6,6 @@ here, at conftest import time, and never points at a user's real Airflow.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import os
 import subprocess
@@ -17,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.execution_api import one_execution_api
 
 pytest_plugins = ["support.dagrun", "support.postgres"]
 
@@ -51,28 +51,5 @@ def airflow_db(airflow_home: Path) -> Iterator[Path]:
         [sys.executable, "-m", "airflow", "db", "migrate"],
         check=True, capture_output=True, env=os.environ.copy(), timeout=300,
     )
-    with _one_execution_api():
+    with one_execution_api():
         yield airflow_home / "airflow.db"
-
-
-@contextlib.contextmanager
-def _one_execution_api() -> Iterator[None]:
-    """One in-process Execution API for every ``dag.test()`` task of the session.
-
-    Airflow 3.1's ``dag.test()`` builds a new one (a FastAPI app, an event-loop thread
-    and its database connections) for every task: some 2.5 s per task on a 2-core
-    machine, most of the 3.1.8 part of CI. Later releases cache it (apache/airflow
-    #65235: ``functools.lru_cache`` on ``supervisor.in_process_api_server``), so 3.3
-    runs the suite that way already; this gives 3.1 the same cache, and the same speed.
-    """
-    from airflow.sdk.execution_time import supervisor
-
-    build = supervisor.in_process_api_server
-    if hasattr(build, "cache_info"):  # cached by Airflow itself
-        yield
-        return
-    supervisor.in_process_api_server = functools.lru_cache(maxsize=1)(build)
-    try:
-        yield
-    finally:
-        supervisor.in_process_api_server = build

@@ -22,10 +22,11 @@ from typing import Any, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.client import TronEnergyClient, TronEnergyError
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.book import KeeperBook
-from airflow_provider_tronenergy.keeper.decide import Action, Decision, decide
+from airflow_provider_tronenergy.keeper.decide import Action, Decision, WalletView, decide
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import (
     UNKNOWN_NOTE,
@@ -33,9 +34,15 @@ from airflow_provider_tronenergy.keeper.reading import (
     read_market,
     read_wallets,
 )
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.money.quote import text
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, UnknownOutcome
 from airflow_provider_tronenergy.purchase.run import Log
+
+
+class KeeperBlind(TronEnergyProviderError, RuntimeError):
+    """The service's price or the chain could not be read: the run buys nothing blind."""
 
 
 def day_start(now: float) -> float:
@@ -63,16 +70,25 @@ class Keeper:
     log: Log
     hour_seconds: float = 3600.0
     ask: Callable[[UnknownOutcome], NoReturn] = _unknown
+    registry: KeeperRegistry | None = None
+    """Where the keeper's watcher reads the wallets, floors and wake times (None: no watcher)."""
 
     def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None
              ) -> list[Decision]:
         """Decide for every wallet and buy what was decided; ``approved``: the most a person
         allowed per wallet for a purchase above ``approval_above``."""
         book = KeeperBook(self.journal, self.name)
-        market = read_market(self.client, self.policy.rent_time)
-        now, readings = read_wallets(self.node, self.client, book, wallets,
-                                     rent_time=self.policy.rent_time,
-                                     hour_seconds=self.hour_seconds, scope=self.scope)
+        try:
+            market = read_market(self.client, self.policy.rent_time)
+            now, readings = read_wallets(self.node, self.client, book, wallets,
+                                         rent_time=self.policy.rent_time,
+                                         hour_seconds=self.hour_seconds, scope=self.scope)
+        except NodeError as exc:
+            raise KeeperBlind(f"keeper: the chain could not be read ({exc}); nothing was "
+                              "bought") from None
+        except TronEnergyError as exc:
+            raise KeeperBlind(f"keeper: the service could not be read ({exc}); nothing was "
+                              "bought") from None
         spent = book.spent(day_start(now), sending_price=self.policy.price_cap)
         decisions = []
         for address in wallets:
@@ -90,7 +106,16 @@ class Keeper:
                         spent += decision.cost
             self.log.info(decision.line())
             decisions.append(decision)
+        if self.registry is not None:
+            self.registry.register(self.name, [
+                (address, self.policy.floor, self._wake_at(readings[address].view))
+                for address in wallets])
         return decisions
+
+    def _wake_at(self, view: WalletView | None) -> float | None:
+        """When the watcher should wake the keeper for the wallet's rentals ending."""
+        ends = [r.ends_at for r in view.rentals] if view is not None else []
+        return min(ends) - self.policy.renew_before if ends else None
 
     @staticmethod
     def _may_buy(decision: Decision, approved: Mapping[str, Decimal]) -> bool:

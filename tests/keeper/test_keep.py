@@ -14,10 +14,9 @@ import pytest
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.decide import Action
-from airflow_provider_tronenergy.keeper.keep import Keeper
+from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.node.errors import NodeError
 from support.chain import USDT
 from support.control import Control
 from support.sandbox import sandbox_fixture
@@ -128,7 +127,7 @@ def test_the_days_budget_holds_across_wallets_and_runs(sandbox, control, journal
 def test_an_unreachable_node_buys_nothing_blind(sandbox, control, journal):
     wallet = control.wallet(trx="10")
     run, _ = keeper(sandbox, journal, node_url="http://127.0.0.1:9")
-    with pytest.raises(NodeError):
+    with pytest.raises(KeeperBlind, match="the chain could not be read"):
         run.keep([wallet])
     assert control.orders(wallet) == [] and journal.list() == []
 
@@ -160,3 +159,18 @@ def test_an_unknown_outcome_stops_the_wallet_until_a_person_resolves_it(sandbox,
         [held] = later.keep([wallet])
         assert held.action is Action.HOLD and "unknown outcome" in held.reason
     assert [e.state for e in journal.list()] == [EntryState.SENDING]
+
+
+def test_above_the_threshold_it_buys_only_what_a_person_approved(sandbox, control, journal):
+    wallet = control.wallet(trx="10")
+    asking = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                          daily_budget=Decimal("100"), approval_above=Decimal("20"))
+    run, _ = keeper(sandbox, journal, asking)
+    [asked] = run.keep([wallet])
+    assert (asked.action, asked.cost) == (Action.ASK, Decimal("22.5"))
+    assert control.orders(wallet) == []
+    # Approved below what it now costs: still nothing; at the cost shown: bought.
+    assert run.keep([wallet], approved={wallet: Decimal("22.4")})[0].action is Action.ASK
+    [bought] = run.keep([wallet], approved={wallet: Decimal("22.5")})
+    assert (bought.action, bought.energy) == (Action.BUY, 500_000)
+    assert len(control.orders(wallet)) == 1

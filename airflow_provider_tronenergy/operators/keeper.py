@@ -1,0 +1,193 @@
+"""The energy keeper in Airflow: a run over the wallets, and the approval above a threshold.
+
+:class:`TronEnergyKeeperOperator` reads the task's values once, builds a
+:class:`~airflow_provider_tronenergy.keeper.keep.Keeper` and calls it; the keeper reads,
+decides, buys and logs one line per wallet. :class:`TronEnergyKeeperApprovalOperator`
+is the standard ``ApprovalOperator`` asking a person about the purchases the keeper left
+for one (above ``approval_above``); a second keeper task then buys what was approved, up
+to the cost the person saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSkipException,
+    BaseOperator,
+)
+from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind, summary
+from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
+from airflow_provider_tronenergy.operators.purchase import task_scope
+from airflow_provider_tronenergy.protocol.address import is_valid_address
+from airflow_provider_tronenergy.purchase import journal_for
+from airflow_provider_tronenergy.templated import as_decimal
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+NOTHING_BOUGHT = "nothing was bought"
+
+
+class TronEnergyKeeperOperator(BaseOperator):
+    """Keep ``wallets`` at or above ``floor`` energy, within a price cap and a daily budget.
+
+    :param wallets: the hot wallets (TRON addresses) to keep supplied; templated.
+    :param floor: energy below which a wallet is topped up; templated.
+    :param target: energy a top-up brings it to; templated.
+    :param price_cap: the most it pays, in TRX per 10,000 energy; templated.
+    :param daily_budget: TRX it may spend per UTC day, all wallets; templated.
+    :param approval_above: a purchase costing more (TRX) is left for a person (the approval
+        task), not bought; empty: never; templated.
+    :param renew_before: seconds before one of its rentals ends that it renews it, while
+        the wallet is in use; templated.
+    :param rent_time: hours each rental lasts (0.08, 0.17 or 1); templated.
+    :param approved: the approval task's answer (``{"approved": {wallet: max cost}}``):
+        buy the purchases a person approved, at most at the cost they saw.
+    :param keeper_name: names the keeper's purchases in the journal and its watcher's
+        registry (default: the DAG id).
+    :param hour_seconds: seconds of chain time a rented hour lasts (3,600; a
+        time-compressed sandbox has fewer); templated.
+    """
+
+    template_fields: Sequence[str] = ("wallets", "floor", "target", "price_cap",
+                                      "daily_budget", "approval_above", "renew_before",
+                                      "rent_time", "approved", "keeper_name", "hour_seconds")
+    ui_color = "#d5f5e3"
+
+    def __init__(self, *, wallets: Any, floor: Any, target: Any, price_cap: Any,
+                 daily_budget: Any, approval_above: Any = None, renew_before: Any = 600,
+                 rent_time: Any = "1", approved: Any = None, keeper_name: str | None = None,
+                 hour_seconds: Any = 3600,
+                 tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
+                 tron_node_conn_id: str = TronNodeHook.default_conn_name,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.wallets = wallets
+        self.floor = floor
+        self.target = target
+        self.price_cap = price_cap
+        self.daily_budget = daily_budget
+        self.approval_above = approval_above
+        self.renew_before = renew_before
+        self.rent_time = rent_time
+        self.approved = approved
+        self.keeper_name = keeper_name
+        self.hour_seconds = hour_seconds
+        self.tronenergy_conn_id = tronenergy_conn_id
+        self.tron_node_conn_id = tron_node_conn_id
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """One keeper run; its result lists every wallet's decision."""
+        policy, wallets, approved, hour_seconds = self._checked()
+        service = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
+        node = TronNodeHook(self.tron_node_conn_id)
+        registry = KeeperRegistry()
+        try:
+            keeper = Keeper(self.keeper_name or context["ti"].dag_id, policy,
+                            service.get_conn(), node, journal_for("keeper"),
+                            scope=task_scope(context, self.task_id), log=self.log,
+                            hour_seconds=hour_seconds, registry=registry)
+            try:
+                decisions = keeper.keep(wallets, approved)
+            except KeeperBlind as exc:  # retryable: the next try, or wake, reads again
+                raise AirflowException(str(exc)) from None
+            return {**summary(decisions), "policy": policy.to_dict()}
+        finally:
+            registry.close()
+            node.close()
+            service.close()
+
+    def _checked(self) -> tuple[KeeperPolicy, list[str], dict[str, Decimal], float]:
+        """The task's values, checked before anything is read or bought."""
+        try:
+            policy = KeeperPolicy.from_values({
+                "floor": self.floor, "target": self.target, "price_cap": self.price_cap,
+                "daily_budget": self.daily_budget, "approval_above": self.approval_above,
+                "renew_before": self.renew_before, "rent_time": self.rent_time})
+        except KeeperPolicyError as exc:
+            raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
+        wallets = [self.wallets] if isinstance(self.wallets, str) else list(self.wallets or [])
+        bad = [w for w in wallets if not is_valid_address(w)]
+        if not wallets or bad:
+            raise AirflowFailException(
+                f"wallets must be TRON addresses (base58check): {bad or 'none given'}; "
+                f"{NOTHING_BOUGHT}")
+        if len(set(wallets)) != len(wallets):
+            raise AirflowFailException(f"wallets lists an address twice; {NOTHING_BOUGHT}")
+        try:
+            hour_seconds = float(as_decimal(self.hour_seconds, "hour_seconds"))
+            approved = approved_costs(self.approved)
+        except ValueError as exc:
+            raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
+        if hour_seconds <= 0:
+            raise AirflowFailException(f"hour_seconds must be above 0; {NOTHING_BOUGHT}")
+        return policy, wallets, approved, hour_seconds
+
+
+def approved_costs(answer: Any) -> dict[str, Decimal]:
+    """``{wallet: the most a person allowed}`` from the approval task's answer."""
+    if not isinstance(answer, Mapping):
+        return {}
+    allowed = answer.get("approved") or {}
+    if not isinstance(allowed, Mapping):
+        raise AirflowFailException(f"approved is not a mapping of wallets; {NOTHING_BOUGHT}")
+    return {str(w): as_decimal(cost, "approved") for w, cost in allowed.items()}
+
+
+class TronEnergyKeeperApprovalOperator(ApprovalOperator):
+    """Ask a person about the purchases a keeper run left for one; skip when there are none.
+
+    :param kept: the keeper task's result. Approve returns ``{"approved": {wallet: cost}}``
+        for the buying task; Reject, or no answer in ``response_timeout``, skips it.
+    """
+
+    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "kept")
+    ui_color = "#fadbd8"
+
+    def __init__(self, *, kept: Any, response_timeout: timedelta | None = timedelta(hours=1),
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("subject", "Approve energy purchases of the keeper")
+        super().__init__(defaults=ApprovalOperator.REJECT, response_timeout=response_timeout,
+                         **kwargs)
+        self.kept = kept
+
+    def _asked(self) -> list[Mapping[str, Any]]:
+        decisions = (self.kept or {}).get("decisions", []) if isinstance(self.kept, Mapping) \
+            else []
+        return [d for d in decisions if d.get("action") == "ask"]
+
+    def execute(self, context: Context) -> Any:
+        """Skip at once when nothing waits for a person; otherwise ask, listing it."""
+        asked = self._asked()
+        if not asked:
+            raise AirflowSkipException("no purchase above approval_above: nothing to approve")
+        self.body = "\n".join(
+            ["The keeper would buy, for each wallet below, more than `approval_above`:", "",
+             "| Wallet | Available | Energy | Cost (TRX) | Why |", "|---|---|---|---|---|",
+             *(f"| `{d['address']}` | {d['available']:,} | {d['energy']:,} | {d['cost']} | "
+               f"{d['reason']} |" for d in asked), "",
+             "Approve: the next task buys them, each at most at the cost shown (it reads the "
+             "chain again first). Reject, or no answer: nothing is bought; the next wake "
+             "asks again."])
+        return super().execute(context)
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
+        """Approved: the wallets and costs to buy; otherwise the buying task is skipped."""
+        if "error" in event:
+            return super().execute_complete(context=context, event=event)
+        approved = list(event.get("chosen_options") or []) == [self.APPROVE]
+        super().execute_complete(context=context, event=event)  # skips downstream if not
+        if not approved:
+            return {"approved": {}}
+        return {"approved": {d["address"]: d["cost"] for d in self._asked()}}

@@ -1,0 +1,91 @@
+"""The keeper's watcher: follows its wallets' energy on chain and wakes the keeper.
+
+For an ``AssetWatcher`` in the triggerer: each poll reads the chain's head (its clock)
+and, within ``max_reads_per_poll``, the wallets' ``EnergyLimit - EnergyUsed`` through the
+TRON node, and :class:`~airflow_provider_tronenergy.keeper.watch.KeeperWatch` says when a
+wallet's crossing below its floor or a rental's nearing end wakes the keeper (one Asset
+event, one run of the keeper DAG). The kwargs are identifiers only: the keeper's name,
+the node connection's id, the poll's figures. The wallets and floors come from the
+keeper's registry, written by each keeper run; the registry's and the journal's URL from
+the triggerer's own configuration. A node or registry that cannot be read wakes nobody:
+the watcher logs it and polls again (a keeper woken blind would buy nothing anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
+from airflow_provider_tronenergy.keeper.watch import KeeperWatch
+
+
+class TronEnergyKeeperTrigger(BaseEventTrigger):
+    """Fires an event per wake of the keeper ``keeper`` (see the module's rules).
+
+    :param keeper: the keeper's name (its DAG id in the example).
+    :param tron_node_conn_id: the ``tron_node`` connection to read the chain through.
+    :param poll_interval: seconds between polls.
+    :param max_reads_per_poll: wallets read per poll, at most (the request budget: one
+        ``getaccountresource`` each, plus the head block); more wallets are read in turn.
+    :param rewake_after: seconds before a wallet still below its floor wakes the keeper again.
+    """
+
+    def __init__(self, *, keeper: str, tron_node_conn_id: str = "tron_node_default",
+                 poll_interval: float = 30.0, max_reads_per_poll: int = 20,
+                 rewake_after: float = 600.0) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.keeper = keeper
+        self.tron_node_conn_id = tron_node_conn_id
+        self.poll_interval = float(poll_interval)
+        self.max_reads_per_poll = max(1, int(max_reads_per_poll))
+        self.rewake_after = float(rewake_after)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        """Identifiers and figures only: never a URL, a key or an address list."""
+        return (f"{type(self).__module__}.{type(self).__qualname__}", {
+            "keeper": self.keeper, "tron_node_conn_id": self.tron_node_conn_id,
+            "poll_interval": self.poll_interval, "max_reads_per_poll": self.max_reads_per_poll,
+            "rewake_after": self.rewake_after})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Poll for ever; an AssetWatcher's trigger never ends by itself."""
+        watch = KeeperWatch(rewake_after=self.rewake_after)
+        registry = KeeperRegistry()
+        node = TronNodeHook(self.tron_node_conn_id)
+        try:
+            while True:
+                for wake in await asyncio.to_thread(self._poll, watch, registry, node):
+                    self.log.info("waking keeper %s for %s: available %s, floor %s (%s)",
+                                  wake.keeper, wake.wallet, f"{wake.available:,}",
+                                  f"{wake.floor:,}", wake.reason)
+                    yield TriggerEvent(wake.to_dict())  # type: ignore[no-untyped-call]
+                await asyncio.sleep(self.poll_interval)
+        finally:
+            registry.close()
+            node.close()
+
+    def _poll(self, watch: KeeperWatch, registry: KeeperRegistry, node: TronNodeHook
+              ) -> list[Any]:
+        """One poll, in a thread (the registry and the node are read synchronously)."""
+        try:
+            watched = registry.watched(self.keeper)
+            if not watched:
+                return []
+            chain_now = node.get_now_block().timestamp_ms / 1000
+            wakes = []
+            for wallet in watch.this_round(watched, self.max_reads_per_poll):
+                available = node.get_resources(wallet.wallet).energy_available
+                wake = watch.observe(wallet, available, chain_now, time.monotonic())
+                if wake is not None:
+                    wakes.append(wake)
+            return wakes
+        except Exception as exc:  # a read failed: wake nobody blind, poll again
+            self.log.warning("keeper %s: the chain or the registry could not be read (%s); "
+                             "polling again in %g s", self.keeper, exc, self.poll_interval)
+            return []

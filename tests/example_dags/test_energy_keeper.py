@@ -1,0 +1,75 @@
+"""The energy_keeper example DAG, dag.test() against the sandbox (service and node): it tops
+a wallet up once, holds after, refuses bad settings before reading anything, and tells its
+watcher which wallets to follow."""
+
+from __future__ import annotations
+
+import json
+
+import energy_keeper as example
+import pytest
+
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
+
+SETTINGS = {"floor": "200000", "target": "500000", "price_cap": "0.5",
+            "daily_budget": "100", "hour_seconds": "36"}
+
+
+@pytest.fixture
+def stores(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    return url
+
+
+def test_a_wallet_below_its_floor_is_topped_up_once_and_the_watcher_told(
+        run_dag, control, node_conn, stores, monkeypatch, capfd):
+    wallet = control.wallet(trx="10", staked=150_000)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps({**SETTINGS,
+                                                                    "wallets": [wallet]}))
+    first = run_dag(example.dag)
+    assert first["__run__"] == "success", first
+    [decision] = first["keep"][2]["decisions"]
+    assert (decision["action"], decision["energy"], decision["cost"]) == ("buy", 350_000,
+                                                                          "15.75")
+    assert first["approve"][0] == "skipped" and first["buy_approved"][0] == "skipped"
+    out = capfd.readouterr().out
+    assert (f"keeper {wallet}: available 150,000, floor 200,000: buy, buy 350,000 for 15.75 "
+            "TRX; budget left 84.25 TRX; below the floor by 50,000") in out
+    second = run_dag(example.dag)  # the next wake: nothing more
+    assert second["keep"][2]["decisions"][0]["action"] == "hold"
+    assert [(o["kind"], o["energy_amount"]) for o in control.orders(wallet)] == [
+        ("buy", 350_000)]
+    registry = KeeperRegistry(stores)
+    try:
+        [watched] = registry.watched("energy_keeper")
+    finally:
+        registry.close()
+    assert (watched.wallet, watched.floor) == (wallet, 200_000)
+    assert watched.wake_at is not None  # its rental's end, less renew_before
+
+
+def test_a_manual_runs_params_override_the_variable(run_dag, control, node_conn, stores,
+                                                     monkeypatch):
+    wallet = control.wallet(trx="10")
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps({**SETTINGS,
+                                                                    "wallets": [wallet]}))
+    out = run_dag(example.dag, price_cap="0.4")  # below the sandbox's 0.45
+    assert out["keep"][2]["decisions"][0]["action"] == "capped"
+    assert control.orders(wallet) == []
+
+
+@pytest.mark.parametrize(("bad", "says"), [
+    ({"wallets": ["TNotAnAddress"]}, "wallets must be TRON addresses"),
+    ({"target": "100"}, "target 100 must be above the floor"),
+    ({"hour_seconds": "0"}, "hour_seconds must be above 0"),
+])
+def test_bad_settings_fail_before_anything_is_read_and_are_not_retried(
+        run_dag, control, node_conn, stores, monkeypatch, capfd, bad, says):
+    wallet = control.wallet(trx="10")
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps(
+        {**SETTINGS, "wallets": [wallet], **bad}))
+    out = run_dag(example.dag)
+    assert out["keep"][:2] == ("failed", 1), out  # one try although the DAG retries once
+    assert says in capfd.readouterr().out
+    assert control.orders(wallet) == []

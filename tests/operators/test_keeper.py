@@ -1,0 +1,63 @@
+"""The keeper's approval gate without a deployment: it asks only about what the keeper left
+for a person, lists it, and hands the buying task the wallets and costs approved."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pendulum
+import pytest
+from airflow.providers.common.compat.sdk import AirflowSkipException
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG
+
+from airflow_provider_tronenergy.operators.keeper import (
+    TronEnergyKeeperApprovalOperator,
+    approved_costs,
+)
+
+AT = datetime(2026, 11, 26, 6, 0, tzinfo=timezone.utc)
+W1, W2 = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8", "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+
+
+def decision(address: str, action: str, cost: str = "0") -> dict:
+    return {"address": address, "action": action, "energy": 500_000, "cost": cost,
+            "available": 1_000, "incoming": 0, "floor": 200_000, "budget_left": "100",
+            "reason": "below the floor by 199,000"}
+
+
+def _gate(kept):
+    with DAG("keeper_approval_unit", schedule=None, start_date=pendulum.datetime(2026, 1, 1)):
+        gate = TronEnergyKeeperApprovalOperator(task_id="approve", kept=kept)
+        gate >> EmptyOperator(task_id="buy_approved")
+    ti = SimpleNamespace(xcom_push=lambda key, value: None, task_id="approve", map_index=-1)
+    return gate, {"ti": ti, "task_instance": ti, "task": gate}
+
+
+def test_nothing_left_for_a_person_skips_without_asking():
+    gate, context = _gate({"decisions": [decision(W1, "buy", "18"), decision(W2, "hold")]})
+    with pytest.raises(AirflowSkipException, match="nothing to approve"):
+        gate.execute(context)
+
+
+def test_an_approval_hands_over_the_wallets_and_costs_asked():
+    gate, context = _gate({"decisions": [decision(W1, "ask", "22.5"), decision(W2, "buy")]})
+    event = {"chosen_options": ["Approve"], "params_input": {}, "responded_at": AT,
+             "responded_by_user": {"id": "7", "name": "alice"}}
+    assert gate.execute_complete(context, event) == {"approved": {W1: "22.5"}}
+    assert approved_costs({"approved": {W1: "22.5"}}) == {W1: Decimal("22.5")}
+
+
+def test_a_rejection_skips_the_buying_task():
+    try:
+        from airflow.sdk.exceptions import DownstreamTasksSkipped
+    except ImportError:  # Airflow 3.1
+        from airflow.exceptions import DownstreamTasksSkipped
+
+    gate, context = _gate({"decisions": [decision(W1, "ask", "22.5")]})
+    event = {"chosen_options": ["Reject"], "params_input": {}, "responded_at": AT,
+             "responded_by_user": {"id": "7", "name": "alice"}}
+    with pytest.raises(DownstreamTasksSkipped):
+        gate.execute_complete(context, event)
