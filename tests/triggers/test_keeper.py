@@ -1,0 +1,74 @@
+"""The keeper's watcher (TronEnergyKeeperTrigger) against the sandbox's chain: it wakes the
+keeper once per crossing, for the wallets its registry names, and nobody when blind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
+from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)  # the triggerer's configuration
+    made = KeeperRegistry(url)
+    yield made
+    made.close()
+
+
+def events_within(trigger: TronEnergyKeeperTrigger, seconds: float,
+                  during: Any = None) -> list[dict[str, Any]]:
+    """The events the trigger fires in ``seconds`` (``during()`` runs halfway)."""
+    fired: list[dict[str, Any]] = []
+
+    async def collect() -> None:
+        async for event in trigger.run():
+            fired.append(event.payload)
+
+    async def main() -> None:
+        task = asyncio.create_task(collect())
+        await asyncio.sleep(seconds / 2)
+        if during is not None:
+            await asyncio.to_thread(during)
+        await asyncio.sleep(seconds / 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    return fired
+
+
+def test_a_wallet_crossing_its_floor_wakes_the_keeper_once(control, node_conn, registry):
+    low, high = control.wallet(trx="1", staked=50_000), control.wallet(trx="1", staked=300_000)
+    registry.register("hot", [(low, 200_000, None), (high, 200_000, None)])
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
+    spend = lambda: control.post(f"/addresses/{high}/energy", {"used": 150_000})  # noqa: E731
+    fired = events_within(trigger, 1.5, during=spend)
+    assert fired == [
+        {"keeper": "hot", "wallet": low, "available": 50_000, "floor": 200_000,
+         "reason": "below the floor"},
+        {"keeper": "hot", "wallet": high, "available": 150_000, "floor": 200_000,
+         "reason": "below the floor"}]
+
+
+def test_a_blind_watcher_wakes_nobody(control, registry, monkeypatch, capfd):
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": "http://127.0.0.1:9"}))
+    registry.register("hot", [(control.wallet(trx="1"), 200_000, None)])
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
+    assert events_within(trigger, 1.0) == []
+    assert "the chain or the registry could not be read" in capfd.readouterr().out
+
+
+def test_its_kwargs_are_identifiers_only():
+    path, kwargs = TronEnergyKeeperTrigger(keeper="hot").serialize()
+    assert path == "airflow_provider_tronenergy.triggers.keeper.TronEnergyKeeperTrigger"
+    assert kwargs == {"keeper": "hot", "tron_node_conn_id": "tron_node_default",
+                      "poll_interval": 30.0, "max_reads_per_poll": 20, "rewake_after": 600.0}
