@@ -8,10 +8,11 @@ and a test can walk every rule without a chain:
    EnergyUsed``) plus what the keeper ordered that the chain does not show yet.
 2. Below the floor: top it up to the target.
 3. A rental of the keeper's that ends within ``renew_before``, while the wallet is in use
-   (it used energy lately: ``EnergyUsed > 0``): top up to the target what the wallet will
-   have once it ended. The chain takes a rental's share of the used energy back with it
-   (java-tron's ``UnDelegateResourceActuator``), so what is left is the available energy
-   in proportion to the limit that stays.
+   (it used energy lately: ``EnergyUsed > 0``): rent what its recent use says the next
+   rental needs (the energy used lately plus the floor, at most the target), less what
+   the wallet will have once it ended. The chain takes a rental's share of the used
+   energy back with it (java-tron's ``UnDelegateResourceActuator``), so what is left is
+   the available energy in proportion to the limit that stays.
 4. The amount is at least the service's minimum and at most its maximum; over the price
    cap nothing is bought; over what is left of the day's budget it is cut to fit, or
    nothing is bought when that is below the minimum; above ``approval_above`` a person
@@ -146,9 +147,13 @@ def decide(policy: KeeperPolicy, wallet: WalletView, market: Market,
         need, why = policy.target - have, f"below the floor by {policy.floor - have:,}"
     elif ending and wallet.in_use and after < policy.floor:
         minutes = policy.renew_before / 60
-        need, why = (policy.target - after,
+        # As much as the ending rentals' time saw used, above the floor, up to the target:
+        # what the wallet's recent use says the next rental needs; leftovers end anyway.
+        expected = min(policy.target, wallet.used + policy.floor)
+        need, why = (expected - after,
                      f"{ending:,} rented energy ends within {minutes:g} min while the "
-                     f"wallet is in use ({after:,} would be left)")
+                     f"wallet is in use ({wallet.used:,} used lately, {after:,} would be "
+                     "left)")
     else:
         waiting = f"; {wallet.incoming:,} ordered, not on chain yet" if wallet.incoming else ""
         return result(Action.HOLD, 0, f"at or above the floor{waiting}")

@@ -53,9 +53,15 @@ def test_a_rental_ending_soon_is_renewed_only_while_the_wallet_is_in_use():
     rentals = (Rental("o1", 300_000, ends_at=1_000_000.0 + 300),)  # ends in 5 min
     # 400,000 limit (100,000 staked, 300,000 rented), 100,000 used: 300,000 available now;
     # once the rental ends the chain takes back its share of the use: 300,000 x 1/4 = 75,000.
+    # The next rental gets what was used lately plus the floor (300,000), less those 75,000.
     d = decide(POLICY, view(400_000, used=100_000, rentals=rentals), MARKET, Decimal(0))
-    assert (d.action, d.energy) == (Action.BUY, 425_000)
-    assert "300,000 rented energy ends within 10 min" in d.reason
+    assert (d.action, d.energy) == (Action.BUY, 225_000)
+    assert ("300,000 rented energy ends within 10 min while the wallet is in use (100,000 "
+            "used lately, 75,000 would be left)") in d.reason
+    # Busier: 390,000 used + the floor is above the target: up to the target, less what stays
+    # (210,000 available x 300,000 / 600,000 of the limit staying).
+    busy = decide(POLICY, view(600_000, used=390_000, rentals=rentals), MARKET, Decimal(0))
+    assert (busy.action, busy.energy) == (Action.BUY, 500_000 - 105_000)
     idle = decide(POLICY, view(400_000, used=0, rentals=rentals), MARKET, Decimal(0))
     assert idle.action is Action.HOLD  # not in use: it may end
     later = (Rental("o1", 300_000, ends_at=1_000_000.0 + 900),)  # beyond renew_before
