@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import random
 import tempfile
@@ -68,7 +69,8 @@ class Withdrawal:
 
 def traffic(peak: float, seed: int) -> list[Withdrawal]:
     """Poisson arrivals at rate(h) = peak x (0.25 + 0.75 x sin^2(pi h / 24)) per hour."""
-    rng, out, t = random.Random(seed), [], 0.0
+    rng, t = random.Random(seed), 0.0
+    out: list[Withdrawal] = []
     while True:
         rate = peak * (0.25 + 0.75 * math.sin(math.pi * t / DAY) ** 2) / 3600
         t += rng.expovariate(rate)
@@ -107,7 +109,7 @@ class Sandbox:
         return key, address
 
     def recipient(self, first_time: bool) -> str:
-        address = PrivateKey.random().public_key.to_base58check_address()
+        address: str = PrivateKey.random().public_key.to_base58check_address()
         self.call("POST", f"/addresses/{address}/activate")
         if not first_time:
             self.call("POST", f"/addresses/{address}/holder", {"token": "USDT"})
@@ -119,14 +121,19 @@ class Sandbox:
         txn.broadcast()
 
 
-class Lines:
+class Lines(logging.Handler):
+    """The keeper's log lines, kept for the report (a task log would show them)."""
+
     def __init__(self) -> None:
+        super().__init__()
         self.lines: list[str] = []
+        self.log = logging.getLogger("keeper_day")
+        self.log.propagate = False
+        self.log.setLevel(logging.INFO)
+        self.log.addHandler(self)
 
-    def info(self, event: Any, *args: Any, **kw: Any) -> None:
-        self.lines.append(str(event) % args if args else str(event))
-
-    warning = info
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 def run_keeper(sandbox: Sandbox, wallet: str, scale: float, policy: KeeperPolicy,
@@ -143,7 +150,7 @@ def run_keeper(sandbox: Sandbox, wallet: str, scale: float, policy: KeeperPolicy
         nonlocal runs
         runs += 1
         wakes.append(why)
-        Keeper("bench", policy, client, node, journal, scope=f"run-{runs}", log=log,
+        Keeper("bench", policy, client, node, journal, scope=f"run-{runs}", log=log.log,
                hour_seconds=3600 * scale, registry=registry).keep([wallet])
 
     keep("the first scheduled run")
@@ -198,7 +205,8 @@ def main() -> None:
               f"first-time), peak {args.peak:g}/h, time scale {scale:g} (a day in "
               f"{DAY * scale:.0f} s); fixed rental {fixed_energy:,} energy per hour", flush=True)
 
-        stop, log, wakes = threading.Event(), Lines(), []
+        stop, log = threading.Event(), Lines()
+        wakes: list[str] = []
         keeper = threading.Thread(target=run_keeper, args=(
             sandbox, keeper_w, scale, policy, journal, registry, stop, log, wakes), daemon=True)
         keeper.start()
@@ -235,14 +243,14 @@ def report(sandbox: Sandbox, journal: PurchaseJournal, policy: KeeperPolicy,
         mine = [o for o in orders if o["target_address"] == wallet]
         rented = sum((Decimal(str(o["cost"])) for o in mine), Decimal(0))
         infos = [t.get("receipt") or {} for t in txs]  # java-tron's transaction info
-        burned = sum(Decimal(i.get("fee", 0)) for i in infos) / 10**6
+        burned = sum((Decimal(i.get("fee", 0)) for i in infos), Decimal(0)) / 10**6
         energy_burn = sum(1 for i in infos if i.get("receipt", {}).get("energy_fee"))
         failed = sum(1 for i in infos if i.get("receipt", {}).get("result", "SUCCESS")
                      != "SUCCESS")
         rows[name] = (len(txs), len(mine), rented, burned, energy_burn, failed)
     print(f"\n{'wallet':8} {'transfers':>9} {'orders':>6} {'rented TRX':>11} {'burned TRX':>11} "
           f"{'burned for energy':>17} {'failed':>6} {'total TRX':>11}")
-    total = {}
+    total: dict[str, Decimal] = {}
     for name, (n, o, rented, burned, energy_burn, failed) in rows.items():
         total[name] = rented + burned
         print(f"{name:8} {n:9,} {o:6,} {rented:11.2f} {burned:11.2f} {energy_burn:17,} "

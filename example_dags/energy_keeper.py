@@ -27,15 +27,18 @@ event-driven and scheduled runs use; a manual run's params override it. Params:
 - ``hour_seconds``: seconds a rented hour lasts on the chain (3,600; less on a
   time-compressed sandbox).
 
-Connections: ``tronenergy_default`` (the service) and ``tron_node_default`` (the node).
+Connections: ``tronenergy_default`` (the service) and ``tron_node_default`` (the node). The
+watcher polls every 30 s (``TRONENERGY_KEEPER_POLL_SECONDS`` where the DAG is parsed).
 """
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from typing import Any
 
 import pendulum
+from airflow.providers.common.compat.sdk import AirflowSkipException
 from airflow.sdk import DAG, Asset, AssetWatcher, Param, Variable, get_current_context, task
 from airflow.timetables.assets import AssetOrTimeSchedule
 from airflow.timetables.trigger import CronTriggerTimetable
@@ -51,11 +54,15 @@ SETTINGS_VARIABLE = "tronenergy_keeper"
 FIELDS = ("wallets", "floor", "target", "price_cap", "daily_budget", "approval_above",
           "renew_before", "hour_seconds")
 
+# The watcher's poll, in seconds: 30 unless the environment says otherwise (a test's 1).
+POLL_SECONDS = float(os.environ.get("TRONENERGY_KEEPER_POLL_SECONDS", "30"))
+
 WAKE = Asset(
     f"tronenergy://keeper/{DAG_ID}",
     group="tronenergy",
     watchers=[AssetWatcher(name=f"tronenergy_keeper_{DAG_ID}", trigger=TronEnergyKeeperTrigger(
-        keeper=DAG_ID, poll_interval=30.0, max_reads_per_poll=20, rewake_after=600.0))],
+        keeper=DAG_ID, poll_interval=POLL_SECONDS, max_reads_per_poll=20,
+        rewake_after=600.0))],
 )
 
 with DAG(
@@ -89,6 +96,9 @@ with DAG(
         stored = Variable.get(SETTINGS_VARIABLE, default=None, deserialize_json=True) or {}
         chosen = {name: params.get(name) if params.get(name) not in (None, "", [])
                   else stored.get(name) for name in FIELDS}
+        if not chosen["wallets"]:
+            raise AirflowSkipException(f"no wallets to keep: set the Variable "
+                                       f"{SETTINGS_VARIABLE} (or the params of a manual run)")
         defaults = {"approval_above": None, "renew_before": 600, "hour_seconds": 3600}
         return {name: defaults.get(name) if value is None else value
                 for name, value in chosen.items()}

@@ -73,3 +73,11 @@ def test_bad_settings_fail_before_anything_is_read_and_are_not_retried(
     assert out["keep"][:2] == ("failed", 1), out  # one try although the DAG retries once
     assert says in capfd.readouterr().out
     assert control.orders(wallet) == []
+
+
+def test_without_wallets_a_run_skips(run_dag, control, node_conn, stores, monkeypatch):
+    monkeypatch.delenv("AIRFLOW_VAR_TRONENERGY_KEEPER", raising=False)
+    out = run_dag(example.dag)
+    assert out["__run__"] == "success", out
+    assert [out[t][0] for t in ("settings", "keep", "approve", "buy_approved")] == [
+        "skipped"] * 4

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium: never a browser playwright downloads."""
@@ -18,3 +21,17 @@ def browser_missing() -> str:
         return (f"no {CHROMIUM}: install Debian's chromium (apt-get install chromium), "
                 "as .ci/run does")
     return ""
+
+
+@contextmanager
+def browser_page(width: int = 1280, height: int = 720) -> Iterator[Any]:
+    """A page of the system chromium, headless, ``width`` x ``height``; closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()

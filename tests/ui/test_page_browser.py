@@ -28,7 +28,7 @@ from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.ui.data import Stores, page_data
 from airflow_provider_tronenergy.ui.svg import amount
-from support.browser import CHROMIUM, browser_missing
+from support.browser import browser_missing, browser_page
 from support.energy_history import EXPECTED, PERIOD, at, seed
 from support.page_server import PASSWORDS, ROOT, PageServer, running_page_server
 
@@ -105,25 +105,17 @@ def _sign_in(page: Any, server: PageServer, user: str) -> None:
 
 
 def test_the_page_inside_the_ui_shows_what_the_stores_hold(server, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     running, expected = server
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            _sign_in(page, running, "lead")
-            page.get_by_role("link", name="Energy").click()  # the UI's navigation
-            frame = page.frame_locator("iframe[title='Energy']")
-            frame.locator("input[name=from]").fill("2026-03-01")
-            frame.locator("input[name=to]").fill("2026-03-03")
-            frame.get_by_role("button", name="Show").click()
-            frame.get_by_text("Energy, 2026-03-01 to 2026-03-03").wait_for(timeout=30_000)
-            text = frame.locator("body").inner_text()
-            page.screenshot(path=str(tmp_path / "energy-page.png"))
-        finally:
-            browser.close()
+    with browser_page(1400, 1100) as page:
+        _sign_in(page, running, "lead")
+        page.get_by_role("link", name="Energy").click()  # the UI's navigation
+        frame = page.frame_locator("iframe[title='Energy']")
+        frame.locator("input[name=from]").fill("2026-03-01")
+        frame.locator("input[name=to]").fill("2026-03-03")
+        frame.get_by_role("button", name="Show").click()
+        frame.get_by_text("Energy, 2026-03-01 to 2026-03-03").wait_for(timeout=30_000)
+        text = frame.locator("body").inner_text()
+        page.screenshot(path=str(tmp_path / "energy-page.png"))
     totals = expected["spend"]["totals"]
     assert (totals["spent_trx"], totals["saving_trx"]) == ("17.97", "17.93")
     for figure in (f"{amount_text(totals['spent_trx'])} TRX",
@@ -146,39 +138,23 @@ def amount_text(value: str) -> str:
 
 
 def test_a_user_without_the_permission_sees_the_refusal_not_the_figures(server):
-    from playwright.sync_api import sync_playwright
-
     running, _ = server
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page()
-            _sign_in(page, running, "viewer")
-            page.goto(f"{running.root_url}/plugin/tronenergy-energy",
-                      wait_until="networkidle")
-            frame = page.frame_locator("iframe[title='Energy']")
-            frame.get_by_text("may not see the Energy page").wait_for(timeout=30_000)
-            text = frame.locator("body").inner_text()
-        finally:
-            browser.close()
+    with browser_page() as page:
+        _sign_in(page, running, "viewer")
+        page.goto(f"{running.root_url}/plugin/tronenergy-energy",
+                  wait_until="networkidle")
+        frame = page.frame_locator("iframe[title='Energy']")
+        frame.get_by_text("may not see the Energy page").wait_for(timeout=30_000)
+        text = frame.locator("body").inner_text()
     assert "403" in text and "TRX" not in text
 
 
 def test_without_signing_in_the_page_is_refused_and_the_ui_asks_to_sign_in(server):
-    from playwright.sync_api import sync_playwright
-
     running, _ = server
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page()
-            answer = page.goto(f"{running.root_url}/tronenergy-ui/energy")
-            assert answer is not None and answer.status == 401
-            text = page.locator("body").inner_text()
-            assert "Sign in to Airflow" in text and "TRX" not in text
-            page.goto(f"{running.root_url}/plugin/tronenergy-energy")
-            page.wait_for_url(lambda url: "/auth/login" in url, timeout=30_000)
-        finally:
-            browser.close()
+    with browser_page() as page:
+        answer = page.goto(f"{running.root_url}/tronenergy-ui/energy")
+        assert answer is not None and answer.status == 401
+        text = page.locator("body").inner_text()
+        assert "Sign in to Airflow" in text and "TRX" not in text
+        page.goto(f"{running.root_url}/plugin/tronenergy-energy")
+        page.wait_for_url(lambda url: "/auth/login" in url, timeout=30_000)
