@@ -26,6 +26,7 @@ be had, saying why).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -58,7 +59,7 @@ from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.operators.ask import NOT_PLACED, PLACED
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
-from support.browser import CHROMIUM, browser_missing
+from support.browser import browser_missing, browser_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
@@ -74,6 +75,7 @@ class Deployment:
     base: str
     components: list[Component]
     sandbox: SandboxProcess
+    keeper_wallet: str = ""
 
     # -- driving it like a user --------------------------------------------------------
 
@@ -85,7 +87,8 @@ class Deployment:
         return self.api.trigger(PAYOUT_DAG, {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
             "max_cost_trx": "100", "approval_above_trx": approval_above_trx,
-            "on_ambiguous": on_ambiguous})
+            "on_ambiguous": on_ambiguous,
+            "tron_node_conn_id": ""})  # prepared without the node (the keeper has one)
 
     def hitl_path(self, run_id: str, task_id: str, map_index: int = -1) -> str:
         return (f"/api/v2/dags/{PAYOUT_DAG}/dagRuns/{run_id}/taskInstances/{task_id}/"
@@ -154,6 +157,19 @@ class Deployment:
         return "\n".join(parts)
 
 
+def keeper_env(sandbox: SandboxProcess, wallet: str) -> dict[str, str]:
+    """The energy keeper's settings: one wallet, the sandbox's hour (180 s at 0.05), its
+    watcher polling every second, the node the sandbox is."""
+    return {
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
+                                                      "host": sandbox.root_url}),
+        "AIRFLOW_VAR_TRONENERGY_KEEPER": json.dumps({
+            "wallets": [wallet], "floor": "200000", "target": "500000", "price_cap": "0.5",
+            "daily_budget": "100", "renew_before": "0", "hour_seconds": "180"}),
+        "TRONENERGY_KEEPER_POLL_SECONDS": "1",
+    }
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     try:
@@ -176,6 +192,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     try:
         env = airflow_env(home, dbname, port, sandbox, f"sqlite:///{tmp / 'callbacks.db'}",
                           random_address())
+        keeper_wallet = random_address()
+        env.update(keeper_env(sandbox, keeper_wallet))
         migrated = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True,
                                   text=True, timeout=240)
         assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-4000:]
@@ -190,7 +208,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             components.append(component)
         api = Api(base, sandbox)
         db = Metadata(dbname)
-        deployment = Deployment(api, db, home, base, components, sandbox)
+        deployment = Deployment(api, db, home, base, components, sandbox, keeper_wallet)
+        api.control("POST", f"/addresses/{keeper_wallet}/balances", {"trx": "10"})
         wait_for("the api-server", lambda: api.status("/api/v2/version") == 200, 90, components)
         wait_for(f"{PAYOUT_DAG} to be parsed",
                  lambda: api.status(f"/api/v2/dags/{PAYOUT_DAG}") == 200, 90, components)
@@ -343,8 +362,6 @@ def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path
     reason = browser_missing()
     if reason:
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
     api = deployment.api
     with explained(deployment):
         sender, recipients = _batch(api)
@@ -352,18 +369,12 @@ def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path
         request = deployment.required_action(run_id, "approve_batch")
         url = (f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/approve_batch/"
                "required_actions?map_index=-1")
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 1400})
-                page.goto(url, wait_until="networkidle", timeout=60_000)
-                # The plan is rendered as text a person reads, not as raw Markdown.
-                page.get_by_text("Total quote").first.wait_for(timeout=30_000)
-                text = page.inner_text("body")
-                page.screenshot(path=str(tmp_path / "approval.png"), full_page=True)
-            finally:
-                browser.close()
+        with browser_page(1280, 1400) as page:
+            page.goto(url, wait_until="networkidle", timeout=60_000)
+            # The plan is rendered as text a person reads, not as raw Markdown.
+            page.get_by_text("Total quote").first.wait_for(timeout=30_000)
+            text = page.inner_text("body")
+            page.screenshot(path=str(tmp_path / "approval.png"), full_page=True)
         for expected in (sender, recipients[2], "Energy to buy", "Saving", "Approve",
                          "Reject", request["subject"]):
             assert expected in text, f"{expected!r} not on the page:\n{text[:3000]}"
@@ -381,8 +392,6 @@ def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browse
     reason = browser_missing()
     if reason:
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
     from airflow_provider_tronenergy.operators.links import XCOM_KEY
 
     api = deployment.api
@@ -399,22 +408,63 @@ def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browse
                                     f"https://tronscan.org/#/transaction/{activated['txid']}"),
             "buy_energy": ("TronScan: delegation", f"https://tronscan.org/#/address/{sender}")}
         found = {}
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                for task_id, (name, _) in expected.items():
-                    page.goto(f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/"
-                              f"{task_id}/details", wait_until="networkidle", timeout=60_000)
-                    link = page.get_by_role("link", name=name)
-                    link.wait_for(timeout=30_000)
-                    found[task_id] = (name, link.get_attribute("href"))
-                    if task_id == "buy_energy":
-                        page.screenshot(path=str(tmp_path / "extra-link.png"))
-            finally:
-                browser.close()
+        with browser_page(1280, 800) as page:
+            for task_id, (name, _) in expected.items():
+                page.goto(f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/"
+                          f"{task_id}/details", wait_until="networkidle", timeout=60_000)
+                link = page.get_by_role("link", name=name)
+                link.wait_for(timeout=30_000)
+                found[task_id] = (name, link.get_attribute("href"))
+                if task_id == "buy_energy":
+                    page.screenshot(path=str(tmp_path / "extra-link.png"))
         assert found == expected
         assert activation["status"] == "success", activation
         if os.environ.get("TRONENERGY_UPDATE_SCREENSHOTS") == "1":  # the one in the docs
             shutil.copyfile(tmp_path / "extra-link.png", LINK_SCREENSHOT)
+
+
+KEEPER_DAG = "energy_keeper"
+
+
+def test_the_keeper_is_woken_by_the_chain_and_buys_once_per_shortfall(deployment):
+    """A run tops the wallet up and tells the watcher; energy spent on chain below the floor
+    wakes the keeper through the triggerer (an Asset event, a run of its own), which buys
+    once; the watcher does not wake it again while the wallet is above its floor."""
+    api, db, wallet = deployment.api, deployment.db, deployment.keeper_wallet
+
+    def energy_available() -> int:
+        seen = api.control("GET", f"/addresses/{wallet}/wallet")
+        return int(seen["energy_limit"]) - int(seen["energy_used"])
+
+    def finished(run_id: str) -> str | None:
+        state = db.run_state(KEEPER_DAG, run_id)
+        return state if state in ("success", "failed") else None
+
+    with explained(deployment):
+        wait_for(f"{KEEPER_DAG} to be parsed",
+                 lambda: api.status(f"/api/v2/dags/{KEEPER_DAG}") == 200, 90,
+                 deployment.components)
+        api.unpause(KEEPER_DAG)
+        first = api.trigger(KEEPER_DAG)
+        assert wait_for("the first keeper run", lambda: finished(first), 120,
+                        deployment.components) == "success"
+        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [500_000]
+        wait_for("the rental on chain", lambda: energy_available() >= 500_000 or None, 60,
+                 deployment.components)
+        time.sleep(3)  # the watcher sees the wallet above its floor
+        api.control("POST", f"/addresses/{wallet}/energy", {"used": 400_000})  # 100,000 left
+
+        def woken_run() -> str | None:
+            rows = db.rows("SELECT run_id, state FROM dag_run WHERE dag_id = %s "
+                           "AND run_type = 'asset_triggered' AND state = 'success'", KEEPER_DAG)
+            bought = [run for run, _ in rows
+                      if any(d["action"] == "buy" for d in
+                             api.xcom(KEEPER_DAG, run, "keep")["decisions"])]
+            return bought[0] if bought else None
+
+        woken = wait_for("a run the watcher woke that bought", woken_run, 120,
+                         deployment.components)
+        decision = api.xcom(KEEPER_DAG, woken, "keep")["decisions"][0]
+        assert decision["available"] == 100_000 and decision["energy"] == 400_000
+        time.sleep(8)  # a storm of wakes would have bought again by now
+        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [500_000, 400_000]
