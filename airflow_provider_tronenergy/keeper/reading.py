@@ -3,7 +3,8 @@
 Sizes come from the chain, never from constants: a wallet's ``EnergyLimit`` and
 ``EnergyUsed`` (``wallet/getaccountresource``) and the head block's time (the chain's
 clock) through the TRON node; the keeper's own orders from the journal and the service
-(on the way, or running until when); the price and the order bounds from the service.
+(on the way, until their delegation is in a block; or running until when); the price
+and the order bounds from the service.
 Its orders are read before the chain, so an order delegated in between is counted twice
 (the keeper holds; the next wake sees the truth), never missed (it would buy again).
 
@@ -22,9 +23,12 @@ from airflow_provider_tronenergy.client import Order, OrderStatus, Price
 from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.keeper.book import KeeperBook, energy_of
 from airflow_provider_tronenergy.keeper.decide import Market, Rental, WalletView
-from airflow_provider_tronenergy.node.models import Block, Resources
+from airflow_provider_tronenergy.node.models import Block, Resources, TransactionInfo
 
 ON_THE_WAY = (OrderStatus.PENDING, OrderStatus.PROCESSING)
+SETTLE = 120.0
+"""Seconds after an order is done within which the keeper checks its delegation is in a
+block (a few blocks on mainnet; a delegation the service never made is not waited for)."""
 UNKNOWN_NOTE = "keeper: outcome unknown"
 """The note a keeper run leaves on its attempt whose answer was lost (``keeper.keep``)."""
 STALE_SENDING = 120.0
@@ -38,6 +42,8 @@ class Node(Protocol):
     def get_resources(self, address: str) -> Resources: ...
 
     def get_now_block(self) -> Block: ...
+
+    def get_transaction_info(self, tx_hash: str) -> TransactionInfo | None: ...
 
 
 class Service(Protocol):
@@ -91,6 +97,9 @@ def read_wallet(node: Node, service: Service, book: KeeperBook, address: str, *,
             incoming += energy
         elif order.status is OrderStatus.SUCCESS:
             started = order.updated_at.timestamp() if order.updated_at else entry.sent_at
+            if delegation_pending(node, order, started):
+                incoming += energy
+                continue
             ends_at = started + float(entry.rent_hours) * hour_seconds
             if ends_at > now:
                 rentals.append(Rental(order.order_id, energy, ends_at))
@@ -98,6 +107,15 @@ def read_wallet(node: Node, service: Service, book: KeeperBook, address: str, *,
     return Reading(WalletView(address, limit=resources.energy_limit,
                               used=resources.energy_used, now=now, incoming=incoming,
                               rentals=tuple(rentals)))
+
+
+def delegation_pending(node: Node, order: Order, done_at: float) -> bool:
+    """An order the service calls done whose delegation is in no block yet (one or two
+    blocks on mainnet): its energy is on the way. Asked only for an order done in the last
+    :data:`SETTLE` seconds; an order without a delegation hash cannot be asked."""
+    if not order.tx_hash or time.time() - done_at > SETTLE:
+        return False
+    return node.get_transaction_info(order.tx_hash) is None
 
 
 def chain_now(node: Node) -> float:

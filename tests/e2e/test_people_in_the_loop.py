@@ -454,17 +454,33 @@ def test_the_keeper_is_woken_by_the_chain_and_buys_once_per_shortfall(deployment
         time.sleep(3)  # the watcher sees the wallet above its floor
         api.control("POST", f"/addresses/{wallet}/energy", {"used": 400_000})  # 100,000 left
 
-        def woken_run() -> str | None:
-            rows = db.rows("SELECT run_id, state FROM dag_run WHERE dag_id = %s "
-                           "AND run_type = 'asset_triggered' AND state = 'success'", KEEPER_DAG)
-            bought = [run for run, _ in rows
-                      if any(d["action"] == "buy" for d in
-                             api.xcom(KEEPER_DAG, run, "keep")["decisions"])]
-            return bought[0] if bought else None
+        def woken_runs(action: str) -> list[str]:
+            rows = db.rows("SELECT run_id FROM dag_run WHERE dag_id = %s AND run_type = "
+                           "'asset_triggered' AND state = 'success' ORDER BY id", KEEPER_DAG)
+            return [run for (run,) in rows if any(
+                d["action"] == action for d in api.xcom(KEEPER_DAG, run, "keep")["decisions"])]
 
-        woken = wait_for("a run the watcher woke that bought", woken_run, 120,
-                         deployment.components)
+        [woken] = wait_for("a run the watcher woke that bought",
+                           lambda: woken_runs("buy") or None, 120, deployment.components)
         decision = api.xcom(KEEPER_DAG, woken, "keep")["decisions"][0]
         assert decision["available"] == 100_000 and decision["energy"] == 400_000
         time.sleep(8)  # a storm of wakes would have bought again by now
         assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [500_000, 400_000]
+
+        # The triggerer SIGKILLed after a wake whose order the chain does not show yet: the
+        # restarted watcher wakes the keeper again for the same shortfall, which buys nothing.
+        api.control("POST", "/orders/outcome",
+                    {"status": "success", "withhold_delegation": True, "count": 1})
+        api.control("POST", f"/addresses/{wallet}/energy", {"used": 850_000})  # 50,000 left
+        wait_for("a second run the watcher woke that bought",
+                 lambda: len(woken_runs("buy")) == 2 or None, 120, deployment.components)
+        triggerer = next(c for c in deployment.components if c.name == "triggerer")
+        _killpg(triggerer.process.pid, signal.SIGKILL)
+        triggerer.stop(grace=10, signalled=True)
+        triggerer.start()
+        held = wait_for("the restarted watcher's wake, held",
+                        lambda: woken_runs("hold") or None, 150, deployment.components)
+        decision = api.xcom(KEEPER_DAG, held[-1], "keep")["decisions"][0]
+        assert decision["incoming"] == 450_000, decision  # done, not in a block: on its way
+        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [
+            500_000, 400_000, 450_000]

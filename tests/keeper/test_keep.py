@@ -174,3 +174,19 @@ def test_above_the_threshold_it_buys_only_what_a_person_approved(sandbox, contro
     [bought] = run.keep([wallet], approved={wallet: Decimal("22.5")})
     assert (bought.action, bought.energy) == (Action.BUY, 500_000)
     assert len(control.orders(wallet)) == 1
+
+
+def test_an_order_done_at_the_service_but_not_yet_on_chain_is_energy_on_the_way(
+        sandbox, control, journal):
+    """The service said success; the chain has no block with its delegation yet (mainnet: a
+    block or two). A wake then, as a restarted watcher's is, must not buy again."""
+    wallet = control.wallet(trx="10")
+    control.withhold_delegations(1)
+    run, _ = keeper(sandbox, journal)
+    [first] = run.keep([wallet])
+    assert first.action is Action.BUY and first.energy == 500_000
+    control.settle()
+    again, _ = keeper(sandbox, journal, scope="run-2")
+    [second] = again.keep([wallet])
+    assert (second.action, second.incoming) == (Action.HOLD, 500_000), second
+    assert len(control.orders(wallet)) == 1
