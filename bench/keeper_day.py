@@ -24,6 +24,7 @@ budget, no order above the price cap, no purchase made twice (every journaled pu
 one order at the service, every order one journaled purchase).
 
     .venv/bin/python bench/keeper_day.py [--time-scale 0.0025] [--peak 40] [--seed 27]
+        [--floor 400000] [--target 800000]
 """
 
 from __future__ import annotations
@@ -183,11 +184,14 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=0.0025)
     parser.add_argument("--peak", type=float, default=40.0, help="withdrawals per hour, at most")
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--floor", type=int, default=400_000,
+                        help="energy; covers a burst while a wake's rental arrives")
+    parser.add_argument("--target", type=int, default=800_000)
     args = parser.parse_args()
     scale = args.time_scale
     withdrawals = traffic(args.peak, args.seed)
     fixed_energy = busiest_hour_energy(withdrawals)
-    policy = KeeperPolicy(floor=200_000, target=600_000, price_cap=Decimal("0.5"),
+    policy = KeeperPolicy(floor=args.floor, target=args.target, price_cap=Decimal("0.5"),
                           daily_budget=Decimal("5000"), renew_before=600 * scale)
     work = Path(tempfile.mkdtemp(prefix="keeper-day-"))
     process = start_sandbox("--time-scale", str(scale), log_file=str(work / "sandbox.log"))
