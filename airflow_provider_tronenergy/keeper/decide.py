@@ -115,12 +115,16 @@ class Decision:
 
     def line(self) -> str:
         """The task log's one line: wallet, available, floor, bought, cost, budget left."""
-        bought = (f"buy {self.energy:,} for {text(self.cost)} TRX" if self.action.spends()
-                  else "bought nothing")
+        if self.action is Action.BUY:
+            what = f"buys {self.energy:,} for {text(self.cost)} TRX"
+        elif self.action is Action.ASK:
+            what = f"asks a person about {self.energy:,} for {text(self.cost)} TRX"
+        else:
+            what = f"{self.action.value.replace('_', ' ')}, buys nothing"
         return (f"keeper {self.address}: available {self.available:,}"
                 f"{f' (+{self.incoming:,} ordered)' if self.incoming else ''}, "
-                f"floor {self.floor:,}: {self.action.value}, {bought}; budget left "
-                f"{text(self.budget_left)} TRX; {self.reason}")
+                f"floor {self.floor:,}: {what}; budget left {text(self.budget_left)} TRX; "
+                f"{self.reason}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, exact."""

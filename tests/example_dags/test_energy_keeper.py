@@ -34,7 +34,7 @@ def test_a_wallet_below_its_floor_is_topped_up_once_and_the_watcher_told(
                                                                           "15.75")
     assert first["approve"][0] == "skipped" and first["buy_approved"][0] == "skipped"
     out = capfd.readouterr().out
-    assert (f"keeper {wallet}: available 150,000, floor 200,000: buy, buy 350,000 for 15.75 "
+    assert (f"keeper {wallet}: available 150,000, floor 200,000: buys 350,000 for 15.75 "
             "TRX; budget left 84.25 TRX; below the floor by 50,000") in out
     second = run_dag(example.dag)  # the next wake: nothing more
     assert second["keep"][2]["decisions"][0]["action"] == "hold"

@@ -29,12 +29,15 @@ def test_below_the_floor_it_tops_up_to_the_target():
     d = decide(POLICY, view(150_000, used=30_000), MARKET, Decimal(0))
     assert (d.action, d.energy, d.cost) == (Action.BUY, 380_000, Decimal("17.1"))
     assert d.available == 120_000 and d.budget_left == Decimal(100)
-    assert d.line() == (f"keeper {WALLET}: available 120,000, floor 200,000: buy, buy "
+    assert d.line() == (f"keeper {WALLET}: available 120,000, floor 200,000: buys "
                         "380,000 for 17.1 TRX; budget left 100 TRX; below the floor by 80,000")
 
 
 def test_at_the_floor_it_holds_and_what_is_ordered_counts():
-    assert decide(POLICY, view(200_000), MARKET, Decimal(0)).action is Action.HOLD
+    held = decide(POLICY, view(200_000), MARKET, Decimal("40.5"))
+    assert held.action is Action.HOLD
+    assert held.line() == (f"keeper {WALLET}: available 200,000, floor 200,000: hold, buys "
+                           "nothing; budget left 59.5 TRX; at or above the floor")
     # 50,000 on chain and 150,000 ordered, not delegated yet: a second wake buys nothing.
     d = decide(POLICY, view(50_000, incoming=150_000), MARKET, Decimal(0))
     assert d.action is Action.HOLD and "150,000 ordered, not on chain yet" in d.reason
@@ -83,6 +86,7 @@ def test_the_days_budget_cuts_the_purchase_or_stops_it():
     assert "cut to what the day's budget has left" in d.reason
     d = decide(POLICY, view(0), MARKET, spent_today=Decimal("99"))  # 1 TRX: < 32,000
     assert (d.action, d.energy) == (Action.OVER_BUDGET, 0)
+    assert ": over budget, buys nothing; budget left 1 TRX; below the floor" in d.line()
     d = decide(POLICY, view(0), MARKET, spent_today=Decimal("120"))  # overspent elsewhere
     assert d.action is Action.OVER_BUDGET and d.budget_left == 0
 
@@ -93,6 +97,7 @@ def test_above_the_approval_threshold_a_person_decides():
     assert decide(asking, view(100_000), MARKET, Decimal(0)).action is Action.BUY  # 18 TRX
     d = decide(asking, view(0), MARKET, Decimal(0))  # 22.5 TRX
     assert (d.action, d.energy, d.cost) == (Action.ASK, 500_000, Decimal("22.5"))
+    assert ": asks a person about 500,000 for 22.5 TRX; budget left 100 TRX" in d.line()
 
 
 @pytest.mark.parametrize(("values", "says"), [

@@ -73,7 +73,7 @@ def test_a_wallet_below_its_floor_is_topped_up_once(sandbox, control, journal):
     assert [(o["kind"], o["energy_amount"]) for o in control.orders(wallet)] == [
         ("buy", 400_000)]
     [line] = [line for line in log.lines if line.startswith("keeper ")]
-    assert line.startswith(f"keeper {wallet}: available 100,000, floor 200,000: buy, buy "
+    assert line.startswith(f"keeper {wallet}: available 100,000, floor 200,000: buys "
                            "400,000 for 18 TRX; budget left 82 TRX; below the floor by 100,000")
     # A second wake right after: the order is on its way or on chain; nothing more.
     again, _ = keeper(sandbox, journal, scope="run-2")
