@@ -24,6 +24,15 @@ DONE: Final = (EntryState.PLACED, EntryState.ENDED)
 """States of a purchase that was made: the next shortfall is a new one."""
 
 
+def checked_name(name: str) -> str:
+    """A keeper's name, as its purchases' identities and its registry rows carry it."""
+    if not is_key_text(name, 80) or ":" in name:
+        raise KeeperPolicyError(
+            f"keeper name {name!r} must be 1 to 80 characters of A-Z a-z 0-9 and ._/@+=#- "
+            "(it names the keeper's purchases in the journal)")
+    return name
+
+
 @dataclass
 class KeeperBook:
     """One keeper's page of the purchase journal (``name``: the keeper's, e.g. its DAG's)."""
@@ -32,10 +41,7 @@ class KeeperBook:
     name: str
 
     def __post_init__(self) -> None:
-        if not is_key_text(self.name, 80) or ":" in self.name:
-            raise KeeperPolicyError(
-                f"keeper name {self.name!r} must be 1 to 80 characters of A-Z a-z 0-9 and "
-                "._/@+=#- (it names the keeper's purchases in the journal)")
+        checked_name(self.name)
 
     def prefix(self, wallet: str = "") -> str:
         """The identities of this keeper's purchases (for ``wallet``, or all)."""

@@ -25,6 +25,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.keeper.book import checked_name
 from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
@@ -90,11 +91,15 @@ class TronEnergyKeeperOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """One keeper run; its result lists every wallet's decision."""
         policy, wallets, approved, hour_seconds = self._checked()
+        try:
+            name = checked_name(self.keeper_name or context["ti"].dag_id)
+        except KeeperPolicyError as exc:
+            raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
         service = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
         node = TronNodeHook(self.tron_node_conn_id)
         registry = KeeperRegistry()
         try:
-            keeper = Keeper(self.keeper_name or context["ti"].dag_id, policy,
+            keeper = Keeper(name, policy,
                             service.get_conn(), node, journal_for("keeper"),
                             scope=task_scope(context, self.task_id), log=self.log,
                             hour_seconds=hour_seconds, registry=registry)

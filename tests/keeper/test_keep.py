@@ -190,3 +190,12 @@ def test_an_order_done_at_the_service_but_not_yet_on_chain_is_energy_on_the_way(
     [second] = again.keep([wallet])
     assert (second.action, second.incoming) == (Action.HOLD, 500_000), second
     assert len(control.orders(wallet)) == 1
+
+
+@pytest.mark.parametrize("name", ["", "a:b", "with space", "x" * 81])
+def test_a_keeper_name_that_cannot_name_purchases_is_refused(journal, name):
+    from airflow_provider_tronenergy.keeper.book import KeeperBook
+    from airflow_provider_tronenergy.keeper.policy import KeeperPolicyError
+
+    with pytest.raises(KeeperPolicyError, match="keeper name"):
+        KeeperBook(journal, name)
