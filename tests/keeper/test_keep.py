@@ -22,9 +22,9 @@ from support.control import Control
 from support.sandbox import sandbox_fixture
 
 sandbox = sandbox_fixture(scope="module")
-POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                      daily_budget=Decimal("100"))
 HOUR = 36.0  # a rented hour at the sandbox's time scale (0.01)
+POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
+                      daily_budget=Decimal("100"), renew_before=5)  # of a 36 s rental
 
 
 class Lines:
