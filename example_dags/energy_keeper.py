@@ -19,7 +19,9 @@ Settings: the Airflow Variable ``tronenergy_keeper`` (JSON, the params' names), 
 event-driven and scheduled runs use; a manual run's params override it. Params:
 
 - ``wallets``: the hot wallets' addresses;
-- ``floor`` / ``target``: energy below which a wallet is topped up, and up to what;
+- ``floor`` / ``target``: energy below which a wallet is topped up, and up to what; or
+  both ``"N transfers"`` (first-time USDT transfers, at the energy the node estimates
+  one costs now);
 - ``price_cap``: the most to pay per 10,000 energy (TRX);
 - ``daily_budget``: TRX per UTC day, all wallets together;
 - ``approval_above``: ask a person above this cost (TRX); empty: never;

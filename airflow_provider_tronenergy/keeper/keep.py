@@ -31,6 +31,7 @@ from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import (
     UNKNOWN_NOTE,
     Node,
+    first_transfer_energy,
     read_market,
     read_wallets,
 )
@@ -83,6 +84,7 @@ class Keeper:
             now, readings = read_wallets(self.node, self.client, book, wallets,
                                          rent_time=self.policy.rent_time,
                                          hour_seconds=self.hour_seconds, scope=self.scope)
+            policies = {address: self._policy_for(address) for address in wallets}
         except NodeError as exc:
             raise KeeperBlind(f"keeper: the chain could not be read ({exc}); nothing was "
                               "bought") from None
@@ -92,14 +94,13 @@ class Keeper:
         spent = book.spent(day_start(now), sending_price=self.policy.price_cap)
         decisions = []
         for address in wallets:
-            reading = readings[address]
+            reading, policy = readings[address], policies[address]
             if reading.view is None:
-                decision = Decision(address, Action.HOLD, 0, Decimal(0), 0, 0,
-                                    self.policy.floor,
+                decision = Decision(address, Action.HOLD, 0, Decimal(0), 0, 0, policy.floor,
                                     max(Decimal(0), self.policy.daily_budget - spent),
                                     reading.blocked)
             else:
-                decision = decide(self.policy, reading.view, market, spent)
+                decision = decide(policy, reading.view, market, spent)
                 if self._may_buy(decision, approved or {}):
                     decision = self._buy(book, decision)
                     if decision.action is Action.BUY:
@@ -108,9 +109,24 @@ class Keeper:
             decisions.append(decision)
         if self.registry is not None:
             self.registry.register(self.name, [
-                (address, self.policy.floor, self._wake_at(readings[address].view))
+                (address, policies[address].floor, self._wake_at(readings[address].view))
                 for address in wallets])
         return decisions
+
+    def _policy_for(self, address: str) -> KeeperPolicy:
+        """The policy in energy for ``address``: a count of transfers at the energy the chain
+        charges one from it to a first-time recipient now (one node estimate)."""
+        if not self.policy.per_transfer:
+            return self.policy
+        energy = first_transfer_energy(self.node, address)
+        if energy is None:
+            raise KeeperBlind(f"keeper: the node cannot estimate a USDT transfer from "
+                              f"{address} (does it hold USDT?), so the floor in transfers "
+                              "has no size; nothing was bought")
+        self.log.info("keeper %s: a transfer to a first-time recipient costs %s energy now "
+                      "(the node's estimate): floor %s, target %s", address, f"{energy:,}",
+                      f"{self.policy.floor * energy:,}", f"{self.policy.target * energy:,}")
+        return self.policy.in_energy(energy)
 
     def _wake_at(self, view: WalletView | None) -> float | None:
         """When the watcher should wake the keeper for the wallet's rentals ending."""

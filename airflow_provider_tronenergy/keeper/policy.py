@@ -7,7 +7,7 @@ there: a keeper whose policy is wrong refuses before it reads the chain or buys.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -36,6 +36,9 @@ class KeeperPolicy:
     :param renew_before: a rental of the keeper's ending within this is renewed, when the
         wallet is in use, before the energy drops.
     :param rent_time: hours each rental lasts.
+    :param per_transfer: ``floor`` and ``target`` count USDT transfers to a first-time
+        recipient, each at the energy the chain charges one now (the node's estimate), not
+        energy: the sizes follow the chain's energy factor (see :meth:`in_energy`).
     """
 
     floor: int
@@ -45,6 +48,7 @@ class KeeperPolicy:
     approval_above: Decimal | None = None
     renew_before: float = 600.0
     rent_time: Decimal = Decimal("1")
+    per_transfer: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -72,9 +76,15 @@ class KeeperPolicy:
         """From a DAG's params or an operator's (rendered) arguments: text or numbers."""
         try:
             approval = values.get("approval_above")
+            (floor, floor_counts), (target, target_counts) = (
+                _size(values["floor"], "floor"), _size(values["target"], "target"))
+            if floor_counts != target_counts:
+                raise KeeperPolicyError("keeper policy refused: floor and target must both "
+                                        "be energy, or both transfers")
             return cls(
-                floor=as_int(values["floor"], "floor"),
-                target=as_int(values["target"], "target"),
+                floor=floor,
+                target=target,
+                per_transfer=floor_counts,
                 price_cap=as_decimal(values["price_cap"], "price_cap"),
                 daily_budget=as_decimal(values["daily_budget"], "daily_budget"),
                 approval_above=(None if is_unset(approval)
@@ -90,10 +100,28 @@ class KeeperPolicy:
                 raise
             raise KeeperPolicyError(f"keeper policy refused: {exc}") from None
 
+    def in_energy(self, transfer_energy: int) -> KeeperPolicy:
+        """The policy in energy, a transfer counted at ``transfer_energy`` (the chain's
+        figure for one to a first-time recipient, now); a policy in energy as it is."""
+        if not self.per_transfer:
+            return self
+        return replace(self, floor=self.floor * transfer_energy,
+                       target=self.target * transfer_energy, per_transfer=False)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, exact: for XCom and the task log."""
-        return {"floor": self.floor, "target": self.target,
+        return {"floor": self.floor, "target": self.target, "per_transfer": self.per_transfer,
                 "price_cap": text(self.price_cap), "daily_budget": text(self.daily_budget),
                 "approval_above": (None if self.approval_above is None
                                    else text(self.approval_above)),
                 "renew_before": self.renew_before, "rent_time": text(self.rent_time)}
+
+
+def _size(value: Any, field: str) -> tuple[int, bool]:
+    """``400000`` (energy) or ``3 transfers``: the number, and whether it counts transfers."""
+    text = str(value).strip() if isinstance(value, str) else value
+    if isinstance(text, str):
+        number, _, unit = text.partition(" ")
+        if unit.strip() in ("transfer", "transfers"):
+            return as_int(number, field), True
+    return as_int(text, field), False

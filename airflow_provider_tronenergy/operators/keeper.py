@@ -44,8 +44,9 @@ class TronEnergyKeeperOperator(BaseOperator):
     """Keep ``wallets`` at or above ``floor`` energy, within a price cap and a daily budget.
 
     :param wallets: the hot wallets (TRON addresses) to keep supplied; templated.
-    :param floor: energy below which a wallet is topped up; templated.
-    :param target: energy a top-up brings it to; templated.
+    :param floor: energy below which a wallet is topped up, or ``"N transfers"`` (first-time
+        USDT transfers at the node's estimate now; ``target`` then too); templated.
+    :param target: energy a top-up brings it to (or ``"N transfers"``); templated.
     :param price_cap: the most it pays, in TRX per 10,000 energy; templated.
     :param daily_budget: TRX it may spend per UTC day, all wallets; templated.
     :param approval_above: a purchase costing more (TRX) is left for a person (the approval

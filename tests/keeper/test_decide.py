@@ -107,6 +107,8 @@ def test_above_the_approval_threshold_a_person_decides():
     ({"rent_time": "24"}, "rent_time 24 h is not one the service accepts"),
     ({"floor": "２００"}, "floor"),  # full-width digits are no number
     ({"floor": None}, "floor"),
+    ({"floor": "2 transfers"}, "floor and target must both be energy, or both transfers"),
+    ({"floor": "2 blocks"}, "floor"),
 ])
 def test_a_policy_that_cannot_be_followed_is_refused(values, says):
     base = {"floor": "200000", "target": "500000", "price_cap": "0.5", "daily_budget": "100"}
@@ -119,6 +121,16 @@ def test_a_policy_from_text_is_exact():
     policy = KeeperPolicy.from_values({"floor": "200000", "target": "500000",
                                        "price_cap": "0.45", "daily_budget": "12.5",
                                        "approval_above": "", "rent_time": "1"})
-    assert policy.to_dict() == {"floor": 200_000, "target": 500_000, "price_cap": "0.45",
+    assert policy.to_dict() == {"floor": 200_000, "target": 500_000, "per_transfer": False,
+                                "price_cap": "0.45",
                                 "daily_budget": "12.5", "approval_above": None,
                                 "renew_before": 600.0, "rent_time": "1"}
+
+
+def test_a_policy_in_transfers_is_in_energy_at_the_chains_figure():
+    counted = KeeperPolicy.from_values({"floor": "3 transfers", "target": " 8 transfers ",
+                                        "price_cap": "0.5", "daily_budget": "100"})
+    assert (counted.floor, counted.target, counted.per_transfer) == (3, 8, True)
+    energy = counted.in_energy(130_285)
+    assert (energy.floor, energy.target, energy.per_transfer) == (390_855, 1_042_280, False)
+    assert POLICY.in_energy(130_285) is POLICY

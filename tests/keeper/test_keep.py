@@ -199,3 +199,28 @@ def test_a_keeper_name_that_cannot_name_purchases_is_refused(journal, name):
 
     with pytest.raises(KeeperPolicyError, match="keeper name"):
         KeeperBook(journal, name)
+
+
+def test_a_floor_in_transfers_is_sized_by_the_chains_charge_now(sandbox, control, journal):
+    """2 transfers / 4 transfers: at the node's estimate for a first-time recipient
+    (130,285 at USDT's default energy factor on the sandbox chain)."""
+    wallet = control.wallet(trx="10", usdt="100", staked=100_000)
+    counted = KeeperPolicy.from_values({"floor": "2 transfers", "target": "4 transfers",
+                                        "price_cap": "0.5", "daily_budget": "100",
+                                        "renew_before": "5"})
+    run, log = keeper(sandbox, journal, counted)
+    [decision] = run.keep([wallet])
+    assert (decision.action, decision.floor, decision.energy) == (
+        Action.BUY, 260_570, 521_140 - 100_000)
+    assert any("costs 130,285 energy now (the node's estimate): floor 260,570, target "
+               "521,140" in line for line in log.lines)
+
+
+def test_a_floor_in_transfers_without_an_estimate_buys_nothing(sandbox, control, journal):
+    wallet = control.wallet(trx="10")  # no USDT: the node cannot simulate its transfer
+    counted = KeeperPolicy(floor=2, target=4, price_cap=Decimal("0.5"),
+                           daily_budget=Decimal("100"), per_transfer=True)
+    run, _ = keeper(sandbox, journal, counted)
+    with pytest.raises(KeeperBlind, match="cannot estimate a USDT transfer"):
+        run.keep([wallet])
+    assert control.orders(wallet) == []
