@@ -90,6 +90,11 @@ class Deployment:
             "on_ambiguous": on_ambiguous,
             "tron_node_conn_id": ""})  # prepared without the node (the keeper has one)
 
+    def sign_in(self, page: Any) -> None:
+        """The browser signs in as the all-admins user (the cookie Airflow 3.1 needs; 3.3
+        would add the token by itself)."""
+        page.goto(f"{self.base}/auth/token/login", wait_until="networkidle", timeout=60_000)
+
     def hitl_path(self, run_id: str, task_id: str, map_index: int = -1) -> str:
         return (f"/api/v2/dags/{PAYOUT_DAG}/dagRuns/{run_id}/taskInstances/{task_id}/"
                 f"{map_index}/hitlDetails")
@@ -370,6 +375,7 @@ def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path
         url = (f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/approve_batch/"
                "required_actions?map_index=-1")
         with browser_page(1280, 1400) as page:
+            deployment.sign_in(page)
             page.goto(url, wait_until="networkidle", timeout=60_000)
             # The plan is rendered as text a person reads, not as raw Markdown.
             page.get_by_text("Total quote").first.wait_for(timeout=30_000)
@@ -409,6 +415,7 @@ def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browse
             "buy_energy": ("TronScan: delegation", f"https://tronscan.org/#/address/{sender}")}
         found = {}
         with browser_page(1280, 800) as page:
+            deployment.sign_in(page)
             for task_id, (name, _) in expected.items():
                 page.goto(f"{deployment.base}/dags/{PAYOUT_DAG}/runs/{run_id}/tasks/"
                           f"{task_id}/details", wait_until="networkidle", timeout=60_000)

@@ -352,6 +352,23 @@ class Api:
         self.sandbox_root = f"{sandbox.root_url}/sandbox"
         self.http = requests.Session()
         self.http.trust_env = False
+        self.http.auth = self._signed_in
+        self._token = ""
+
+    def _signed_in(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        """Every request to Airflow as the all-admins user: Airflow 3.3 adds the token by
+        itself; 3.1 hands one out at ``/auth/token`` (fetched once, when the server is up)."""
+        if request.url and request.url.startswith(self.base) and "/auth/" not in request.url:
+            if not self._token:
+                try:
+                    answer = requests.get(f"{self.base}/auth/token", timeout=5)
+                    if answer.ok:
+                        self._token = str(answer.json()["access_token"])
+                except requests.RequestException:
+                    pass  # not up yet: asked again with the next request
+            if self._token:
+                request.headers["Authorization"] = f"Bearer {self._token}"
+        return request
 
     def get(self, path: str) -> requests.Response:
         return self.http.get(self.base + path, timeout=10)
