@@ -59,7 +59,7 @@ from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.operators.ask import NOT_PLACED, PLACED
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
-from support.browser import browser_missing, browser_page
+from support.browser import browser_page, skip_without_browser
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
@@ -364,9 +364,7 @@ def test_an_unknown_outcome_answered_not_placed_buys_exactly_once(deployment, tm
 
 
 def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path):
-    reason = browser_missing()
-    if reason:
-        pytest.skip(reason)
+    skip_without_browser()
     api = deployment.api
     with explained(deployment):
         sender, recipients = _batch(api)
@@ -395,9 +393,7 @@ def test_the_approval_page_shows_the_plan_in_a_real_browser(deployment, tmp_path
 def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browser(
         deployment, tmp_path):
     """The task's Details tab in the UI shows the explorer links its operator pushed for."""
-    reason = browser_missing()
-    if reason:
-        pytest.skip(reason)
+    skip_without_browser()
     from airflow_provider_tronenergy.operators.links import XCOM_KEY
 
     api = deployment.api

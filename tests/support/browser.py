@@ -11,6 +11,15 @@ CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium: never a browser playwright downloads."""
 
 
+def skip_without_browser() -> None:
+    """Skip the calling test, saying why, when the system chromium cannot be driven."""
+    import pytest
+
+    reason = browser_missing()
+    if reason:
+        pytest.skip(reason)
+
+
 def browser_missing() -> str:
     """Why the system chromium cannot be driven here ("" when it can)."""
     try:
