@@ -51,14 +51,15 @@ class KeeperBook:
         """The wallet's attempts sent since ``since`` (epoch seconds), newest first."""
         return self.journal.with_prefix(self.prefix(wallet), since=since)
 
-    def next_identity(self, wallet: str) -> tuple[str, Entry | None]:
-        """The identity of the wallet's next purchase, and the newest attempt before it."""
+    def next_identity(self, wallet: str) -> str:
+        """The identity of the wallet's next purchase: after a purchase that was made, the
+        next shortfall's; after one refused or not placed, the same shortfall's again."""
         entries = self.entries(wallet)
         if not entries:
-            return f"{self.prefix(wallet)}1", None
+            return f"{self.prefix(wallet)}1"
         newest = entries[0]
         n = int(newest.identity.rsplit(":", 1)[1])
-        return f"{self.prefix(wallet)}{n + 1 if newest.state in DONE else n}", newest
+        return f"{self.prefix(wallet)}{n + 1 if newest.state in DONE else n}"
 
     def spent(self, since: float, sending_price: Decimal) -> Decimal:
         """TRX this keeper spent since ``since``, every wallet: what placed purchases cost,

@@ -143,7 +143,7 @@ class Keeper:
 
     def _buy(self, book: KeeperBook, decision: Decision) -> Decision:
         """One purchase for the wallet's shortfall; what happened, as the decision says it."""
-        identity, _newest = book.next_identity(decision.address)
+        identity = book.next_identity(decision.address)
         mode = Buy(rent_time=self.policy.rent_time, target_address=decision.address,
                    energy_amount=decision.energy)
         settings = Settings(max_cost=decision.cost, on_ambiguous="fail",
