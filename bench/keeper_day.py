@@ -51,7 +51,7 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.keep import Keeper
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
-from airflow_provider_tronenergy.keeper.registry import KeeperRegistry, Watched
+from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.keeper.watch import KeeperWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
@@ -157,12 +157,9 @@ def run_keeper(sandbox: Sandbox, wallet: str, scale: float, policy: KeeperPolicy
     keep("the first scheduled run")
     next_safety = time.monotonic() + 1800 * scale
     while not stop.is_set():
-        [watched] = registry.watched("bench") or [Watched("bench", wallet, policy.floor, None)]
-        chain_now = node.get_now_block().timestamp_ms / 1000
-        available = node.get_resources(wallet).energy_available
-        wake = watch.observe(watched, available, chain_now, time.monotonic())
-        if wake is not None:
-            keep(wake.reason)
+        wakes_now = watch.poll(registry.watched("bench"), node, 20, time.monotonic())
+        if wakes_now:
+            keep(wakes_now[0].reason)
         elif time.monotonic() >= next_safety:
             keep("the scheduled safety net")
         if time.monotonic() >= next_safety:

@@ -14,7 +14,7 @@ run (the next wake, or the scheduled safety net, tries again: no storm of retrie
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -70,7 +70,6 @@ class Keeper:
     scope: str
     log: Log
     hour_seconds: float = 3600.0
-    ask: Callable[[UnknownOutcome], NoReturn] = _unknown
     registry: KeeperRegistry | None = None
     """Where the keeper's watcher reads the wallets, floors and wake times (None: no watcher)."""
 
@@ -150,7 +149,7 @@ class Keeper:
                             reuse_min_validity=0.0)
         purchase = Purchase(mode, mode.call(self.client.endpoints), self.client, self.journal,
                             settings, identity=identity, explicit=True, scope=self.scope,
-                            log=self.log, ask=self.ask)
+                            log=self.log, ask=_unknown)
         try:
             result = purchase.run()
         except (AirflowFailException, AirflowException, UnknownOutcome) as exc:

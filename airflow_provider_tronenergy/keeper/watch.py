@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_tronenergy.keeper.reading import Node
+from airflow_provider_tronenergy.keeper.reading import chain_now as chain_clock
 from airflow_provider_tronenergy.keeper.registry import Watched
 
 
@@ -47,6 +49,21 @@ class KeeperWatch:
     _below_since_wake: dict[str, float] = field(default_factory=dict)
     _woken_for_end: dict[str, float] = field(default_factory=dict)
     _turn: int = 0
+
+    def poll(self, watched: Sequence[Watched], node: Node, budget: int, now: float
+             ) -> list[Wake]:
+        """One poll: the chain's head, then this round's wallets (at most ``budget``), each
+        observed; ``now`` is the watcher's clock. A read that fails raises: nobody is woken."""
+        if not watched:
+            return []
+        chain_now = chain_clock(node)
+        wakes = []
+        for wallet in self.this_round(watched, budget):
+            wake = self.observe(wallet, node.get_resources(wallet.wallet).energy_available,
+                                chain_now, now)
+            if wake is not None:
+                wakes.append(wake)
+        return wakes
 
     def this_round(self, watched: Sequence[Watched], budget: int) -> list[Watched]:
         """The wallets to read in this poll: all of them, or ``budget`` in turn."""

@@ -22,7 +22,7 @@ from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.keeper.watch import KeeperWatch
+from airflow_provider_tronenergy.keeper.watch import KeeperWatch, Wake
 
 
 class TronEnergyKeeperTrigger(BaseEventTrigger):
@@ -71,20 +71,11 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
             node.close()
 
     def _poll(self, watch: KeeperWatch, registry: KeeperRegistry, node: TronNodeHook
-              ) -> list[Any]:
+              ) -> list[Wake]:
         """One poll, in a thread (the registry and the node are read synchronously)."""
         try:
-            watched = registry.watched(self.keeper)
-            if not watched:
-                return []
-            chain_now = node.get_now_block().timestamp_ms / 1000
-            wakes = []
-            for wallet in watch.this_round(watched, self.max_reads_per_poll):
-                available = node.get_resources(wallet.wallet).energy_available
-                wake = watch.observe(wallet, available, chain_now, time.monotonic())
-                if wake is not None:
-                    wakes.append(wake)
-            return wakes
+            return watch.poll(registry.watched(self.keeper), node, self.max_reads_per_poll,
+                              time.monotonic())
         except Exception as exc:  # a read failed: wake nobody blind, poll again
             self.log.warning("keeper %s: the chain or the registry could not be read (%s); "
                              "polling again in %g s", self.keeper, exc, self.poll_interval)
