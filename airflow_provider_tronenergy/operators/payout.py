@@ -32,6 +32,7 @@ from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     PayoutRefused,
+    estimate_energy,
     read_funds,
     refuse_unless_payable,
 )
@@ -180,12 +181,17 @@ class TronPayoutOperator(BaseOperator):
         to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
                                                 now=time.time(), lease_s=settings.lease_s)
                    is Step.SIGN]
-        funds = read_funds(node, sender, to_sign, max_burn_trx=max_burn, prices=prices)
+        estimated, unestimated = estimate_energy(node, sender, to_sign)
+        funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
+                           prices=prices)
         try:
             refuse_unless_payable(funds, signer_address=signer.address, token=str(self.token),
-                                  decimals=token_decimals(str(self.token)))
+                                  decimals=token_decimals(str(self.token)),
+                                  unestimated=unestimated)
         except PayoutRefused as exc:
             raise AirflowFailException(str(exc)) from None
+        by_identity = {p.identity: p for p in estimated}
+        rows = [by_identity.get(p.identity, p) for p in rows]  # each fee_limit from its estimate
         self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                       batch_id, len(rows), len(to_sign), round_, funds.to_dict())
         result = sending.send(rows, sender=sender, token=str(self.token), batch_id=batch_id)
@@ -256,10 +262,15 @@ class TronPayoutOperator(BaseOperator):
         if status.in_flight or status.signing:
             refused = [f"  {a.identity}: the node said {a.last_answer}" for a in attempts
                        if a.state.in_flight() and a.last_answer not in (None, "accepted")]
+            elsewhere = sorted({a.batch_id for a in attempts if a.batch_id != batch_id
+                                and (a.state.in_flight() or a.state.value == "signing")})
             raise AirflowException(
                 f"payout batch {batch_id}: {status.in_flight + status.signing} payouts are "
                 "still in flight after the wait; a retry follows the same transactions "
                 "(nothing is signed again while they can still execute)"
+                + (f"\nsome were signed under batch(es) {', '.join(elsewhere[:5])}, whose "
+                   "runs follow them; a retry of this one judges them once they expire"
+                   if elsewhere else "")
                 + ("\nthe node's last answer to some of them:\n" + "\n".join(refused[:20])
                    if refused else ""))
         failed = [a for a in attempts if a.state.value == "failed"]

@@ -7,13 +7,16 @@ burn above ``max_burn_trx``), and a signer that is not the sender.
 
 A transfer's ``fee_limit`` is the node's energy estimate for it times the chain's
 energy price, with a margin, capped by the policy: never a constant, so a rental plus
-the ``fee_limit`` does not end ``OUT_OF_ENERGY`` when the chain's prices move.
+the ``fee_limit`` does not end ``OUT_OF_ENERGY`` when the chain's prices move. A row
+carries the estimate its batch's preparation made (``energy``); any other is asked of
+the node for that very transfer (:func:`estimate_energy`) before anything is signed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final, Protocol
 
@@ -27,10 +30,11 @@ from airflow_provider_tronenergy.node.models import (
 )
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
 from airflow_provider_tronenergy.payout.rows import Payout
-from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
 
 TRANSFER_BANDWIDTH: Final = 350
 """Bytes a signed USDT transfer costs in bandwidth (345 measured, with its result)."""
+ESTIMATE_CONCURRENCY: Final = 16
+"""Node estimates asked side by side (a 10,000-row batch without estimates is 10,000)."""
 
 
 class PayoutRefused(TronEnergyProviderError, RuntimeError):
@@ -68,7 +72,14 @@ class FeeLimitPolicy:
         return max(1, min(self.max_sun, int(wanted.to_integral_value(ROUND_CEILING))))
 
 
-class ChainReads(Protocol):
+class Estimates(Protocol):
+    """What sizing a transfer's ``fee_limit`` asks of a node."""
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        """Energy a USDT transfer from ``owner`` needs now, or None if the node cannot say."""
+
+
+class ChainReads(Estimates, Protocol):
     """What the pre-flight reads (the ``tron_node`` hook or its client)."""
 
     def get_account(self, address: str) -> ChainAccount:
@@ -143,20 +154,63 @@ class Funds:
 
 
 def transfer_energy(payout: Payout) -> int:
-    """The energy to plan for one transfer: the node's estimate, else a first transfer's."""
-    return payout.energy if payout.energy is not None else ENERGY_FIRST_TRANSFER
+    """The node's estimate for one transfer: :func:`estimate_energy` gave every row one."""
+    if payout.energy is None:
+        raise ValueError(f"payout {payout.identity} has no energy estimate: a fee_limit is "
+                         "sized from the node's estimate, never from a constant")
+    return payout.energy
+
+
+def estimate_energy(node: Estimates, sender: str, rows: Sequence[Payout], *,
+                    concurrency: int = ESTIMATE_CONCURRENCY
+                    ) -> tuple[list[Payout], list[Payout]]:
+    """``(rows, unestimated)``: each row lacking ``energy`` with the node's estimate for a
+    transfer from ``sender`` to its recipient now (one request per distinct recipient, side
+    by side), and the rows the node gave none for (nothing may be signed for those).
+
+    Asked for 1 unit: a USDT transfer's energy depends on the recipient's storage, not on
+    the amount, so a batch over the balance still gets its energy named with the tokens
+    it lacks. A node error or an estimate out of range propagates: nothing is signed.
+    """
+    missing = sorted({p.recipient for p in rows if p.energy is None})
+    if not missing:
+        return list(rows), []
+
+    def ask(recipient: str) -> int | None:
+        return node.estimate_transfer_energy(sender, recipient, 1)
+
+    with ThreadPoolExecutor(max(1, min(concurrency, len(missing))),
+                            thread_name_prefix="tronenergy-estimate") as pool:
+        energies = dict(zip(missing, pool.map(ask, missing), strict=True))
+    estimated = [p if p.energy is not None else replace(p, energy=energies[p.recipient])
+                 for p in rows]
+    return ([p for p in estimated if p.energy is not None],
+            [p for p in estimated if p.energy is None])
+
+
+def unestimated_lines(rows: Sequence[Payout], limit: int = 20) -> list[str]:
+    """The shortfall naming rows the node gave no energy estimate for."""
+    if not rows:
+        return []
+    shown = ", ".join(f"row {p.row} ({p.recipient})" for p in rows[:limit])
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return [f"energy estimate: the node gives none for {shown}{more} (the transfer would "
+            "revert, as it does when the sender holds none of the token); a fee_limit is never "
+            "guessed"]
 
 
 def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
                max_burn_trx: Decimal, prices: ChainParameters | None = None) -> Funds:
-    """The sender's funds against the payouts still to send (``to_send``), from the chain."""
+    """The sender's funds against the payouts still to send (``to_send``), from the chain;
+    the energy counts the rows :func:`estimate_energy` gave an estimate (the others are
+    refused by :func:`refuse_unless_payable`)."""
     prices = prices or node.get_chain_parameters()
     account = node.get_account(sender)
     resources = node.get_resources(sender)
     return Funds(
         sender=sender, units_needed=sum(p.units for p in to_send),
         units_held=node.get_usdt_balance(sender) if to_send else 0,
-        energy_needed=sum(transfer_energy(p) for p in to_send),
+        energy_needed=sum(transfer_energy(p) for p in to_send if p.energy is not None),
         energy_available=resources.energy_available,
         bandwidth_needed=TRANSFER_BANDWIDTH * len(to_send),
         bandwidth_available=resources.bandwidth_available,
@@ -166,12 +220,12 @@ def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
 
 
 def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
-                          decimals: int) -> None:
+                          decimals: int, unestimated: Sequence[Payout] = ()) -> None:
     """Raise :class:`PayoutRefused` naming every shortfall (the signer's address first)."""
     short = [] if signer_address == funds.sender else [
         f"signer: the tron_signer connection signs for {signer_address}, not the sender "
         f"{funds.sender}"]
-    short += funds.shortfalls(token, decimals)
+    short += funds.shortfalls(token, decimals) + unestimated_lines(unestimated)
     if short:
         raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  "
                             + "\n  ".join(short))

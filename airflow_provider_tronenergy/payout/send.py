@@ -31,7 +31,13 @@ from typing import Any, Final
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
-from airflow_provider_tronenergy.payout.funds import FeeLimitPolicy, transfer_energy
+from airflow_provider_tronenergy.payout.funds import (
+    FeeLimitPolicy,
+    PayoutRefused,
+    estimate_energy,
+    transfer_energy,
+    unestimated_lines,
+)
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     Claim,
@@ -159,6 +165,7 @@ class PayoutSender:
             by_step[judged.get(payout.identity, Step.WAIT)].append(payout)
         by_step[Step.JUDGE] = []
         self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
+        by_step[Step.SIGN] = self._estimated(by_step[Step.SIGN], sender)
         if by_step[Step.SIGN]:
             # Claims follow the attempts judged above, never a newer read: an attempt another
             # worker claimed since must make this claim lose, not become the one it follows.
@@ -248,6 +255,16 @@ class PayoutSender:
         self._broadcast_all([(a, a.signed_tx) for a in attempts if a.signed_tx], done)
 
     # -- signing -----------------------------------------------------------------------------
+
+    def _estimated(self, payouts: Sequence[Payout], sender: str) -> list[Payout]:
+        """The payouts to sign, each with the node's energy estimate for its ``fee_limit``
+        (rows from a pre-flight already have one); none for any: nothing is signed."""
+        estimated, unestimated = estimate_energy(self.node, sender, payouts,
+                                                 concurrency=self.settings.concurrency)
+        if unestimated:
+            raise PayoutRefused("the batch cannot be signed (nothing more was signed):\n  "
+                                + "\n  ".join(unestimated_lines(unestimated)))
+        return estimated
 
     def _timestamp(self, head_ms: int) -> int:
         """A transaction timestamp on the chain's clock, distinct within this sender."""

@@ -53,6 +53,9 @@ class PayoutNode(Protocol):
     def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
         """Offer a signed transaction again."""
 
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        """Energy one USDT transfer needs now (a new signature's ``fee_limit``)."""
+
 
 @dataclass(frozen=True)
 class WatchStatus:

@@ -178,6 +178,32 @@ def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
     assert results == ["OUT_OF_ENERGY", "SUCCESS"]
 
 
+def test_a_row_without_an_estimate_is_sized_by_the_node_when_the_chain_charges_more(
+        run_dag, sandbox, control, wallet, journal, capfd):
+    """Rows given without the preparation's ``energy`` had their fee_limit sized at a constant
+    131,000: after USDT's energy factor rose, a first transfer ended OUT_OF_ENERGY."""
+    from airflow_provider_tronenergy.node.client import TronNodeClient
+    from support.chain import USDT
+    from support.waiting import wait_until
+
+    _, sender = wallet
+    recipient = control.wallet(trx="1")  # a first USDT transfer
+    control.post("/chain/contract", {"energy_factor": 50_000})
+    try:
+        with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as node:
+            wait_until(lambda: (node.estimate_transfer_energy(sender, recipient, 1) or 0)
+                       > 131_000 * 1.2, timeout=10)
+            estimate = node.estimate_transfer_energy(sender, recipient, 1)
+        out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "2"}],
+                      sender=sender, batch_id="factor-1")
+    finally:
+        control.post("/chain/contract", {"energy_factor": 34_000})
+    state, _, result = out["send"]
+    assert state == "success" and result["states"] == {"confirmed": 1}, out
+    assert result["payouts"][0]["energy_total"] == estimate
+    assert successes(control, sender) == Counter([recipient])
+
+
 def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
         run_dag, control, wallet, journal, capfd):
     _, sender = wallet
@@ -194,6 +220,33 @@ def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
     [attempt] = journal.recent()
     assert attempt.state.value == "signed" and attempt.attempt == 1  # one signature only
     assert sent_from(control, sender) == []
+
+
+def test_a_payout_in_flight_under_another_batch_is_named_and_paid_once(
+        run_dag, control, wallet, journal, capfd):
+    """The same payout_id in a second batch while the first batch's transaction is in flight:
+    the second batch signs nothing, and its failure names the batch that follows it."""
+    _, sender = wallet
+    row = {"recipient": control.wallet(trx="1", usdt="1"), "amount": "2", "payout_id": "x-1"}
+    control.fault(kind="error", path="/wallet/broadcasthex", status=503)
+    try:
+        first = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="first-1",
+                        confirm_timeout=1)
+    finally:
+        control.clear_faults()
+    assert first["send"][0] == "failed"  # signed and journaled, never acknowledged
+    second = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="second-1",
+                     confirm_timeout=1)
+    assert second["send"][0] == "failed"
+    assert "signed under batch(es) first-1, whose runs follow them" in capfd.readouterr().out
+    [attempt] = journal.recent()  # the second batch signed nothing of its own
+    assert attempt.batch_id == "first-1" and attempt.attempt == 1
+    again = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="first-1")
+    assert again["send"][0] == "success" and again["send"][2]["states"] == {"confirmed": 1}
+    done = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="second-1")
+    assert done["send"][0] == "success" and done["send"][2]["states"] == {"confirmed": 1}
+    assert successes(control, sender) == Counter([row["recipient"]])
+    assert len(sent_from(control, sender)) == 1
 
 
 def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, control, wallet,

@@ -10,8 +10,12 @@ from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     Funds,
     PayoutRefused,
+    estimate_energy,
     refuse_unless_payable,
+    transfer_energy,
 )
+from airflow_provider_tronenergy.payout.rows import payouts
+from airflow_provider_tronenergy.protocol.address import random_address
 
 SENDER = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 
@@ -67,3 +71,44 @@ def test_max_burn_caps_the_energy_burn_only_bandwidth_needs_trx():
 def test_burning_within_max_burn_is_allowed_when_the_trx_is_there():
     ok = funds(energy_available=90_000, trx_held_sun=2_000_000, max_burn_sun=1_000_000)
     refuse_unless_payable(ok, signer_address=SENDER, token="USDT", decimals=6)
+
+
+class Estimating:
+    """A node that estimates each recipient's transfer from a table, counting its calls."""
+
+    def __init__(self, energies: dict[str, int | None]) -> None:
+        self.energies, self.asked = energies, []
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        self.asked.append((owner, to, units))
+        return self.energies[to]
+
+
+def test_a_row_without_an_estimate_gets_the_nodes_for_its_recipient_never_a_constant():
+    holder, newcomer, dry = random_address(), random_address(), random_address()
+    rows = payouts([{"recipient": holder, "amount": "5"}, {"recipient": newcomer, "amount": "7"},
+                    {"recipient": newcomer, "amount": "1"},
+                    {"recipient": holder, "amount": "2", "energy": 70_000},
+                    {"recipient": dry, "amount": "1"}], batch_id="b1")
+    with pytest.raises(ValueError, match="no energy estimate"):
+        transfer_energy(rows[0])  # the 131,000 it once fell back to is gone
+    node = Estimating({holder: 64_285, newcomer: 177_529, dry: None})
+    estimated, unestimated = estimate_energy(node, SENDER, rows)
+    assert [(p.row, transfer_energy(p)) for p in estimated] == [
+        (0, 64_285), (1, 177_529), (2, 177_529), (3, 70_000)]  # the row's own estimate kept
+    assert [p.row for p in unestimated] == [4]
+    # one request per distinct recipient lacking an estimate, for 1 unit: the energy of a
+    # transfer does not depend on its amount, so a batch over the balance is still sized
+    assert sorted(node.asked) == sorted([(SENDER, holder, 1), (SENDER, newcomer, 1),
+                                         (SENDER, dry, 1)])
+    with pytest.raises(PayoutRefused, match=rf"energy estimate: the node gives none for "
+                                            rf"row 4 \({dry}\)"):
+        refuse_unless_payable(funds(), signer_address=SENDER, token="USDT", decimals=6,
+                              unestimated=unestimated)
+
+
+def test_rows_that_all_carry_an_estimate_ask_the_node_nothing():
+    rows = payouts([{"recipient": random_address(), "amount": "1", "energy": 64_285}],
+                   batch_id="b1")
+    node = Estimating({})
+    assert estimate_energy(node, SENDER, rows) == (rows, []) and node.asked == []

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.payout.funds import FeeLimitPolicy
+from airflow_provider_tronenergy.payout.funds import FeeLimitPolicy, PayoutRefused
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.payout.send import PayoutConflict, Step
 from support.payouts import Payouts
@@ -129,6 +129,40 @@ def test_a_failed_transfer_waits_for_a_person_and_is_resent_only_when_told(world
                                batch_id="b1").signed == 1
     assert settle(world).confirmed == 1
     assert world.successes_per_recipient() == Counter([rows[0].recipient])
+
+
+def test_the_fee_limit_is_the_nodes_estimate_when_the_chain_charges_more_than_it_did(world):
+    """A row without the preparation's estimate was sized at a constant 131,000 energy: with
+    USDT's energy factor raised, a first transfer needs more than that and its margin, and it
+    ended OUT_OF_ENERGY although the TRX was there. Now the node's estimate sizes it."""
+    world.chain.control.post("/chain/contract", {"energy_factor": 50_000})
+    world.chain.blocks(1)  # in force from the next block
+    rows = world.rows(world.recipients(2, holders=False), amount="1")
+    assert all(p.energy is None for p in rows)
+    estimate = world.node.estimate_transfer_energy(world.address, rows[0].recipient, 1)
+    assert estimate is not None and estimate > 131_000 * 1.2
+    done = world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
+    assert done.signed == 2
+    status = settle(world)
+    assert (status.confirmed, status.failed) == (2, 0)
+    energy_fee = world.node.get_chain_parameters().energy_fee
+    for attempt in world.journal.batch("b1"):
+        assert attempt.receipt["result"] == "SUCCESS"
+        assert attempt.receipt["energy_total"] == estimate
+        assert attempt.fee_limit_sun == FeeLimitPolicy().fee_limit_sun(estimate, energy_fee)
+    assert world.successes_per_recipient() == Counter(p.recipient for p in rows)
+
+
+def test_a_recipient_the_node_cannot_estimate_for_is_not_signed(world, tmp_path):
+    rows = world.rows(world.recipients(1, holders=False), amount="1")
+    (tmp_path / "dry").mkdir()
+    dry = Payouts(world.chain, tmp_path / "dry", usdt=None)  # holds no USDT: no estimate
+    try:
+        with pytest.raises(PayoutRefused, match="energy estimate: the node gives none"):
+            dry.sender().send(rows, sender=dry.address, token="USDT", batch_id="b1")
+        assert dry.journal.recent() == [] and dry.on_chain() == []
+    finally:
+        dry.close()
 
 
 def test_two_workers_on_one_batch_send_each_payout_once(world):
