@@ -198,9 +198,11 @@ class TronPayoutOperator(BaseOperator):
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
                       result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})
+        latest = self._journal().latest({p.identity for p in rows})
         # Linked while the batch is followed (in the worker or the triggerer).
-        self._publish(context, self._journal().latest({p.identity for p in rows}).values())
-        return self._wait(context, batch_id, rows, round_)
+        self._publish(context, latest.values())
+        return self._wait(context, batch_id, rows, round_, follow=elsewhere(latest.values(),
+                                                                              batch_id))
 
     def _publish(self, context: Context, attempts: Iterable[Attempt]) -> None:
         """The batch's transactions for the task's link (:mod:`~.links`)."""
@@ -210,17 +212,20 @@ class TronPayoutOperator(BaseOperator):
                 addresses=[a.sender for a in sent], log=self.log)
 
     def _wait(self, context: Context, batch_id: str, rows: Sequence[Payout],
-              round_: int) -> dict[str, Any]:
+              round_: int, follow: Sequence[str] = ()) -> dict[str, Any]:
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
         solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        if follow:
+            self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "
+                          "%s: following those too", batch_id, ", ".join(follow[:5]))
         if self.deferrable:
             self.defer(trigger=TronPayoutBatchTrigger(
-                batch_id, self.tron_node_conn_id, solidified=solidified,
+                batch_id, self.tron_node_conn_id, follow=follow, solidified=solidified,
                 poll_interval=self.poll_interval, end_time=time.time() + timeout,
                 budget=self.request_budget), method_name="execute_complete",
                 kwargs={"round_": round_})
-        watch = PayoutWatch(self._journal(), self._node(), batch_id, solidified=solidified,
-                            budget=self.request_budget, log=self.log)
+        watch = PayoutWatch(self._journal(), self._node(), batch_id, follow=follow,
+                            solidified=solidified, budget=self.request_budget, log=self.log)
         end = time.monotonic() + timeout
         while not watch.step().done and time.monotonic() < end:
             time.sleep(self.poll_interval)
@@ -262,15 +267,13 @@ class TronPayoutOperator(BaseOperator):
         if status.in_flight or status.signing:
             refused = [f"  {a.identity}: the node said {a.last_answer}" for a in attempts
                        if a.state.in_flight() and a.last_answer not in (None, "accepted")]
-            elsewhere = sorted({a.batch_id for a in attempts if a.batch_id != batch_id
-                                and (a.state.in_flight() or a.state.value == "signing")})
+            others = elsewhere(attempts, batch_id)
             raise AirflowException(
                 f"payout batch {batch_id}: {status.in_flight + status.signing} payouts are "
                 "still in flight after the wait; a retry follows the same transactions "
                 "(nothing is signed again while they can still execute)"
-                + (f"\nsome were signed under batch(es) {', '.join(elsewhere[:5])}, whose "
-                   "runs follow them; a retry of this one judges them once they expire"
-                   if elsewhere else "")
+                + (f"\nsome were signed under batch(es) {', '.join(others[:5])}: followed "
+                   "here too, and by a retry" if others else "")
                 + ("\nthe node's last answer to some of them:\n" + "\n".join(refused[:20])
                    if refused else ""))
         failed = [a for a in attempts if a.state.value == "failed"]
@@ -291,3 +294,10 @@ class TronPayoutOperator(BaseOperator):
                       f"{totals['energy_burned']:,}", totals["trx_burned"],
                       f"{totals['bandwidth']:,}", f"{totals['bandwidth_burned_sun']:,}")
         return result
+
+
+def elsewhere(attempts: Iterable[Attempt], batch_id: str) -> list[str]:
+    """Other batches under which some of this batch's payouts are in flight (the same
+    payout_id signed there): the wait follows those transactions too."""
+    return sorted({a.batch_id for a in attempts if a.batch_id != batch_id
+                   and (a.state.in_flight() or a.state.value == "signing")})

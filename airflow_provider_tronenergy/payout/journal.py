@@ -190,12 +190,12 @@ class PayoutJournal:
                         newest[attempt.identity] = attempt
         return newest
 
-    def batch(self, batch_id: str) -> list[Attempt]:
-        """The newest attempt of every payout journaled under ``batch_id``, by row."""
+    def batch(self, *batch_ids: str) -> list[Attempt]:
+        """The newest attempt of every payout journaled under ``batch_ids``, by row."""
         self.ensure_schema()
         with self.db.engine.connect() as conn:
             rows = conn.execute(sa.select(self.attempts).where(
-                self.attempts.c.batch_id == batch_id)).mappings().all()
+                self.attempts.c.batch_id.in_(sorted(set(batch_ids))))).mappings().all()
         newest: dict[str, Attempt] = {}
         for row in rows:
             attempt = self._attempt(row)

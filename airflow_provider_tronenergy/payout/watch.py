@@ -14,7 +14,9 @@ so they agree on what the chain says. A step reads, within ``budget`` requests:
 * the signed bytes of transactions no node has acknowledged, again (harmless).
 
 Every outcome goes to the journal at once, so a watch restarted anywhere (a new
-trigger, a retried task) goes on from what the journal says.
+trigger, a retried task) goes on from what the journal says. A batch whose payout
+(its ``payout_id``) another batch signed, still in flight, follows that batch too
+(``follow``): the payout is the same, and so is its transaction.
 """
 
 from __future__ import annotations
@@ -96,10 +98,12 @@ class PayoutWatch:
     """Follows one batch's open transactions; ``step()`` once per poll."""
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, batch_id: str, *,
-                 solidified: bool = False, budget: int = 50, log: Any = log) -> None:
+                 follow: Sequence[str] = (), solidified: bool = False, budget: int = 50,
+                 log: Any = log) -> None:
         if budget < 3:
             raise ValueError("a watch needs a budget of at least 3 requests per step")
         self.journal, self.node, self.batch_id = journal, node, batch_id
+        self.batches = (batch_id, *(b for b in follow if b != batch_id))
         self.solidified, self.budget, self.log = solidified, budget, log
         self._cursor: int | None = None
         self._used = 0
@@ -114,7 +118,7 @@ class PayoutWatch:
     def step(self) -> WatchStatus:
         """One poll: read receipts, judge expirations, rebroadcast, record; the standing."""
         self._used = 0
-        attempts = self.journal.batch(self.batch_id)
+        attempts = self.journal.batch(*self.batches)
         open_ = [a for a in attempts if a.state.in_flight() and a.txid]
         if open_:
             self._spend()
@@ -125,7 +129,7 @@ class PayoutWatch:
             self._judge([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms])
             self._rebroadcast([a for a in rest if a.state is PayoutState.SIGNED
                                and (a.expiration_ms or 0) >= top.timestamp_ms])
-            attempts = self.journal.batch(self.batch_id)
+            attempts = self.journal.batch(*self.batches)
         return count(attempts, self._used)
 
     def _receipts(self, open_: Sequence[Attempt], top: Block) -> dict[str, TransactionInfo]:
@@ -155,7 +159,7 @@ class PayoutWatch:
     def _record(self, found: dict[str, TransactionInfo]) -> None:
         if not found:
             return
-        attempts = {a.txid: a for a in self.journal.batch(self.batch_id)}
+        attempts = {a.txid: a for a in self.journal.batch(*self.batches)}
         outcomes = []
         for txid, info in found.items():
             attempt = attempts.get(txid)

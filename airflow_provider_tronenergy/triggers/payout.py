@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
@@ -26,6 +26,7 @@ class TronPayoutBatchTrigger(BaseTrigger):
     """Fires once a batch has no transaction left that could still change by itself.
 
     :param batch_id: the batch whose journaled payouts to follow.
+    :param follow: other batches holding this batch's payouts in flight (their ids).
     :param tron_node_conn_id: a ``tron_node`` connection.
     :param solidified: confirm on solidified blocks only (final; about a minute later).
     :param poll_interval: seconds between steps.
@@ -33,8 +34,9 @@ class TronPayoutBatchTrigger(BaseTrigger):
     :param budget: node requests per step.
     """
 
-    def __init__(self, batch_id: str, tron_node_conn_id: str, *, solidified: bool = False,
-                 poll_interval: float = 3.0, end_time: float, budget: int = 50) -> None:
+    def __init__(self, batch_id: str, tron_node_conn_id: str, *, follow: Sequence[str] = (),
+                 solidified: bool = False, poll_interval: float = 3.0, end_time: float,
+                 budget: int = 50) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if not isinstance(batch_id, str) or not batch_id:
             raise ValueError("TronPayoutBatchTrigger: batch_id must be a non-empty string")
@@ -42,7 +44,10 @@ class TronPayoutBatchTrigger(BaseTrigger):
             raise ValueError("TronPayoutBatchTrigger: poll_interval must be positive seconds")
         if not math.isfinite(end_time):
             raise ValueError("TronPayoutBatchTrigger: end_time must be epoch seconds")
+        if isinstance(follow, str) or not all(isinstance(b, str) and b for b in follow):
+            raise ValueError("TronPayoutBatchTrigger: follow must be a list of batch ids")
         self.batch_id, self.tron_node_conn_id = batch_id, tron_node_conn_id
+        self.follow = list(follow)
         self.solidified, self.poll_interval = bool(solidified), float(poll_interval)
         self.end_time, self.budget = float(end_time), int(budget)
 
@@ -50,8 +55,9 @@ class TronPayoutBatchTrigger(BaseTrigger):
         """Identifiers and timings only."""
         return (f"{type(self).__module__}.{type(self).__qualname__}",
                 {"batch_id": self.batch_id, "tron_node_conn_id": self.tron_node_conn_id,
-                 "solidified": self.solidified, "poll_interval": self.poll_interval,
-                 "end_time": self.end_time, "budget": self.budget})
+                 "follow": self.follow, "solidified": self.solidified,
+                 "poll_interval": self.poll_interval, "end_time": self.end_time,
+                 "budget": self.budget})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Step until the batch is settled or the time is up; one event."""
@@ -64,7 +70,8 @@ class TronPayoutBatchTrigger(BaseTrigger):
         hook = TronNodeHook(self.tron_node_conn_id)
         try:
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
-                                solidified=self.solidified, budget=self.budget, log=self.log)
+                                follow=self.follow, solidified=self.solidified,
+                                budget=self.budget, log=self.log)
             troubled = False
             while True:
                 try:

@@ -222,29 +222,34 @@ def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
     assert sent_from(control, sender) == []
 
 
-def test_a_payout_in_flight_under_another_batch_is_named_and_paid_once(
-        run_dag, control, wallet, journal, capfd):
-    """The same payout_id in a second batch while the first batch's transaction is in flight:
-    the second batch signs nothing, and its failure names the batch that follows it."""
+@pytest.mark.parametrize("dag_id", ["te_payouts", "te_payouts_deferrable"])
+def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
+        run_dag, control, wallet, journal, capfd, dag_id):
+    """The same payout_id in a second batch while the first batch's transaction is in flight
+    (a batch re-run under a new batch id): the second signs nothing and follows the first's
+    transaction to its receipt. Before, its watch followed only its own batch and the task
+    failed until the first batch's run settled it."""
     _, sender = wallet
-    row = {"recipient": control.wallet(trx="1", usdt="1"), "amount": "2", "payout_id": "x-1"}
+    row = {"recipient": control.wallet(trx="1", usdt="1"), "amount": "2",
+           "payout_id": f"{dag_id}-x"}
     control.fault(kind="error", path="/wallet/broadcasthex", status=503)
     try:
-        first = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="first-1",
-                        confirm_timeout=1)
+        first = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender,
+                        batch_id=f"{dag_id}-first", confirm_timeout=1)
     finally:
         control.clear_faults()
     assert first["send"][0] == "failed"  # signed and journaled, never acknowledged
-    second = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="second-1",
-                     confirm_timeout=1)
-    assert second["send"][0] == "failed"
-    assert "signed under batch(es) first-1, whose runs follow them" in capfd.readouterr().out
-    [attempt] = journal.recent()  # the second batch signed nothing of its own
-    assert attempt.batch_id == "first-1" and attempt.attempt == 1
-    again = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="first-1")
+    second = run_dag(DAGS[dag_id], payouts=[row], sender=sender, batch_id=f"{dag_id}-second")
+    state, tries, result = second["send"]
+    assert (state, tries, result["states"]) == ("success", 1, {"confirmed": 1}), second
+    assert f"in flight under batch(es) {dag_id}-first: following those too" \
+        in capfd.readouterr().out
+    [attempt] = journal.recent()  # one signature, the first batch's
+    assert (attempt.batch_id, attempt.attempt, attempt.state.value) == (
+        f"{dag_id}-first", 1, "confirmed")
+    again = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender,
+                    batch_id=f"{dag_id}-first")
     assert again["send"][0] == "success" and again["send"][2]["states"] == {"confirmed": 1}
-    done = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender, batch_id="second-1")
-    assert done["send"][0] == "success" and done["send"][2]["states"] == {"confirmed": 1}
     assert successes(control, sender) == Counter([row["recipient"]])
     assert len(sent_from(control, sender)) == 1
 

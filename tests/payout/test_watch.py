@@ -96,3 +96,13 @@ def test_solidified_confirmation_waits_for_the_solid_block(world):
 def test_a_budget_below_three_is_refused(world):
     with pytest.raises(ValueError, match="at least 3"):
         PayoutWatch(world.journal, world.node, "b1", budget=2)
+
+
+def test_a_batch_follows_its_payouts_signed_under_another_batch(world):
+    rows = world.rows(world.recipients(3), batch_id="a", ids=True)
+    world.sender().send(rows, sender=world.address, token="USDT", batch_id="a")
+    world.chain.blocks(2)
+    assert PayoutWatch(world.journal, world.node, "b").step().total == 0  # its own only
+    status = PayoutWatch(world.journal, world.node, "b", follow=["a"]).step()
+    assert (status.total, status.confirmed, status.done) == (3, 3, True)
+    assert {a.state for a in world.journal.batch("a")} == {PayoutState.CONFIRMED}

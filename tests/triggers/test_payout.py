@@ -12,17 +12,19 @@ from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 
 
 def test_serialize_round_trips_identifiers_only():
-    trigger = TronPayoutBatchTrigger("b1", "tron_node_default", solidified=True,
-                                     poll_interval=2, end_time=1e9, budget=20)
+    trigger = TronPayoutBatchTrigger("b1", "tron_node_default", follow=["b0"],
+                                     solidified=True, poll_interval=2, end_time=1e9, budget=20)
     path, kwargs = trigger.serialize()
     assert path.endswith("triggers.payout.TronPayoutBatchTrigger")
     assert kwargs == {"batch_id": "b1", "tron_node_conn_id": "tron_node_default",
-                      "solidified": True, "poll_interval": 2.0, "end_time": 1e9, "budget": 20}
+                      "follow": ["b0"], "solidified": True, "poll_interval": 2.0,
+                      "end_time": 1e9, "budget": 20}
     assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [{"batch_id": ""}, {"poll_interval": 0},
-                                    {"end_time": float("nan")}])
+                                    {"end_time": float("nan")}, {"follow": "b0"},
+                                    {"follow": [""]}])
 def test_constructor_rejects_bad_arguments(kwargs):
     base = {"batch_id": "b", "tron_node_conn_id": "n", "end_time": 1.0}
     with pytest.raises(ValueError):
