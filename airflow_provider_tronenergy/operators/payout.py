@@ -285,7 +285,7 @@ class TronPayoutOperator(BaseOperator):
                 f"resent by themselves:\n" + "\n".join(failed_lines(failed)) + f"\nDecide with "
                 f"`{CLI} resolve IDENTITY --resend` (a new transaction) or `--cancel`, then "
                 "clear the task")
-        result = batch_result(batch_id, attempts)
+        result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows})
         totals = result["totals"]
         self.log.info("payout batch %s: %s; energy charged %s (from stake/rental %s, burned "
                       "%s), TRX burned %s (bandwidth: %s bytes from the free or staked "

@@ -67,24 +67,29 @@ def totals(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "trx_burned": trx_text(sums["trx_burned_sun"])}
 
 
-def payout_result(attempt: Any) -> dict[str, Any]:
+def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
     """One payout's line in a batch's result: its identity, state and measured figures.
 
-    ``attempt`` is the journal's newest :class:`~.journal.Attempt` for the payout.
+    ``attempt`` is the journal's newest :class:`~.journal.Attempt` for the payout; ``row``
+    its row in this batch (another batch may have signed it, at its own row).
     """
     receipt = attempt.receipt or {}
-    return {"identity": attempt.identity, "row": attempt.row, "recipient": attempt.recipient,
+    return {"identity": attempt.identity, "row": attempt.row if row is None else row,
+            "recipient": attempt.recipient,
             "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
             "attempt": attempt.attempt, "block": attempt.block_number,
             **{key: receipt.get(key) for key in ("result", "energy_total", "energy_from_stake",
                                                   "energy_burned", "trx_burned", "bandwidth")}}
 
 
-def batch_result(batch_id: str, attempts: Iterable[Any]) -> dict[str, Any]:
-    """The batch's result (XCom, the ``payouts sent`` event): per payout, and totals over
-    the receipts of those that reached a block."""
+def batch_result(batch_id: str, attempts: Iterable[Any],
+                 rows_by_identity: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The batch's result (XCom, the ``payouts sent`` event): per payout (at its row in
+    this batch, from ``rows_by_identity``), and totals over the receipts of those that
+    reached a block."""
     attempts = list(attempts)
-    rows = [payout_result(a) for a in attempts]
+    where = rows_by_identity or {}
+    rows = [payout_result(a, where.get(a.identity)) for a in attempts]
     receipts = [a.receipt for a in attempts if a.receipt]
     states: dict[str, int] = {}
     for row in rows:

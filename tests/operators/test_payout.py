@@ -239,19 +239,24 @@ def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
     finally:
         control.clear_faults()
     assert first["send"][0] == "failed"  # signed and journaled, never acknowledged
-    second = run_dag(DAGS[dag_id], payouts=[row], sender=sender, batch_id=f"{dag_id}-second")
+    extra = {"recipient": control.wallet(trx="1", usdt="1"), "amount": "3"}
+    second = run_dag(DAGS[dag_id], payouts=[extra, row], sender=sender,
+                     batch_id=f"{dag_id}-second")
     state, tries, result = second["send"]
-    assert (state, tries, result["states"]) == ("success", 1, {"confirmed": 1}), second
+    assert (state, tries, result["states"]) == ("success", 1, {"confirmed": 2}), second
+    assert [(p["row"], p["recipient"]) for p in result["payouts"]] == [
+        (0, extra["recipient"]), (1, row["recipient"])]  # its row here, not the first's
     assert f"in flight under batch(es) {dag_id}-first: following those too" \
         in capfd.readouterr().out
-    [attempt] = journal.recent()  # one signature, the first batch's
-    assert (attempt.batch_id, attempt.attempt, attempt.state.value) == (
-        f"{dag_id}-first", 1, "confirmed")
+    signed = {a.identity: a for a in journal.recent()}
+    attempt = signed[f"id:{dag_id}-x"]  # one signature, the first batch's
+    assert (len(signed), attempt.batch_id, attempt.attempt, attempt.state.value) == (
+        2, f"{dag_id}-first", 1, "confirmed")
     again = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender,
                     batch_id=f"{dag_id}-first")
     assert again["send"][0] == "success" and again["send"][2]["states"] == {"confirmed": 1}
-    assert successes(control, sender) == Counter([row["recipient"]])
-    assert len(sent_from(control, sender)) == 1
+    assert successes(control, sender) == Counter([row["recipient"], extra["recipient"]])
+    assert len(sent_from(control, sender)) == 2
 
 
 def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, control, wallet,
