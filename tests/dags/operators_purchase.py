@@ -55,13 +55,22 @@ class DiesMidRequestOperator(TronEnergyBuyOperator):
         return super().execute(context)
 
 
-with DAG("te_buy", schedule=None, start_date=START, catchup=False) as te_buy:
-    TronEnergyBuyOperator(
-        task_id="buy", target_address=CONF % "target", energy_amount=CONF % "energy",
-        rent_time=CONF % "rent_time", max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
-        dry_run="{{ dag_run.conf.get('dry_run', False) }}",
-        wait_for_completion=True, poll_interval=0.05,
-    )
+RETRY = {"retries": 1, "retry_delay": timedelta(0)}
+
+
+def _buy(dag_id: str, **dag_args: Any) -> DAG:
+    with DAG(dag_id, schedule=None, start_date=START, catchup=False, **dag_args) as dag:
+        TronEnergyBuyOperator(
+            task_id="buy", target_address=CONF % "target", energy_amount=CONF % "energy",
+            rent_time=CONF % "rent_time", max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
+            dry_run="{{ dag_run.conf.get('dry_run', False) }}",
+            wait_for_completion=True, poll_interval=0.05,
+        )
+    return dag
+
+
+te_buy = _buy("te_buy")
+te_buy_retrying = _buy("te_buy_retrying", default_args=RETRY)  # shows what is not retried
 
 with DAG("te_buy_deferred", schedule=None, start_date=START, catchup=False) as te_buy_deferred:
     TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", wait_for_completion=True,
@@ -80,7 +89,6 @@ with DAG("te_retry_reuse", schedule=None, start_date=START, catchup=False,
          default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_retry_reuse:
     DiesAfterOrderOperator(task_id="buy", target_address=CONF % "target")
 
-RETRY = {"retries": 1, "retry_delay": timedelta(0)}
 for on_ambiguous in ("fail", "rebuy"):
     with DAG(f"te_mid_request_{on_ambiguous}", schedule=None, start_date=START,
              catchup=False, default_args=RETRY) as mid_request:
