@@ -186,13 +186,15 @@ def credited_once(deployment: Deployment, deposits: list[Deposit], timeout: floa
     unconsumed = sorted(h[:12] for h in hashes if consumed[h] == 0)
     assert set(events) == hashes, "a deposit has no Asset event at all"
     assert all(consumed[h] <= events[h] for h in hashes), "an Asset event consumed twice"
-    if not (twice or unconsumed):
+    parts = ([f"{len(twice)} deposits have more than one Asset event {twice} (the shared "
+              "stream's at-least-once delivery across a triggerer crash)"] if twice else []) + (
+        [f"{len(unconsumed)} Asset events are consumed by no run yet {unconsumed} (the "
+         "scheduler's queue race, apache/airflow#70972, in no release yet)"]
+        if unconsumed else [])
+    if not parts:
         return None
-    return (f"Airflow's part does not hold here: {len(twice)} deposits have more than one "
-            f"Asset event {twice} (the shared stream's at-least-once delivery across a triggerer "
-            f"crash), {len(unconsumed)} Asset events are consumed by no run yet {unconsumed} "
-            "(the scheduler's queue race, apache/airflow#70972, in no release yet); their "
-            "deposits are credited once all the same")
+    return (f"Airflow's part does not hold here: {'; '.join(parts)}; their deposits are "
+            "credited once all the same")
 
 
 def airflow_part(shortfall: str | None) -> None:
