@@ -5,15 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,12 +19,11 @@ from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.callbacks.plugin import LazyReceiverApp
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from support.api_server import running_api_server, status
 from support.callbacks import ServedApp, callback_body, post, signed_headers
 from support.hostile import trickle_until_closed
 from support.signed import SignedSession
 from support.waiting import wait_until
-
-SERVER_SCRIPT = Path(__file__).parents[1] / "support" / "airflow_api_server.py"
 
 
 @dataclass
@@ -55,40 +51,8 @@ def airflow_api(tmp_path_factory) -> Iterator[ApiServer]:
         "AIRFLOW__TRONENERGY__CALLBACK_BODY_TIMEOUT": "1",
         "PYTHONUNBUFFERED": "1",
     }
-    airflow = str(Path(sys.executable).with_name("airflow"))
-    migrated = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
-                              text=True, timeout=180)
-    assert migrated.returncode == 0, migrated.stderr[-3000:]
-    log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - outlives this block (the child's)
-    process = subprocess.Popen([sys.executable, str(SERVER_SCRIPT)], env=env,
-                               stdout=subprocess.PIPE, stderr=log, text=True)
-    assert process.stdout is not None
-    match = None
-    for line in iter(process.stdout.readline, ""):  # Airflow may print warnings first
-        match = re.search(r"^listening on (\d+)", line)
-        if match:
-            break
-    if match is None:
-        process.kill()
-        log.seek(0)
-        raise RuntimeError(f"API server did not start: {line!r} {log.read()[-3000:]}")
-    server = ApiServer(process, f"http://127.0.0.1:{match.group(1)}", store_url)
-    wait_until(lambda: _get(f"{server.root_url}/api/v2/version") == 200, 60, "API server")
-    try:
-        yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _get(url: str) -> int | None:
-    try:
-        return httpx.get(url, timeout=2, trust_env=False).status_code
-    except httpx.HTTPError:
-        return None
+    with running_api_server(env, migrate_timeout=180) as (process, root_url):
+        yield ApiServer(process, root_url, store_url)
 
 
 def _admin(root_url: str) -> dict[str, str]:
@@ -114,8 +78,8 @@ def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
     assert unconfigured.status_code == 503
     assert unconfigured.json()["error"] == "not_configured"
     assert "webhook_secret" in unconfigured.json()["message"]
-    assert _get(health) == 503
-    assert _get(f"{airflow_api.root_url}/api/v2/version") == 200
+    assert status(health) == 503
+    assert status(f"{airflow_api.root_url}/api/v2/version") == 200
     admin = _admin(airflow_api.root_url)
     plugins = httpx.get(f"{airflow_api.root_url}/api/v2/plugins", trust_env=False,
                         headers=admin).json()
@@ -132,7 +96,7 @@ def test_plugin_receives_in_the_airflow_api_server(airflow_api: ApiServer):
                   "extra": json.dumps({"webhook_secret": sandbox.webhook_secret})},
         )
         assert created.status_code == 201, created.text
-        wait_until(lambda: _get(health) == 200, 15, "the receiver to pick up the secret")
+        wait_until(lambda: status(health) == 200, 15, "the receiver to pick up the secret")
 
         # 3. A real signed callback from the sandbox lands in the store.
         api = SignedSession(sandbox.root_url, sandbox.api_key, sandbox.api_secret)
@@ -166,7 +130,7 @@ def test_plugin_cuts_slow_bodies_and_closes_after_a_413(airflow_api: ApiServer):
               "extra": json.dumps({"webhook_secret": "whsec_plugin_limits"})},
     )
     assert created.status_code in (201, 409), created.text  # 409: an earlier test made it
-    wait_until(lambda: _get(f"{airflow_api.root_url}/tronenergy/health") == 200, 15,
+    wait_until(lambda: status(f"{airflow_api.root_url}/tronenergy/health") == 200, 15,
                "the receiver to pick up the secret")
     port = int(airflow_api.root_url.rsplit(":", 1)[1])
     head = (b"POST /tronenergy/callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: "

@@ -1,6 +1,6 @@
 """A real Airflow API server with the Energy page's plugin, and users who sign in to it.
 
-``running_page_server`` starts ``support/airflow_api_server.py`` in a child process (its own
+``running_page_server`` starts an API server (``support.api_server``) in a child process (its own
 ``AIRFLOW_HOME``, SQLite metadata DB, the simple auth manager's users ``admin`` (ADMIN),
 ``lead`` (OP) and ``viewer`` (VIEWER) with known passwords, ``support.auth_manager``
 granting the page to OP and ADMIN). The plugin comes from the ``airflow.plugins`` entry
@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,9 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from support.waiting import wait_until
+from support.api_server import running_api_server
 
-SERVER_SCRIPT = Path(__file__).with_name("airflow_api_server.py")
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 PASSWORDS = {"admin": "admin-pw-1", "lead": "lead-pw-2", "viewer": "viewer-pw-3"}
@@ -85,38 +81,5 @@ def running_page_server(home: Path, env_extra: dict[str, str] | None = None
         "PYTHONUNBUFFERED": "1",
         **(env_extra or {}),
     }
-    airflow = str(Path(sys.executable).with_name("airflow"))
-    migrated = subprocess.run([airflow, "db", "migrate"], env=env, capture_output=True,
-                              text=True, timeout=240)
-    assert migrated.returncode == 0, migrated.stderr[-3000:]
-    log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - the child's, closed below
-    process = subprocess.Popen([sys.executable, str(SERVER_SCRIPT)], env=env,
-                               stdout=subprocess.PIPE, stderr=log, text=True)
-    assert process.stdout is not None
-    match, line = None, ""
-    for line in iter(process.stdout.readline, ""):  # Airflow may print warnings first
-        match = re.search(r"^listening on (\d+)", line)
-        if match:
-            break
-    try:
-        if match is None:
-            log.seek(0)
-            raise RuntimeError(f"API server did not start: {line!r} {log.read()[-3000:]}")
-        server = PageServer(f"http://127.0.0.1:{match.group(1)}", home, process)
-        wait_until(lambda: _status(f"{server.root_url}/api/v2/version") == 200, 60,
-                   "the API server")
-        yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-
-def _status(url: str) -> int | None:
-    try:
-        return httpx.get(url, timeout=2, trust_env=False).status_code
-    except httpx.HTTPError:
-        return None
+    with running_api_server(env) as (process, root_url):
+        yield PageServer(root_url, home, process)
