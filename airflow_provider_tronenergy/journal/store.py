@@ -36,6 +36,8 @@ from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.journal.figures import COLUMNS as FIGURES
 from airflow_provider_tronenergy.journal.figures import add_figures, columns, figures
+from airflow_provider_tronenergy.journal.quoted import add_quoted_energy
+from airflow_provider_tronenergy.journal.quoted import column as quoted_column
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
@@ -48,12 +50,13 @@ SCHEMA: Final = "purchase_journal"
 
 
 def migrations(entries: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 2).
+    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 3).
 
     2: a placed purchase's figures in columns, and the index a period's sums read
-    through (:mod:`.figures`; the Energy page).
+    through (:mod:`.figures`; the Energy page). 3: the energy a purchase was quoted for
+    (:mod:`.quoted`), from the descriptions earlier releases wrote it in.
     """
-    return {2: add_figures(entries, f"{entries.name}_sent")}
+    return {2: add_figures(entries, f"{entries.name}_sent"), 3: add_quoted_energy(entries)}
 
 
 class EntryState(str, Enum):
@@ -110,6 +113,8 @@ class Entry:
     updated_at: float
     resolved_by: str | None
     note: str | None
+    quoted_energy: int | None = None
+    """The energy the price endpoint quoted just before sending (None: sent unquoted)."""
 
     def valid_for(self, now: float) -> float:
         """Seconds the rented energy stays valid from ``now`` (0 once expired or unknown)."""
@@ -126,6 +131,7 @@ class Entry:
             "valid_until": iso(self.valid_until) if self.valid_until else None,
             "order_id": self.order_id, "updated_at": iso(self.updated_at),
             "resolved_by": self.resolved_by, "note": self.note,
+            "quoted_energy": self.quoted_energy,
         }
 
 
@@ -177,6 +183,7 @@ class PurchaseJournal:
             sa.Column("resolved_by", sa.String(256), nullable=True),
             sa.Column("note", sa.Text(), nullable=True),
             *columns(),
+            quoted_column(),
             sa.UniqueConstraint("identity", "attempt",
                                 name=f"{table_prefix}purchase_journal_attempt_key"),
             sa.Index(f"{table_prefix}purchase_journal_scope", "scope"),
@@ -223,7 +230,7 @@ class PurchaseJournal:
             order_id=row["order_id"],
             result=json.loads(row["result"]) if row["result"] else None,
             updated_at=row["updated_at_ms"] / 1000, resolved_by=row["resolved_by"],
-            note=row["note"])
+            note=row["note"], quoted_energy=row["quoted_energy"])
 
     def _one(self, conn: Connection, where: Any) -> Entry | None:
         row = conn.execute(
@@ -283,8 +290,9 @@ class PurchaseJournal:
 
     def claim(self, identity: str, after: Entry | None, *, scope: str, explicit_key: bool,
               mode: str, target_address: str, description: str, request: dict[str, Any],
-              rent_hours: Decimal) -> Entry:
-        """Write ``sending`` for the next attempt after ``after``, just before sending.
+              rent_hours: Decimal, quoted_energy: int | None = None) -> Entry:
+        """Write ``sending`` for the next attempt after ``after``, just before sending
+        (``quoted_energy``: what the price endpoint quoted, which a resolution checks).
 
         Raises :class:`JournalRace` when another worker wrote that attempt first.
         """
@@ -301,7 +309,8 @@ class PurchaseJournal:
                     explicit_key=explicit_key, mode=mode, target_address=target_address,
                     description=description, request=json.dumps(request, sort_keys=True),
                     scope=scope, claimed_by=scope, sent_at_ms=_ms(now),
-                    rent_hours=format(rent_hours, "f"), updated_at_ms=_ms(now)))
+                    rent_hours=format(rent_hours, "f"), updated_at_ms=_ms(now),
+                    quoted_energy=quoted_energy))
         except sa.exc.IntegrityError:
             raise JournalRace(identity) from None
         entry = self.latest(identity)

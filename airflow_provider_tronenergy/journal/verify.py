@@ -13,7 +13,6 @@ the journal keeps with their name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -42,9 +41,6 @@ from airflow_provider_tronenergy.protocol.energy import (
 # An order created this long before the purchase was sent is not its order (clock skew
 # between the workers and the service is allowed for).
 CREATED_BEFORE_SENT_SECONDS: Final = 600
-# What the purchase operator journals as the description of a quoted purchase
-# (TronEnergyPurchaseOperator._describe_quote): "<mode> 130,000 energy for <target> ...".
-_QUOTED = re.compile(r"(?P<mode>\S+) (?P<energy>\d{1,3}(?:,\d{3})*) energy for (?P<target>\S+)")
 
 OrderRead = Callable[[str], Order | str]
 """Reads an order from the service: the order, or why it could not be read."""
@@ -115,9 +111,8 @@ def journaled_energies(entry: Entry) -> frozenset[int]:
     request = entry.request
     if isinstance(request.get("energy_amount"), int):
         return frozenset({request["energy_amount"]})
-    quoted = _QUOTED.match(entry.description)
-    if quoted and quoted["mode"] == entry.mode and quoted["target"] == entry.target_address:
-        return frozenset({int(quoted["energy"].replace(",", ""))})
+    if entry.quoted_energy is not None:  # what the price endpoint quoted before sending
+        return frozenset({entry.quoted_energy})
     if isinstance(request.get("count"), int):  # unquoted buy-count: the chain's figure
         return frozenset({request["count"] * ENERGY_PER_TRANSFER})
     if "to_address" in request:  # unquoted auto-buy or smart-buy: one transfer

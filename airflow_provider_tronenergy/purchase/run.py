@@ -163,7 +163,8 @@ class Purchase:
                         self.identity, prior, scope=self.scope, explicit_key=self.explicit,
                         mode=self.mode.name, target_address=self.mode.target,
                         description=describe(self.mode, quote), request=self.request,
-                        rent_hours=Decimal(self.request["rent_time"]))
+                        rent_hours=Decimal(self.request["rent_time"]),
+                        quoted_energy=quote.energy if quote else None)
             except JournalRace:
                 self.log.warning("another worker is placing purchase %s right now; "
                                  "reading the journal again", self.identity)
@@ -362,7 +363,7 @@ class Purchase:
 
 
 def describe(mode: Mode, quote: Quote | None) -> str:
-    """The journal's description of a purchase (``journal.verify`` reads it back)."""
+    """The journal's description of a purchase, for people (the CLI, the logs)."""
     if quote is None:
         return f"{mode.name} for {mode.target} (cost unknown)"
     extra = f" + activation {quote.activation_cost} TRX" if quote.activation_cost else ""

@@ -186,8 +186,10 @@ def test_the_installed_command_checks_the_order(journal, url, control, conn):
     assert still_unknown(journal, entry)
 
 
-def test_the_energy_of_a_quoted_purchase_is_read_from_what_the_operator_journals():
-    """The description is the operator's; the check reads its energy back."""
+def test_the_energy_of_a_quoted_purchase_is_the_quote_the_journal_kept():
+    """Modes whose request states no energy are checked against the energy the price
+    endpoint quoted before sending, kept in its own column; the description is for people
+    and is never read back (it was, and a reworded description would have broken it)."""
     target, to = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
     quote = Quote(energy=131_000, rent_time=Decimal(1), price_per_10k=Decimal("0.45"),
                   energy_cost=Decimal("5.895"))
@@ -201,8 +203,11 @@ def test_the_energy_of_a_quoted_purchase_is_read_from_what_the_operator_journals
                       explicit_key=True, mode=op.mode, target_address=target,
                       description=describe(op.order(), quote), request=request, scope="s",
                       claimed_by="s", sent_at=0.0, rent_hours=Decimal(1), valid_until=None,
-                      order_id=None, result=None, updated_at=0.0, resolved_by=None, note=None)
+                      order_id=None, result=None, updated_at=0.0, resolved_by=None, note=None,
+                      quoted_energy=quote.energy)
         assert journaled_energies(entry) == {131_000}
-        unquoted = describe(op.order(), None)
-        assert journaled_energies(replace(entry, description=unquoted)) == (
+        reworded = replace(entry, description=f"buy 999,000 energy for {target} (1 h)")
+        assert journaled_energies(reworded) == {131_000}
+        unquoted = replace(entry, description=describe(op.order(), None), quoted_energy=None)
+        assert journaled_energies(unquoted) == (
             {130_000} if "count" in request else {65_000, 131_000})

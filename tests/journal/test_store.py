@@ -230,7 +230,8 @@ PREVIOUS_RELEASE_DDL = """CREATE TABLE {table} (
 def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
     """An unversioned journal keeps its rows, counts as version 1, gets step 2 (a placed
     purchase's figures in columns, filled from its result, and the index a period is read
-    through; nothing else changed), and takes new attempts."""
+    through; nothing else changed) and step 3 (the quoted energy, read once from the
+    descriptions that held it), and takes new attempts."""
     import sqlalchemy as sa
 
     from airflow_provider_tronenergy import sqlstore
@@ -259,6 +260,15 @@ def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
             {"target": TARGET, "result": json.dumps({
                 "cost": "6.995", "energy_amount": 131000, "burn_cost": "13.1",
                 "activated": True, "quote": {"activation_cost": "1.1"}})})
+        for identity, mode, text in [  # as earlier releases described quoted purchases
+                ("quoted", "auto_buy", f"auto_buy 131,000 energy for {TARGET} (1 h) at 5.895 TRX"),
+                ("other", "auto_buy", f"buy_count 130,000 energy for {TARGET} (1 h) at 5.85 TRX")]:
+            conn.execute(sa.text(
+                f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode,"
+                " target_address, description, request, scope, sent_at_ms, rent_hours,"
+                " updated_at_ms) VALUES (:identity, 1, 'sending', false, :mode, :target, :text,"
+                " '{}', 'd/r0/t/-1', 1000, '1', 1000)"),
+                {"identity": identity, "mode": mode, "target": TARGET, "text": text})
     journal = PurchaseJournal(journal_url, schema=schema)
     try:
         old = journal.latest("old")
@@ -269,12 +279,18 @@ def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
         versions = sa.Table("tronenergy_schema_version", sa.MetaData(schema=schema),
                             autoload_with=engine)
         with engine.connect() as conn:
-            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 2}
+            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 3}
             e = journal.entries.c
             assert dict((i, tuple(f)) for i, *f in conn.execute(sa.select(
-                e.identity, e.energy, e.cost_sun, e.burn_sun, e.activation_sun))) == {
+                e.identity, e.energy, e.cost_sun, e.burn_sun, e.activation_sun)
+                .where(e.attempt == 1))) == {
                 "old": (None, None, None, None),
-                "bought": (131_000, 6_995_000, 13_100_000, 1_100_000)}
+                "bought": (131_000, 6_995_000, 13_100_000, 1_100_000),
+                "quoted": (None, None, None, None), "other": (None, None, None, None)}
+            assert dict(conn.execute(sa.select(e.identity, e.quoted_energy)
+                                     .where(e.attempt == 1)).all()) == {
+                "old": None, "bought": None, "quoted": 131_000,
+                "other": None}  # another mode's description is not this purchase's
             indexes = {i["name"]: i["column_names"] for i in sa.inspect(conn).get_indexes(
                 "tronenergy_purchase_journal", schema=schema)
                 if not i["name"].endswith("_key")}  # PostgreSQL lists the UNIQUE's own

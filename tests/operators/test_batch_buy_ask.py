@@ -108,6 +108,7 @@ def test_a_lost_answer_asks_then_placed_goes_on_with_that_order(journal, asked, 
     entry = journal.latest(identity)
     assert (entry.state, entry.order_id) == (EntryState.PLACED, unknown[0])
     assert entry.resolved_by.startswith("alice (Airflow")
+    assert entry.quoted_energy == 130_000  # the quote the order was checked against
 
 
 def test_placed_with_another_orders_id_records_nothing_and_buys_nothing_more(
