@@ -48,6 +48,7 @@ from tronpy.keys import PrivateKey
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from support.airflow_compat import asset_watcher_table, shared_streams
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 
@@ -58,6 +59,9 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 PAYOUT_DAG = "batch_payout_preparation"
 SEND_DAG = "batch_payout_send"
 REGISTER_DAG = "deposit_addresses_register"
+SHARED_STREAMS = shared_streams()
+"""Airflow >= 3.3 confirms an Asset watcher's event persisted (exactly once across a
+triggerer restart); older releases get the documented at-least-once, deduped by tx_hash."""
 CREDIT_DAG = "deposit_credit"
 DEPOSITS = "tronenergy://deposits"  # the Asset's name (Airflow normalises its uri)
 # TronEnergyTransferWatchTrigger(consumer=...) in deposit_watch.py
@@ -165,7 +169,7 @@ class Metadata:
                 "FROM task_instance WHERE state IS NULL OR state NOT IN ('success', 'skipped') "
                 "ORDER BY dag_id, run_id"),
             "triggers": "SELECT id, classpath, triggerer_id, created_date FROM trigger",
-            "asset watchers": "SELECT name, asset_id, trigger_id FROM asset_watcher",
+            "asset watchers": f"SELECT asset_id, trigger_id FROM {asset_watcher_table()}",
             "assets": "SELECT id, name, uri, \"group\" FROM asset",
             "jobs": "SELECT id, job_type, state, end_date, latest_heartbeat FROM job ORDER BY id",
             "asset events": "SELECT id, asset_id, source_dag_id, extra FROM asset_event",
@@ -183,7 +187,8 @@ class Metadata:
         """The triggerer job the deposits watcher's trigger is assigned to, if it is alive."""
         found = self.rows(
             "SELECT t.triggerer_id FROM trigger t "
-            "JOIN asset_watcher w ON w.trigger_id = t.id JOIN asset a ON a.id = w.asset_id "
+            f"JOIN {asset_watcher_table()} w ON w.trigger_id = t.id "
+            "JOIN asset a ON a.id = w.asset_id "
             "JOIN job j ON j.id = t.triggerer_id "
             "WHERE a.name = %s AND j.state = 'running' AND j.end_date IS NULL", DEPOSITS)
         return found[0][0] if found else None
@@ -573,18 +578,25 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
 
             second = api.deposit(deposit_address, "7.5")
             wait_for("the second deposit_credit run",
-                     lambda: sum(r["state"] == "success" for r in db.credit_runs()) >= 2,
-                     90, components)
+                     lambda: any(second in r["tx_hashes"] and r["state"] == "success"
+                                 for r in db.credit_runs()), 90, components)
             mark("second deposit credited")
             # Let a (wrong) redelivery of either deposit have every chance to show up.
             time.sleep(8)
 
             runs = db.credit_runs()
-            assert [(r["state"], r["run_type"], r["tx_hashes"]) for r in runs] == [
-                ("success", "asset_triggered", [first]),
-                ("success", "asset_triggered", [second]),
-            ], runs
-            assert [e.get("tx_hash") for e in db.deposit_events()] == [first, second]
+            events = [e.get("tx_hash") for e in db.deposit_events()]
+            if SHARED_STREAMS:  # Airflow says when an event is persisted: exactly once
+                assert [(r["state"], r["run_type"], r["tx_hashes"]) for r in runs] == [
+                    ("success", "asset_triggered", [first]),
+                    ("success", "asset_triggered", [second]),
+                ], runs
+                assert events == [first, second]
+            else:  # < 3.3: at least once (a restart may re-fire the last few), never lost
+                assert all((r["state"], r["run_type"]) == ("success", "asset_triggered")
+                           for r in runs), runs
+                assert sorted(set(events)) == sorted({first, second}), events
+                assert events.count(second) == 1, events  # nothing after the restart twice
             ledger = db.ledger()
             assert sorted(ledger) == sorted([(first, deposit_address, "25.000001", "USDT"),
                                              (second, deposit_address, "7.5", "USDT")])
@@ -597,7 +609,8 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
                                              (second, callback_url, "delivered", [200])]
             stored = store.list_transfers(address=deposit_address)
             assert [t.tx_hash for t in stored] == [first, second]
-            assert store.committed_offset(WATCH_CONSUMER) == stored[-1].id
+            if SHARED_STREAMS:  # < 3.3 commits a grace period after the triggerer asks again
+                assert store.committed_offset(WATCH_CONSUMER) == stored[-1].id
         finally:
             store.close()
         mark("done")

@@ -27,3 +27,19 @@ def triggerer_import_string() -> Any:
     except ImportError:  # Airflow 3.1
         from airflow.utils.module_loading import import_string
     return import_string
+
+
+def asset_watcher_table() -> str:
+    """The metadata table joining an asset to its watchers' triggers (``asset_id``,
+    ``trigger_id``): ``asset_watcher`` since Airflow 3.2, ``asset_trigger`` before."""
+    return "asset_watcher" if airflow_version() >= (3, 2) else "asset_trigger"
+
+
+def shared_streams() -> bool:
+    """Whether the triggerer has ack-mode shared streams (Airflow 3.3+), which tell a
+    watcher's trigger that its event was persisted."""
+    try:
+        from airflow.triggers.shared_stream import SharedStreamProducer  # noqa: F401
+    except ImportError:
+        return False
+    return True
