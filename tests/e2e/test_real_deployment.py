@@ -14,7 +14,9 @@ It then drives the deployment from outside, like a user: unpauses the example DA
 registers the deposit address with ``deposit_addresses_register``, runs
 ``batch_payout_preparation`` on a seeded batch, injects a deposit and waits for the
 event-driven ``deposit_credit`` run, restarts the triggerer, injects a second deposit
-and checks that every deposit fired exactly one Asset event, one run and one ledger row.
+and checks that every deposit has one ledger row, written by a run that succeeded; on
+Airflow >= 3.3 also exactly one Asset event and one run per deposit (before 3.3 a
+triggerer restart may re-fire an event, and a run it wakes may credit a later deposit).
 
 Skipped only when PostgreSQL is unreachable. Every process it starts and the database
 are removed, also on failure; on failure the tails of the component logs, the last task
@@ -577,9 +579,21 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             mark("triggerer restarted")
 
             second = api.deposit(deposit_address, "7.5")
-            wait_for("the second deposit_credit run",
-                     lambda: any(second in r["tx_hashes"] and r["state"] == "success"
-                                 for r in db.credit_runs()), 90, components)
+
+            def second_credited() -> bool:
+                """The ledger holds it and no credit run is still going; on 3.3 also its own
+                event's run. Before 3.3 a re-fired event of the first deposit can wake a run
+                that credits the second from the store while the scheduler's queue race
+                (docs/deployment.md, finding 2) leaves the second's own event to the next
+                deposit: credited once, but by a run its event did not reach."""
+                runs = db.credit_runs()
+                settled = all(r["state"] in ("success", "failed") for r in runs)
+                credited = any(row[0] == second for row in db.ledger())
+                own_run = any(second in r["tx_hashes"] and r["state"] == "success"
+                              for r in runs)
+                return credited and settled and (own_run or not SHARED_STREAMS)
+
+            wait_for("the second deposit credited", second_credited, 90, components)
             mark("second deposit credited")
             # Let a (wrong) redelivery of either deposit have every chance to show up.
             time.sleep(8)
@@ -597,6 +611,11 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
                            for r in runs), runs
                 assert sorted(set(events)) == sorted({first, second}), events
                 assert events.count(second) == 1, events  # nothing after the restart twice
+            # Each deposit was credited by a run that succeeded, whichever event woke it.
+            credited_by = dict(db.rows("SELECT tx_hash, credited_by FROM credited_deposits"))
+            succeeded = {r["run_id"] for r in runs if r["state"] == "success"}
+            assert set(credited_by) == {first, second}, credited_by
+            assert set(credited_by.values()) <= succeeded, (credited_by, runs)
             ledger = db.ledger()
             assert sorted(ledger) == sorted([(first, deposit_address, "25.000001", "USDT"),
                                              (second, deposit_address, "7.5", "USDT")])
