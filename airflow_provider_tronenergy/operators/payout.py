@@ -31,6 +31,7 @@ from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed
 from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
+    FundsInFlight,
     PayoutRefused,
     estimate_energy,
     read_funds,
@@ -54,7 +55,12 @@ from airflow_provider_tronenergy.payout.send import (
     next_step,
     scope_name,
 )
-from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus, count
+from airflow_provider_tronenergy.payout.watch import (
+    PayoutWatch,
+    WatchStatus,
+    count,
+    still_in_flight,
+)
 from airflow_provider_tronenergy.signer import SignerError
 from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
@@ -182,14 +188,20 @@ class TronPayoutOperator(BaseOperator):
                                                 now=time.time(), lease_s=settings.lease_s)
                    is Step.SIGN]
         estimated, unestimated = estimate_energy(node, sender, to_sign)
+        in_flight = still_in_flight(
+            self._journal(), node, sender, after_ms=head.timestamp_ms,
+            solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
+            budget=self.request_budget, log=self.log) if to_sign else []
         funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
-                           prices=prices)
+                           prices=prices, in_flight=in_flight)
         try:
             refuse_unless_payable(funds, signer_address=signer.address, token=str(self.token),
                                   decimals=token_decimals(str(self.token)),
                                   unestimated=unestimated)
         except PayoutRefused as exc:
             raise AirflowFailException(str(exc)) from None
+        except FundsInFlight as exc:
+            raise AirflowException(str(exc)) from None
         by_identity = {p.identity: p for p in estimated}
         rows = [by_identity.get(p.identity, p) for p in rows]  # each fee_limit from its estimate
         self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",

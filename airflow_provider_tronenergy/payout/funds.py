@@ -10,6 +10,10 @@ energy price, with a margin, capped by the policy: never a constant, so a rental
 the ``fee_limit`` does not end ``OUT_OF_ENERGY`` when the chain's prices move. A row
 carries the estimate its batch's preparation made (``energy``); any other is asked of
 the node for that very transfer (:func:`estimate_energy`) before anything is signed.
+
+Payouts of the sender already signed and not yet in a block (any batch's) will leave
+its balance first: a batch payable only if they fail is not refused for good but told
+to wait (:class:`FundsInFlight`), since its transfers would revert on chain and burn.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from airflow_provider_tronenergy.node.models import (
     trx_text,
 )
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
-from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.attempts import Attempt
+from airflow_provider_tronenergy.payout.rows import DEFAULT_TOKEN, Payout
 
 TRANSFER_BANDWIDTH: Final = 350
 """Bytes a signed USDT transfer costs in bandwidth (345 measured, with its result)."""
@@ -39,6 +44,11 @@ ESTIMATE_CONCURRENCY: Final = 16
 
 class PayoutRefused(TronEnergyProviderError, RuntimeError):
     """The batch cannot be sent as it stands; every shortfall is named, nothing was signed."""
+
+
+class FundsInFlight(TronEnergyProviderError, RuntimeError):
+    """The batch is payable only if the sender's payouts in flight fail: nothing was
+    signed, and a later try (once they are in blocks) reads the chain again."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,12 @@ class Funds:
     energy_fee_sun: int
     bandwidth_fee_sun: int
     max_burn_sun: int
+    in_flight: int = 0
+    """The sender's transfers signed and not yet in a block: they leave its funds first."""
+    units_in_flight: int = 0
+    energy_in_flight: int = 0
+    """At most what their ``fee_limit`` lets them use (a cap on staked energy too)."""
+    in_flight_batches: tuple[str, ...] = ()
 
     @property
     def energy_burned(self) -> int:
@@ -126,6 +142,19 @@ class Funds:
         """TRX (sun) the batch would burn: energy not covered, and bandwidth not covered."""
         bandwidth = max(0, self.bandwidth_needed - self.bandwidth_available)
         return self.energy_burn_sun + bandwidth * self.bandwidth_fee_sun
+
+    def after_in_flight(self) -> Funds:
+        """The funds left once the transfers in flight execute, each using at most its
+        ``fee_limit``'s energy (and burning TRX for what the sender lacks)."""
+        bandwidth = TRANSFER_BANDWIDTH * self.in_flight
+        their_burn = (max(0, self.energy_in_flight - self.energy_available) * self.energy_fee_sun
+                      + max(0, bandwidth - self.bandwidth_available) * self.bandwidth_fee_sun)
+        return replace(
+            self, units_held=max(0, self.units_held - self.units_in_flight),
+            energy_available=max(0, self.energy_available - self.energy_in_flight),
+            bandwidth_available=max(0, self.bandwidth_available - bandwidth),
+            trx_held_sun=max(0, self.trx_held_sun - their_burn), in_flight=0,
+            units_in_flight=0, energy_in_flight=0, in_flight_batches=())
 
     def shortfalls(self, token: str, decimals: int) -> list[str]:
         """Every reason the batch cannot be sent; empty when it can."""
@@ -150,7 +179,9 @@ class Funds:
                 "energy_needed": self.energy_needed, "energy_available": self.energy_available,
                 "bandwidth_needed": self.bandwidth_needed,
                 "bandwidth_available": self.bandwidth_available,
-                "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun)}
+                "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun),
+                "in_flight": self.in_flight, "units_in_flight": str(self.units_in_flight),
+                "energy_in_flight": self.energy_in_flight}
 
 
 def transfer_energy(payout: Payout) -> int:
@@ -200,10 +231,13 @@ def unestimated_lines(rows: Sequence[Payout], limit: int = 20) -> list[str]:
 
 
 def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
-               max_burn_trx: Decimal, prices: ChainParameters | None = None) -> Funds:
+               max_burn_trx: Decimal, prices: ChainParameters | None = None,
+               in_flight: Sequence[Attempt] = ()) -> Funds:
     """The sender's funds against the payouts still to send (``to_send``), from the chain;
     the energy counts the rows :func:`estimate_energy` gave an estimate (the others are
-    refused by :func:`refuse_unless_payable`)."""
+    refused by :func:`refuse_unless_payable`). ``in_flight``: the sender's transfers
+    signed and not in a block when the chain is read here (read them first: one that
+    lands in between is then counted twice, never missed)."""
     prices = prices or node.get_chain_parameters()
     account = node.get_account(sender)
     resources = node.get_resources(sender)
@@ -216,7 +250,12 @@ def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
         bandwidth_available=resources.bandwidth_available,
         trx_held_sun=account.trx_sun, energy_fee_sun=prices.energy_fee,
         bandwidth_fee_sun=prices.transaction_fee,
-        max_burn_sun=int((max_burn_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING)))
+        max_burn_sun=int((max_burn_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING)),
+        in_flight=len(in_flight),
+        units_in_flight=sum(a.units for a in in_flight if a.token == DEFAULT_TOKEN),  # USDT
+        energy_in_flight=sum((a.fee_limit_sun or MAX_FEE_LIMIT_SUN) // max(1, prices.energy_fee)
+                             for a in in_flight),
+        in_flight_batches=tuple(sorted({a.batch_id for a in in_flight})))
 
 
 def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
@@ -229,3 +268,14 @@ def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
     if short:
         raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  "
                             + "\n  ".join(short))
+    later = funds.after_in_flight().shortfalls(token, decimals)
+    if later:
+        scale = Decimal(10) ** decimals
+        raise FundsInFlight(
+            f"the batch is payable only if payouts in flight fail (nothing was signed): "
+            f"{funds.in_flight} transfer(s) of {funds.sender} are signed and not yet in a "
+            f"block (batch(es) {', '.join(funds.in_flight_batches[:5])}), sending "
+            f"{Decimal(funds.units_in_flight) / scale} {token} and using up to "
+            f"{funds.energy_in_flight:,} energy; once they execute:\n  " + "\n  ".join(later)
+            + "\nthey settle by themselves (in a block, or expired); a later try reads the "
+            "chain again")

@@ -204,6 +204,17 @@ class PayoutJournal:
                 newest[attempt.identity] = attempt
         return sorted(newest.values(), key=lambda a: (a.row, a.identity))
 
+    def in_flight(self, sender: str) -> list[Attempt]:
+        """Every attempt of ``sender`` signed and not yet judged by the chain, in any batch
+        (they may still leave its balance: a batch's pre-flight counts them)."""
+        self.ensure_schema()
+        states = [s.value for s in PayoutState if s.in_flight()]
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(sa.select(self.attempts).where(
+                self.attempts.c.state.in_(states), self.attempts.c.sender == sender)
+                .order_by(self.attempts.c.id)).mappings().all()
+        return [self._attempt(r) for r in rows]
+
     def history(self, identity: str) -> list[Attempt]:
         """Every attempt at one payout, oldest first."""
         self.ensure_schema()

@@ -32,7 +32,7 @@ from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, P
 from airflow_provider_tronenergy.payout.receipts import outcome_of
 
 log = logging.getLogger(__name__)
-__all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count"]
+__all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count", "still_in_flight"]
 
 
 class PayoutNode(Protocol):
@@ -210,3 +210,20 @@ class PayoutWatch:
             if answer.accepted:
                 accepted.append(attempt)
         self.journal.mark_sent(accepted)
+
+
+def still_in_flight(journal: PayoutJournal, node: PayoutNode, sender: str, *, after_ms: int,
+                    solidified: bool = False, budget: int = 50, log: Any = log
+                    ) -> list[Attempt]:
+    """The sender's transfers that may still leave its balance: signed, in no block a watch
+    step could see, and not past their expiration at ``after_ms`` (the head's time: no
+    later block can take them). Their batches are stepped once first, so a transfer a
+    block already holds (and the balance shows) is recorded, not counted again; one the
+    step's budget did not reach is still counted (a wait, never a revert)."""
+    open_ = journal.in_flight(sender)
+    if open_:
+        batches = sorted({a.batch_id for a in open_})
+        PayoutWatch(journal, node, batches[0], follow=batches[1:], solidified=solidified,
+                    budget=budget, log=log).step()
+        open_ = journal.in_flight(sender)
+    return [a for a in open_ if a.expiration_ms is None or a.expiration_ms >= after_ms]

@@ -259,6 +259,71 @@ def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
     assert len(sent_from(control, sender)) == 2
 
 
+@pytest.fixture
+def ten_usdt(control, monkeypatch):
+    """A hot wallet holding 10 USDT (and plenty of TRX and staked energy) as the signer."""
+    key = PrivateKey.random()
+    address = key.public_key.to_base58check_address()
+    control.wallet(address, trx="200", usdt="10", staked=2_000_000)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    return address
+
+
+def pay(run_dag, sender: str, batch_id: str, recipient: str, amount: str,
+        **conf: Any) -> dict[str, Any]:
+    return run_dag(DAGS["te_payouts"], sender=sender, batch_id=batch_id, payouts=[
+        {"recipient": recipient, "amount": amount, "payout_id": f"{batch_id}-0"}], **conf)
+
+
+def test_a_batch_payable_only_if_transfers_in_flight_fail_signs_nothing_and_waits(
+        run_dag, control, journal, ten_usdt, capfd):
+    """The sender's transfer accepted and in no block yet still holds its tokens. Before,
+    a second batch counted on them: it signed, and once the first executed, its transfer
+    REVERTed on chain (burning the energy it used). Now it signs nothing and fails the try
+    retryably; the first is paid once and nothing of the second reaches the chain."""
+    sender, first_to, second_to = ten_usdt, control.wallet(usdt="1"), control.wallet(usdt="1")
+    control.post("/chain/pause")
+    try:
+        first = pay(run_dag, sender, "inflight-1", first_to, "6", confirm_timeout=1)
+        assert first["send"][0] == "failed"  # accepted; no block comes while paused
+        second = pay(run_dag, sender, "inflight-2", second_to, "5", confirm_timeout=1)
+    finally:
+        control.post("/chain/resume")
+    assert second["send"][:2] == ("failed", 2), second  # a wait: retried, not refused
+    log = capfd.readouterr().out
+    for what in ("payable only if payouts in flight fail (nothing was signed): 1 transfer(s)",
+                 "(batch(es) inflight-1), sending 6 USDT", "tokens: "):
+        assert what in log
+    assert [a.batch_id for a in journal.recent()] == ["inflight-1"]
+    again = pay(run_dag, sender, "inflight-1", first_to, "6")
+    assert again["send"][0] == "success" and again["send"][2]["states"] == {"confirmed": 1}
+    assert successes(control, sender) == Counter([first_to])
+    assert len(sent_from(control, sender)) == 1
+
+
+def test_a_transfer_a_block_already_holds_is_not_counted_against_the_balance_twice(
+        run_dag, control, journal, ten_usdt):
+    """In a block (the balance shows it) though no watch recorded it yet: the pre-flight
+    steps its batch's watch first, so 10 - 3 leaves 7 for a batch of 5, not 4."""
+    from support.waiting import wait_until
+
+    sender, first_to, second_to = ten_usdt, control.wallet(usdt="1"), control.wallet(usdt="1")
+    control.post("/chain/pause")
+    try:
+        first = pay(run_dag, sender, "landed-1", first_to, "3", confirm_timeout=1)
+    finally:
+        control.post("/chain/resume")
+    assert first["send"][0] == "failed"
+    wait_until(lambda: successes(control, sender) == Counter([first_to]), timeout=30)
+    assert [a.state.value for a in journal.recent()] == ["sent"]
+    second = pay(run_dag, sender, "landed-2", second_to, "5")
+    assert second["send"][0] == "success", second
+    assert {a.batch_id: a.state.value for a in journal.recent()} == {
+        "landed-1": "confirmed", "landed-2": "confirmed"}
+    assert successes(control, sender) == Counter([first_to, second_to])
+
+
 def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, control, wallet,
                                                                      journal):
     from support.links import ui_extra_links

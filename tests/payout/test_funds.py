@@ -9,6 +9,7 @@ import pytest
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     Funds,
+    FundsInFlight,
     PayoutRefused,
     estimate_energy,
     refuse_unless_payable,
@@ -58,6 +59,40 @@ def test_every_shortfall_is_named_with_the_signer_first():
     # bandwidth x 1,000 sun, 6.7 TRX to burn in all: over the 1 TRX held
     assert any("energy:" in line and "cost 6 TRX" in line for line in lines)
     assert any("TRX:" in line and "needs 6.7 TRX" in line for line in lines)
+
+
+def test_a_batch_short_only_once_transfers_in_flight_execute_is_told_to_wait():
+    waiting = funds(units_held=10, units_needed=5, in_flight=1, units_in_flight=6,
+                    in_flight_batches=("b0",))
+    with pytest.raises(FundsInFlight) as info:
+        refuse_unless_payable(waiting, signer_address=SENDER, token="USDT", decimals=6)
+    text = str(info.value)
+    assert "(batch(es) b0), sending 0.000006 USDT" in text
+    assert "tokens: " in text and "holds 0.000004 USDT, the batch sends 0.000005" in text
+    # 11 - 6 covers 5; its bandwidth takes 350 of the 700 bytes: 0.35 TRX burned for the rest
+    refuse_unless_payable(funds(units_held=11, units_needed=5, in_flight=1, units_in_flight=6,
+                                trx_held_sun=350_000), signer_address=SENDER, token="USDT",
+                          decimals=6)
+
+
+def test_a_shortfall_without_the_transfers_in_flight_is_refused_for_good():
+    short = funds(units_held=4, units_needed=5, in_flight=1, units_in_flight=6)
+    with pytest.raises(PayoutRefused):
+        refuse_unless_payable(short, signer_address=SENDER, token="USDT", decimals=6)
+
+
+def test_transfers_in_flight_use_the_energy_first_and_burn_for_what_it_lacks():
+    before = funds(energy_available=100_000, in_flight=2, energy_in_flight=150_000,
+                   trx_held_sun=10_000_000, max_burn_sun=20_000_000)
+    after = before.after_in_flight()
+    # 50,000 energy burned by them at 100 sun; their 700 bytes take all the bandwidth
+    assert (after.energy_available, after.bandwidth_available, after.trx_held_sun) == (
+        0, 0, 5_000_000)
+    assert (after.in_flight, after.units_in_flight, after.energy_in_flight) == (0, 0, 0)
+    # this batch then burns 100,000 x 100 + 700 x 1,000 sun: more than the 5 TRX left
+    assert after.burn_sun == 10_700_000
+    with pytest.raises(FundsInFlight, match="TRX: burning for energy and bandwidth needs"):
+        refuse_unless_payable(before, signer_address=SENDER, token="USDT", decimals=6)
 
 
 def test_max_burn_caps_the_energy_burn_only_bandwidth_needs_trx():

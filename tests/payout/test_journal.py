@@ -208,3 +208,16 @@ def test_a_journal_at_version_1_gets_the_receipt_figures_and_the_period_index(ma
     assert figures == {"v1": (130_285, 100_285, 30_000, 3_345_000),
                        "v1b": (None, None, None, None)}
     assert open_.identity == "v1b"
+
+
+def test_in_flight_is_every_batchs_signed_attempt_of_one_sender(make):
+    journal = make()
+    done, flying, other = (journal.claim([claim(i)], "w")[0][0] for i in ("p1", "p2", "p3"))
+    journal.record_signed([signed(done, "aa" * 32), signed(flying, "bb" * 32)])
+    journal.record_outcomes([(done, True, 9, {"result": "SUCCESS"})])
+    assert [(a.identity, a.state) for a in journal.in_flight(SENDER)] == [
+        ("p2", PayoutState.SIGNED)]  # p1 is judged, p3 never signed
+    journal.mark_sent(journal.in_flight(SENDER))
+    assert [a.state for a in journal.in_flight(SENDER)] == [PayoutState.SENT]
+    assert journal.in_flight(TO) == [] and other.state is PayoutState.SIGNING
+

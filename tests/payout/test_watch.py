@@ -9,7 +9,7 @@ import pytest
 
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout.journal import PayoutState
-from airflow_provider_tronenergy.payout.watch import PayoutWatch
+from airflow_provider_tronenergy.payout.watch import PayoutWatch, still_in_flight
 
 
 class Counting:
@@ -106,3 +106,30 @@ def test_a_batch_follows_its_payouts_signed_under_another_batch(world):
     status = PayoutWatch(world.journal, world.node, "b", follow=["a"]).step()
     assert (status.total, status.confirmed, status.done) == (3, 3, True)
     assert {a.state for a in world.journal.batch("a")} == {PayoutState.CONFIRMED}
+
+
+def test_still_in_flight_records_what_a_block_holds_and_keeps_the_rest(world):
+    """The pre-flight's count of the sender's transfers that may still leave its balance:
+    every batch's, those a block holds recorded (not counted again), and past-expiration
+    ones left out (no later block can take them)."""
+    landed = world.rows(world.recipients(2), batch_id="a", ids=True)
+    world.sender().send(landed, sender=world.address, token="USDT", batch_id="a")
+    world.chain.blocks(2)
+    world.chain.control.post("/chain/pause")
+    try:
+        waiting = world.rows(world.recipients(1), batch_id="b", ids=True)
+        world.sender().send(waiting, sender=world.address, token="USDT", batch_id="b")
+        head = world.node.get_now_block()
+        still = still_in_flight(world.journal, world.node, world.address,
+                                after_ms=head.timestamp_ms)
+        assert [(a.batch_id, a.state) for a in still] == [("b", PayoutState.SENT)]
+        assert {a.state for a in world.journal.batch("a")} == {PayoutState.CONFIRMED}
+        [pending] = still
+        assert pending.expiration_ms is not None
+        assert still_in_flight(world.journal, world.node, world.address,
+                               after_ms=pending.expiration_ms + 1) == []
+        assert still_in_flight(world.journal, world.node, "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7",
+                               after_ms=head.timestamp_ms) == []
+    finally:
+        world.chain.control.post("/chain/resume")
+
