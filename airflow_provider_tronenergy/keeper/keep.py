@@ -31,13 +31,13 @@ from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import (
     UNKNOWN_NOTE,
     Node,
-    first_transfer_energy,
     read_market,
     read_wallets,
 )
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.estimates import first_transfer_energy
 from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, UnknownOutcome
 from airflow_provider_tronenergy.purchase.run import Log
 

@@ -24,7 +24,6 @@ from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.keeper.book import KeeperBook, energy_of
 from airflow_provider_tronenergy.keeper.decide import Market, Rental, WalletView
 from airflow_provider_tronenergy.node.models import Block, Resources, TransactionInfo
-from airflow_provider_tronenergy.protocol.address import random_address
 
 ON_THE_WAY = (OrderStatus.PENDING, OrderStatus.PROCESSING)
 SETTLE = 120.0
@@ -119,12 +118,6 @@ def delegation_pending(node: Node, order: Order, done_at: float) -> bool:
     if not order.tx_hash or time.time() - done_at > SETTLE:
         return False
     return node.get_transaction_info(order.tx_hash) is None
-
-
-def first_transfer_energy(node: Node, wallet: str) -> int | None:
-    """What the chain charges now for one USDT unit from ``wallet`` to an address that
-    holds none (a fresh one: a new storage slot): the node's estimate, None if it has none."""
-    return node.estimate_transfer_energy(wallet, random_address(), 1)
 
 
 def chain_now(node: Node) -> float:

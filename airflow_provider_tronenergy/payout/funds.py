@@ -25,6 +25,7 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.node.estimates import Estimates
 from airflow_provider_tronenergy.node.models import (
     SUN_PER_TRX,
     ChainAccount,
@@ -53,8 +54,14 @@ class FundsInFlight(TronEnergyProviderError, RuntimeError):
 
 @dataclass(frozen=True)
 class FeeLimitPolicy:
-    """``fee_limit`` = estimate x the chain's energy price x (1 + ``margin``), at most
-    ``max_trx``."""
+    """``fee_limit`` = energy x the chain's energy price x (1 + ``margin``), at most
+    ``max_trx``. The sender raises each transfer's estimate to what a transfer to an
+    emptied address costs now (:func:`~..node.estimates.first_transfer_energy`): an
+    estimate may be an hour old, a recipient emptied since (an exchange sweeps its deposit
+    addresses to zero) costs a new slot again, and a raised energy factor raises every
+    transfer. A ``fee_limit`` is a cap, not a charge: the chain charges what the transfer
+    uses, so the higher cap turns an ``OUT_OF_ENERGY`` (a fee paid, nothing moved, a person
+    to decide) into a transfer that burns for the energy it lacks."""
 
     margin: Decimal = Decimal("0.2")
     max_trx: Decimal = Decimal("100")
@@ -80,13 +87,6 @@ class FeeLimitPolicy:
         """The ``fee_limit`` of one transfer needing ``energy`` at ``energy_fee_sun`` per energy."""
         wanted = (Decimal(energy) * energy_fee_sun * (1 + self.margin))
         return max(1, min(self.max_sun, int(wanted.to_integral_value(ROUND_CEILING))))
-
-
-class Estimates(Protocol):
-    """What sizing a transfer's ``fee_limit`` asks of a node."""
-
-    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
-        """Energy a USDT transfer from ``owner`` needs now, or None if the node cannot say."""
 
 
 class ChainReads(Estimates, Protocol):

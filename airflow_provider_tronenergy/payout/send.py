@@ -29,6 +29,7 @@ from enum import Enum
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.estimates import first_transfer_energy
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
 from airflow_provider_tronenergy.payout.funds import (
@@ -113,6 +114,8 @@ class SendPass:
     answers: dict[str, str] = field(default_factory=dict)
     """Identity -> the node's last answer when it was not an acceptance."""
     steps: dict[str, Step] = field(default_factory=dict)
+    fee_energy_floor: int = 0
+    """The energy every ``fee_limit`` of the pass covers (a transfer to an emptied address)."""
 
     def count(self, step: Step) -> int:
         """Payouts the pass found at ``step``."""
@@ -166,6 +169,8 @@ class PayoutSender:
         by_step[Step.JUDGE] = []
         self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
         by_step[Step.SIGN] = self._estimated(by_step[Step.SIGN], sender)
+        if by_step[Step.SIGN]:
+            done.fee_energy_floor = self._floor(sender)
         if by_step[Step.SIGN]:
             # Claims follow the attempts judged above, never a newer read: an attempt another
             # worker claimed since must make this claim lose, not become the one it follows.
@@ -266,14 +271,24 @@ class PayoutSender:
                                 + "\n  ".join(unestimated_lines(unestimated)))
         return estimated
 
+    def _floor(self, sender: str) -> int:
+        """:func:`first_transfer_energy`, or none (each ``fee_limit`` from its own estimate)
+        when the node gives no estimate; the log says so."""
+        floor = first_transfer_energy(self.node, sender)
+        if floor is None:
+            self.log.warning("the node gives no estimate for a transfer from %s to an address "
+                             "holding no USDT: each fee_limit covers only its own estimate",
+                             sender)
+        return floor or 0
+
     def _timestamp(self, head_ms: int) -> int:
         """A transaction timestamp on the chain's clock, distinct within this sender."""
         self._stamp = max(self._stamp + 1, head_ms)
         return self._stamp
 
-    def _sign(self, attempt: Attempt, payout: Payout, head: Block) -> Signed:
-        fee_limit = self.settings.fee_policy.fee_limit_sun(transfer_energy(payout),
-                                                           self.energy_fee_sun)
+    def _sign(self, attempt: Attempt, payout: Payout, head: Block, floor: int) -> Signed:
+        fee_limit = self.settings.fee_policy.fee_limit_sun(
+            max(transfer_energy(payout), floor), self.energy_fee_sun)
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
@@ -295,14 +310,15 @@ class PayoutSender:
             self.log.info("%d payout(s) were claimed by another worker first: following "
                           "its transactions", len(lost))
         by_identity = {p.identity: p for p in chunk}
-        pending = [self._sign(a, by_identity[a.identity], head) for a in won]
+        floor = done.fee_energy_floor
+        pending = [self._sign(a, by_identity[a.identity], head, floor) for a in won]
         journaled: list[Signed] = []
         for _ in range(3):  # a txID another payout holds: sign again, one second later
             kept, refused = self.journal.record_signed(pending)
             journaled.extend(kept)
             refused_ids = {s.attempt.id for s in refused}
             current = self.journal.latest(s.attempt.identity for s in refused)
-            pending = [self._sign(s.attempt, by_identity[s.attempt.identity], head)
+            pending = [self._sign(s.attempt, by_identity[s.attempt.identity], head, floor)
                        for s in refused if (c := current.get(s.attempt.identity)) is not None
                        and c.id in refused_ids and c.state is PayoutState.SIGNING]
             if not pending:

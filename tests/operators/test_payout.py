@@ -204,6 +204,33 @@ def test_a_row_without_an_estimate_is_sized_by_the_node_when_the_chain_charges_m
     assert successes(control, sender) == Counter([recipient])
 
 
+def test_a_holder_emptied_since_its_estimate_is_paid_not_out_of_energy(
+        run_dag, sandbox, control, wallet, journal):
+    """A row carries its preparation's estimate for a holder (64,285); the recipient then
+    sends all its USDT away (an exchange sweeping its deposit address), so the transfer
+    writes a new slot (130,285). Before, the fee_limit covered 64,285 x 1.2 and the transfer
+    ended OUT_OF_ENERGY on chain; every fee_limit now covers a transfer to an emptied
+    address, read from the node when signing."""
+    from airflow_provider_tronenergy.node.client import TronNodeClient
+    from support.chain import USDT
+
+    _, sender = wallet
+    recipient = control.wallet(trx="1", usdt="5")
+    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as node:
+        prepared = node.estimate_transfer_energy(sender, recipient, 1)
+        control.post(f"/addresses/{recipient}/balances", {"usdt": "0"})  # swept
+        now = node.estimate_transfer_energy(sender, recipient, 1)
+    assert prepared is not None and now is not None and now > prepared * 1.2
+    out = run_dag(DAGS["te_payouts"], sender=sender, batch_id="swept-1", payouts=[
+        {"recipient": recipient, "amount": "2", "energy": prepared}])
+    state, _, result = out["send"]
+    assert state == "success" and result["states"] == {"confirmed": 1}, out
+    assert result["payouts"][0]["energy_total"] == now
+    [attempt] = journal.recent()
+    assert attempt.fee_limit_sun is not None and attempt.fee_limit_sun >= now * 100
+    assert successes(control, sender) == Counter([recipient])
+
+
 def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
         run_dag, control, wallet, journal, capfd):
     _, sender = wallet

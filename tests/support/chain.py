@@ -84,6 +84,13 @@ class Chain:
             self._usdt = self.tron.get_contract(USDT)
         return self._usdt
 
+    def estimate(self, owner: str, to: str, units: int = 1) -> int | None:
+        """The node's energy estimate for a USDT transfer now (the provider's client)."""
+        from airflow_provider_tronenergy.node.client import TronNodeClient
+
+        with TronNodeClient(self.sandbox.root_url, usdt_contract=USDT) as node:
+            return node.estimate_transfer_energy(owner, to, units)
+
     def usdt(self, owner: str, to: str, units: int,
              fee_limit: int = FEE_LIMIT) -> TransactionBuilder:
         """A USDT ``transfer(to, units)`` from ``owner``, built the way tronpy builds it."""

@@ -45,6 +45,14 @@ class ChainState(Blocks):
             (address, token.upper()),
         )
 
+    def release_if_emptied(self, address: str) -> None:
+        """A tracked wallet whose USDT balance is now zero holds no slot any more: the next
+        transfer to it writes a new one (the contract zeroes the slot; an exchange's swept
+        deposit address costs a first transfer again)."""
+        self.db.execute(
+            "DELETE FROM holdings WHERE address = ? AND token = 'USDT' AND EXISTS "
+            "(SELECT 1 FROM wallets WHERE address = ? AND usdt_units = 0)", (address, address))
+
     def transfer_energy(self, to_address: str) -> int:
         """Energy a USDT transfer to ``to_address`` costs now, by the head block's parameters
         (the node's estimates): a first transfer writes a new slot."""

@@ -74,6 +74,8 @@ class ChainLedger(ChainState):
                            (usdt_units, address))
                 if usdt_units > 0:
                     self.set_holder(address, "USDT")
+                else:
+                    self.release_if_emptied(address)
         return self.wallet(address)
 
     def set_energy(self, address: str, *, staked: int | None, used: int | None) -> dict[str, Any]:
@@ -147,6 +149,7 @@ class ChainLedger(ChainState):
                 "UPDATE wallets SET usdt_units = usdt_units - ?, "
                 "free_net_used = MIN(?, free_net_used + ?) WHERE address = ?",
                 (units, FREE_NET_LIMIT, BANDWIDTH_PER_TRANSFER, from_address))
+            self.release_if_emptied(from_address)
         self._ensure_wallet(to_address)
         self.db.execute("UPDATE wallets SET usdt_units = COALESCE(usdt_units, 0) + ? "
                         "WHERE address = ?", (units, to_address))

@@ -235,6 +235,8 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
             f"{net} = {net} + ?, usdt_units = COALESCE(usdt_units, 0) - ? WHERE address = ?",
             (outcome.owner_trx_spent, outcome.energy_usage, outcome.net_usage,
              outcome.usdt_moved, owner))
+        if outcome.usdt_moved:
+            self.release_if_emptied(owner)
         to = outcome.recipient
         if to is None or outcome.failed:
             return

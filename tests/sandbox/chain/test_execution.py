@@ -58,6 +58,22 @@ def test_a_first_transfer_to_an_address_costs_a_new_slot_then_a_holders_price(ch
     assert chain.wallet(owner)["free_net_used"] == USDT_BYTES
 
 
+def test_a_holder_that_sent_all_its_usdt_away_costs_a_new_slot_again(chain: Chain):
+    """The contract zeroes an emptied balance's slot (an exchange's swept deposit address):
+    the next transfer to it writes a new one. Before, a holder stayed one for good."""
+    key, owner = chain.account(trx="100", usdt="50")
+    swept_key, swept = chain.account(trx="100", usdt="3")
+    assert chain.estimate(owner, swept) == TO_HOLDER
+    assert _run(chain, chain.usdt(swept, owner, 3_000_000), swept_key)["receipt"][
+        "result"] == "SUCCESS"
+    assert chain.estimate(owner, swept) == TO_NEWCOMER
+    assert _run(chain, chain.usdt(owner, swept, 1_000_000), key)["receipt"][
+        "energy_usage_total"] == TO_NEWCOMER
+    assert chain.estimate(owner, swept) == TO_HOLDER
+    chain.control.post(f"/addresses/{swept}/balances", {"usdt": "0"})  # emptied by a seed
+    assert chain.estimate(owner, swept) == TO_NEWCOMER
+
+
 def test_staked_energy_is_used_before_anything_is_burned(chain: Chain):
     key, owner = chain.account(usdt="10", staked=100_000)
     _, holder = chain.account(usdt="1")
