@@ -34,6 +34,7 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── UnknownOutcome, EnergyGone  purchase.outcomes: a purchase stops to ask, or buys anew
     ├── PayoutInputError (ValueError)  payout.rows: payouts that cannot be sent as given
     ├── PayoutRefused (RuntimeError)   payout.funds: a batch the sender cannot pay
+    ├── FundsInFlight (RuntimeError)   payout.funds: payable only if transfers in flight fail
     ├── KeeperPolicyError (ValueError)  keeper.policy: a keeper's rules that cannot be followed
     ├── KeeperBlind (RuntimeError)  keeper.keep: the price or the chain unread, nothing bought
     ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses

@@ -224,7 +224,7 @@ class TronEnergyAsyncClient(ClientBase):
         call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
             page = await self.run(call)
-            for item in page.addresses:
+            for item in walk.take(page):
                 yield item
             call = walk.after(page)
 

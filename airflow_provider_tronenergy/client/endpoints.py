@@ -16,11 +16,12 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client import validation as check
 from airflow_provider_tronenergy.client.core import Call, RentTime
-from airflow_provider_tronenergy.client.errors import ValidationError
+from airflow_provider_tronenergy.client.errors import UnexpectedResponseError, ValidationError
 from airflow_provider_tronenergy.client.models import (
     Account,
     Activation,
     AddressCheck,
+    MonitoredAddress,
     MonitoredAddressPage,
     MonitorRegistration,
     MonitorStats,
@@ -270,12 +271,24 @@ class PageWalk:
     ) -> None:
         self.first = first
         self._follow = follow
-        self._seen = 0
+        self._seen: set[str] = set()
+
+    def take(self, page: MonitoredAddressPage) -> tuple[MonitoredAddress, ...]:
+        """The page's addresses, once each: an address the walk already listed means the
+        service's pages overlap (or repeat forever), and the walk stops with an error
+        rather than count an address twice or never end."""
+        for item in page.addresses:
+            if item.address in self._seen:
+                raise UnexpectedResponseError(
+                    f"monitored address page {page.page}: {item.address} was already listed "
+                    f"(after {len(self._seen)} addresses); the service's pages are "
+                    "inconsistent")
+            self._seen.add(item.address)
+        return page.addresses
 
     def after(self, page: MonitoredAddressPage) -> Call[MonitoredAddressPage] | None:
-        """The call for the page after ``page``, or None when the walk is done."""
-        self._seen += len(page.addresses)
-        following = next_page(page, self._seen)
+        """The call for the page after ``page`` (taken), or None when the walk is done."""
+        following = next_page(page, len(self._seen))
         return None if following is None else self._follow(following)
 
 

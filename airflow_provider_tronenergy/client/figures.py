@@ -15,6 +15,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID, TX_HASH
 
 SUN: Final = Decimal("0.000001")
@@ -80,6 +81,12 @@ def pattern(regex: re.Pattern[str], what: str, *, empty_ok: bool = False) -> Che
         return f"is not {what}: {_show(value)}"
 
     return check
+
+
+def address(value: str) -> str | None:
+    """A TRON address the service names (a check's, an order's, a watched one): full
+    base58check, as every address the provider sends is checked."""
+    return None if is_valid_address(value) else f"is not a TRON address: {_show(value)}"
 
 
 order_id = pattern(ORDER_ID, "an order id (1-128 printable ASCII characters, no spaces)")

@@ -202,7 +202,7 @@ class Activation(_Read):
 
 @dataclass(frozen=True)
 class AddressCheck(_Read):
-    address: str
+    address: str = field(metadata=_meta(figures.address))
     is_activated: bool
     need_activate: bool
     transfer_count: int = field(metadata=_meta(figures.count))
@@ -224,8 +224,8 @@ class Order(_Read):
     cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
     energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_zero))
     rent_time: Decimal | None = field(default=None, metadata=_meta(figures.hours_or_none))
-    target_address: str | None = None
-    to_address: str | None = None
+    target_address: str | None = field(default=None, metadata=_meta(figures.address))
+    to_address: str | None = field(default=None, metadata=_meta(figures.address))
     kind: str | None = None
     activation_cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
     created_at: datetime | None = None
@@ -235,7 +235,7 @@ class Order(_Read):
 
 @dataclass(frozen=True)
 class MonitoredAddress(_Read):
-    address: str
+    address: str = field(metadata=_meta(figures.address))
     label: str = field(metadata=_meta(absent=""))
     tokens: tuple[str, ...]
     is_active: bool
@@ -277,7 +277,7 @@ class MonitoredAddressPage(_Model):
 class MonitorRegistration(_Read):
     """What the add-address call answers: the address, its state and the callback URL."""
 
-    address: str
+    address: str = field(metadata=_meta(figures.address))
     status: str
     webhook_url: str = field(metadata=_meta(absent=""))
     extra: Mapping[str, Any] = _extra()

@@ -238,5 +238,5 @@ class TronEnergyClient(ClientBase):
         call: Call[models.MonitoredAddressPage] | None = walk.first
         while call is not None:
             page = self.run(call)
-            yield from page.addresses
+            yield from walk.take(page)
             call = walk.after(page)

@@ -3,8 +3,9 @@
 The ``drop`` fault lets the request be fully processed and then closes the
 connection without an answer: the case in which a blind client retry would buy
 twice. The ``tamper`` fault lets it be processed too, then rewrites fields of the
-answer (``patch``: a dotted path such as ``data.cost`` or ``code``, to the raw
-JSON text put there): a service that lies, or a proxy that mangles. It is an
+answer (``patch``: a dotted path such as ``data.cost``, ``code`` or, into a list,
+``data.addresses.0.address``, to the raw JSON text put there): a service that lies,
+or a proxy that mangles. It is an
 ASGI middleware so that it wraps real request handling.
 
 A fault's path is relative to ``/v1`` (``*`` matches every service path); one
@@ -169,16 +170,23 @@ def _tampered(send: Send, patch: dict[str, str]) -> Send:
 
 
 def rewrite(body: bytes, patch: dict[str, str]) -> bytes:
-    """``body`` (JSON) with each dotted path set to its raw JSON text, verbatim."""
+    """``body`` (JSON) with each dotted path set to its raw JSON text, verbatim. A number
+    in the path indexes a list (it must be within it); a missing object is made."""
     payload = json.loads(body, parse_float=Decimal)
     for index, (path, _) in enumerate(patch.items()):
         *parents, leaf = path.split(".")
         node = payload
         for name in parents:
-            if not isinstance(node.get(name), dict):
+            if isinstance(node, list):
+                node = node[int(name)]
+                continue
+            if not isinstance(node.get(name), dict | list):
                 node[name] = {}
             node = node[name]
-        node[leaf] = f"@@tamper{index}@@"
+        if isinstance(node, list):
+            node[int(leaf)] = f"@@tamper{index}@@"
+        else:
+            node[leaf] = f"@@tamper{index}@@"
     text = dumps(payload)
     for index, raw in enumerate(patch.values()):
         text = text.replace(f'"@@tamper{index}@@"', raw)

@@ -131,7 +131,8 @@ def test_timeout_forms() -> None:
 def test_order_model_reads_times_status_and_extras() -> None:
     order = Order.from_data({
         "order_id": "o1", "status": "processing", "tx_hash": "", "cost": Decimal("2.925"),
-        "energy_amount": 65000, "rent_time": 1, "target_address": "T1",
+        "energy_amount": 65000, "rent_time": 1,
+        "target_address": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
         "created_at": "2025-11-01T10:00:00Z", "updated_at": "2025-11-01T10:00:03.5+02:00",
         "refund": {"amount": Decimal("0.1")}, "note": "new field",
     })
