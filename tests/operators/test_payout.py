@@ -29,15 +29,20 @@ def journal(tmp_path, monkeypatch):
     journal.close()
 
 
-@pytest.fixture
-def wallet(control, monkeypatch):
-    """A hot wallet with USDT, TRX and staked energy, and its key as the signer connection."""
+def signing_wallet(control, monkeypatch, usdt: str) -> tuple[PrivateKey, str]:
+    """A hot wallet with ``usdt``, TRX and staked energy, its key the signer connection."""
     key = PrivateKey.random()
     address = key.public_key.to_base58check_address()
-    control.wallet(address, trx="200", usdt="10000", staked=2_000_000)
+    control.wallet(address, trx="200", usdt=usdt, staked=2_000_000)
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
         {"conn_type": "tron_signer", "password": key.hex()}))
     return key, address
+
+
+@pytest.fixture
+def wallet(control, monkeypatch):
+    """A hot wallet with 10,000 USDT, TRX and staked energy, and its key as the signer."""
+    return signing_wallet(control, monkeypatch, "10000")
 
 
 def sent_from(control, address: str) -> list[dict[str, Any]]:
@@ -289,12 +294,7 @@ def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
 @pytest.fixture
 def ten_usdt(control, monkeypatch):
     """A hot wallet holding 10 USDT (and plenty of TRX and staked energy) as the signer."""
-    key = PrivateKey.random()
-    address = key.public_key.to_base58check_address()
-    control.wallet(address, trx="200", usdt="10", staked=2_000_000)
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
-        {"conn_type": "tron_signer", "password": key.hex()}))
-    return address
+    return signing_wallet(control, monkeypatch, "10")[1]
 
 
 def pay(run_dag, sender: str, batch_id: str, recipient: str, amount: str,
