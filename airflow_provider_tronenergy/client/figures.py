@@ -89,6 +89,12 @@ def address(value: str) -> str | None:
     return None if is_valid_address(value) else f"is not a TRON address: {_show(value)}"
 
 
+def address_or_empty(value: str) -> str | None:
+    """An address the spec does not show (an order's target and recipient): ``""`` reads as
+    not given, anything else must be an address."""
+    return None if value == "" else address(value)
+
+
 order_id = pattern(ORDER_ID, "an order id (1-128 printable ASCII characters, no spaces)")
 tx_hash = pattern(TX_HASH, "a transaction hash (64 hex digits)", empty_ok=True)
 energy = whole(positive=True, limit=MAX_ENERGY)

@@ -224,8 +224,8 @@ class Order(_Read):
     cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
     energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_zero))
     rent_time: Decimal | None = field(default=None, metadata=_meta(figures.hours_or_none))
-    target_address: str | None = field(default=None, metadata=_meta(figures.address))
-    to_address: str | None = field(default=None, metadata=_meta(figures.address))
+    target_address: str | None = field(default=None, metadata=_meta(figures.address_or_empty))
+    to_address: str | None = field(default=None, metadata=_meta(figures.address_or_empty))
     kind: str | None = None
     activation_cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
     created_at: datetime | None = None

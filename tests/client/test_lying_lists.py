@@ -102,3 +102,7 @@ def test_an_order_naming_no_address_is_refused(client, control, field):
         client.get_order(order.order_id)
     control.clear_faults()
     assert client.get_order(order.order_id).order_id == order.order_id
+    # Fields the spec does not show: empty reads as not given (a service may send "").
+    control.fault(kind="tamper", path=f"/energy/order/{order.order_id}", method="GET",
+                  patch={f"data.{field}": '""'})
+    assert getattr(client.get_order(order.order_id), field) == ""
