@@ -1,38 +1,61 @@
 """One blocking HTTP exchange with an overall deadline and a capped body, over requests.
 
 Per-read timeouts do not bound a call: a server that drips a byte every 50 ms
-never lets a 1 s read timeout fire (seen: 9.3 s for 185 bytes). So each exchange
-runs under a :class:`Deadline`: when the time is up, one watchdog thread shuts
-the socket of the connection in use, wherever the exchange is blocked: in the head, in
-the body, in a retry of urllib3. Redirects are never followed (a second host
-would receive the credentials). The service's sync client and the node client
-both send through :func:`exchange`.
+never lets a 1 s read timeout fire. So each exchange runs under a :class:`Deadline`
+and every blocking step of it is given at most the time left:
+
+* connecting (a TLS handshake and a proxy's CONNECT included): min(connect timeout, left);
+* sending the request: min(its timeout, left);
+* every socket read of the answer (status line, headers, chunk sizes, body): the
+  socket's timeout is set to min(read timeout, left) just before the read, by
+  :class:`_DeadlineReads` under http.client's buffered file, through which every
+  byte of an answer passes. A drip ends at the deadline wherever it is, whatever
+  the framing (Content-Length, chunked, read to the close), compressed or not;
+* urllib3's own resends (the node client's) start only before it and never wait past it.
+
+Why not a watchdog thread that shuts the socket when the time is up (what this
+module did before issue 36): it must find the socket from outside, and
+http.client drops the connection's reference to it when the answer ends the
+connection (``Connection: close``), so a drip in such a body ran to its end; a
+shutdown from another thread also races the reading thread's close (the
+descriptor number may be reused by then). Here the thread that reads bounds its
+own reads: no thread, no shared state, nothing to find or leave behind.
+
+Not bounded: resolving the host name (the resolver takes no timeout), and over an
+HTTPS proxy to an HTTPS host (TLS inside TLS) one TLS record, read by urllib3 in
+several socket reads each bounded by the time left when the record began.
+Redirects are never followed (a second host would receive the credentials). The
+service's sync client and the node client both send through :func:`exchange`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import heapq
-import socket
+import http.client
+import io
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import requests
 import urllib3.exceptions
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.connectionpool import ConnectionPool, HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import MaxRetryError, ReadTimeoutError, ResponseError
 from urllib3.poolmanager import PoolManager
+from urllib3.response import BaseHTTPResponse
+from urllib3.util.retry import Retry
 
 from airflow_provider_tronenergy.client.bounded import CHUNK, BodyError, BodyReader
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 _current = threading.local()
-_owners_lock = threading.Lock()
 
 
 class DeadlineExceeded(TronEnergyProviderError, TimeoutError):
@@ -44,95 +67,126 @@ class DeadlineExceeded(TronEnergyProviderError, TimeoutError):
 
 
 class Deadline:
-    """Shuts the connections of the current thread's exchange once ``seconds`` have passed."""
+    """``seconds`` from now, for the exchange the current thread runs (see the module)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.expired = False
-        self._done = False
-        self._connections: list[Any] = []
+        self.end = time.monotonic() + seconds
+        self.passed = False  # set once a step was refused, or cut, for lack of time
 
     def __enter__(self) -> Deadline:
+        self._outer: Deadline | None = getattr(_current, "deadline", None)
         _current.deadline = self
-        _WATCHDOG.watch(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        with _owners_lock:
-            self._done = True
-            self._connections.clear()
-        _current.deadline = None
+        _current.deadline = self._outer
 
-    def attach(self, connection: Any) -> None:
-        """Called as a request starts on ``connection``: it is this deadline's until the end."""
-        with _owners_lock:
-            if self.expired:
-                raise DeadlineExceeded(self.seconds)
-            connection.tronenergy_deadline = self
-            self._connections.append(connection)
+    @property
+    def expired(self) -> bool:
+        return self.passed or time.monotonic() >= self.end
 
-    def expire(self) -> None:
-        """Time is up: shut the sockets this exchange still owns (the watchdog calls it)."""
-        with _owners_lock:
-            if self._done:
-                return
-            self.expired = True
-            for connection in self._connections:
-                # A connection back in the pool and taken by another call is not ours.
-                if getattr(connection, "tronenergy_deadline", None) is not self:
-                    continue
-                sock = getattr(connection, "sock", None)
-                if sock is not None:
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)
+    def left(self) -> float:
+        """Seconds left (never negative)."""
+        return max(0.0, self.end - time.monotonic())
+
+    def bound(self, timeout: float | None) -> float:
+        """``timeout`` for the next blocking step, cut to the time left.
+
+        Raises ``TimeoutError`` (what a socket raises) when no time is left, so that
+        urllib3 and requests report it as they report any timeout; :func:`exchange`
+        then reads :attr:`expired`.
+        """
+        left = self.end - time.monotonic()
+        if left <= 0:
+            self.passed = True
+            raise TimeoutError(f"the overall deadline of {self.seconds:g} s passed")
+        return left if timeout is None or timeout > left else timeout
 
 
-class _Watchdog:
-    """One daemon thread for every deadline of the process (no thread per call)."""
-
-    def __init__(self) -> None:
-        self._due: list[tuple[float, int, Deadline]] = []
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, deadline: Deadline) -> None:
-        with self._wake:
-            heapq.heappush(self._due, (time.monotonic() + deadline.seconds, id(deadline),
-                                       deadline))
-            if self._thread is None or not self._thread.is_alive():  # first use, or a fork
-                self._thread = threading.Thread(target=self._run, name="tronenergy-deadlines",
-                                                daemon=True)
-                self._thread.start()
-            elif self._due[0][2] is deadline:
-                self._wake.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._due or self._due[0][0] > time.monotonic():
-                    self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
-                _, _, deadline = heapq.heappop(self._due)
-            deadline.expire()  # a finished exchange ignores it
+def current_deadline() -> Deadline | None:
+    """The deadline of the exchange this thread is running, if any."""
+    return getattr(_current, "deadline", None)
 
 
-_WATCHDOG = _Watchdog()
+class _DeadlineReads(io.RawIOBase):
+    """An answer's socket reads, each given at most the time its exchange has left."""
+
+    def __init__(self, raw: Any, sock: Any, deadline: Deadline, per_read: float | None) -> None:
+        super().__init__()
+        self._raw = raw  # the SocketIO http.client made (nothing read from it yet)
+        self._sock = sock
+        self._deadline = deadline
+        self._per_read = per_read  # the read timeout urllib3 set on the socket
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        wait = self._deadline.bound(self._per_read)
+        self._sock.settimeout(wait)
+        try:
+            n: int | None = self._raw.readinto(buffer)
+        except TimeoutError:
+            if self._per_read is None or wait < self._per_read:
+                self._deadline.passed = True  # cut by the deadline, not by the read timeout
+            raise
+        return n
+
+    def fileno(self) -> int:
+        return int(self._raw.fileno())
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()  # releases http.client's reference to the socket
+        super().close()
 
 
-class _Watched:
-    """Mixed into urllib3's connections: each request joins the thread's deadline."""
+class _BoundedResponse(http.client.HTTPResponse):
+    """http.client's response, reading through :class:`_DeadlineReads` under a deadline.
+
+    http.client builds one for every answer (the proxy's answer to CONNECT too)
+    and reads all of it, head and body, through ``self.fp``; urllib3 reads the
+    chunked framing through the same file.
+    """
+
+    def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        deadline = current_deadline()
+        if deadline is not None:
+            # Nothing is buffered yet: the file is rebuilt over the same socket reads.
+            raw = self.fp.detach()
+            self.fp = io.BufferedReader(_DeadlineReads(raw, sock, deadline, sock.gettimeout()))
+
+
+def _bounded(timeout: Any) -> Any:
+    deadline = current_deadline()
+    if deadline is None:
+        return timeout
+    return deadline.bound(timeout if isinstance(timeout, (int, float)) else None)
+
+
+class _Bounded:
+    """Mixed into urllib3's connections: connecting and sending within the time left."""
+
+    response_class: type[http.client.HTTPResponse] = _BoundedResponse
+    timeout: Any
+
+    def connect(self) -> None:
+        self.timeout = _bounded(self.timeout)
+        super().connect()  # type: ignore[misc]
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        deadline: Deadline | None = getattr(_current, "deadline", None)
-        if deadline is not None:
-            deadline.attach(self)
+        # Also where a request on a kept-alive connection starts: none after the deadline.
+        self.timeout = _bounded(self.timeout)
         super().request(*args, **kwargs)  # type: ignore[misc]
 
 
-class _HTTPConnection(_Watched, HTTPConnection):
+class _HTTPConnection(_Bounded, HTTPConnection):
     pass
 
 
-class _HTTPSConnection(_Watched, HTTPSConnection):
+class _HTTPSConnection(_Bounded, HTTPSConnection):
     pass
 
 
@@ -153,13 +207,63 @@ class DeadlineAdapter(HTTPAdapter):
     """An adapter whose connections obey the calling thread's :class:`Deadline`."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        """Pools of watched connections, also for proxies (below)."""
+        """Pools of bounded connections, also for proxies (below)."""
         super().init_poolmanager(*args, **kwargs)
         _watch(self.poolmanager)
 
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        """The proxy's pool manager, with watched connections too."""
+        """The proxy's pool manager, with bounded connections too."""
         return _watch(super().proxy_manager_for(proxy, **proxy_kwargs))
+
+    def close(self) -> None:
+        """Close the pooled connections now: urllib3 2's ``PoolManager.clear`` only drops
+        its pools, whose sockets then wait for the garbage collector."""
+        for manager in (self.poolmanager, *self.proxy_manager.values()):
+            for key in manager.pools.keys():  # noqa: SIM118  # it refuses iteration
+                pool = manager.pools.get(key)
+                if pool is not None:
+                    pool.close()
+        super().close()
+
+
+class DeadlineRetry(Retry):
+    """urllib3's resends under the calling exchange's deadline (the node client's).
+
+    None is made once the deadline has passed (the last failure is reported as
+    urllib3 reports retries run out), and no wait (backoff or ``Retry-After``)
+    outlasts the time left.
+    """
+
+    def increment(self, method: str | None = None, url: str | None = None,
+                  response: BaseHTTPResponse | None = None, error: Exception | None = None,
+                  _pool: ConnectionPool | None = None,
+                  _stacktrace: TracebackType | None = None) -> Self:
+        deadline = current_deadline()
+        if deadline is not None and deadline.expired:
+            reason = error or ResponseError(f"the overall deadline of {deadline.seconds:g} s "
+                                            "passed")
+            raise MaxRetryError(_pool, url, reason) from reason  # type: ignore[arg-type]
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
+    def sleep_for_retry(self, response: BaseHTTPResponse) -> bool:
+        retry_after = self.get_retry_after(response)
+        if retry_after:
+            _pause(retry_after)
+            return True
+        return False
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        if self.respect_retry_after_header and response and self.sleep_for_retry(response):
+            return
+        _pause(self.get_backoff_time())
+
+
+def _pause(seconds: float) -> None:
+    deadline = current_deadline()
+    if deadline is not None:
+        seconds = min(seconds, deadline.left())
+    if seconds > 0:
+        time.sleep(seconds)
 
 
 def _read(response: requests.Response, limit: int) -> bytes:
@@ -192,7 +296,8 @@ def exchange(adapter: HTTPAdapter, request: requests.PreparedRequest, *, connect
     Raises :class:`DeadlineExceeded` past the deadline, a ``BodyError`` (with the
     answer's status) for a body over ``limit`` or one it cannot inflate, and
     requests' own exceptions for everything else. A redirect is returned as an
-    answer like any other: never followed.
+    answer like any other: never followed. An answer read whole is returned even
+    if the deadline passes just after its last byte: every read was bounded by it.
     """
     with Deadline(total) as deadline:
         try:
@@ -200,8 +305,6 @@ def exchange(adapter: HTTPAdapter, request: requests.PreparedRequest, *, connect
                                     verify=verify, proxies=dict(proxies or {}))
             try:
                 body = _read(response, limit)
-                if deadline.expired:  # a head or body cut short by the shutdown reads as ended
-                    raise DeadlineExceeded(total)
             except BaseException as exc:
                 if isinstance(exc, BodyError):
                     exc.status = response.status_code

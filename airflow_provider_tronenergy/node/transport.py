@@ -16,11 +16,15 @@ from urllib.parse import urljoin
 
 import requests
 from tronpy.providers import HTTPProvider
-from urllib3.util.retry import Retry
 
 from airflow_provider_tronenergy.client.bounded import BodyError
 from airflow_provider_tronenergy.client.core import Timeout
-from airflow_provider_tronenergy.client.deadline import DeadlineAdapter, DeadlineExceeded, exchange
+from airflow_provider_tronenergy.client.deadline import (
+    DeadlineAdapter,
+    DeadlineExceeded,
+    DeadlineRetry,
+    exchange,
+)
 from airflow_provider_tronenergy.client.wire import redirect_message
 from airflow_provider_tronenergy.node.errors import NodeError
 
@@ -40,11 +44,13 @@ class BoundedProvider(HTTPProvider):  # type: ignore[misc]  # tronpy ships no ty
             self.sess.headers[API_KEY_HEADER] = api_key
         self.bounds = timeout
         self.max_answer_bytes = max_answer_bytes
-        retry = Retry(total=max_retries, connect=max_retries, read=max_retries,
-                      status=max_retries, redirect=0, backoff_factor=0.5,
-                      status_forcelist=(429, 500, 502, 503, 504),
-                      allowed_methods=frozenset({"POST"}), respect_retry_after_header=True,
-                      raise_on_status=False, raise_on_redirect=False)
+        # Resends within the call's one deadline: none after it, no wait past it.
+        retry = DeadlineRetry(total=max_retries, connect=max_retries, read=max_retries,
+                              status=max_retries, redirect=0, backoff_factor=0.5,
+                              status_forcelist=(429, 500, 502, 503, 504),
+                              allowed_methods=frozenset({"POST"}),
+                              respect_retry_after_header=True, raise_on_status=False,
+                              raise_on_redirect=False)
         adapter = DeadlineAdapter(max_retries=retry, pool_maxsize=pool_size)
         self.sess.mount("http://", adapter)
         self.sess.mount("https://", adapter)

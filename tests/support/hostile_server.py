@@ -4,6 +4,10 @@ Raw sockets, so that each behaviour is exactly what a broken or malicious servic
 or node would send (a lying Content-Length, a body one byte at a time, a gzip
 bomb). Every request it reads is recorded, headers included, so a test can show
 what reached it (a redirect's target must receive nothing).
+
+Run as a script (``python hostile_server.py SHAPE INTERVAL BODY``) it serves one
+:class:`DripShape` in its own process and prints its port: a leak test then
+counts only the client's threads and descriptors.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import gzip
 import io
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -148,23 +153,6 @@ def inflating(inflated: int) -> Behaviour:
     return answer(200, bomb, {"Content-Encoding": "gzip"})
 
 
-def drip(status: int, body: Any, interval: float, *, head_too: bool = False) -> Behaviour:
-    """The answer one byte every ``interval`` seconds (the head too, if asked)."""
-    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-
-    def behave(sock: socket.socket, request: Seen) -> None:
-        head = _head(status, {"Content-Type": "application/json",
-                              "Content-Length": str(len(raw))})
-        if not head_too:
-            sock.sendall(head)
-            head = b""
-        for byte in head + raw:
-            sock.sendall(bytes([byte]))
-            time.sleep(interval)
-
-    return behave
-
-
 def truncated(sent: bytes, length: int) -> Behaviour:
     """A head promising ``length`` bytes, then ``sent`` and a closed connection."""
 
@@ -174,3 +162,111 @@ def truncated(sent: bytes, length: int) -> Behaviour:
         sock.shutdown(socket.SHUT_RDWR)
 
     return behave
+
+
+@dataclass(frozen=True)
+class DripShape:
+    """Where an answer starts to drip, how its body is framed, and on which connection.
+
+    ``phase``: ``status`` (from the first byte), ``headers`` (after the status line)
+    or ``body`` (after the whole head). ``framing``: ``length`` (Content-Length),
+    ``chunked``, or ``close`` (no length: the body ends when the server closes).
+    ``pooled``: the connection's first request is answered at once and kept alive;
+    the next one, on the same connection, drips.
+    """
+
+    phase: str
+    framing: str = "length"
+    gzip: bool = False
+    pooled: bool = False
+
+    @property
+    def id(self) -> str:
+        return "-".join([self.phase, self.framing] + ["gzip"] * self.gzip
+                        + ["pooled"] * self.pooled)
+
+
+DRIPS = [
+    DripShape("status"), DripShape("status", pooled=True),
+    DripShape("headers"), DripShape("headers", pooled=True),
+    DripShape("body"), DripShape("body", gzip=True),
+    DripShape("body", "chunked"), DripShape("body", "chunked", gzip=True),
+    DripShape("body", "close"), DripShape("body", "close", gzip=True),
+    DripShape("body", pooled=True), DripShape("body", "chunked", gzip=True, pooled=True),
+]
+"""Every way an answer can be dripped that the clients read differently."""
+
+
+def drip_parts(shape: DripShape, body: Any) -> tuple[bytes, bytes]:
+    """``shape``'s answer as (sent at once, dripped a byte at a time)."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if shape.gzip:
+        raw = gzip.compress(raw)
+        headers["Content-Encoding"] = "gzip"
+    if shape.framing == "length":
+        headers["Content-Length"] = str(len(raw))
+    elif shape.framing == "chunked":
+        headers["Transfer-Encoding"] = "chunked"
+        pieces = [raw[i:i + 16] for i in range(0, len(raw), 16)]
+        raw = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+    else:
+        headers["Connection"] = "close"
+    head = _head(200, headers)
+    status_line = head.index(b"\r\n") + 2
+    start = {"status": 0, "headers": status_line, "body": len(head)}[shape.phase]
+    whole = head + raw
+    return whole[:start], whole[start:]
+
+
+class Dripping:
+    """Answers ``body`` in ``shape``, a byte every ``interval`` s; ``peers`` per request."""
+
+    def __init__(self, shape: DripShape, body: Any, interval: float) -> None:
+        self.shape = shape
+        self.body = body
+        self.interval = interval
+        self.prompt = answer(200, body)
+        self.peers: list[tuple[str, int]] = []
+
+    def __call__(self, sock: socket.socket, request: Seen) -> None:
+        peer = sock.getpeername()
+        first_on_connection = peer not in self.peers
+        self.peers.append(peer)
+        if self.shape.pooled and first_on_connection:
+            self.prompt(sock, request)  # kept alive: the next request comes on it
+            return
+        at_once, dripped = drip_parts(self.shape, self.body)
+        sock.sendall(at_once)
+        for byte in dripped:
+            time.sleep(self.interval)
+            sock.sendall(bytes([byte]))
+        if self.shape.framing == "close":
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _serve_forever() -> None:
+    """``python hostile_server.py SHAPE INTERVAL BODY``: serve until stdin closes."""
+    shape = next(shape for shape in DRIPS if shape.id == sys.argv[1])
+    with HostileServer(Dripping(shape, json.loads(sys.argv[3]), float(sys.argv[2]))) as server:
+        print(server.port, flush=True)
+        sys.stdin.read()
+
+
+def drip_seconds(shape: DripShape, body: Any, interval: float) -> float:
+    """How long ``shape``'s drip of ``body`` lasts."""
+    return len(drip_parts(shape, body)[1]) * interval
+
+
+def raised_within(call: Callable[[], object]) -> tuple[Exception, float]:
+    """What ``call`` raised, and after how many seconds; an answer fails the test."""
+    started = time.monotonic()
+    try:
+        call()
+    except Exception as exc:
+        return exc, time.monotonic() - started
+    raise AssertionError("the call returned an answer: the drip was not dripped")
+
+
+if __name__ == "__main__":
+    _serve_forever()
