@@ -10,6 +10,7 @@ in docs/money-safety.md.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +42,7 @@ from support.hostile_server import (
     inflating,
     raised_within,
     redirect,
+    tls_context,
     truncated,
 )
 
@@ -174,6 +176,30 @@ def test_a_dripped_answer_ends_at_the_overall_deadline(connect: Any, shape: Drip
         assert took < 2 * DEADLINE, f"{type(error).__name__} after {took:.2f} s"
     if shape.pooled:  # the dripped answers came on kept-alive connections
         assert dripping.peers[0] == dripping.peers[1] and dripping.peers[2] == dripping.peers[3]
+
+
+TLS_DRIPS = [shape for shape in DRIPS if shape.id in (
+    "status-length", "headers-length-pooled", "body-close-gzip", "body-chunked-gzip-pooled")]
+
+
+@pytest.mark.parametrize("shape", TLS_DRIPS, ids=[shape.id for shape in TLS_DRIPS])
+def test_a_dripped_answer_over_tls_ends_at_the_overall_deadline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: DripShape) -> None:
+    """The same over https: the sync client's reads go through the TLS socket."""
+    context, certificate = tls_context(tmp_path)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(certificate))
+    dripping = Dripping(shape, ACCOUNT, DRIP)
+    with HostileServer(dripping, tls=context) as service, \
+            TronEnergyClient(f"{service.root}/v1", API_KEY, API_SECRET, retry=ONCE,
+                             timeout=(1.0, 1.0, DEADLINE)) as client:
+        if shape.pooled:
+            assert client.get_account().username == "a@b.c"
+        read, took = raised_within(client.get_account)
+    assert isinstance(read, NoResponseError), repr(read)
+    assert "overall deadline of 0.5 s" in str(read)
+    assert took < 2 * DEADLINE, f"after {took:.2f} s"
+    if shape.pooled:
+        assert dripping.peers[0] == dripping.peers[1]
 
 
 def test_an_answer_cut_short_is_no_answer(connect: Any) -> None:

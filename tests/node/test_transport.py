@@ -6,6 +6,8 @@ tronpy's own provider followed a 302/307/308 to another host with the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
@@ -22,6 +24,7 @@ from support.hostile_server import (
     inflating,
     raised_within,
     redirect,
+    tls_context,
 )
 
 API_KEY = "node-key-7c0ffee0-1111-4bd1-9a3e-abcdefabcdef"
@@ -90,3 +93,18 @@ def test_a_dripped_answer_ends_at_the_overall_deadline(shape: DripShape) -> None
         assert took < 2 * DEADLINE, f"{error} after {took:.2f} s"
     if shape.pooled:  # the dripped answers came on kept-alive connections
         assert dripping.peers[0] == dripping.peers[1] and dripping.peers[2] == dripping.peers[3]
+
+
+TLS_DRIPS = [shape for shape in DRIPS if shape.id in ("status-length", "body-close-gzip")]
+
+
+@pytest.mark.parametrize("shape", TLS_DRIPS, ids=[shape.id for shape in TLS_DRIPS])
+def test_a_dripped_answer_over_tls_ends_at_the_overall_deadline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: DripShape) -> None:
+    context, certificate = tls_context(tmp_path)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(certificate))
+    with HostileServer(Dripping(shape, ACCOUNT, DRIP), tls=context) as node, \
+            client(node, timeout=(1.0, 1.0, DEADLINE), max_retries=3) as reader:
+        read, took = raised_within(lambda: reader.get_account(USDT_MAINNET))
+    assert isinstance(read, NodeError) and "overall deadline of 0.5 s" in str(read), repr(read)
+    assert took < 2 * DEADLINE, f"after {took:.2f} s"

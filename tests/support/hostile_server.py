@@ -13,16 +13,20 @@ counts only the client's threads and descriptors.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gzip
 import io
+import ipaddress
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 
@@ -44,11 +48,12 @@ class HostileServer:
     behave: Behaviour
     host: str = "127.0.0.1"
     received: list[Seen] = field(default_factory=list)
+    tls: ssl.SSLContext | None = None  # serve https (a context from :func:`tls_context`)
 
     def __post_init__(self) -> None:
         self._listener = socket.create_server((self.host, 0))
         self.port = self._listener.getsockname()[1]
-        self.root = f"http://{self.host}:{self.port}"
+        self.root = f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -68,14 +73,46 @@ class HostileServer:
                 return
             threading.Thread(target=self._one, args=(sock,), daemon=True).start()
 
-    def _one(self, sock: socket.socket) -> None:
-        with sock, contextlib.suppress(OSError):
-            while True:  # keep-alive: one request after another on the connection
-                request = _read_request(sock)
-                if request is None:
-                    return
-                self.received.append(request)
-                self.behave(sock, request)
+    def _one(self, raw: socket.socket) -> None:
+        with raw, contextlib.suppress(OSError):
+            sock = self.tls.wrap_socket(raw, server_side=True) if self.tls else raw
+            with sock:
+                while True:  # keep-alive: one request after another on the connection
+                    request = _read_request(sock)
+                    if request is None:
+                        return
+                    self.received.append(request)
+                    self.behave(sock, request)
+
+
+def tls_context(directory: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server context with a fresh self-signed certificate for 127.0.0.1, and the
+    certificate's file (what a client is told to trust)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    cert_file, key_file = directory / "hostile.crt", directory / "hostile.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return context, cert_file
 
 
 def _read_request(sock: socket.socket) -> Seen | None:
