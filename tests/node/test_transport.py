@@ -108,3 +108,15 @@ def test_a_dripped_answer_over_tls_ends_at_the_overall_deadline(
         read, took = raised_within(lambda: reader.get_account(USDT_MAINNET))
     assert isinstance(read, NodeError) and "overall deadline of 0.5 s" in str(read), repr(read)
     assert took < 2 * DEADLINE, f"after {took:.2f} s"
+
+
+def test_a_resend_never_waits_past_the_deadline() -> None:
+    """A node that answers 503 with a long Retry-After: urllib3 slept all of it (30 s)
+    before resending; the wait is cut at the call's deadline and nothing is resent."""
+    busy = answer(503, {"Error": "busy"}, {"Retry-After": "30"})
+    with HostileServer(busy) as node, \
+            client(node, timeout=(1.0, 1.0, DEADLINE), max_retries=3) as reader:
+        error, took = raised_within(lambda: reader.get_account(USDT_MAINNET))
+    assert isinstance(error, NodeError), repr(error)
+    assert took < 2 * DEADLINE, f"{error} after {took:.2f} s"
+    assert len(node.received) == 1
