@@ -17,7 +17,9 @@ START = pendulum.datetime(2026, 1, 1, tz="UTC")
 ARGS = {"retries": 1, "retry_delay": timedelta(0)}
 
 DAGS: dict[str, DAG] = {}
-for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True)):
+# te_payouts_other: a second DAG sending from the same hot wallet (the wallet's lease).
+for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
+                         ("te_payouts_other", False)):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS,
              render_template_as_native_obj=True) as dag:
         TronPayoutOperator(

@@ -1,0 +1,92 @@
+"""Two payout batches from one hot wallet at once, through the operator (dag.test()).
+
+A busy public node answers balance, resource and estimate reads seconds late (a
+``latency`` fault on those node paths). Two batches started two seconds apart from one
+wallet whose funds cover one batch: before the wallet's lease, both pre-flights read
+the same balance and energy and both signed; the second batch's transfers REVERTed on
+chain (or burned TRX for the energy the first used, with ``max_burn_trx="0"``). Now the
+second waits for the first's lease and its pre-flight counts the first's transfers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+from tronpy.keys import PrivateKey
+
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from support.dag_process import start_dag_test
+from support.dagrun import run_outcome
+
+pytestmark = pytest.mark.usefixtures("node_conn")
+
+SLOW_READS = ("/wallet/getaccount", "/wallet/getaccountresource",
+              "/wallet/triggerconstantcontract")
+"""The pre-flight's balance, resource and estimate reads (USDT's balanceOf is a constant
+call): a busy public node answers them 6-8 s late."""
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    journal = PayoutJournal(url)
+    yield journal
+    journal.close()
+
+
+@pytest.fixture
+def one_batchs_worth(control, monkeypatch) -> str:
+    """A hot wallet with 10 USDT and 200,000 staked energy: one batch of two 3 USDT
+    transfers to holders (2 x 64,285 energy), not two; its key is the signer."""
+    key = PrivateKey.random()
+    address = key.public_key.to_base58check_address()
+    control.wallet(address, trx="50", usdt="10", staked=200_000)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    return address
+
+
+def sent_from(control, address: str) -> list[dict[str, Any]]:
+    return list(control.call("GET", f"/chain/transactions?owner={address}"))
+
+
+def test_two_dag_runs_on_one_wallet_two_seconds_apart_never_overspend_it(
+        airflow_db, control, journal, one_batchs_worth):
+    sender = one_batchs_worth
+    batches = {name: [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "3",
+                       "payout_id": f"{name}-{i}"} for i in range(2)]
+               for name in ("te_payouts", "te_payouts_other")}
+    children = {name: start_dag_test(name, {
+        "payouts": rows, "sender": sender, "batch_id": f"{name}-1", "max_burn_trx": "0"})
+        for name, rows in batches.items()}  # Airflow imported, waiting for "go"
+    for path in SLOW_READS:
+        control.fault(kind="latency", path=path, latency_ms=5000)
+    try:
+        children["te_payouts"].go()
+        time.sleep(2)
+        children["te_payouts_other"].go()
+        ended = {name: child.finish() for name, child in children.items()}
+    finally:
+        control.clear_faults()
+    out = {name: run_outcome(name, run["run_id"], run["state"]) for name, run in ended.items()}
+    assert set(out) == set(batches), out
+    on_chain = sent_from(control, sender)
+    receipts = [(t.get("receipt") or {}).get("receipt") or {} for t in on_chain]
+    results = Counter(r.get("result") for r in receipts)
+    assert results == Counter({"SUCCESS": 2}), on_chain  # no REVERT, nothing else signed
+    assert [r.get("energy_fee", 0) for r in receipts] == [0, 0], on_chain  # none burned
+    paid = {t["to"] for t in on_chain}
+    # One batch paid in full, once; the other signed nothing (it waited, then found the
+    # wallet short: a retryable wait or a refusal, never a transfer that cannot succeed).
+    [winner] = [n for n, rows in batches.items() if {p["recipient"] for p in rows} == paid]
+    loser = next(n for n in batches if n != winner)
+    assert out[winner]["send"][0] == "success", out
+    assert out[winner]["send"][2]["states"] == {"confirmed": 2}
+    assert out[loser]["send"][0] == "failed", out
+    assert f"is held by {winner}/" in ended[loser]["log"]  # it waited for the winner's lease
+    assert {a.batch_id for a in journal.recent()} == {f"{winner}-1"}
