@@ -65,7 +65,8 @@ def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]
 
     2: the receipt figures in columns (filled from the receipts already journaled) and
     the index a period's sums read through (the Energy page). Additive.
-    3: the senders' leases (:mod:`.lease`), a new table. Additive.
+    3: the senders' leases (:mod:`.lease`), a new table, and the index the pre-flight
+    reads a sender's recently judged attempts through. Additive.
     """
     index = f"{attempts.name}_created"
 
@@ -84,6 +85,7 @@ def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]
 
     def lease_rows(conn: Connection) -> None:
         leases.create(conn, checkfirst=True)
+        sqlstore.add_index(attempts, f"{attempts.name}_sender_block")(conn)
 
     return {2: receipt_columns, 3: lease_rows}
 
@@ -138,6 +140,7 @@ class PayoutJournal:
             sa.Index(f"{table_prefix}payout_journal_state", "state"),
             sa.Index(f"{table_prefix}payout_journal_created", "created_at_ms", "state",
                      *RECEIPT_COLUMNS),
+            sa.Index(f"{table_prefix}payout_journal_sender_block", "sender", "block_number"),
         )
         self.lease_table = lease_table(self.db.metadata, table_prefix)
         self.leases = Leases(self.db, self.lease_table, self.ensure_schema)
@@ -218,15 +221,15 @@ class PayoutJournal:
         whose answers lag that block does not show them spent yet)."""
         self.ensure_schema()
         c = self.attempts.c
-        states = [s.value for s in PayoutState if s.in_flight()]
-        which: sa.ColumnElement[bool] = c.state.in_(states)
-        if after_block is not None:
-            judged = [PayoutState.CONFIRMED.value, PayoutState.FAILED.value]
-            which = sa.or_(which, sa.and_(c.state.in_(judged), c.block_number > after_block))
+        flying = [s.value for s in PayoutState if s.in_flight()]
+        judged = [PayoutState.CONFIRMED.value, PayoutState.FAILED.value]
+        queries = [sa.select(self.attempts).where(c.state.in_(flying), c.sender == sender)]
+        if after_block is not None:  # two reads, each through its index (state; sender)
+            queries.append(sa.select(self.attempts).where(
+                c.sender == sender, c.block_number > after_block, c.state.in_(judged)))
         with self.db.engine.connect() as conn:
-            rows = conn.execute(sa.select(self.attempts).where(which, c.sender == sender)
-                                .order_by(c.id)).mappings().all()
-        return [self._attempt(r) for r in rows]
+            rows = {r["id"]: r for q in queries for r in conn.execute(q).mappings().all()}
+        return [self._attempt(rows[i]) for i in sorted(rows)]
 
     def history(self, identity: str) -> list[Attempt]:
         """Every attempt at one payout, oldest first."""

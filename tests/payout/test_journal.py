@@ -194,3 +194,19 @@ def test_in_flight_is_every_batchs_signed_attempt_of_one_sender(make):
     assert [a.state for a in journal.in_flight(SENDER)] == [PayoutState.SENT]
     assert journal.in_flight(TO) == [] and other.state is PayoutState.SIGNING
 
+
+
+def test_in_flight_after_a_block_adds_what_was_judged_in_later_blocks(make):
+    """A pre-flight's head was block 8: transfers judged in block 9 or later are counted
+    (a lagging node's balance may not show them), those judged up to 8 are not."""
+    journal = make()
+    early, late, failed, flying = (journal.claim([claim(i)], "w")[0][0]
+                                   for i in ("p1", "p2", "p3", "p4"))
+    journal.record_signed([signed(a, f"{n:02x}" * 32)
+                           for n, a in enumerate((early, late, failed, flying))])
+    journal.record_outcomes([(early, True, 8, {}), (late, True, 9, {}),
+                             (failed, False, 12, {"result": "REVERT"})])
+    assert [a.identity for a in journal.in_flight(SENDER)] == ["p4"]
+    assert [(a.identity, a.state) for a in journal.in_flight(SENDER, after_block=8)] == [
+        ("p2", PayoutState.CONFIRMED), ("p3", PayoutState.FAILED), ("p4", PayoutState.SIGNED)]
+    assert journal.in_flight(TO, after_block=0) == []
