@@ -130,8 +130,7 @@ class PayoutSender:
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
                  log: Any = log, lease: Lease | None = None) -> None:
         self.journal, self.node, self.signer = journal, node, signer
-        self.lease = lease
-        """The sender's lease (:mod:`.lease`): every claim checks it is still held."""
+        self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
         self.log = log
         self._stamp = 0

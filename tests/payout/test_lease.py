@@ -178,3 +178,26 @@ def test_a_journal_at_version_2_gets_the_lease_table(make):
         assert conn.execute(sa.select(versions.c.version).where(
             versions.c.store == "payout_journal")).scalar() == 3
     assert upgraded.claim([claim("v3")], "w2", lease=lease)[0][0].identity == "v3"
+
+
+def test_a_pass_whose_lease_another_worker_took_signs_and_sends_nothing(world):
+    """On the sandbox chain: PayoutSender hands its lease to the claim."""
+    from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
+    from support.chain import USDT
+
+    def sender(scope: str, lease: Lease) -> PayoutSender:
+        return PayoutSender(world.journal, world.node, world.signer,
+                            SendSettings(contract=USDT), scope=scope, lease=lease,
+                            energy_fee_sun=world.node.get_chain_parameters().energy_fee)
+
+    rows = world.rows(world.recipients(2))
+    stalled = acquired(world.journal, "slow", length_s=0.2, sender=world.address)
+    time.sleep(0.4)
+    taken = acquired(world.journal, "fast", sender=world.address)
+    with pytest.raises(LeaseLost):
+        sender("slow", stalled).send(rows, sender=world.address, token="USDT", batch_id="b1")
+    assert world.journal.batch("b1") == [] and world.on_chain() == []
+    done = sender("fast", taken).send(rows, sender=world.address, token="USDT",
+                                      batch_id="b1")
+    assert (done.signed, done.accepted) == (2, 2)
+    assert world.journal.leases.holder(world.address) == "fast"
