@@ -181,7 +181,9 @@ def hold(leases: Leases, sender: str, holder: str, *, length_s: float = DEFAULT_
         while not stop.wait(length_s / 3):
             try:
                 if not leases.renew(got):
-                    return  # lapsed and taken: the claim refuses, nothing is signed
+                    if log is not None:  # the claim refuses: nothing more is signed
+                        log.warning("the lease on %s lapsed and was not renewed", sender)
+                    return
             except Exception as exc:  # a missed beat; the claim checks anyway
                 if log is not None:
                     log.warning("could not renew the lease on %s: %s", sender,

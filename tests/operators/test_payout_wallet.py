@@ -114,3 +114,27 @@ def test_two_dag_runs_on_a_wallet_worth_both_pay_both_once(airflow_db, control, 
     assert {name: run["send"][0] for name, run in out.items()} == {
         "te_payouts": "success", "te_payouts_other": "success"}, out
     assert any("is held by" in run["log"] for run in out.values())
+
+
+def test_a_wallet_held_past_the_wait_fails_the_try_retryably_and_signs_nothing(
+        run_dag, control, journal, monkeypatch, capfd):
+    """Another task holds the wallet (its lease, as a worker mid-pre-flight leaves it): the
+    run waits ``wallet_wait_seconds``, fails the try with a retry, and signs nothing; once
+    the wallet is free the batch is paid once."""
+    from payouts import DAGS
+
+    sender = hot_wallet(control, monkeypatch, usdt="10", staked=200_000)
+    row = {"recipient": control.wallet(trx="1", usdt="1"), "amount": "2", "payout_id": "busy"}
+    lease = journal.leases.acquire(sender, "te_other/run/send/-1/try1@host:1", 600)
+    conf = {"payouts": [row], "sender": sender, "batch_id": "busy-1",
+            "wallet_wait_seconds": 1}
+    out = run_dag(DAGS["te_payouts"], **conf)
+    assert out["send"][:2] == ("failed", 2), out  # retried: a wait, not a refusal
+    assert (f"the sender {sender} is busy: te_other/run/send/-1/try1@host:1 holds its "
+            "pre-flight and signing") in capfd.readouterr().out
+    assert journal.recent() == [] and sent_from(control, sender) == []
+    assert journal.leases.release(lease)
+    paid = run_dag(DAGS["te_payouts"], **conf)
+    assert paid["send"][0] == "success" and paid["send"][2]["states"] == {"confirmed": 1}
+    assert Counter(t["to"] for t in sent_from(control, sender)) == Counter([row["recipient"]])
+    assert journal.leases.holder(sender) is None  # released after signing
