@@ -12,7 +12,8 @@ chain's rules allow: nothing confirmed or still able to execute is ever signed a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -38,6 +39,14 @@ from airflow_provider_tronenergy.payout.funds import (
     refuse_unless_payable,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
+from airflow_provider_tronenergy.payout.lease import (
+    DEFAULT_LEASE_S,
+    DEFAULT_WAIT_S,
+    Lease,
+    WalletBusy,
+    check_settings,
+    hold,
+)
 from airflow_provider_tronenergy.payout.plan import run_batch_id
 from airflow_provider_tronenergy.payout.receipts import batch_result
 from airflow_provider_tronenergy.payout.rows import (
@@ -95,12 +104,17 @@ class TronPayoutOperator(BaseOperator):
     :param confirm_solidified: confirm on solidified blocks only.
     :param confirm_timeout: seconds to wait for the receipts (per task try).
     :param expiration_seconds: how long a signed transaction may enter a block.
+    :param wallet_lease_seconds: the sender's lease while this task reads its funds and
+        signs (renewed every third of it; a killed worker's lapses after it).
+    :param wallet_wait_seconds: how long to wait for another task holding the sender's
+        lease before failing the try retryably (nothing signed).
     """
 
     template_fields: Sequence[str] = (
         "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
-        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds")
+        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds",
+        "wallet_lease_seconds", "wallet_wait_seconds")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
@@ -111,6 +125,7 @@ class TronPayoutOperator(BaseOperator):
         fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
         max_burn_trx: Any = "0", on_ambiguous: str = "fail", confirm_solidified: Any = False,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
+        wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
         poll_interval: float = 3.0, request_budget: int = 50,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         ask_timeout: timedelta | None = None, **kwargs: Any,
@@ -123,6 +138,8 @@ class TronPayoutOperator(BaseOperator):
         self.max_burn_trx, self.on_ambiguous = max_burn_trx, on_ambiguous
         self.confirm_solidified, self.confirm_timeout = confirm_solidified, confirm_timeout
         self.expiration_seconds = expiration_seconds
+        self.wallet_lease_seconds, self.wallet_wait_seconds = (wallet_lease_seconds,
+                                                               wallet_wait_seconds)
         self.poll_interval, self.request_budget = poll_interval, request_budget
         self.deferrable, self.ask_timeout = deferrable, ask_timeout
 
@@ -148,6 +165,7 @@ class TronPayoutOperator(BaseOperator):
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             as_int(self.confirm_timeout, "confirm_timeout")
             as_flag(self.confirm_solidified, "confirm_solidified")
+            check_settings(*self._wallet_settings())
         except (ValueError, PayoutInputError) as exc:
             raise AirflowFailException(f"bad input ({NOTHING_SIGNED}): {exc}") from None
         return rows, sender, batch_id, settings, max_burn
@@ -160,6 +178,21 @@ class TronPayoutOperator(BaseOperator):
 
     def _journal(self) -> PayoutJournal:
         return open_payout_journal()
+
+    def _wallet_settings(self) -> tuple[int, int]:
+        return (as_int(self.wallet_lease_seconds, "wallet_lease_seconds"),
+                as_int(self.wallet_wait_seconds, "wallet_wait_seconds"))
+
+    @contextmanager
+    def _wallet(self, sender: str, scope: str) -> Iterator[Lease]:
+        """The sender's lease (:mod:`..payout.lease`); busy or lost: a retryable failure."""
+        length_s, wait_s = self._wallet_settings()
+        try:
+            with hold(self._journal().leases, sender, scope, length_s=length_s,
+                      wait_s=wait_s, log=self.log) as lease:
+                yield lease
+        except WalletBusy as exc:
+            raise AirflowException(str(exc)) from None
 
     # -- the task ------------------------------------------------------------------------------
 
@@ -177,36 +210,43 @@ class TronPayoutOperator(BaseOperator):
         prices = node.get_chain_parameters()
         ti = context["ti"]
         scope = scope_name([task_scope(context, self.task_id), f"try{ti.try_number}"])
-        sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
-                               energy_fee_sun=prices.energy_fee, log=self.log)
-        try:
-            latest = sending.check_journaled(rows, sender, str(self.token))
-        except PayoutConflict as exc:
-            raise AirflowFailException(str(exc)) from None
-        head = node.get_now_block()
-        to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
-                                                now=time.time(), lease_s=settings.lease_s)
-                   is Step.SIGN]
-        estimated, unestimated = estimate_energy(node, sender, to_sign)
-        in_flight = still_in_flight(
-            self._journal(), node, sender, after_ms=head.timestamp_ms,
-            solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
-            budget=self.request_budget, log=self.log) if to_sign else []
-        funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
-                           prices=prices, in_flight=in_flight)
-        try:
-            refuse_unless_payable(funds, signer_address=signer.address, token=str(self.token),
-                                  decimals=token_decimals(str(self.token)),
-                                  unestimated=unestimated)
-        except PayoutRefused as exc:
-            raise AirflowFailException(str(exc)) from None
-        except FundsInFlight as exc:
-            raise AirflowException(str(exc)) from None
-        by_identity = {p.identity: p for p in estimated}
-        rows = [by_identity.get(p.identity, p) for p in rows]  # each fee_limit from its estimate
-        self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
-                      batch_id, len(rows), len(to_sign), round_, funds.to_dict())
-        result = sending.send(rows, sender=sender, token=str(self.token), batch_id=batch_id)
+        # One pre-flight and signing at a time per sender (payout/lease.py): the next
+        # holder's pre-flight counts this pass's transactions as in flight.
+        with self._wallet(sender, scope) as lease:
+            sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
+                                   energy_fee_sun=prices.energy_fee, log=self.log,
+                                   lease=lease)
+            try:
+                latest = sending.check_journaled(rows, sender, str(self.token))
+            except PayoutConflict as exc:
+                raise AirflowFailException(str(exc)) from None
+            head = node.get_now_block()
+            to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
+                                                    now=time.time(), lease_s=settings.lease_s)
+                       is Step.SIGN]
+            estimated, unestimated = estimate_energy(node, sender, to_sign)
+            in_flight = still_in_flight(
+                self._journal(), node, sender, after_ms=head.timestamp_ms,
+                after_block=head.number,
+                solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
+                budget=self.request_budget, log=self.log) if to_sign else []
+            funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
+                               prices=prices, in_flight=in_flight)
+            try:
+                refuse_unless_payable(funds, signer_address=signer.address,
+                                      token=str(self.token),
+                                      decimals=token_decimals(str(self.token)),
+                                      unestimated=unestimated)
+            except PayoutRefused as exc:
+                raise AirflowFailException(str(exc)) from None
+            except FundsInFlight as exc:
+                raise AirflowException(str(exc)) from None
+            by_identity = {p.identity: p for p in estimated}
+            rows = [by_identity.get(p.identity, p) for p in rows]  # fee_limits from estimates
+            self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
+                          batch_id, len(rows), len(to_sign), round_, funds.to_dict())
+            result = sending.send(rows, sender=sender, token=str(self.token),
+                                  batch_id=batch_id)
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
                       result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})

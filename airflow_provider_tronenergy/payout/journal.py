@@ -28,6 +28,7 @@ from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.journal.store import LOCATION
 from airflow_provider_tronenergy.payout.attempts import Attempt, Claim, PayoutState, Signed
+from airflow_provider_tronenergy.payout.lease import Lease, LeaseLost, Leases, lease_table
 
 __all__ = ["Attempt", "Claim", "PayoutJournal", "PayoutJournalError", "PayoutRace",
            "PayoutState", "Signed", "open_payout_journal"]
@@ -59,11 +60,13 @@ def receipt_figures(receipt: dict[str, Any] | None) -> dict[str, int | None]:
                    and not isinstance(value, bool) else None) for name in RECEIPT_COLUMNS}
 
 
-def migrations(attempts: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 2).
+def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]:
+    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 3).
 
     2: the receipt figures in columns (filled from the receipts already journaled) and
     the index a period's sums read through (the Energy page). Additive.
+    3: the senders' leases (:mod:`.lease`), a new table, and the index the pre-flight
+    reads a sender's recently judged attempts through. Additive.
     """
     index = f"{attempts.name}_created"
 
@@ -80,7 +83,11 @@ def migrations(attempts: sa.Table) -> dict[int, sqlstore.Step]:
             last = rows[-1][0]
         sqlstore.add_index(attempts, index)(conn)
 
-    return {2: receipt_columns}
+    def lease_rows(conn: Connection) -> None:
+        leases.create(conn, checkfirst=True)
+        sqlstore.add_index(attempts, f"{attempts.name}_sender_block")(conn)
+
+    return {2: receipt_columns, 3: lease_rows}
 
 
 def _ms(ts: float) -> int:
@@ -133,8 +140,11 @@ class PayoutJournal:
             sa.Index(f"{table_prefix}payout_journal_state", "state"),
             sa.Index(f"{table_prefix}payout_journal_created", "created_at_ms", "state",
                      *RECEIPT_COLUMNS),
+            sa.Index(f"{table_prefix}payout_journal_sender_block", "sender", "block_number"),
         )
-        self.migrations = migrations(self.attempts)
+        self.lease_table = lease_table(self.db.metadata, table_prefix)
+        self.leases = Leases(self.db, self.lease_table, self.ensure_schema)
+        self.migrations = migrations(self.attempts, self.lease_table)
 
     @property
     def safe_url(self) -> str:
@@ -150,7 +160,7 @@ class PayoutJournal:
 
     def ensure_schema(self) -> None:
         """Create the table on first use, or migrate it; concurrent first uses do it once."""
-        self.db.migrate(SCHEMA, [self.attempts], self.migrations)
+        self.db.migrate(SCHEMA, [self.attempts, self.lease_table], self.migrations)
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -204,16 +214,22 @@ class PayoutJournal:
                 newest[attempt.identity] = attempt
         return sorted(newest.values(), key=lambda a: (a.row, a.identity))
 
-    def in_flight(self, sender: str) -> list[Attempt]:
+    def in_flight(self, sender: str, *, after_block: int | None = None) -> list[Attempt]:
         """Every attempt of ``sender`` signed and not yet judged by the chain, in any batch
-        (they may still leave its balance: a batch's pre-flight counts them)."""
+        (they may still leave its balance: a batch's pre-flight counts them); with
+        ``after_block``, also those judged in a later block (confirmed or failed: a node
+        whose answers lag that block does not show them spent yet)."""
         self.ensure_schema()
-        states = [s.value for s in PayoutState if s.in_flight()]
+        c = self.attempts.c
+        flying = [s.value for s in PayoutState if s.in_flight()]
+        judged = [PayoutState.CONFIRMED.value, PayoutState.FAILED.value]
+        queries = [sa.select(self.attempts).where(c.state.in_(flying), c.sender == sender)]
+        if after_block is not None:  # two reads, each through its index (state; sender)
+            queries.append(sa.select(self.attempts).where(
+                c.sender == sender, c.block_number > after_block, c.state.in_(judged)))
         with self.db.engine.connect() as conn:
-            rows = conn.execute(sa.select(self.attempts).where(
-                self.attempts.c.state.in_(states), self.attempts.c.sender == sender)
-                .order_by(self.attempts.c.id)).mappings().all()
-        return [self._attempt(r) for r in rows]
+            rows = {r["id"]: r for q in queries for r in conn.execute(q).mappings().all()}
+        return [self._attempt(rows[i]) for i in sorted(rows)]
 
     def history(self, identity: str) -> list[Attempt]:
         """Every attempt at one payout, oldest first."""
@@ -238,7 +254,8 @@ class PayoutJournal:
 
     # -- the life of an attempt ----------------------------------------------------------------
 
-    def claim(self, claims: Sequence[Claim], scope: str) -> tuple[list[Attempt], list[str]]:
+    def claim(self, claims: Sequence[Claim], scope: str, *, lease: Lease | None = None
+              ) -> tuple[list[Attempt], list[str]]:
         """Write ``signing`` for the next attempt of each claim: ``(won, lost identities)``.
 
         A claim is lost unless, in the same transaction, the payout's newest attempt is
@@ -247,6 +264,9 @@ class PayoutJournal:
         journaled first) or a newer attempt by another worker makes this claim lose,
         and the worker follows that transaction instead. Two workers inserting the same
         attempt collide on UNIQUE (identity, attempt): one wins.
+
+        With the sender's ``lease`` (:mod:`.lease`), the same transaction renews it, and
+        :class:`~.lease.LeaseLost` (nothing written) if it lapsed or another holds it.
         """
         now = _ms(time.time())
 
@@ -257,9 +277,15 @@ class PayoutJournal:
                     "units": str(c.units), "claimed_by": scope[:1024],
                     "created_at_ms": now, "updated_at_ms": now}
 
+        def held(conn: Connection) -> None:
+            if lease is not None and not self.leases.renew_in(conn, lease):
+                raise LeaseLost(f"the lease on {lease.sender} lapsed and another worker may "
+                                "hold it: nothing was signed; a retry reads the chain again")
+
         lost: list[str] = []
         try:
             with self._write() as conn:
+                held(conn)
                 for chunk in _chunks(claims):
                     fresh = self._still_next(conn, chunk)
                     lost.extend(c.identity for c in chunk if c not in fresh)
@@ -270,6 +296,7 @@ class PayoutJournal:
             for claim in claims:
                 try:
                     with self._write() as conn:
+                        held(conn)
                         if self._still_next(conn, [claim]):
                             conn.execute(self.attempts.insert().values(**values(claim)))
                         else:

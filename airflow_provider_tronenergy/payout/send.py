@@ -47,6 +47,7 @@ from airflow_provider_tronenergy.payout.journal import (
     PayoutState,
     Signed,
 )
+from airflow_provider_tronenergy.payout.lease import Lease
 from airflow_provider_tronenergy.payout.receipts import outcome_of
 from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.watch import PayoutNode
@@ -127,8 +128,9 @@ class PayoutSender:
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
-                 log: Any = log) -> None:
+                 log: Any = log, lease: Lease | None = None) -> None:
         self.journal, self.node, self.signer = journal, node, signer
+        self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
         self.log = log
         self._stamp = 0
@@ -305,7 +307,7 @@ class PayoutSender:
         claims = [Claim(identity=p.identity, after=latest.get(p.identity), batch_id=batch_id,
                         row=p.row, sender=sender, recipient=p.recipient, token=token,
                         units=p.units) for p in chunk]
-        won, lost = self.journal.claim(claims, self.scope)
+        won, lost = self.journal.claim(claims, self.scope, lease=self.lease)
         if lost:
             self.log.info("%d payout(s) were claimed by another worker first: following "
                           "its transactions", len(lost))

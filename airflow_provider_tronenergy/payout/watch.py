@@ -213,17 +213,23 @@ class PayoutWatch:
 
 
 def still_in_flight(journal: PayoutJournal, node: PayoutNode, sender: str, *, after_ms: int,
-                    solidified: bool = False, budget: int = 50, log: Any = log
-                    ) -> list[Attempt]:
+                    after_block: int | None = None, solidified: bool = False, budget: int = 50,
+                    log: Any = log) -> list[Attempt]:
     """The sender's transfers that may still leave its balance: signed, in no block a watch
     step could see, and not past their expiration at ``after_ms`` (the head's time: no
     later block can take them). Their batches are stepped once first, so a transfer a
     block already holds (and the balance shows) is recorded, not counted again; one the
-    step's budget did not reach is still counted (a wait, never a revert)."""
+    step's budget did not reach is still counted (a wait, never a revert).
+
+    ``after_block``: the head read before the funds are. A transfer judged in a later
+    block (by this step or any worker's watch) is counted too: a node answering from
+    behind that block (a busy public node's backends lag) does not show it spent yet.
+    Counted twice at worst, never missed."""
     open_ = journal.in_flight(sender)
     if open_:
         batches = sorted({a.batch_id for a in open_})
         PayoutWatch(journal, node, batches[0], follow=batches[1:], solidified=solidified,
                     budget=budget, log=log).step()
-        open_ = journal.in_flight(sender)
-    return [a for a in open_ if a.expiration_ms is None or a.expiration_ms >= after_ms]
+    open_ = journal.in_flight(sender, after_block=after_block)
+    return [a for a in open_ if not a.state.in_flight() or a.expiration_ms is None
+            or a.expiration_ms >= after_ms]

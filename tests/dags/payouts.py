@@ -17,7 +17,9 @@ START = pendulum.datetime(2026, 1, 1, tz="UTC")
 ARGS = {"retries": 1, "retry_delay": timedelta(0)}
 
 DAGS: dict[str, DAG] = {}
-for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True)):
+# te_payouts_other: a second DAG sending from the same hot wallet (the wallet's lease).
+for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
+                         ("te_payouts_other", False)):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS,
              render_template_as_native_obj=True) as dag:
         TronPayoutOperator(
@@ -29,5 +31,6 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True))
             fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
             confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
+            wallet_wait_seconds="{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
             poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from support.chain import manual_chain
 from support.payouts import Payouts
 
@@ -20,3 +22,28 @@ def world(tmp_path: Path) -> Iterator[Payouts]:
             yield payouts
         finally:
             payouts.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def make(journal_url: str, request: pytest.FixtureRequest
+         ) -> Iterator[Callable[[], PayoutJournal]]:
+    """Independent journals on one database, as separate workers have."""
+    kwargs: dict[str, Any] = {}
+    if journal_url.startswith("postgresql"):
+        kwargs["schema"] = request.getfixturevalue("pg_schema")
+    made: list[PayoutJournal] = []
+
+    def factory() -> PayoutJournal:
+        made.append(PayoutJournal(journal_url, **kwargs))
+        return made[-1]
+
+    yield factory
+    for journal in made:
+        journal.close()

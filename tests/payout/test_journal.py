@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,31 +18,6 @@ from airflow_provider_tronenergy.payout.journal import (
 
 SENDER = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 TO = "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'journal.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
-@pytest.fixture
-def make(journal_url: str, request: pytest.FixtureRequest
-         ) -> Iterator[Callable[[], PayoutJournal]]:
-    """Independent journals on one database, as separate workers have."""
-    kwargs: dict[str, Any] = {}
-    if journal_url.startswith("postgresql"):
-        kwargs["schema"] = request.getfixturevalue("pg_schema")
-    made: list[PayoutJournal] = []
-
-    def factory() -> PayoutJournal:
-        made.append(PayoutJournal(journal_url, **kwargs))
-        return made[-1]
-
-    yield factory
-    for journal in made:
-        journal.close()
 
 
 def claim(identity: str, after: Attempt | None = None, units: int = 1_500_000,
@@ -202,7 +175,7 @@ def test_a_journal_at_version_1_gets_the_receipt_figures_and_the_period_index(ma
         assert index in {i["name"] for i in sa.inspect(conn).get_indexes(
             table.name, schema=table.schema)}
         assert conn.execute(sa.select(versions.c.version).where(
-            versions.c.store == "payout_journal")).scalar() == 2
+            versions.c.store == "payout_journal")).scalar() == 3
         figures = {identity: tuple(values) for identity, *values in conn.execute(
             sa.select(a.identity, *(a[name] for name in RECEIPT_COLUMNS)))}
     assert figures == {"v1": (130_285, 100_285, 30_000, 3_345_000),
@@ -221,3 +194,19 @@ def test_in_flight_is_every_batchs_signed_attempt_of_one_sender(make):
     assert [a.state for a in journal.in_flight(SENDER)] == [PayoutState.SENT]
     assert journal.in_flight(TO) == [] and other.state is PayoutState.SIGNING
 
+
+
+def test_in_flight_after_a_block_adds_what_was_judged_in_later_blocks(make):
+    """A pre-flight's head was block 8: transfers judged in block 9 or later are counted
+    (a lagging node's balance may not show them), those judged up to 8 are not."""
+    journal = make()
+    early, late, failed, flying = (journal.claim([claim(i)], "w")[0][0]
+                                   for i in ("p1", "p2", "p3", "p4"))
+    journal.record_signed([signed(a, f"{n:02x}" * 32)
+                           for n, a in enumerate((early, late, failed, flying))])
+    journal.record_outcomes([(early, True, 8, {}), (late, True, 9, {}),
+                             (failed, False, 12, {"result": "REVERT"})])
+    assert [a.identity for a in journal.in_flight(SENDER)] == ["p4"]
+    assert [(a.identity, a.state) for a in journal.in_flight(SENDER, after_block=8)] == [
+        ("p2", PayoutState.CONFIRMED), ("p3", PayoutState.FAILED), ("p4", PayoutState.SIGNED)]
+    assert journal.in_flight(TO, after_block=0) == []

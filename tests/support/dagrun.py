@@ -49,22 +49,28 @@ def run_dag(airflow_db, conn) -> Callable[..., dict[str, Any]]:
 
     def run(dag: Any, *, logical_date: Any = None, **conf: Any) -> dict[str, Any]:
         from airflow.models.xcom import XComModel  # noqa: F401 - ensure models load
-        from airflow.utils.session import create_session
 
         when = {} if logical_date is None else {"logical_date": logical_date}
         dagrun = dag.test(run_conf=conf, **when)
-        out: dict[str, Any] = {"__run__": dagrun.state, "__run_id__": dagrun.run_id}
-        with create_session() as session:
-            from airflow.models.taskinstance import TaskInstance
-
-            tis = session.query(TaskInstance).filter(
-                TaskInstance.dag_id == dag.dag_id, TaskInstance.run_id == dagrun.run_id).all()
-            for ti in tis:
-                out[ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]"] = (
-                    ti.state, ti.try_number, _xcom(session, ti))
-        return out
+        return run_outcome(dag.dag_id, dagrun.run_id, dagrun.state)
 
     return run
+
+
+def run_outcome(dag_id: str, run_id: str, state: Any) -> dict[str, Any]:
+    """``{task_id: (state, try_number, xcom return value)}`` of one DAG run (also of a run
+    made in another process, :mod:`support.dag_process`)."""
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.utils.session import create_session
+
+    out: dict[str, Any] = {"__run__": state, "__run_id__": run_id}
+    with create_session() as session:
+        tis = session.query(TaskInstance).filter(
+            TaskInstance.dag_id == dag_id, TaskInstance.run_id == run_id).all()
+        for ti in tis:
+            out[ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]"] = (
+                ti.state, ti.try_number, _xcom(session, ti))
+    return out
 
 
 def _xcom(session: Any, ti: Any) -> Any:
