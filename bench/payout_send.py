@@ -148,8 +148,8 @@ def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[st
 
     def seed(item: tuple[str, str]) -> None:
         control.call("POST", f"/addresses/{item[0]}/activate")
-        if item[1] == "holder":
-            control.call("POST", f"/addresses/{item[0]}/holder", {"token": "USDT"})
+        if item[1] == "holder":  # a real balance: the pre-flight may read it
+            control.call("POST", f"/addresses/{item[0]}/balances", {"usdt": "1"})
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(seed, made))

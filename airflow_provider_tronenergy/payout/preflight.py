@@ -68,13 +68,14 @@ class Cleared:
     now: EnergyNow
     recipients_read: int = 0
     emptied: frozenset[str] = frozenset()
+    """Recipients found emptied since preparation (counted as first transfers)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the log."""
         return {**self.funds.to_dict(), "first_transfer_energy": self.now.first_transfer,
                 "energy_now": {str(k): v for k, v in sorted(self.now.by_figure.items())},
                 "recipients_read": self.recipients_read,
-                "recipients_emptied": len(self.emptied | self.now.emptied)}
+                "recipients_emptied": len(self.emptied)}
 
 
 def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
@@ -134,4 +135,5 @@ def clear_to_sign(node: ChainReads, sender: str, to_sign: Sequence[Payout], *,
     refuse_unless_payable(funds, signer_address=signer_address, token=token,
                           decimals=decimals, unestimated=unestimated,
                           more=policy.over_cap(rows, prices.energy_fee))
-    return Cleared(rows=rows, funds=funds, now=now, recipients_read=read, emptied=found)
+    return Cleared(rows=rows, funds=funds, now=now, recipients_read=read,
+                   emptied=found | now.emptied)
