@@ -1,9 +1,12 @@
 """Before anything is signed: can the sender pay this batch, and with what ``fee_limit``?
 
 Read once from the chain (the sender's tokens, TRX, energy and bandwidth, and the
-chain's prices), checked against the payouts still to send. Every shortfall is named
-at once and nothing is signed: tokens, TRX for bandwidth and any burn, energy (or a
-burn above ``max_burn_trx``), and a signer that is not the sender.
+chain's prices), checked against the payouts still to send, each at what the chain
+charges it now (:mod:`~.preflight`). Every shortfall is named at once and nothing is
+signed: tokens, TRX for bandwidth and any burn, energy (or a burn above
+``max_burn_trx``), a transfer needing more than the ``fee_limit`` cap, and a signer
+that is not the sender. Bandwidth is paid per transaction, whole from the staked
+bandwidth or whole from the free allowance, else every byte burned.
 
 A transfer's ``fee_limit`` is the node's energy estimate for it times the chain's
 energy price, with a margin, capped by the policy: never a constant, so a rental plus
