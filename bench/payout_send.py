@@ -148,7 +148,7 @@ def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[st
 
     def seed(item: tuple[str, str]) -> None:
         control.call("POST", f"/addresses/{item[0]}/activate")
-        if item[1] == "holder":  # a real balance: the pre-flight may read it
+        if item[1] == "holder":  # a real balance, as a holder on chain has
             control.call("POST", f"/addresses/{item[0]}/balances", {"usdt": "1"})
 
     with ThreadPoolExecutor(8) as pool:
@@ -394,8 +394,8 @@ def main() -> None:
     parser.add_argument("--profile", default="", help="a folder for cProfile output")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--read-recipients", default="auto", choices=("auto", "always", "never"),
-                        help="the operator's read_recipients (auto: the holders' balances are "
-                        "read when a sweep could make the batch burn)")
+                        help="the operator's read_recipients (auto: the holders are "
+                        "estimated again when a sweep could make the batch burn)")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
     sizes = [int(s) for s in args.sizes.split(",") if s]

@@ -92,7 +92,7 @@ class TronPayoutOperator(BaseOperator):
     :param fee_limit_max_trx: the policy's cap on one transfer's ``fee_limit``.
     :param max_burn_trx: TRX the batch may burn for energy it does not have (default 0:
         the energy must be on the wallet, rented or staked), at what the chain charges now.
-    :param read_recipients: read the USDT balances of recipients counted as holders, to
+    :param read_recipients: ask the node about each recipient counted as a holder, to
         count those emptied since preparation as first transfers: ``auto`` (only when
         such sweeps could make the batch cost more than the sender may spend),
         ``always`` or ``never``.

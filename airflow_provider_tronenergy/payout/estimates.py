@@ -10,8 +10,8 @@ KIND of row instead: one representative recipient per distinct figure the rows c
 USDT transfer costs, :func:`~..node.estimates.first_transfer_energy`), side by side;
 each row is then counted at the larger of its own figure and its kind's figure now.
 
-A recipient emptied since preparation cannot be seen that way. :func:`emptied` reads
-the USDT balances of the rows counted as holders (one request per distinct recipient,
+A recipient emptied since preparation cannot be seen that way. :func:`holders_now` asks
+the node about each recipient counted as a holder (one request per distinct recipient,
 side by side); the pre-flight asks for it only when a sweep could make the batch cost
 more than the sender may spend (:mod:`~.preflight`).
 """
@@ -19,13 +19,13 @@ more than the sender may spend (:mod:`~.preflight`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
 from math import ceil
-from typing import Final, Protocol, TypeVar
+from typing import Final, TypeVar
 
 from airflow_provider_tronenergy.node.estimates import Estimates, first_transfer_energy
 from airflow_provider_tronenergy.payout.rows import Payout
@@ -41,13 +41,6 @@ EMPTIED_SHARE: Final = Fraction(3, 4)
 """A representative estimated now at a first transfer's energy, whose row was prepared
 below this share of it, was a holder then: it was emptied (or the factor rose a lot),
 and another representative of its kind is asked."""
-
-
-class Balances(Estimates, Protocol):
-    """A node that estimates transfers and reads USDT balances (``TronNodeClient``)."""
-
-    def get_usdt_balance(self, address: str) -> int:
-        """USDT units."""
 
 
 @dataclass(frozen=True)
@@ -90,15 +83,9 @@ def count_emptied(rows: Sequence[Payout], emptied: frozenset[str] | set[str],
                   first_transfer: int | None) -> list[Payout]:
     """``rows`` with the first row to each ``emptied`` recipient counted as a first
     transfer (the later ones find the slot it wrote)."""
-    if not emptied or first_transfer is None:
+    if first_transfer is None:
         return list(rows)
-    seen: set[str] = set()
-    out = []
-    for p in rows:
-        first = p.recipient in emptied and p.recipient not in seen and p.energy is not None
-        out.append(replace(p, energy=max(p.energy or 0, first_transfer)) if first else p)
-        seen.add(p.recipient)
-    return out
+    return at_least(rows, dict.fromkeys(emptied, first_transfer))
 
 
 def _parallel(jobs: Sequence[Callable[[], T]], concurrency: int, name: str) -> list[T]:
@@ -151,7 +138,7 @@ def energy_now(node: Estimates, sender: str, rows: Sequence[Payout], *,
         if looks_emptied(kind, tried[-1]):
             found.add(reps[len(tried) - 1])
         known = [t for t in tried if t is not None]
-        if known:  # None: the transfer would revert (no tokens): its own figure stands
+        if known:  # none: the node has no estimate; the kind rises as one not asked
             by_figure[kind] = min(known)
     rise = max((Fraction(now, kind) for kind, now in by_figure.items()
                 if not looks_emptied(kind, now)), default=Fraction(1))
@@ -159,12 +146,27 @@ def energy_now(node: Estimates, sender: str, rows: Sequence[Payout], *,
                      emptied=frozenset(found), requests=requests)
 
 
-def emptied(node: Balances, rows: Sequence[Payout], now: EnergyNow, *,
-            concurrency: int = 16) -> frozenset[str]:
-    """The recipients of ``rows`` counted as holders that hold no USDT now (one balance
-    read per distinct recipient, side by side)."""
+def holders_now(node: Estimates, sender: str, rows: Sequence[Payout], now: EnergyNow, *,
+                concurrency: int = 16) -> dict[str, int]:
+    """What a transfer to each recipient of ``rows`` counted as a holder costs now, by the
+    node (one estimate per distinct recipient, side by side): an emptied one costs a
+    first transfer. An estimate rather than a balance read: the same one request, and it
+    is what the chain will charge, whatever the reason."""
     holders = sorted({p.recipient for p in rows if p.energy is not None
                       and now.is_holder_figure(p.energy) and p.recipient not in now.emptied})
-    balances = _parallel([partial(node.get_usdt_balance, r) for r in holders], concurrency,
-                         "balance")
-    return frozenset(r for r, units in zip(holders, balances, strict=True) if units == 0)
+    answers = _parallel([partial(node.estimate_transfer_energy, sender, r, 1) for r in holders],
+                        concurrency, "estimate")
+    return {r: energy for r, energy in zip(holders, answers, strict=True) if energy is not None}
+
+
+def at_least(rows: Sequence[Payout], energies: Mapping[str, int]) -> list[Payout]:
+    """``rows`` with the first row to each recipient in ``energies`` raised to its figure
+    there (the later ones find the slot it wrote)."""
+    seen: set[str] = set()
+    out = []
+    for p in rows:
+        raise_ = p.recipient in energies and p.recipient not in seen and p.energy is not None
+        out.append(replace(p, energy=max(p.energy or 0, energies[p.recipient]))
+                   if raise_ else p)
+        seen.add(p.recipient)
+    return out

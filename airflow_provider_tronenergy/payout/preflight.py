@@ -9,9 +9,10 @@
 3. the sender's funds are read (:func:`~.funds.read_funds`), its transfers in flight
    counted first;
 4. recipients emptied since preparation (a swept deposit address costs a first
-   transfer again): their USDT balances are read only when a sweep could make the
-   batch cost more than the sender may spend (:func:`sweep_could_matter`), or always,
-   or never (``read_recipients``: see ``docs/decisions.md``);
+   transfer again): each recipient counted as a holder is estimated on the node only
+   when a sweep could make the batch cost more than the sender may spend
+   (:func:`sweep_could_matter`), or always, or never (``read_recipients``: see
+   ``docs/decisions.md``);
 5. every shortfall is named at once (:func:`~.funds.refuse_unless_payable`), a
    ``fee_limit`` cap below a transfer's need among them.
 
@@ -30,9 +31,9 @@ from airflow_provider_tronenergy.node.models import ChainParameters
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.estimates import (
     EnergyNow,
-    count_emptied,
-    emptied,
+    at_least,
     energy_now,
+    holders_now,
 )
 from airflow_provider_tronenergy.payout.funds import (
     ESTIMATE_CONCURRENCY,
@@ -68,7 +69,7 @@ class Cleared:
     now: EnergyNow
     recipients_read: int = 0
     emptied: frozenset[str] = frozenset()
-    """Recipients found emptied since preparation (counted as first transfers)."""
+    """Recipients found costing more than counted (emptied since preparation)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the log."""
@@ -118,16 +119,17 @@ def clear_to_sign(node: ChainReads, sender: str, to_sign: Sequence[Payout], *,
     if read_recipients == "always" or (
             read_recipients == "auto" and not funds.shortfalls(token, decimals)
             and sweep_could_matter(funds, rows, now, fresh)):
-        holders = [p for p in rows if p.identity not in fresh]
-        found = emptied(node, holders, now, concurrency=concurrency)
-        read = len({p.recipient for p in holders if p.energy is not None
-                    and now.is_holder_figure(p.energy)} - now.emptied)
+        energies = holders_now(node, sender, [p for p in rows if p.identity not in fresh], now,
+                               concurrency=concurrency)
+        read = len(energies)
+        counted = {p.recipient: p.energy or 0 for p in reversed(rows)}  # each one's first row
+        found = frozenset(r for r, energy in energies.items() if energy > counted[r])
         if found:
-            rows = count_emptied(rows, found, now.first_transfer)
+            rows = at_least(rows, energies)
             funds = replace(funds, energy_needed=sum(transfer_energy(p) for p in rows))
-            log.warning("%d recipient(s) held USDT when the batch was prepared and hold none "
-                        "now (swept): counted as first transfers (%s energy each)",
-                        len(found), f"{now.first_transfer:,}")
+            log.warning("%d recipient(s) counted as holders cost more now (emptied since the "
+                        "batch was prepared: a new slot again): counted at the node's estimate "
+                        "now", len(found))
     if now.first_transfer and now.first_transfer * prices.energy_fee > policy.max_sun:
         log.warning("fee_limit_max_trx %s caps every fee_limit below a transfer to an emptied "
                     "address (%s energy now): a recipient emptied since its estimate would end "

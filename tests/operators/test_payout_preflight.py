@@ -109,9 +109,9 @@ def test_recipients_emptied_since_preparation_are_counted_as_first_transfers(
         run_dag, control, node, journal, capfd, caplog, monkeypatch):
     """Two holders prepared at 64,285 each, the sender staked for exactly that; one is
     swept to zero before sending (a new slot again: 130,285). Before: signed, and the
-    chain burned TRX for the difference (26.4 TRX found for many); now its balance is read
-    (the sender's energy would not cover a sweep, and max_burn_trx is 0) and the batch is
-    refused, nothing signed."""
+    chain burned TRX for the difference (26.4 TRX found for many); now the holders are
+    estimated again (the sender's energy would not cover a sweep, and max_burn_trx is 0)
+    and the batch is refused, nothing signed."""
     sender = hot_wallet(control, monkeypatch, staked=2 * HOLDER)
     kept, swept = control.wallet(trx="1", usdt="1"), control.wallet(trx="1", usdt="1")
     control.post(f"/addresses/{swept}/balances", {"usdt": "0"})
@@ -122,8 +122,7 @@ def test_recipients_emptied_since_preparation_are_counted_as_first_transfers(
     assert out["send"][:2] == ("failed", 1), out
     log = capfd.readouterr().out
     assert f"energy: the batch needs {HOLDER + first:,}, the sender has {2 * HOLDER:,}" in log
-    assert "1 recipient(s) held USDT when the batch was prepared and hold none now" \
-        in caplog.text
+    assert "1 recipient(s) counted as holders cost more now" in caplog.text
     assert sent_from(control, sender) == [] and journal.recent() == []
 
 

@@ -2,7 +2,7 @@
 
 Rows carry their preparation's estimates. ``clear_to_sign`` asks the node once per kind
 of row (one representative per distinct figure) and once for a transfer to a fresh
-address, never once per row; it reads recipients' balances only when a sweep since
+address, never once per row; it asks about each holder only when a sweep since
 preparation could make the batch cost more than the sender may spend.
 """
 
@@ -99,7 +99,7 @@ def test_a_raised_factor_raises_every_row_of_its_kind(chain, tmp_path):
 
 def test_holders_are_read_only_when_a_sweep_could_make_the_batch_unpayable(chain, tmp_path):
     """Energy for 3 holders and 1 first transfer, no burn allowed: if any holder were
-    emptied the batch would burn, so the 3 holders' balances are read (side by side); the
+    emptied the batch would burn, so the 3 holders are estimated again (side by side); the
     emptied one counts as a first transfer and the batch is refused. With the energy for
     every holder turning first-time, or max_burn_trx paying the difference, nothing is read."""
     exact = 3 * HOLDER + FIRST
@@ -109,13 +109,13 @@ def test_holders_are_read_only_when_a_sweep_could_make_the_batch_unpayable(chain
     node = Counting(world.node)
     with pytest.raises(PayoutRefused, match=f"energy: the batch needs {exact - HOLDER + FIRST:,}"):
         clear(world, node, rows)
-    assert node.calls["get_usdt_balance"] == 1 + 3
+    assert node.calls["estimate_transfer_energy"] == 3 + 3  # the kinds, then each holder
     never = Counting(world.node)
     clear(world, never, rows, read_recipients="never")  # told not to read: old figures
-    assert never.calls["get_usdt_balance"] == 1
+    assert never.calls["estimate_transfer_energy"] == 3
     burn = Counting(world.node)
     allowed = clear(world, burn, rows, max_burn_trx=Decimal("20"))  # 3 x 66,000 x 100 sun
-    assert burn.calls["get_usdt_balance"] == 1 and allowed.recipients_read == 0
+    assert burn.calls["estimate_transfer_energy"] == 3 and allowed.recipients_read == 0
     world.close()
     (tmp_path / "rich").mkdir()
     rich = wallet(chain, tmp_path / "rich", staked=4 * FIRST)
@@ -123,7 +123,8 @@ def test_holders_are_read_only_when_a_sweep_could_make_the_batch_unpayable(chain
     chain.control.post(f"/addresses/{rows[0].recipient}/balances", {"usdt": "0"})
     node = Counting(rich.node)
     cleared = clear(rich, node, rows)
-    assert node.calls["get_usdt_balance"] == 1 and cleared.recipients_read == 0
+    # the swept holder was the kind's first representative: another holder was asked
+    assert node.calls["estimate_transfer_energy"] == 4 and cleared.recipients_read == 0
     always = clear(rich, Counting(rich.node), rows, read_recipients="always")
     assert always.emptied == {rows[0].recipient}
     assert always.funds.energy_needed == 2 * HOLDER + 2 * FIRST
@@ -172,3 +173,32 @@ def test_a_signing_pass_sizes_each_row_at_what_its_kind_costs_now(chain, tmp_pat
     assert world.successes_per_recipient() == Counter(p.recipient for p in rows)
     assert all(t["receipt"]["receipt"].get("energy_fee", 0) == 0 for t in world.on_chain())
     world.close()
+
+
+class Table:
+    """A node estimating from a table; any other recipient (a fresh address) costs ``first``."""
+
+    def __init__(self, energies: dict[str, int | None], first: int) -> None:
+        self.energies, self.first, self.asked = energies, first, Counter[str]()
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        self.asked[to] += 1
+        return self.energies.get(to, self.first)
+
+
+def test_figures_beyond_the_asked_kinds_rise_by_the_largest_rise_seen():
+    from airflow_provider_tronenergy.payout.estimates import MAX_KINDS, energy_now
+    from airflow_provider_tronenergy.protocol.address import random_address
+
+    figures = [100] * 5 + [200] * 4 + [300] * 3 + [400] * 2 + [500]
+    rows = payouts([{"recipient": random_address(), "amount": "1", "energy": e}
+                    for e in figures], batch_id="b1")
+    first_of = {e: next(p.recipient for p in rows if p.energy == e) for e in set(figures)}
+    node = Table({first_of[100]: 150, first_of[200]: 220, first_of[300]: 290,
+                  first_of[400]: None}, first=200_000)
+    now = energy_now(node, "T" * 34, rows)
+    assert sum(node.asked.values()) == 1 + MAX_KINDS  # never the rarest figure's recipient
+    assert first_of[500] not in node.asked
+    # 300 fell: a row keeps at least its own figure; 400 has no estimate and 500 was not
+    # asked: each rises by the largest rise seen (150 / 100)
+    assert [now.figure(e) for e in (100, 200, 300, 400, 500)] == [150, 220, 300, 600, 750]
