@@ -1,9 +1,9 @@
 """Send a batch of token payouts, exactly once, and follow them to their receipts.
 
 :class:`TronPayoutOperator` is thin: the rows are checked by :mod:`..payout.rows`, the
-sender's funds by :mod:`..payout.funds`, each pass of signing, journaling and
-broadcasting is :class:`~..payout.send.PayoutSender`'s, and the wait is
-:class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
+sender's funds against what the chain charges now by :mod:`..payout.preflight`, each
+pass of signing, journaling and broadcasting is :class:`~..payout.send.PayoutSender`'s,
+and the wait is :class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
 :class:`~..triggers.payout.TronPayoutBatchTrigger`). A retry, a cleared task, a new run
 of the same batch or a second worker reads the payout journal and does only what the
 chain's rules allow: nothing confirmed or still able to execute is ever signed again.
@@ -215,7 +215,10 @@ class TronPayoutOperator(BaseOperator):
         rows = [by_identity.get(p.identity, p) for p in rows]  # at what the chain charges now
         self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                       batch_id, len(rows), len(to_sign), round_, cleared.to_dict())
-        result = sending.send(rows, sender=sender, token=str(self.token), batch_id=batch_id)
+        try:
+            result = sending.send(rows, sender=sender, token=str(self.token), batch_id=batch_id)
+        except PayoutRefused as exc:  # the chain's figures moved since the pre-flight
+            raise AirflowFailException(str(exc)) from None
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
                       result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})
