@@ -61,8 +61,8 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.payout import plan as preparation
-from airflow_provider_tronenergy.payout.funds import read_funds, refuse_unless_payable
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step, next_step
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
@@ -148,8 +148,8 @@ def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[st
 
     def seed(item: tuple[str, str]) -> None:
         control.call("POST", f"/addresses/{item[0]}/activate")
-        if item[1] == "holder":
-            control.call("POST", f"/addresses/{item[0]}/holder", {"token": "USDT"})
+        if item[1] == "holder":  # a real balance, as a holder on chain has
+            control.call("POST", f"/addresses/{item[0]}/balances", {"usdt": "1"})
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(seed, made))
@@ -204,7 +204,8 @@ def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
 
 def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
-               poll: float) -> tuple[WatchStatus, dict[str, float], int]:
+               poll: float, read_recipients: str = "auto"
+               ) -> tuple[WatchStatus, dict[str, float], int]:
     """What the operator's worker does: pre-flight, a send pass, the watch until settled.
 
     Returns the final standing, seconds per phase (wall time; the send pass's split into
@@ -225,8 +226,13 @@ def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
         to_sign = [p for p in batch if next_step(latest.get(p.identity), head.timestamp_ms,
                                                  now=time.time(), lease_s=settings.lease_s)
                    is Step.SIGN]
-        funds = read_funds(node, sender, to_sign, max_burn_trx=Decimal(0), prices=prices)
-        refuse_unless_payable(funds, signer_address=signer.address, token="USDT", decimals=6)
+        cleared = clear_to_sign(node, sender, to_sign, signer_address=signer.address,
+                                token="USDT", decimals=6, max_burn_trx=Decimal(0),
+                                policy=settings.fee_policy, prices=prices,
+                                read_recipients=read_recipients_setting(read_recipients),
+                                concurrency=settings.concurrency)
+        by_identity = {p.identity: p for p in cleared.rows}
+        batch = [by_identity.get(p.identity, p) for p in batch]
         phases["pre-flight"] += time.perf_counter() - started
         started = time.perf_counter()
         sending.send(batch, sender=sender, token="USDT", batch_id=batch_id)
@@ -286,7 +292,7 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
         if profile:
             profile.enable()
         status, phases, passes = send_batch(journal, node, signer, settings, batch, sender,
-                                            batch_id, args.poll)
+                                            batch_id, args.poll, args.read_recipients)
         if profile:
             profile.disable()
         elapsed = time.perf_counter() - started
@@ -387,6 +393,9 @@ def main() -> None:
                         help="SendSettings.chunk (default: the package's)")
     parser.add_argument("--profile", default="", help="a folder for cProfile output")
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument("--read-recipients", default="auto", choices=("auto", "always", "never"),
+                        help="the operator's read_recipients (auto: the holders are "
+                        "estimated again when a sweep could make the batch burn)")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
     sizes = [int(s) for s in args.sizes.split(",") if s]

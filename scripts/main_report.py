@@ -168,6 +168,9 @@ def measured_lines(sent: dict[str, Any], ready: dict[str, Any]) -> list[str]:
          figures.get("trx_burned", "") + (
              "; no energy burned, so all of it bandwidth"
              if not sent["energy_burned"] and Decimal(str(sent["trx_burned"])) else "")),
+        ("bandwidth burned", "TRX", sent.get("bandwidth_burned"),
+         (ready.get("onchain") or {}).get("bandwidth_burn"),
+         figures.get("bandwidth_burned", "")),
         ("rental cost", "TRX", sent["rental_cost"], None,
          figures.get("rental_cost", "")),
         ("burning the rental used", "TRX", sent["burn_cost_of_rental_used"],

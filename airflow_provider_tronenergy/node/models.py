@@ -100,10 +100,38 @@ class Resources:
         return max(0, self.energy_limit - self.energy_used)
 
     @property
+    def staked_bandwidth_available(self) -> int:
+        """Staked (and delegated) bandwidth still unused."""
+        return max(0, self.net_limit - self.net_used)
+
+    @property
+    def free_bandwidth_available(self) -> int:
+        """The free daily bandwidth still unused."""
+        return max(0, self.free_net_limit - self.free_net_used)
+
+    @property
     def bandwidth_available(self) -> int:
-        """Free daily bandwidth plus staked bandwidth still unused."""
-        return (max(0, self.free_net_limit - self.free_net_used)
-                + max(0, self.net_limit - self.net_used))
+        """Free daily bandwidth plus staked bandwidth still unused (a total for people:
+        the chain never adds them up, see :func:`transactions_covered`)."""
+        return self.free_bandwidth_available + self.staked_bandwidth_available
+
+    def transactions_covered(self, size: int) -> int:
+        """How many transactions of ``size`` bytes the bandwidth pays for, at most."""
+        return transactions_covered(size, staked=self.staked_bandwidth_available,
+                                    free=self.free_bandwidth_available)
+
+
+def transactions_covered(size: int, *, staked: int, free: int) -> int:
+    """Transactions of ``size`` bytes that ``staked`` and ``free`` bandwidth pay for.
+
+    java-tron (``BandwidthProcessor.consume``) takes a transaction's bytes whole from
+    the staked bandwidth if it covers them, else whole from the free bandwidth if it
+    covers them, else burns ``getTransactionFee`` per byte for all of them: the pools
+    are never added up, so each covers ``available // size`` transactions.
+    """
+    if size < 1:
+        raise ValueError("a transaction has at least one byte")
+    return max(0, staked) // size + max(0, free) // size
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Send a batch of token payouts, exactly once, and follow them to their receipts.
 
 :class:`TronPayoutOperator` is thin: the rows are checked by :mod:`..payout.rows`, the
-sender's funds by :mod:`..payout.funds`, each pass of signing, journaling and
-broadcasting is :class:`~..payout.send.PayoutSender`'s, and the wait is
-:class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
+sender's funds against what the chain charges now by :mod:`..payout.preflight`, each
+pass of signing, journaling and broadcasting is :class:`~..payout.send.PayoutSender`'s,
+and the wait is :class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
 :class:`~..triggers.payout.TronPayoutBatchTrigger`). A retry, a cleared task, a new run
 of the same batch or a second worker reads the payout journal and does only what the
 chain's rules allow: nothing confirmed or still able to execute is ever signed again.
@@ -34,9 +34,6 @@ from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     FundsInFlight,
     PayoutRefused,
-    estimate_energy,
-    read_funds,
-    refuse_unless_payable,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
 from airflow_provider_tronenergy.payout.lease import (
@@ -48,6 +45,11 @@ from airflow_provider_tronenergy.payout.lease import (
     hold,
 )
 from airflow_provider_tronenergy.payout.plan import run_batch_id
+from airflow_provider_tronenergy.payout.preflight import (
+    ReadRecipients,
+    clear_to_sign,
+    read_recipients_setting,
+)
 from airflow_provider_tronenergy.payout.receipts import batch_result
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
@@ -98,7 +100,11 @@ class TronPayoutOperator(BaseOperator):
     :param fee_limit_margin: added to the estimate's cost (``"0.2"``: 20 %).
     :param fee_limit_max_trx: the policy's cap on one transfer's ``fee_limit``.
     :param max_burn_trx: TRX the batch may burn for energy it does not have (default 0:
-        the energy must be on the wallet, rented or staked).
+        the energy must be on the wallet, rented or staked), at what the chain charges now.
+    :param read_recipients: ask the node about each recipient counted as a holder, to
+        count those emptied since preparation as first transfers: ``auto`` (only when
+        such sweeps could make the batch cost more than the sender may spend),
+        ``always`` or ``never``.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
         ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
     :param confirm_solidified: confirm on solidified blocks only.
@@ -113,8 +119,8 @@ class TronPayoutOperator(BaseOperator):
     template_fields: Sequence[str] = (
         "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
-        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds",
-        "wallet_lease_seconds", "wallet_wait_seconds")
+        "read_recipients", "on_ambiguous", "confirm_solidified", "confirm_timeout",
+        "expiration_seconds", "wallet_lease_seconds", "wallet_wait_seconds")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
@@ -123,7 +129,8 @@ class TronPayoutOperator(BaseOperator):
         tron_node_conn_id: str = TronNodeHook.default_conn_name,
         tron_signer_conn_id: str = TronSignerHook.default_conn_name,
         fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
-        max_burn_trx: Any = "0", on_ambiguous: str = "fail", confirm_solidified: Any = False,
+        max_burn_trx: Any = "0", read_recipients: str = "auto", on_ambiguous: str = "fail",
+        confirm_solidified: Any = False,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
         wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
         poll_interval: float = 3.0, request_budget: int = 50,
@@ -136,6 +143,7 @@ class TronPayoutOperator(BaseOperator):
         self.tron_node_conn_id, self.tron_signer_conn_id = tron_node_conn_id, tron_signer_conn_id
         self.fee_limit_margin, self.fee_limit_max_trx = fee_limit_margin, fee_limit_max_trx
         self.max_burn_trx, self.on_ambiguous = max_burn_trx, on_ambiguous
+        self.read_recipients = read_recipients
         self.confirm_solidified, self.confirm_timeout = confirm_solidified, confirm_timeout
         self.expiration_seconds = expiration_seconds
         self.wallet_lease_seconds, self.wallet_wait_seconds = (wallet_lease_seconds,
@@ -163,6 +171,7 @@ class TronPayoutOperator(BaseOperator):
                                     expiration_s=as_int(self.expiration_seconds,
                                                         "expiration_seconds"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
+            self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
             as_int(self.confirm_timeout, "confirm_timeout")
             as_flag(self.confirm_solidified, "confirm_solidified")
             check_settings(*self._wallet_settings())
@@ -224,29 +233,30 @@ class TronPayoutOperator(BaseOperator):
             to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
                                                     now=time.time(), lease_s=settings.lease_s)
                        is Step.SIGN]
-            estimated, unestimated = estimate_energy(node, sender, to_sign)
             in_flight = still_in_flight(
                 self._journal(), node, sender, after_ms=head.timestamp_ms,
                 after_block=head.number,
                 solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
                 budget=self.request_budget, log=self.log) if to_sign else []
-            funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
-                               prices=prices, in_flight=in_flight)
             try:
-                refuse_unless_payable(funds, signer_address=signer.address,
-                                      token=str(self.token),
-                                      decimals=token_decimals(str(self.token)),
-                                      unestimated=unestimated)
+                cleared = clear_to_sign(
+                    node, sender, to_sign, signer_address=signer.address,
+                    token=str(self.token), decimals=token_decimals(str(self.token)),
+                    max_burn_trx=max_burn, policy=settings.fee_policy, prices=prices,
+                    in_flight=in_flight, read_recipients=self._read_recipients)
             except PayoutRefused as exc:
                 raise AirflowFailException(str(exc)) from None
             except FundsInFlight as exc:
                 raise AirflowException(str(exc)) from None
-            by_identity = {p.identity: p for p in estimated}
-            rows = [by_identity.get(p.identity, p) for p in rows]  # fee_limits from estimates
+            by_identity = {p.identity: p for p in cleared.rows}
+            rows = [by_identity.get(p.identity, p) for p in rows]  # at what the chain charges now
             self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
-                          batch_id, len(rows), len(to_sign), round_, funds.to_dict())
-            result = sending.send(rows, sender=sender, token=str(self.token),
-                                  batch_id=batch_id)
+                          batch_id, len(rows), len(to_sign), round_, cleared.to_dict())
+            try:
+                result = sending.send(rows, sender=sender, token=str(self.token),
+                                      batch_id=batch_id)
+            except PayoutRefused as exc:  # the chain's figures moved since the pre-flight
+                raise AirflowFailException(str(exc)) from None
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
                       result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})

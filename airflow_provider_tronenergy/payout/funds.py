@@ -1,9 +1,12 @@
 """Before anything is signed: can the sender pay this batch, and with what ``fee_limit``?
 
 Read once from the chain (the sender's tokens, TRX, energy and bandwidth, and the
-chain's prices), checked against the payouts still to send. Every shortfall is named
-at once and nothing is signed: tokens, TRX for bandwidth and any burn, energy (or a
-burn above ``max_burn_trx``), and a signer that is not the sender.
+chain's prices), checked against the payouts still to send, each at what the chain
+charges it now (:mod:`~.preflight`). Every shortfall is named at once and nothing is
+signed: tokens, TRX for bandwidth and any burn, energy (or a burn above
+``max_burn_trx``), a transfer needing more than the ``fee_limit`` cap, and a signer
+that is not the sender. Bandwidth is paid per transaction, whole from the staked
+bandwidth or whole from the free allowance, else every byte burned.
 
 A transfer's ``fee_limit`` is the node's energy estimate for it times the chain's
 energy price, with a margin, capped by the policy: never a constant, so a rental plus
@@ -31,6 +34,7 @@ from airflow_provider_tronenergy.node.models import (
     ChainAccount,
     ChainParameters,
     Resources,
+    transactions_covered,
     trx_text,
 )
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
@@ -88,6 +92,21 @@ class FeeLimitPolicy:
         wanted = (Decimal(energy) * energy_fee_sun * (1 + self.margin))
         return max(1, min(self.max_sun, int(wanted.to_integral_value(ROUND_CEILING))))
 
+    def over_cap(self, rows: Sequence[Payout], energy_fee_sun: int, limit: int = 20
+                 ) -> list[str]:
+        """The shortfall naming rows whose transfer needs more than the cap lets it use:
+        signed, each would end ``OUT_OF_ENERGY`` (a fee paid, nothing moved)."""
+        over = [(p, p.energy) for p in rows if p.energy is not None
+                and p.energy * energy_fee_sun > self.max_sun]
+        if not over:
+            return []
+        shown = ", ".join(f"row {p.row} ({p.recipient}, {energy:,} energy: "
+                          f"{trx_text(energy * energy_fee_sun)} TRX)" for p, energy in over[:limit])
+        more = f" and {len(over) - limit} more" if len(over) > limit else ""
+        return [f"fee_limit: {len(over)} transfer(s) need more than fee_limit_max_trx "
+                f"{trx_text(self.max_sun)} TRX at {energy_fee_sun} sun per energy, so "
+                f"each would end OUT_OF_ENERGY: {shown}{more}"]
+
 
 class ChainReads(Estimates, Protocol):
     """What the pre-flight reads (the ``tron_node`` hook or its client)."""
@@ -114,8 +133,10 @@ class Funds:
     units_held: int
     energy_needed: int
     energy_available: int
-    bandwidth_needed: int
-    bandwidth_available: int
+    transactions: int
+    """Transfers to sign: the chain charges each one's bandwidth whole."""
+    staked_bandwidth: int
+    free_bandwidth: int
     trx_held_sun: int
     energy_fee_sun: int
     bandwidth_fee_sun: int
@@ -126,6 +147,33 @@ class Funds:
     energy_in_flight: int = 0
     """At most what their ``fee_limit`` lets them use (a cap on staked energy too)."""
     in_flight_batches: tuple[str, ...] = ()
+    transaction_bandwidth: int = TRANSFER_BANDWIDTH
+
+    @property
+    def bandwidth_needed(self) -> int:
+        """Bytes the transfers take in all."""
+        return self.transactions * self.transaction_bandwidth
+
+    @property
+    def bandwidth_available(self) -> int:
+        """Staked plus free bytes (a total for people: the chain never adds them up)."""
+        return self.staked_bandwidth + self.free_bandwidth
+
+    @property
+    def transactions_covered(self) -> int:
+        """Transfers the staked and free bandwidth pay for, each whole or not at all."""
+        return min(self.transactions, transactions_covered(
+            self.transaction_bandwidth, staked=self.staked_bandwidth, free=self.free_bandwidth))
+
+    @property
+    def bandwidth_burned(self) -> int:
+        """Bytes burned for: every byte of each transfer no pool covers whole."""
+        return (self.transactions - self.transactions_covered) * self.transaction_bandwidth
+
+    @property
+    def bandwidth_burn_sun(self) -> int:
+        """TRX (sun) burned for bandwidth."""
+        return self.bandwidth_burned * self.bandwidth_fee_sun
 
     @property
     def energy_burned(self) -> int:
@@ -140,19 +188,23 @@ class Funds:
     @property
     def burn_sun(self) -> int:
         """TRX (sun) the batch would burn: energy not covered, and bandwidth not covered."""
-        bandwidth = max(0, self.bandwidth_needed - self.bandwidth_available)
-        return self.energy_burn_sun + bandwidth * self.bandwidth_fee_sun
+        return self.energy_burn_sun + self.bandwidth_burn_sun
 
     def after_in_flight(self) -> Funds:
         """The funds left once the transfers in flight execute, each using at most its
-        ``fee_limit``'s energy (and burning TRX for what the sender lacks)."""
-        bandwidth = TRANSFER_BANDWIDTH * self.in_flight
+        ``fee_limit``'s energy (and burning TRX for what the sender lacks), and taking its
+        bandwidth whole from the staked bandwidth, else the free, else burning for it."""
+        size = self.transaction_bandwidth
+        from_staked = min(self.in_flight, self.staked_bandwidth // size)
+        from_free = min(self.in_flight - from_staked, self.free_bandwidth // size)
+        burned = self.in_flight - from_staked - from_free
         their_burn = (max(0, self.energy_in_flight - self.energy_available) * self.energy_fee_sun
-                      + max(0, bandwidth - self.bandwidth_available) * self.bandwidth_fee_sun)
+                      + burned * size * self.bandwidth_fee_sun)
         return replace(
             self, units_held=max(0, self.units_held - self.units_in_flight),
             energy_available=max(0, self.energy_available - self.energy_in_flight),
-            bandwidth_available=max(0, self.bandwidth_available - bandwidth),
+            staked_bandwidth=self.staked_bandwidth - from_staked * size,
+            free_bandwidth=self.free_bandwidth - from_free * size,
             trx_held_sun=max(0, self.trx_held_sun - their_burn), in_flight=0,
             units_in_flight=0, energy_in_flight=0, in_flight_batches=())
 
@@ -170,8 +222,17 @@ class Funds:
                          f"{trx_text(self.max_burn_sun)}")
         if self.trx_held_sun < self.burn_sun:
             short.append(f"TRX: burning for energy and bandwidth needs {trx_text(self.burn_sun)}"
-                         f" TRX, the sender has {trx_text(self.trx_held_sun)}")
+                         f" TRX, the sender has {trx_text(self.trx_held_sun)} "
+                         f"({self.bandwidth_text()})")
         return short
+
+    def bandwidth_text(self) -> str:
+        """Where the transfers' bandwidth comes from, as the chain charges it."""
+        return (f"bandwidth: {self.transactions} transfer(s) of {self.transaction_bandwidth} "
+                f"bytes, each paid whole from {self.staked_bandwidth:,} staked or "
+                f"{self.free_bandwidth:,} free bytes or burned: "
+                f"{self.transactions - self.transactions_covered} burn "
+                f"{trx_text(self.bandwidth_burn_sun)} TRX")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the log and XCom."""
@@ -179,6 +240,9 @@ class Funds:
                 "energy_needed": self.energy_needed, "energy_available": self.energy_available,
                 "bandwidth_needed": self.bandwidth_needed,
                 "bandwidth_available": self.bandwidth_available,
+                "bandwidth_staked": self.staked_bandwidth, "bandwidth_free": self.free_bandwidth,
+                "transfers_bandwidth_covers": self.transactions_covered,
+                "bandwidth_burn_trx": trx_text(self.bandwidth_burn_sun),
                 "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun),
                 "in_flight": self.in_flight, "units_in_flight": str(self.units_in_flight),
                 "energy_in_flight": self.energy_in_flight}
@@ -246,8 +310,8 @@ def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
         units_held=node.get_usdt_balance(sender) if to_send else 0,
         energy_needed=sum(transfer_energy(p) for p in to_send if p.energy is not None),
         energy_available=resources.energy_available,
-        bandwidth_needed=TRANSFER_BANDWIDTH * len(to_send),
-        bandwidth_available=resources.bandwidth_available,
+        transactions=len(to_send), staked_bandwidth=resources.staked_bandwidth_available,
+        free_bandwidth=resources.free_bandwidth_available,
         trx_held_sun=account.trx_sun, energy_fee_sun=prices.energy_fee,
         bandwidth_fee_sun=prices.transaction_fee,
         max_burn_sun=int((max_burn_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING)),
@@ -259,12 +323,14 @@ def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
 
 
 def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
-                          decimals: int, unestimated: Sequence[Payout] = ()) -> None:
-    """Raise :class:`PayoutRefused` naming every shortfall (the signer's address first)."""
+                          decimals: int, unestimated: Sequence[Payout] = (),
+                          more: Sequence[str] = ()) -> None:
+    """Raise :class:`PayoutRefused` naming every shortfall (the signer's address first;
+    ``more``: other shortfalls found before, such as :meth:`FeeLimitPolicy.over_cap`)."""
     short = [] if signer_address == funds.sender else [
         f"signer: the tron_signer connection signs for {signer_address}, not the sender "
         f"{funds.sender}"]
-    short += funds.shortfalls(token, decimals) + unestimated_lines(unestimated)
+    short += funds.shortfalls(token, decimals) + unestimated_lines(unestimated) + list(more)
     if short:
         raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  "
                             + "\n  ".join(short))

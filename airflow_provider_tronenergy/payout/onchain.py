@@ -89,12 +89,11 @@ def bandwidth_burn_sun(transfers: int, resources: Resources,
                        prices: BurnPrices | None = None) -> int:
     """TRX (sun) the transfers will burn for bandwidth beyond staked and free bandwidth.
 
-    A transaction takes its whole size from one pool or burns it all, so each pool
-    covers ``available // size`` transfers; the rest burn at the chain's bandwidth price.
+    A transaction takes its whole size from one pool or burns it all
+    (:meth:`~..node.models.Resources.transactions_covered`); the rest burn at the chain's
+    bandwidth price.
     """
-    covered = (max(0, resources.net_limit - resources.net_used) // BANDWIDTH_PER_TRANSFER
-               + max(0, resources.free_net_limit - resources.free_net_used)
-               // BANDWIDTH_PER_TRANSFER)
+    covered = resources.transactions_covered(BANDWIDTH_PER_TRANSFER)
     price = (prices or BurnPrices()).bandwidth_sun
     return max(0, transfers - covered) * BANDWIDTH_PER_TRANSFER * price
 
@@ -168,7 +167,11 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
         "wallet": {"address": sender, "trx": trx_text(account.trx_sun), "usdt": usdt_text(usdt),
                    "energy_limit": resources.energy_limit, "energy_used": resources.energy_used,
                    "energy_available": resources.energy_available,
-                   "bandwidth_available": resources.bandwidth_available},
+                   "bandwidth_available": resources.bandwidth_available,
+                   "bandwidth_staked": resources.staked_bandwidth_available,
+                   "bandwidth_free": resources.free_bandwidth_available,
+                   "transfers_bandwidth_covers": min(
+                       len(payouts), resources.transactions_covered(BANDWIDTH_PER_TRANSFER))},
         "usdt_needed": usdt_text(need_usdt),
         "trx_needed": trx_text(need_trx),
         "bandwidth_burn": trx_text(bandwidth_sun),

@@ -29,9 +29,9 @@ from enum import Enum
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.node.estimates import first_transfer_energy
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
+from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     PayoutRefused,
@@ -170,9 +170,7 @@ class PayoutSender:
             by_step[judged.get(payout.identity, Step.WAIT)].append(payout)
         by_step[Step.JUDGE] = []
         self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
-        by_step[Step.SIGN] = self._estimated(by_step[Step.SIGN], sender)
-        if by_step[Step.SIGN]:
-            done.fee_energy_floor = self._floor(sender)
+        by_step[Step.SIGN], done.fee_energy_floor = self._estimated(by_step[Step.SIGN], sender)
         if by_step[Step.SIGN]:
             # Claims follow the attempts judged above, never a newer read: an attempt another
             # worker claimed since must make this claim lose, not become the one it follows.
@@ -263,20 +261,31 @@ class PayoutSender:
 
     # -- signing -----------------------------------------------------------------------------
 
-    def _estimated(self, payouts: Sequence[Payout], sender: str) -> list[Payout]:
-        """The payouts to sign, each with the node's energy estimate for its ``fee_limit``
-        (rows from a pre-flight already have one); none for any: nothing is signed."""
+    def _estimated(self, payouts: Sequence[Payout], sender: str) -> tuple[list[Payout], int]:
+        """The payouts to sign, each at the larger of its estimate and what the chain
+        charges its kind of transfer now (:func:`~.estimates.energy_now`: a few requests),
+        and the energy every ``fee_limit`` covers (:meth:`_floor`). A row the node gives
+        no estimate for, or one needing more than the ``fee_limit`` cap lets it use:
+        nothing is signed."""
+        if not payouts:
+            return [], 0
         estimated, unestimated = estimate_energy(self.node, sender, payouts,
                                                  concurrency=self.settings.concurrency)
-        if unestimated:
+        fresh = frozenset(p.identity for p in payouts if p.energy is None)
+        now = energy_now(self.node, sender, estimated, fresh=fresh,
+                         concurrency=self.settings.concurrency)
+        estimated = now.raised(estimated, fresh)
+        short = unestimated_lines(unestimated) + self.settings.fee_policy.over_cap(
+            estimated, self.energy_fee_sun)
+        if short:
             raise PayoutRefused("the batch cannot be signed (nothing more was signed):\n  "
-                                + "\n  ".join(unestimated_lines(unestimated)))
-        return estimated
+                                + "\n  ".join(short))
+        return estimated, self._floor(sender, now.first_transfer)
 
-    def _floor(self, sender: str) -> int:
-        """:func:`first_transfer_energy`, or none (each ``fee_limit`` from its own estimate)
-        when the node gives no estimate; the log says so."""
-        floor = first_transfer_energy(self.node, sender)
+    def _floor(self, sender: str, floor: int | None) -> int:
+        """:func:`~..node.estimates.first_transfer_energy` (``floor``), or none (each
+        ``fee_limit`` from its own estimate) when the node gives no estimate; the log
+        says so."""
         if floor is None:
             self.log.warning("the node gives no estimate for a transfer from %s to an address "
                              "holding no USDT: each fee_limit covers only its own estimate",

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.money.quote import text
+from airflow_provider_tronenergy.node.models import trx_text
 
 FIGURES: Final[Mapping[str, str]] = {
     "payouts[].energy_total": "energy the chain charged this transfer (its receipt)",
@@ -31,6 +32,9 @@ FIGURES: Final[Mapping[str, str]] = {
                           "stake and rentals beyond the energy the wallet already had, at most "
                           "energy_rented",
     "trx_burned": "TRX the transfers burned anyway (energy not covered, bandwidth)",
+    "bandwidth_burned": "TRX the transfers burned for bandwidth: each transfer's bytes come "
+                        "whole from staked bandwidth, else whole from the free allowance, "
+                        "else all of them are burned",
     "rental_cost": "TRX paid for the rented energy (the preparation's energy_cost)",
     "burn_cost_of_rental_used": "TRX: burning energy_from_rental instead, at the chain's price",
     "saving_measured": "TRX: burn_cost_of_rental_used - rental_cost, what renting saved, "
@@ -69,6 +73,7 @@ def payouts_sent(ready: Mapping[str, Any], result: Mapping[str, Any]) -> dict[st
                                     .quantize(Decimal("0.0001"))) if rented else None),
         "energy_from_stake": from_stake, "energy_from_rental": from_rental,
         "energy_burned": int(totals["energy_burned"]), "trx_burned": totals["trx_burned"],
+        "bandwidth_burned": trx_text(int(totals.get("bandwidth_burned_sun") or 0)),
         "rental_cost": text(rental_cost),
         "burn_cost_of_rental_used": text(burn_of_rental),
         "saving_measured": text(burn_of_rental - rental_cost),

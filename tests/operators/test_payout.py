@@ -152,8 +152,38 @@ def test_the_key_never_reaches_logs_xcom_or_trigger_kwargs(run_dag, control, wal
         assert key.hex() not in text and key.hex().upper() not in text
 
 
+def out_of_energy_on_chain(run_dag, control, sandbox, conf: dict[str, Any]) -> dict[str, Any]:
+    """Run ``conf``'s batch (one first transfer) so that it ends ``OUT_OF_ENERGY`` on chain:
+    signed while no block comes, then USDT's energy factor rises before the block takes it,
+    so the chain charges more than the fee_limit sized when signing lets it use. (A
+    fee_limit cap below what a transfer needs now is refused before signing.)"""
+    from airflow_provider_tronenergy.node.client import TronNodeClient
+    from support.chain import USDT
+    from support.waiting import wait_until
+
+    def factor(value: int) -> None:
+        control.post("/chain/contract", {"energy_factor": value})
+        with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as node:
+            wait_until(lambda: (info := node.get_contract_info()) is not None
+                       and info.energy_factor == value, timeout=15)
+
+    control.post("/chain/pause")
+    try:
+        signed = run_dag(DAGS["te_payouts"], **conf, confirm_timeout=1)
+        control.post("/chain/contract", {"energy_factor": 100_000})
+    finally:
+        control.post("/chain/resume")
+    try:
+        wait_until(lambda: len(sent_from(control, conf["sender"])) == 1, timeout=30)
+    finally:
+        factor(34_000)
+    [sent] = sent_from(control, conf["sender"])
+    assert sent["receipt"]["receipt"]["result"] == "OUT_OF_ENERGY"
+    return signed
+
+
 def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
-        run_dag, control, journal, capfd, monkeypatch):
+        run_dag, sandbox, control, journal, capfd, monkeypatch):
     from airflow_provider_tronenergy.payout.cli import main as payouts_cli
 
     key = PrivateKey.random()
@@ -163,8 +193,8 @@ def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
         {"conn_type": "tron_signer", "password": key.hex()}))
     recipient = control.wallet(trx="1")  # a first USDT transfer: about 130,000 energy
     conf = {"payouts": [{"recipient": recipient, "amount": "5", "payout_id": "fail-1"}],
-            "sender": sender, "batch_id": "fail-1", "max_burn_trx": "50",
-            "fee_limit_max_trx": "1"}  # a 1 TRX fee_limit burns only 10,000 energy
+            "sender": sender, "batch_id": "fail-1", "max_burn_trx": "50"}
+    out_of_energy_on_chain(run_dag, control, sandbox, conf)
     out = run_dag(DAGS["te_payouts"], **conf)
     assert out["send"][:2] == ("failed", 1)  # not retried: a person decides
     log = capfd.readouterr().out
@@ -377,10 +407,10 @@ def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
     control.wallet(sender, trx="100", usdt="100")
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
         {"conn_type": "tron_signer", "password": key.hex()}))
-    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": control.wallet(trx="1"),
-                                                "amount": "5"}],
-                  sender=sender, batch_id="links-fail-1", max_burn_trx="50",
-                  fee_limit_max_trx="1")  # OUT_OF_ENERGY on chain
+    conf = {"payouts": [{"recipient": control.wallet(trx="1"), "amount": "5"}],
+            "sender": sender, "batch_id": "links-fail-1", "max_burn_trx": "50"}
+    out_of_energy_on_chain(run_dag, control, sandbox, conf)
+    out = run_dag(DAGS["te_payouts"], **conf)
     assert out["send"][:2] == ("failed", 1)
     [sent] = sent_from(control, sender)
     assert sent["receipt"]["receipt"]["result"] == "OUT_OF_ENERGY"

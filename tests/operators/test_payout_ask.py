@@ -70,6 +70,7 @@ def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_wo
         control, node_conn, monkeypatch, tmp_path):
     """The operator itself (no scheduler): the request written, the answer resumed."""
     import json
+    import threading
     import uuid
     from types import SimpleNamespace
 
@@ -77,8 +78,11 @@ def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_wo
     from airflow.providers.common.compat.sdk import TaskDeferred
     from tronpy.keys import PrivateKey
 
+    from airflow_provider_tronenergy.node.client import TronNodeClient
     from airflow_provider_tronenergy.operators.ask import parks_tasks
     from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
+    from support.chain import USDT
+    from support.waiting import wait_until
 
     if parks_tasks():
         from airflow.sdk.exceptions import TaskAwaitingInput as Waiting
@@ -96,17 +100,39 @@ def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_wo
     op = TronPayoutOperator(task_id="send", payouts=[{"recipient": recipient, "amount": "4",
                                                       "payout_id": "ask-1"}],
                             sender_address=sender, batch_id="ask-1", max_burn_trx="50",
-                            fee_limit_max_trx="1", on_ambiguous="ask", deferrable=False,
+                            on_ambiguous="ask", deferrable=False,
                             poll_interval=0.5, confirm_timeout=60)
     ti = SimpleNamespace(dag_id="d", run_id="r", task_id="send", map_index=-1,
                          try_number=1, id=uuid.uuid4())
     context = {"ti": ti, "task_instance": ti}
-    with pytest.raises(Waiting):
-        op.execute(context)
+
+    def factor_in_force(factor: int) -> None:
+        control.post("/chain/contract", {"energy_factor": factor})
+        with TronNodeClient(control.sandbox.root_url, usdt_contract=USDT) as node:
+            wait_until(lambda: (info := node.get_contract_info()) is not None
+                       and info.energy_factor == factor, timeout=15)
+
+    def out_of_energy() -> None:
+        # signed at the factor in force; USDT's energy factor rises before the block takes
+        # it, so it ends OUT_OF_ENERGY (a fee_limit cap below the need is refused unsigned)
+        wait_until(lambda: control.call(
+            "GET", f"/chain/transactions?owner={sender}&status=pending"), timeout=30)
+        control.post("/chain/contract", {"energy_factor": 100_000})
+        control.post("/chain/resume")
+
+    control.post("/chain/pause")
+    director = threading.Thread(target=out_of_energy, daemon=True)
+    director.start()
+    try:
+        with pytest.raises(Waiting):
+            op.execute(context)
+    finally:
+        director.join(30)
+        control.post("/chain/resume")
+        factor_in_force(34_000)
     [request] = written
     assert request["options"] == [RESEND, CANCEL, ABORT]
     assert "id:ask-1" in request["body"] and "OUT_OF_ENERGY" in request["body"]
-    op.fee_limit_max_trx = "100"  # what the person fixed before answering
     result = op.execute_answer(context, answer(RESEND), identities=["id:ask-1"])
     assert result["states"] == {"confirmed": 1}
     on_chain = control.call("GET", f"/chain/transactions?owner={sender}")

@@ -37,8 +37,9 @@ def test_a_bad_policy_is_refused(kwargs):
 
 def funds(**kw) -> Funds:
     base = dict(sender=SENDER, units_needed=10, units_held=10, energy_needed=100_000,
-                energy_available=100_000, bandwidth_needed=700, bandwidth_available=700,
-                trx_held_sun=0, energy_fee_sun=100, bandwidth_fee_sun=1000, max_burn_sun=0)
+                energy_available=100_000, transactions=2, staked_bandwidth=0,
+                free_bandwidth=700, trx_held_sun=0, energy_fee_sun=100,
+                bandwidth_fee_sun=1000, max_burn_sun=0)
     return Funds(**{**base, **kw})
 
 
@@ -47,7 +48,7 @@ def test_a_covered_batch_passes():
 
 
 def test_every_shortfall_is_named_with_the_signer_first():
-    short = funds(units_held=4, energy_available=40_000, bandwidth_available=0,
+    short = funds(units_held=4, energy_available=40_000, free_bandwidth=0,
                   trx_held_sun=1_000_000, max_burn_sun=2_000_000)
     with pytest.raises(PayoutRefused) as info:
         refuse_unless_payable(short, signer_address="TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7",
@@ -86,7 +87,7 @@ def test_transfers_in_flight_use_the_energy_first_and_burn_for_what_it_lacks():
                    trx_held_sun=10_000_000, max_burn_sun=20_000_000)
     after = before.after_in_flight()
     # 50,000 energy burned by them at 100 sun; their 700 bytes take all the bandwidth
-    assert (after.energy_available, after.bandwidth_available, after.trx_held_sun) == (
+    assert (after.energy_available, after.free_bandwidth, after.trx_held_sun) == (
         0, 0, 5_000_000)
     assert (after.in_flight, after.units_in_flight, after.energy_in_flight) == (0, 0, 0)
     # this batch then burns 100,000 x 100 + 700 x 1,000 sun: more than the 5 TRX left
@@ -96,10 +97,10 @@ def test_transfers_in_flight_use_the_energy_first_and_burn_for_what_it_lacks():
 
 
 def test_max_burn_caps_the_energy_burn_only_bandwidth_needs_trx():
-    bandwidth_only = funds(bandwidth_available=0, trx_held_sun=700_000)
+    bandwidth_only = funds(free_bandwidth=0, trx_held_sun=700_000)
     refuse_unless_payable(bandwidth_only, signer_address=SENDER, token="USDT", decimals=6)
     with pytest.raises(PayoutRefused, match="TRX: burning"):
-        refuse_unless_payable(funds(bandwidth_available=0, trx_held_sun=699_999),
+        refuse_unless_payable(funds(free_bandwidth=0, trx_held_sun=699_999),
                               signer_address=SENDER, token="USDT", decimals=6)
 
 
@@ -147,3 +148,64 @@ def test_rows_that_all_carry_an_estimate_ask_the_node_nothing():
                    batch_id="b1")
     node = Estimating({})
     assert estimate_energy(node, SENDER, rows) == (rows, []) and node.asked == []
+
+
+@pytest.mark.parametrize(("transactions", "staked", "free", "covered"), [
+    (2, 0, 600, 1),     # 600 free bytes pay one 350-byte transfer whole, not half another
+    (3, 0, 600, 1),
+    (2, 0, 700, 2),     # exactly two
+    (2, 0, 699, 1),
+    (3, 500, 600, 2),   # one from the stake (150 left, never used), one from the free
+    (4, 700, 700, 4),
+    (1, 0, 0, 0),
+])
+def test_bandwidth_pays_each_transaction_whole_or_burns_all_its_bytes(transactions, staked,
+                                                                      free, covered):
+    """java-tron's BandwidthProcessor: staked bandwidth covers a transaction whole or not at
+    all, then the free allowance the same, else every byte of it is burned. Before, the
+    pools were added up and only the bytes beyond them burned (600 free for two: 0.1 TRX)."""
+    f = funds(transactions=transactions, staked_bandwidth=staked, free_bandwidth=free,
+              energy_needed=0)
+    assert f.transactions_covered == covered
+    assert f.bandwidth_burned == (transactions - covered) * 350
+    assert f.burn_sun == (transactions - covered) * 350 * 1_000
+    assert (f.bandwidth_needed, f.bandwidth_available) == (transactions * 350, staked + free)
+
+
+def test_two_payouts_with_free_bandwidth_for_one_name_the_whole_burn():
+    short = funds(transactions=2, free_bandwidth=600, energy_needed=0, trx_held_sun=200_000)
+    with pytest.raises(PayoutRefused) as info:
+        refuse_unless_payable(short, signer_address=SENDER, token="USDT", decimals=6)
+    assert ("TRX: burning for energy and bandwidth needs 0.35 TRX, the sender has 0.2 "
+            "(bandwidth: 2 transfer(s) of 350 bytes, each paid whole from 0 staked or 600 "
+            "free bytes or burned: 1 burn 0.35 TRX)") in str(info.value)
+    refuse_unless_payable(funds(transactions=2, free_bandwidth=600, energy_needed=0,
+                                trx_held_sun=350_000),
+                          signer_address=SENDER, token="USDT", decimals=6)
+
+
+def test_transfers_in_flight_take_bandwidth_whole_from_the_stake_then_the_free():
+    before = funds(transactions=1, staked_bandwidth=500, free_bandwidth=600, in_flight=3,
+                   energy_needed=0, energy_in_flight=0, trx_held_sun=1_000_000)
+    after = before.after_in_flight()
+    # the first from the stake (150 left), the second from the free (250 left), the third
+    # burns its 350 bytes: nothing is left to pay this batch's transfer, which burns too
+    assert (after.staked_bandwidth, after.free_bandwidth) == (150, 250)
+    assert after.trx_held_sun == 1_000_000 - 350_000
+    assert after.transactions_covered == 0 and after.burn_sun == 350_000
+
+
+def test_a_cap_below_a_transfers_need_names_the_rows_and_figures():
+    rows = payouts([{"recipient": random_address(), "amount": "1", "energy": 130_285},
+                    {"recipient": random_address(), "amount": "1", "energy": 64_285}],
+                   batch_id="b1")
+    policy = FeeLimitPolicy(max_trx=Decimal(10))
+    [line] = policy.over_cap(rows, 100)
+    assert line.startswith("fee_limit: 1 transfer(s) need more than fee_limit_max_trx 10 TRX "
+                           "at 100 sun per energy")
+    assert f"row 0 ({rows[0].recipient}, 130,285 energy: 13.0285 TRX)" in line
+    assert "row 1" not in line
+    assert policy.over_cap(rows, 150) != [] and FeeLimitPolicy().over_cap(rows, 100) == []
+    with pytest.raises(PayoutRefused, match="fee_limit: 1 transfer"):
+        refuse_unless_payable(funds(), signer_address=SENDER, token="USDT", decimals=6,
+                              more=policy.over_cap(rows, 100))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -115,10 +114,14 @@ def test_a_paused_chain_past_the_expiration_drops_the_transaction_and_it_is_rese
 
 
 def test_a_failed_transfer_waits_for_a_person_and_is_resent_only_when_told(world):
+    """OUT_OF_ENERGY on chain: signed at the factor in force, and USDT's energy factor rises
+    before the block takes it (a fee_limit cap below the need is refused before signing)."""
     rows = world.rows(world.recipients(1, holders=False), amount="1")
-    tight = world.sender(fee_policy=FeeLimitPolicy(max_trx=Decimal(1)))
-    tight.send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.control.post("/chain/contract", {"energy_factor": 100_000})  # the next block
     status = settle(world)
+    world.chain.control.post("/chain/contract", {"energy_factor": 34_000})
+    world.chain.blocks(1)
     assert (status.failed, status.done) == (1, True)
     failed = world.journal.batch("b1")[0]
     assert failed.receipt["result"] == "OUT_OF_ENERGY"

@@ -1,0 +1,141 @@
+"""The pre-flight of one signing round: what the chain will charge now, against the funds.
+
+:func:`clear_to_sign` runs, in order, before anything is signed:
+
+1. each row without an estimate gets the node's for its recipient
+   (:func:`~.funds.estimate_energy`);
+2. the prepared rows are raised to what the chain charges now, per kind of row
+   (:func:`~.estimates.energy_now`: a few requests, not one per row);
+3. the sender's funds are read (:func:`~.funds.read_funds`), its transfers in flight
+   counted first;
+4. recipients emptied since preparation (a swept deposit address costs a first
+   transfer again): each recipient counted as a holder is estimated on the node only
+   when a sweep could make the batch cost more than the sender may spend
+   (:func:`sweep_could_matter`), or always, or never (``read_recipients``: see
+   ``docs/decisions.md``);
+5. every shortfall is named at once (:func:`~.funds.refuse_unless_payable`), a
+   ``fee_limit`` cap below a transfer's need among them.
+
+The operator calls it once per round and signs the rows it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any, Final, Literal
+
+from airflow_provider_tronenergy.node.models import ChainParameters
+from airflow_provider_tronenergy.payout.attempts import Attempt
+from airflow_provider_tronenergy.payout.estimates import (
+    EnergyNow,
+    at_least,
+    energy_now,
+    holders_now,
+)
+from airflow_provider_tronenergy.payout.funds import (
+    ESTIMATE_CONCURRENCY,
+    ChainReads,
+    FeeLimitPolicy,
+    Funds,
+    estimate_energy,
+    read_funds,
+    refuse_unless_payable,
+    transfer_energy,
+)
+from airflow_provider_tronenergy.payout.rows import Payout
+
+log = logging.getLogger(__name__)
+ReadRecipients = Literal["auto", "always", "never"]
+READ_RECIPIENTS: Final = ("auto", "always", "never")
+
+
+def read_recipients_setting(value: object) -> ReadRecipients:
+    """``read_recipients``, checked."""
+    if value not in READ_RECIPIENTS:
+        raise ValueError(f"read_recipients must be one of {', '.join(READ_RECIPIENTS)}, "
+                         f"got {str(value)[:40]!r}")
+    return value  # checked above
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """A round cleared to sign: its rows at what the chain charges now, and the funds."""
+
+    rows: list[Payout]
+    funds: Funds
+    now: EnergyNow
+    recipients_read: int = 0
+    emptied: frozenset[str] = frozenset()
+    """Recipients found costing more than counted (emptied since preparation)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the log."""
+        return {**self.funds.to_dict(), "first_transfer_energy": self.now.first_transfer,
+                "energy_now": {str(k): v for k, v in sorted(self.now.by_figure.items())},
+                "recipients_read": self.recipients_read,
+                "recipients_emptied": len(self.emptied)}
+
+
+def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
+                       fresh: frozenset[str] = frozenset()) -> bool:
+    """Whether every holder row turning into a first transfer (its recipient emptied
+    since) would leave the batch short: the sender's energy, once its transfers in flight
+    are counted, would not cover it, and ``max_burn_trx`` or the TRX would not pay for
+    the difference."""
+    first = now.first_transfer
+    if first is None:
+        return False
+    seen: set[str] = set()
+    extra = 0
+    for p in rows:
+        if (p.energy is not None and p.identity not in fresh and p.recipient not in seen
+                and now.is_holder_figure(p.energy)):
+            extra += first - p.energy
+        seen.add(p.recipient)
+    if not extra:
+        return False
+    worst = replace(funds, energy_needed=funds.energy_needed + extra).after_in_flight()
+    return worst.energy_burn_sun > worst.max_burn_sun or worst.trx_held_sun < worst.burn_sun
+
+
+def clear_to_sign(node: ChainReads, sender: str, to_sign: Sequence[Payout], *,
+                  signer_address: str, token: str, decimals: int, max_burn_trx: Decimal,
+                  policy: FeeLimitPolicy, prices: ChainParameters | None = None,
+                  in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",
+                  concurrency: int = ESTIMATE_CONCURRENCY) -> Cleared:
+    """The rows to sign at what the chain charges now, or :class:`~.funds.PayoutRefused`
+    (every shortfall) / :class:`~.funds.FundsInFlight` (see the module)."""
+    prices = prices or node.get_chain_parameters()
+    estimated, unestimated = estimate_energy(node, sender, to_sign, concurrency=concurrency)
+    fresh = frozenset(p.identity for p in to_sign if p.energy is None)
+    now = energy_now(node, sender, estimated, fresh=fresh, concurrency=concurrency)
+    rows = now.raised(estimated, fresh)
+    funds = read_funds(node, sender, rows + unestimated, max_burn_trx=max_burn_trx,
+                       prices=prices, in_flight=in_flight)
+    read, found = 0, frozenset[str]()
+    if read_recipients == "always" or (
+            read_recipients == "auto" and not funds.shortfalls(token, decimals)
+            and sweep_could_matter(funds, rows, now, fresh)):
+        energies = holders_now(node, sender, [p for p in rows if p.identity not in fresh], now,
+                               concurrency=concurrency)
+        read = len(energies)
+        counted = {p.recipient: p.energy or 0 for p in reversed(rows)}  # each one's first row
+        found = frozenset(r for r, energy in energies.items() if energy > counted[r])
+        if found:
+            rows = at_least(rows, energies)
+            funds = replace(funds, energy_needed=sum(transfer_energy(p) for p in rows))
+            log.warning("%d recipient(s) counted as holders cost more now (emptied since the "
+                        "batch was prepared: a new slot again): counted at the node's estimate "
+                        "now", len(found))
+    if now.first_transfer and now.first_transfer * prices.energy_fee > policy.max_sun:
+        log.warning("fee_limit_max_trx %s caps every fee_limit below a transfer to an emptied "
+                    "address (%s energy now): a recipient emptied since its estimate would end "
+                    "OUT_OF_ENERGY", policy.max_trx, f"{now.first_transfer:,}")
+    refuse_unless_payable(funds, signer_address=signer_address, token=token,
+                          decimals=decimals, unestimated=unestimated,
+                          more=policy.over_cap(rows, prices.energy_fee))
+    return Cleared(rows=rows, funds=funds, now=now, recipients_read=read,
+                   emptied=found | now.emptied)
