@@ -229,7 +229,12 @@ def test_a_failed_task_cleared_then_a_new_run_of_the_same_batch_in_airflow(
 
     def cut_the_node_once_sending_began() -> None:
         wait_until(lambda: sum(states(batch).values()) > 0, 60, "the first run journaling")
+        chain.control.clear_faults()  # the sandbox fires the first matching fault only
         chain.control.fault(kind="drop", path="/wallet*")
+
+    # Broadcasts slowed so that the cut lands in the middle of the batch, however loaded
+    # the machine (500 at 16 side by side: some 6 s of sending after the first journaling).
+    chain.control.fault(kind="latency", path="/wallet/broadcasthex", latency_ms=200)
 
     director = threading.Thread(target=cut_the_node_once_sending_began, daemon=True)
     director.start()
