@@ -12,7 +12,7 @@ chain's rules allow: nothing confirmed or still able to execute is ever signed a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -26,6 +26,7 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.operators.purchase import task_scope
@@ -76,6 +77,21 @@ MAX_ROUNDS: Final = 5
 CLI: Final = "tronenergy-payouts"
 
 
+def worker_clock() -> float:
+    """The worker's clock the node's block times are checked against (tests replace it with
+    a sandbox's manual clock)."""
+    return time.time()
+
+
+def _believed(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a task entry point; a node that lies or lags fails the try retryably."""
+    try:
+        return call()
+    except UnreliableNode as exc:
+        raise AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
+                               f"word): {exc}; a retry asks again") from None
+
+
 class TronPayoutOperator(BaseOperator):
     """Send ``payouts`` from ``sender_address`` once each, and wait for their receipts.
 
@@ -95,12 +111,19 @@ class TronPayoutOperator(BaseOperator):
     :param confirm_solidified: confirm on solidified blocks only.
     :param confirm_timeout: seconds to wait for the receipts (per task try).
     :param expiration_seconds: how long a signed transaction may enter a block.
+    :param clock_tolerance_seconds: how far the node's block times may run ahead of the
+        worker's clock (default 60); a node ahead by more, going backwards, or whose
+        blocks by number contradict it is not believed (a retryable failure).
+    :param confirm_node_conn_id: a second ``tron_node`` connection that must agree
+        (solidified block past the expiration, no receipt) before a transaction is
+        judged unable to execute and its payout signed anew (default: none).
     """
 
     template_fields: Sequence[str] = (
         "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
-        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds")
+        "on_ambiguous", "confirm_solidified", "confirm_timeout", "expiration_seconds",
+        "clock_tolerance_seconds", "confirm_node_conn_id")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
@@ -111,6 +134,7 @@ class TronPayoutOperator(BaseOperator):
         fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
         max_burn_trx: Any = "0", on_ambiguous: str = "fail", confirm_solidified: Any = False,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
+        clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
         poll_interval: float = 3.0, request_budget: int = 50,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         ask_timeout: timedelta | None = None, **kwargs: Any,
@@ -123,6 +147,8 @@ class TronPayoutOperator(BaseOperator):
         self.max_burn_trx, self.on_ambiguous = max_burn_trx, on_ambiguous
         self.confirm_solidified, self.confirm_timeout = confirm_solidified, confirm_timeout
         self.expiration_seconds = expiration_seconds
+        self.clock_tolerance_seconds = clock_tolerance_seconds
+        self.confirm_node_conn_id = confirm_node_conn_id
         self.poll_interval, self.request_budget = poll_interval, request_budget
         self.deferrable, self.ask_timeout = deferrable, ask_timeout
 
@@ -144,7 +170,9 @@ class TronPayoutOperator(BaseOperator):
                                                        "fee_limit_max_trx"))
             settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
                                     expiration_s=as_int(self.expiration_seconds,
-                                                        "expiration_seconds"))
+                                                        "expiration_seconds"),
+                                    clock_tolerance_s=as_int(self.clock_tolerance_seconds,
+                                                             "clock_tolerance_seconds"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             as_int(self.confirm_timeout, "confirm_timeout")
             as_flag(self.confirm_solidified, "confirm_solidified")
@@ -158,6 +186,15 @@ class TronPayoutOperator(BaseOperator):
             self._node_client = TronNodeHook(self.tron_node_conn_id).get_conn()
         return self._node_client
 
+    def _confirm_node(self) -> Any:
+        """The confirming node's client, when a connection names one."""
+        conn_id = optional_text(self.confirm_node_conn_id)
+        if conn_id is None:
+            return None
+        if getattr(self, "_confirm_client", None) is None:
+            self._confirm_client = TronNodeHook(conn_id).get_conn()
+        return self._confirm_client
+
     def _journal(self) -> PayoutJournal:
         return open_payout_journal()
 
@@ -165,7 +202,7 @@ class TronPayoutOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Check, send what the journal allows, and wait for the receipts."""
-        return self._round(context, 1)
+        return _believed(lambda: self._round(context, 1))
 
     def _round(self, context: Context, round_: int) -> dict[str, Any]:
         rows, sender, batch_id, settings, max_burn = self._checked(context)
@@ -178,12 +215,13 @@ class TronPayoutOperator(BaseOperator):
         ti = context["ti"]
         scope = scope_name([task_scope(context, self.task_id), f"try{ti.try_number}"])
         sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
-                               energy_fee_sun=prices.energy_fee, log=self.log)
+                               energy_fee_sun=prices.energy_fee, log=self.log,
+                               clock=worker_clock, confirm_node=self._confirm_node())
         try:
             latest = sending.check_journaled(rows, sender, str(self.token))
         except PayoutConflict as exc:
             raise AirflowFailException(str(exc)) from None
-        head = node.get_now_block()
+        head = sending.checked_head(latest.values())
         to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
                                                 now=time.time(), lease_s=settings.lease_s)
                    is Step.SIGN]
@@ -191,7 +229,8 @@ class TronPayoutOperator(BaseOperator):
         in_flight = still_in_flight(
             self._journal(), node, sender, after_ms=head.timestamp_ms,
             solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
-            budget=self.request_budget, log=self.log) if to_sign else []
+            budget=self.request_budget, log=self.log, clock=worker_clock,
+            tolerance_s=settings.clock_tolerance_s) if to_sign else []
         funds = read_funds(node, sender, estimated + unestimated, max_burn_trx=max_burn,
                            prices=prices, in_flight=in_flight)
         try:
@@ -227,6 +266,7 @@ class TronPayoutOperator(BaseOperator):
               round_: int, follow: Sequence[str] = ()) -> dict[str, Any]:
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
         solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
         if follow:
             self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "
                           "%s: following those too", batch_id, ", ".join(follow[:5]))
@@ -234,12 +274,23 @@ class TronPayoutOperator(BaseOperator):
             self.defer(trigger=TronPayoutBatchTrigger(
                 batch_id, self.tron_node_conn_id, follow=follow, solidified=solidified,
                 poll_interval=self.poll_interval, end_time=time.time() + timeout,
-                budget=self.request_budget), method_name="execute_complete",
+                budget=self.request_budget, clock_tolerance_s=tolerance,
+                confirm_node_conn_id=optional_text(self.confirm_node_conn_id)),
+                method_name="execute_complete",
                 kwargs={"round_": round_})
         watch = PayoutWatch(self._journal(), self._node(), batch_id, follow=follow,
-                            solidified=solidified, budget=self.request_budget, log=self.log)
+                            solidified=solidified, budget=self.request_budget, log=self.log,
+                            clock=worker_clock, tolerance_s=tolerance,
+                            confirm_node=self._confirm_node())
         end = time.monotonic() + timeout
-        while not watch.step().done and time.monotonic() < end:
+        while True:
+            try:
+                if watch.step().done:
+                    break
+            except UnreliableNode as exc:  # nothing recorded on its word: poll on
+                self.log.warning("payout batch %s: %s; polling goes on", batch_id, exc)
+            if time.monotonic() >= end:
+                break
             time.sleep(self.poll_interval)
         return self._finish(context, rows, round_)
 
@@ -250,13 +301,13 @@ class TronPayoutOperator(BaseOperator):
             raise AirflowException(f"following payout batch {event.get('batch_id')} failed: "
                                    f"{event.get('message')}; a retry follows it again")
         rows, *_ = self._checked(context)
-        return self._finish(context, rows, round_)
+        return _believed(lambda: self._finish(context, rows, round_))
 
     def execute_answer(self, context: Context, event: Mapping[str, Any],
                        identities: Sequence[str] = ()) -> dict[str, Any]:
         """A person answered about payouts that failed on chain (``on_ambiguous="ask"``)."""
         self._asker().record_answer(dict(event), list(identities))
-        return self._round(context, 1)
+        return _believed(lambda: self._round(context, 1))
 
     def _asker(self) -> PayoutAsker:
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,

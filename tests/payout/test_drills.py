@@ -281,15 +281,15 @@ def test_a_worker_whose_snapshot_predates_another_workers_claims_signs_nothing(c
 
     def worker_a() -> None:
         sent = PayoutSender(journal_a, node, signer, settings, scope="worker-a",
-                            energy_fee_sun=100).send(rows, sender=batch.sender, token="USDT",
-                                                     batch_id=batch.batch_id)
+                            energy_fee_sun=100, clock=chain.clock).send(
+            rows, sender=batch.sender, token="USDT", batch_id=batch.batch_id)
         assert sent.accepted == 20
 
     journal_b = RivalAfterSnapshot(batch.journal_url, worker_a)
     try:
         late = PayoutSender(journal_b, node, signer, settings, scope="worker-b",
-                            energy_fee_sun=100).send(rows, sender=batch.sender, token="USDT",
-                                                     batch_id=batch.batch_id)
+                            energy_fee_sun=100, clock=chain.clock).send(
+            rows, sender=batch.sender, token="USDT", batch_id=batch.batch_id)
         assert (late.signed, late.broadcast) == (0, 0)
         attempts = journal_a.recent(batch_id=batch.batch_id)
         assert sorted((a.attempt, a.claimed_by) for a in attempts) == [(1, "worker-a")] * 20

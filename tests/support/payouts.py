@@ -4,8 +4,9 @@
 (over HTTP, to the sandbox), a sender key funded with TRX and USDT, recipients, and a
 payout journal in a file of the test's own. ``sender(...)`` builds a
 :class:`PayoutSender` the way the operator does, on the chain's clock (the sandbox's
-manual clock is the worker's clock here: ``blocks(n)`` is not a future head); ``count(txid...)`` counts on the
-chain (``GET /sandbox/chain/transactions``), which is what every drill checks.
+manual clock is the worker's clock here: ``blocks(n)`` is not a future head);
+``count(txid...)`` counts on the chain (``GET /sandbox/chain/transactions``), which is
+what every drill checks.
 """
 
 from __future__ import annotations
