@@ -196,7 +196,7 @@ class PayoutWatch:
         first = min(a.ref_block or top.number for a in open_) + 1
         start = max(first, self._cursor or first)
         if top.number - start + 1 <= len(open_):
-            number = start
+            number, hold = start, None
             while number <= top.number:
                 # The block by number first: its txIDs say whether its receipts are wanted
                 # (one request either way), and a receipt must be in it to count.
@@ -207,13 +207,16 @@ class PayoutWatch:
                 if mine:
                     if not self._spend():
                         break
+                    doubted = judged.unreliable
                     self.judge.record({info.tx_hash: (by_txid[info.tx_hash], info)
                                        for info in self.node.get_block_receipts(
                                            number, solidified=self.solidified)
                                        if info.tx_hash in by_txid},
                                       top=top, solidified=self.solidified, judged=judged)
+                    if judged.unreliable > doubted and hold is None:
+                        hold = number  # read again next step: the node may tell the truth
                 number += 1
-                self._cursor = number
+                self._cursor = number if hold is None else hold
             return
         read: dict[str, tuple[Attempt, TransactionInfo]] = {}
         for attempt in open_:
