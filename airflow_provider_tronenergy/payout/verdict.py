@@ -33,12 +33,17 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from airflow_provider_tronenergy.payout.receipts import outcome_of
-from airflow_provider_tronenergy.payout.trust import ChainView
+from airflow_provider_tronenergy.payout.trust import BudgetSpent, ChainView
 
 log = logging.getLogger(__name__)
 EXPIRED: Final = "TRANSACTION_EXPIRATION_ERROR"
 Answer = BroadcastAnswer | str
 """The node's answer to a broadcast, or ``"no answer (...)"``."""
+UNREAD: Final = "unread"
+"""A receipt (or its block) a watch step's budget did not reach: the attempt waits."""
+LATER: Final = "later"
+"""A receipt in a block above the one read as the top (a newer block, or a node that
+contradicts itself): not yet counted, and never taken as "no receipt"."""
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -135,6 +140,26 @@ class Judge:
                               f"; {failed} FAILED on chain" if failed else "")
         return judged
 
+    def receipt(self, attempt: Attempt, *, top: Block, solidified: bool
+                ) -> TransactionInfo | str | None:
+        """``attempt``'s receipt up to block ``top`` (None: none), its block read by number
+        beside it (so :meth:`record` needs no request); :data:`UNREAD` when the budget
+        ran out first, :data:`LATER` for one above ``top``."""
+        assert attempt.txid is not None
+        if not self.view.spend():
+            return UNREAD
+        info: TransactionInfo | None = self.view.node.get_transaction_info(
+            attempt.txid, solidified=solidified)
+        if info is None:
+            return None
+        if info.block_number > top.number:
+            return LATER
+        try:
+            self.view.block(info.block_number, solidified=solidified)
+        except BudgetSpent:
+            return UNREAD
+        return info
+
     def judge(self, past: Sequence[Attempt]) -> Judged:
         """Attempts past their expiration by the head: recorded, proven dead, or waiting."""
         judged = Judged({a.identity: None for a in past})
@@ -143,17 +168,10 @@ class Judge:
         solid = self.view.solid()
         due = [a for a in past if a.txid and a.expiration_ms is not None
                and a.expiration_ms < solid.timestamp_ms]
-        due = [a for a in due if self.view.spend()]
-
-        def receipt(attempt: Attempt) -> TransactionInfo | None:
-            assert attempt.txid is not None
-            info: TransactionInfo | None = self.view.node.get_transaction_info(
-                attempt.txid, solidified=True)
-            return info
-
-        receipts = side_by_side(receipt, due, self.concurrency, "tronenergy-judge")
+        receipts = side_by_side(lambda a: self.receipt(a, top=solid, solidified=True), due,
+                                self.concurrency, "tronenergy-judge")
         found = {a.txid: (a, info) for a, info in zip(due, receipts, strict=True)
-                 if info is not None and a.txid}
+                 if isinstance(info, TransactionInfo) and a.txid}
         self.record(found, top=solid, solidified=True, judged=judged)
         unseen = [a for a, info in zip(due, receipts, strict=True)
                   if info is None and a.signed_tx]

@@ -40,7 +40,7 @@ from airflow_provider_tronenergy.node.models import (
 )
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, BudgetSpent, ChainView
-from airflow_provider_tronenergy.payout.verdict import Judge, Judged, offer
+from airflow_provider_tronenergy.payout.verdict import UNREAD, Judge, Judged, offer
 
 log = logging.getLogger(__name__)
 __all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count", "still_in_flight"]
@@ -221,11 +221,11 @@ class PayoutWatch:
         read: dict[str, tuple[Attempt, TransactionInfo]] = {}
         for attempt in open_:
             assert attempt.txid is not None
-            if not self._spend():
-                break
-            receipt = self.node.get_transaction_info(attempt.txid, solidified=self.solidified)
-            if receipt is not None and receipt.block_number <= top.number:
+            receipt = self.judge.receipt(attempt, top=top, solidified=self.solidified)
+            if isinstance(receipt, TransactionInfo):
                 read[attempt.txid] = (attempt, receipt)
+            elif receipt == UNREAD:
+                break  # the budget is spent: the next step goes on
         self.judge.record(read, top=top, solidified=self.solidified, judged=judged)
 
 

@@ -29,5 +29,6 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True))
             fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
             confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
+            clock_tolerance_seconds="{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
             poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag
