@@ -10,7 +10,9 @@ only when:
   come from the past; a head an hour ahead would make every pending transfer look
   expired);
 * it does not go backwards: not older than a head (or solidified block) this view saw
-  before, nor a head below the newest block a journaled transaction references;
+  before, nor a head below the newest block a journaled transaction references, by
+  more than the same tolerance (nodes behind one load balancer differ by a block or
+  two; a node a minute behind is another chain's view);
 * a solidified block is not above the head this view saw, and read by number
   (``getblockbynum``) it is the same block (id and time) the node called its newest.
 
@@ -117,7 +119,7 @@ class ChainView:
         block-by-number read (a watch step that decides nothing final on the head)."""
         self._request()
         block: Block = self.node.get_now_block()
-        if block.number < floor:
+        if block.number < floor - self._slack_blocks():
             raise UnreliableNode(f"{self.name}'s head block {block.number} is below block "
                                  f"{floor}, which a journaled transaction references: it "
                                  "lags or lies; nothing was signed or judged on it",
@@ -136,13 +138,18 @@ class ChainView:
         self._check(block, solidified=True, by_number=True)
         return block
 
+    def _slack_blocks(self) -> int:
+        """The tolerance in blocks (3 s each)."""
+        return int(self.tolerance_s // 3)
+
     def _check(self, block: Block, *, solidified: bool, by_number: bool) -> None:
         what = "solidified block" if solidified else "head block"
         path = ("walletsolidity" if solidified else "wallet") + "/getnowblock"
         self._not_ahead(block, what, path)
         seen = self._seen.get(solidified)
-        if seen is not None and (block.number < seen.number
-                                 or block.timestamp_ms < seen.timestamp_ms):
+        if seen is not None and (block.number < seen.number - self._slack_blocks()
+                                 or block.timestamp_ms < seen.timestamp_ms
+                                 - self.tolerance_s * 1000):
             raise UnreliableNode(f"{self.name}'s {what} went backwards: {block.number} at "
                                  f"{block.timestamp_ms} after {seen.number} at "
                                  f"{seen.timestamp_ms}; nothing was signed or judged on it",
@@ -156,7 +163,8 @@ class ChainView:
                     f"{self.name}'s {what} {block.number} (id {block.block_id} at "
                     f"{block.timestamp_ms}) is not the block it returns by number ({shown}); "
                     "nothing was signed or judged on it", path=path)
-        self._seen[solidified] = block
+        if seen is None or block.number > seen.number:
+            self._seen[solidified] = block
 
     def _not_ahead(self, block: Block, what: str, path: str) -> None:
         ahead_ms = block.timestamp_ms - self.now_ms()

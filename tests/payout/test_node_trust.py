@@ -151,16 +151,18 @@ def test_a_head_its_own_block_by_number_contradicts_signs_nothing(world):
 
 
 def test_a_head_older_than_a_journaled_reference_signs_nothing(world):
-    """A node that lags behind the block a journaled transfer references (another node
-    behind a load balancer) is not believed: its head would make that transfer look
-    unknown to the chain."""
+    """A node that lags behind the block a journaled transfer references by more than the
+    tolerance (another node behind a load balancer, a minute behind) is not believed: its
+    head would make that transfer look unknown to the chain."""
     rows = world.rows(world.recipients(2))
     send(world, rows[:1])
     [first] = world.journal.batch("b1")
     assert first.ref_block is not None
-    old = world.chain.tron.get_block(first.ref_block - 3)
+    world.chain.blocks(40)
+    lagging = first.ref_block - 30  # 90 s behind it: more than the 60 s tolerance
+    old = world.chain.tron.get_block(lagging)
     tamper(world, "/wallet/getnowblock", blockID=f'"{old["blockID"]}"',
-           block_header__raw_data__number=str(first.ref_block - 3),
+           block_header__raw_data__number=str(lagging),
            block_header__raw_data__timestamp=str(
                old["block_header"]["raw_data"]["timestamp"]))
     with pytest.raises(UnreliableNode, match="below block"):
@@ -242,3 +244,21 @@ def test_a_confirming_node_that_disagrees_keeps_the_attempt_waiting(world):
         assert world.successes_per_recipient() == Counter(r.recipient for r in rows)
     finally:
         second.close()
+
+
+def test_a_replica_a_block_behind_is_still_believed(world):
+    """Nodes behind one load balancer differ by a block or two: a head one block below the
+    newest journaled reference is within the tolerance, not a lie."""
+    rows = world.rows(world.recipients(2))
+    send(world, rows[:1])
+    [first] = world.journal.batch("b1")
+    assert first.ref_block is not None
+    old = world.chain.tron.get_block(first.ref_block - 1)
+    tamper(world, "/wallet/getnowblock", blockID=f'"{old["blockID"]}"',
+           block_header__raw_data__number=str(first.ref_block - 1),
+           block_header__raw_data__timestamp=str(
+               old["block_header"]["raw_data"]["timestamp"]))
+    assert send(world, rows).signed == 1
+    world.chain.control.clear_faults()
+    assert settle(world).confirmed == 2
+    assert world.successes_per_recipient() == Counter(r.recipient for r in rows)
