@@ -100,8 +100,10 @@ class ChainView:
         self._prices: ChainParameters | None = None
 
     def forget(self) -> None:
-        """Drop the blocks read by number (a new step: a head block may be replaced)."""
-        self._blocks.clear()
+        """Drop the unsolidified blocks read by number (a new step: one may be replaced);
+        a solidified block never changes."""
+        self._blocks = {key: body for key, body in self._blocks.items()
+                        if key[1] and body is not None}
 
     def _request(self) -> None:
         if not self.spend():
@@ -127,15 +129,16 @@ class ChainView:
         self._check(block, solidified=False, by_number=by_number)
         return block
 
-    def solid(self) -> Block:
-        """The newest solidified block, checked, and read by number on the solidity API."""
+    def solid(self, *, by_number: bool = True) -> Block:
+        """The newest solidified block, checked, and read by number on the solidity API
+        (``by_number=False``: not, for a watch step's top block)."""
         self._request()
         block: Block = self.node.get_solid_block()
         head = self._seen.get(False)
         if head is not None and block.number > head.number:
             raise UnreliableNode(f"{self.name}'s solidified block {block.number} is above its "
                                  f"head {head.number}", path="walletsolidity/getnowblock")
-        self._check(block, solidified=True, by_number=True)
+        self._check(block, solidified=True, by_number=by_number)
         return block
 
     def _slack_blocks(self) -> int:

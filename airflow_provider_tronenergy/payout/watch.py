@@ -167,7 +167,7 @@ class PayoutWatch:
                 self.view.prices()  # once per watch, before a receipt needs them
                 # Nothing final is decided on the top block alone: each receipt's block and
                 # the solidified block behind an expiry are read by number.
-                top = (self.view.solid() if self.solidified else
+                top = (self.view.solid(by_number=False) if self.solidified else
                        self.view.head(floor=max((a.ref_block or 0 for a in attempts),
                                                 default=0), by_number=False))
                 self._receipts(open_, top, judged)

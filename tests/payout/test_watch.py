@@ -133,3 +133,18 @@ def test_still_in_flight_records_what_a_block_holds_and_keeps_the_rest(world):
     finally:
         world.chain.control.post("/chain/resume")
 
+
+
+def test_solidified_confirmation_within_the_smallest_budget(world):
+    """Each receipt's block is read by number before it counts: within three requests a
+    step, a solidified watch still goes on, a block at a time."""
+    rows = world.rows(world.recipients(12))
+    world.sender(chunk=3).send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(25)
+    watch = world.watch(solidified=True, budget=3)
+    for _ in range(40):
+        status = watch.step()
+        assert status.requests <= 3
+        if status.done:
+            break
+    assert status.confirmed == 12
