@@ -24,6 +24,7 @@ caller signs nothing and judges nothing on it.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Final
@@ -98,6 +99,7 @@ class ChainView:
         self._seen: dict[bool, Block] = {}
         self._blocks: dict[tuple[int, bool], BlockBody | None] = {}
         self._prices: ChainParameters | None = None
+        self._reading = threading.Lock()  # a judge's threads read each block once
 
     def forget(self) -> None:
         """Drop the unsolidified blocks read by number (a new step: one may be replaced);
@@ -180,10 +182,11 @@ class ChainView:
     def block(self, number: int, *, solidified: bool) -> BlockBody | None:
         """Block ``number`` read by number (kept until :meth:`forget`)."""
         key = (number, solidified)
-        if key not in self._blocks:
-            self._request()
-            self._blocks[key] = self.node.get_block(number, solidified=solidified)
-        return self._blocks[key]
+        with self._reading:
+            if key not in self._blocks:
+                self._request()
+                self._blocks[key] = self.node.get_block(number, solidified=solidified)
+            return self._blocks[key]
 
     def prices(self) -> ChainParameters:
         """The chain's prices, read once per view."""

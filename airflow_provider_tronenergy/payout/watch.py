@@ -172,7 +172,7 @@ class PayoutWatch:
                                                 default=0), by_number=False))
                 self._receipts(open_, top, judged)
                 rest = [a for a in open_ if a.identity not in judged.states]
-                self.judge_past([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms],
+                self._judge_past([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms],
                                 judged)
                 offer(self.journal, self.node, [
                     (a, a.signed_tx) for a in rest if a.state is PayoutState.SIGNED
@@ -183,7 +183,7 @@ class PayoutWatch:
             attempts = self.journal.batch(*self.batches)
         return count(attempts, self._used, judged.unreliable)
 
-    def judge_past(self, past: Sequence[Attempt], judged: Judged) -> None:
+    def _judge_past(self, past: Sequence[Attempt], judged: Judged) -> None:
         """Past their expiration by the top block: :class:`~.verdict.Judge` decides."""
         if past:
             verdict = self.judge.judge(past)
