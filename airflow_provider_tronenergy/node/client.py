@@ -18,6 +18,7 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
+    BlockBody,
     BroadcastAnswer,
     ChainAccount,
     ChainParameters,
@@ -271,6 +272,22 @@ class TronNodeClient:
         path = "walletsolidity/getnowblock"
         payload = self._call(path, lambda: self._provider.make_request(path, {"visible": True}))
         return self._checked(path, lambda: Block.from_node(payload))
+
+    def get_block(self, number: int, *, solidified: bool = False) -> BlockBody | None:
+        """Block ``number`` read by number (``getblockbynum``): its header and its txIDs;
+        None while the node has not produced it (with ``solidified=True``: not solidified).
+
+        What a head or a receipt says is checked against it (``payout.trust``); one
+        request, whatever the block holds.
+        """
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ValueError(f"number must be a block number of 1 or more, got {number!r}")
+        path = ("walletsolidity" if solidified else "wallet") + "/getblockbynum"
+        payload = self._call(path, lambda: dict(self._provider.make_request(
+            path, {"num": number, "visible": True})))
+        if not payload:
+            return None
+        return self._checked(path, lambda: BlockBody.from_node(number, payload))
 
     def get_block_receipts(self, number: int, *,
                            solidified: bool = False) -> list[TransactionInfo]:

@@ -20,3 +20,10 @@ class NodeError(TronEnergyProviderError):
         super().__init__(message if status is None else f"{message} (HTTP {status})")
         self.status = status
         self.path = path
+
+
+class UnreliableNode(NodeError):
+    """A node answered what the chain cannot hold together: a block ahead of this worker's
+    clock, one older than a block already seen, a header its own block-by-number read
+    contradicts, or a receipt its block does not hold. Nothing is signed or judged on it;
+    retryable (the next try may meet a node that tells the truth)."""

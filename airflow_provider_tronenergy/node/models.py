@@ -172,6 +172,9 @@ class TransactionInfo:
         plus the deployer's share never above the total; the fee at least the energy and
         bandwidth burned): a receipt that does not is not believed.
         """
+        answered = payload.get("id")
+        if answered not in (None, "") and str(answered).lower() != tx_hash.lower():
+            raise ValueError(f"receipt names transaction {_shown(answered)}, not {tx_hash}")
         receipt = payload.get("receipt") or {}
         if not isinstance(receipt, dict):
             raise ValueError(f"node answer field 'receipt' is not an object: {_shown(receipt)}")
@@ -271,6 +274,33 @@ class Block:
             raise ValueError(f"node answer's blockID {block_id} is not block {number}'s")
         return cls(number=number, timestamp_ms=whole(raw, "timestamp"),
                    block_id=block_id.lower())
+
+
+@dataclass(frozen=True)
+class BlockBody:
+    """A block read by number (``getblockbynum``): its header and the txIDs it holds."""
+
+    block: Block
+    txids: frozenset[str]
+
+    @classmethod
+    def from_node(cls, number: int, payload: dict[str, Any]) -> BlockBody:
+        """Read one block; it must be block ``number`` and name each transaction once."""
+        block = Block.from_node(payload)
+        if block.number != number:
+            raise ValueError(f"node answered block {block.number} for block {number}")
+        items = payload.get("transactions") or []
+        if not isinstance(items, list):
+            raise ValueError("node answer's transactions is not a list")
+        txids: set[str] = set()
+        for index, item in enumerate(items):
+            txid = item.get("txID") if isinstance(item, dict) else None
+            if not isinstance(txid, str) or not TX_HASH.fullmatch(txid):
+                raise ValueError(f"transaction {index} of block {number} has no 64-hex txID")
+            if txid.lower() in txids:
+                raise ValueError(f"block {number} holds transaction {txid} twice")
+            txids.add(txid.lower())
+        return cls(block=block, txids=frozenset(txids))
 
 
 def block_receipts(number: int, payload: Any, *, solidified: bool) -> list[TransactionInfo]:

@@ -12,7 +12,7 @@ chain's rules allow: nothing confirmed or still able to execute is ever signed a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
@@ -27,6 +27,7 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.operators.purchase import task_scope
@@ -87,6 +88,21 @@ MAX_ROUNDS: Final = 5
 CLI: Final = "tronenergy-payouts"
 
 
+def worker_clock() -> float:
+    """The worker's clock the node's block times are checked against (tests replace it with
+    a sandbox's manual clock)."""
+    return time.time()
+
+
+def _believed(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a task entry point; a node that lies or lags fails the try retryably."""
+    try:
+        return call()
+    except UnreliableNode as exc:
+        raise AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
+                               f"word): {exc}; a retry asks again") from None
+
+
 class TronPayoutOperator(BaseOperator):
     """Send ``payouts`` from ``sender_address`` once each, and wait for their receipts.
 
@@ -114,13 +130,20 @@ class TronPayoutOperator(BaseOperator):
         signs (renewed every third of it; a killed worker's lapses after it).
     :param wallet_wait_seconds: how long to wait for another task holding the sender's
         lease before failing the try retryably (nothing signed).
+    :param clock_tolerance_seconds: how far the node's block times may run ahead of the
+        worker's clock (default 60); a node ahead by more, going backwards, or whose
+        blocks by number contradict it is not believed (a retryable failure).
+    :param confirm_node_conn_id: a second ``tron_node`` connection that must agree
+        (solidified block past the expiration, no receipt) before a transaction is
+        judged unable to execute and its payout signed anew (default: none).
     """
 
     template_fields: Sequence[str] = (
         "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
         "read_recipients", "on_ambiguous", "confirm_solidified", "confirm_timeout",
-        "expiration_seconds", "wallet_lease_seconds", "wallet_wait_seconds")
+        "expiration_seconds", "wallet_lease_seconds", "wallet_wait_seconds",
+        "clock_tolerance_seconds", "confirm_node_conn_id")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
@@ -133,6 +156,7 @@ class TronPayoutOperator(BaseOperator):
         confirm_solidified: Any = False,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
         wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
+        clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
         poll_interval: float = 3.0, request_budget: int = 50,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         ask_timeout: timedelta | None = None, **kwargs: Any,
@@ -148,6 +172,8 @@ class TronPayoutOperator(BaseOperator):
         self.expiration_seconds = expiration_seconds
         self.wallet_lease_seconds, self.wallet_wait_seconds = (wallet_lease_seconds,
                                                                wallet_wait_seconds)
+        self.clock_tolerance_seconds = clock_tolerance_seconds
+        self.confirm_node_conn_id = confirm_node_conn_id
         self.poll_interval, self.request_budget = poll_interval, request_budget
         self.deferrable, self.ask_timeout = deferrable, ask_timeout
 
@@ -169,7 +195,9 @@ class TronPayoutOperator(BaseOperator):
                                                        "fee_limit_max_trx"))
             settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
                                     expiration_s=as_int(self.expiration_seconds,
-                                                        "expiration_seconds"))
+                                                        "expiration_seconds"),
+                                    clock_tolerance_s=as_int(self.clock_tolerance_seconds,
+                                                             "clock_tolerance_seconds"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
             as_int(self.confirm_timeout, "confirm_timeout")
@@ -184,6 +212,15 @@ class TronPayoutOperator(BaseOperator):
         if getattr(self, "_node_client", None) is None:
             self._node_client = TronNodeHook(self.tron_node_conn_id).get_conn()
         return self._node_client
+
+    def _confirm_node(self) -> Any:
+        """The confirming node's client, when a connection names one."""
+        conn_id = optional_text(self.confirm_node_conn_id)
+        if conn_id is None:
+            return None
+        if getattr(self, "_confirm_client", None) is None:
+            self._confirm_client = TronNodeHook(conn_id).get_conn()
+        return self._confirm_client
 
     def _journal(self) -> PayoutJournal:
         return open_payout_journal()
@@ -207,7 +244,7 @@ class TronPayoutOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Check, send what the journal allows, and wait for the receipts."""
-        return self._round(context, 1)
+        return _believed(lambda: self._round(context, 1))
 
     def _round(self, context: Context, round_: int) -> dict[str, Any]:
         rows, sender, batch_id, settings, max_burn = self._checked(context)
@@ -224,12 +261,13 @@ class TronPayoutOperator(BaseOperator):
         with self._wallet(sender, scope) as lease:
             sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
                                    energy_fee_sun=prices.energy_fee, log=self.log,
+                                   clock=worker_clock, confirm_node=self._confirm_node(),
                                    lease=lease)
             try:
                 latest = sending.check_journaled(rows, sender, str(self.token))
             except PayoutConflict as exc:
                 raise AirflowFailException(str(exc)) from None
-            head = node.get_now_block()
+            head = sending.checked_head(latest.values())
             to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
                                                     now=time.time(), lease_s=settings.lease_s)
                        is Step.SIGN]
@@ -237,7 +275,8 @@ class TronPayoutOperator(BaseOperator):
                 self._journal(), node, sender, after_ms=head.timestamp_ms,
                 after_block=head.number,
                 solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
-                budget=self.request_budget, log=self.log) if to_sign else []
+                budget=self.request_budget, log=self.log, clock=worker_clock,
+                tolerance_s=settings.clock_tolerance_s) if to_sign else []
             try:
                 cleared = clear_to_sign(
                     node, sender, to_sign, signer_address=signer.address,
@@ -277,6 +316,7 @@ class TronPayoutOperator(BaseOperator):
               round_: int, follow: Sequence[str] = ()) -> dict[str, Any]:
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
         solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
         if follow:
             self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "
                           "%s: following those too", batch_id, ", ".join(follow[:5]))
@@ -284,12 +324,23 @@ class TronPayoutOperator(BaseOperator):
             self.defer(trigger=TronPayoutBatchTrigger(
                 batch_id, self.tron_node_conn_id, follow=follow, solidified=solidified,
                 poll_interval=self.poll_interval, end_time=time.time() + timeout,
-                budget=self.request_budget), method_name="execute_complete",
+                budget=self.request_budget, clock_tolerance_s=tolerance,
+                confirm_node_conn_id=optional_text(self.confirm_node_conn_id)),
+                method_name="execute_complete",
                 kwargs={"round_": round_})
         watch = PayoutWatch(self._journal(), self._node(), batch_id, follow=follow,
-                            solidified=solidified, budget=self.request_budget, log=self.log)
+                            solidified=solidified, budget=self.request_budget, log=self.log,
+                            clock=worker_clock, tolerance_s=tolerance,
+                            confirm_node=self._confirm_node())
         end = time.monotonic() + timeout
-        while not watch.step().done and time.monotonic() < end:
+        while True:
+            try:
+                if watch.step().done:
+                    break
+            except UnreliableNode as exc:  # nothing recorded on its word: poll on
+                self.log.warning("payout batch %s: %s; polling goes on", batch_id, exc)
+            if time.monotonic() >= end:
+                break
             time.sleep(self.poll_interval)
         return self._finish(context, rows, round_)
 
@@ -300,13 +351,13 @@ class TronPayoutOperator(BaseOperator):
             raise AirflowException(f"following payout batch {event.get('batch_id')} failed: "
                                    f"{event.get('message')}; a retry follows it again")
         rows, *_ = self._checked(context)
-        return self._finish(context, rows, round_)
+        return _believed(lambda: self._finish(context, rows, round_))
 
     def execute_answer(self, context: Context, event: Mapping[str, Any],
                        identities: Sequence[str] = ()) -> dict[str, Any]:
         """A person answered about payouts that failed on chain (``on_ambiguous="ask"``)."""
         self._asker().record_answer(dict(event), list(identities))
-        return self._round(context, 1)
+        return _believed(lambda: self._round(context, 1))
 
     def _asker(self) -> PayoutAsker:
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,

@@ -2,7 +2,9 @@
 
 One pass (:meth:`PayoutSender.send`) looks at each payout's newest attempt and does
 what the chain's rules allow (:func:`next_step`), reading the chain's clock (the head
-block's time, never the worker's):
+block's time), checked against the worker's (:mod:`.trust`: a head ahead of it, going
+backwards or contradicted by its own block read by number stops the pass as an
+:class:`~..node.errors.UnreliableNode`, nothing signed or judged):
 
 * **done**: confirmed on chain, or cancelled by a person;
 * **person**: failed on chain (``REVERT``, ``OUT_OF_ENERGY``): never resent by itself;
@@ -10,10 +12,11 @@ block's time, never the worker's):
   expiration by the head block but no solidified block is past it yet;
 * **rebroadcast**: signed, maybe never sent, not expired: the same bytes again (the
   chain takes a txID once: a duplicate is harmless);
-* **judge**: past its expiration on a solidified block: its receipt there decides;
-  none means it can never execute, and only then
-* **sign**: a new attempt: claim it (one worker wins), sign, **journal the txID, the
-  expiration and the signed bytes**, and only then broadcast.
+* **judge**: past its expiration by the head: its checked receipt on a solidified block
+  decides; none, and proof that it can never execute (:mod:`.verdict`), and only then
+* **sign**: a new attempt: claim it (one worker wins), sign (its expiration never past
+  the worker's clock plus the chain's 24 h), **journal the txID, the expiration and
+  the signed bytes**, and only then broadcast.
 
 A worker killed anywhere leaves a journal the next pass reads the same way.
 """
@@ -22,14 +25,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
-from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
+from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
 from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
@@ -48,8 +49,9 @@ from airflow_provider_tronenergy.payout.journal import (
     Signed,
 )
 from airflow_provider_tronenergy.payout.lease import Lease
-from airflow_provider_tronenergy.payout.receipts import outcome_of
 from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
+from airflow_provider_tronenergy.payout.verdict import Judge, offer
 from airflow_provider_tronenergy.payout.watch import PayoutNode
 from airflow_provider_tronenergy.signer import Signer, signature_for
 
@@ -73,7 +75,11 @@ class Step(str, Enum):
 
 
 def next_step(attempt: Attempt | None, head_ms: int, *, now: float, lease_s: float) -> Step:
-    """The chain's rule for one payout: what may be done next, given its newest attempt."""
+    """The chain's rule for one payout: what may be done next, given its newest attempt,
+    the checked head's time (``head_ms``) and the journal's clock (``now``, for leases).
+
+    ``JUDGE`` is not yet a verdict: :class:`~.verdict.Judge` turns it into ``DONE``,
+    ``PERSON``, ``SIGN`` (proven dead) or ``WAIT``."""
     if attempt is None or attempt.state.may_sign_next():
         return Step.SIGN
     state = attempt.state
@@ -99,10 +105,14 @@ class SendSettings:
     lease_s: float = 120.0
     chunk: int = 200
     concurrency: int = 16
+    clock_tolerance_s: float = DEFAULT_TOLERANCE_S
+    """How far the node's block times may run ahead of the worker's clock."""
 
     def __post_init__(self) -> None:
         if not 10 <= self.expiration_s <= MAX_EXPIRATION_S:
             raise ValueError(f"expiration must be 10 to {MAX_EXPIRATION_S} seconds")
+        if not 0 <= self.clock_tolerance_s <= MAX_TOLERANCE_S:
+            raise ValueError(f"the clock tolerance must be 0 to {MAX_TOLERANCE_S:g} seconds")
 
 
 @dataclass
@@ -115,6 +125,8 @@ class SendPass:
     answers: dict[str, str] = field(default_factory=dict)
     """Identity -> the node's last answer when it was not an acceptance."""
     steps: dict[str, Step] = field(default_factory=dict)
+    unreliable: int = 0
+    """Receipts or a confirming node's word not believed: those payouts wait."""
     fee_energy_floor: int = 0
     """The energy every ``fee_limit`` of the pass covers (a transfer to an emptied address)."""
 
@@ -123,17 +135,45 @@ class SendPass:
         return sum(1 for s in self.steps.values() if s is step)
 
 
+_STEP_OF: Final = {PayoutState.CONFIRMED: Step.DONE, PayoutState.FAILED: Step.PERSON,
+                   PayoutState.EXPIRED: Step.SIGN, None: Step.WAIT}
+"""What a pass does next with a judged payout (:class:`~.verdict.Judged`)."""
+
+
+def newest_reference(attempts: Iterable[Attempt]) -> int:
+    """The newest block a journaled transaction references: no honest head is below it."""
+    return max((a.ref_block for a in attempts if a.ref_block), default=0)
+
+
 class PayoutSender:
-    """Signs, journals and broadcasts one batch's payouts, one pass at a time."""
+    """Signs, journals and broadcasts one batch's payouts, one pass at a time.
+
+    :param clock: the worker's clock (epoch seconds): the node's block times are checked
+        against it, and no expiration is set past it plus the chain's 24 h.
+    :param confirm_node: a second node that must agree before an attempt is judged dead.
+    """
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
-                 log: Any = log, lease: Lease | None = None) -> None:
+                 log: Any = log, clock: Callable[[], float] = time.time,
+                 confirm_node: PayoutNode | None = None, lease: Lease | None = None) -> None:
         self.journal, self.node, self.signer = journal, node, signer
         self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
-        self.log = log
+        self.log, self.clock = log, clock
+        self.view = ChainView(node, clock=clock, tolerance_s=settings.clock_tolerance_s)
+        confirm = None if confirm_node is None else ChainView(
+            confirm_node, clock=clock, tolerance_s=settings.clock_tolerance_s,
+            name="the confirming node")
+        self.judge = Judge(journal, self.view, confirm=confirm,
+                           concurrency=settings.concurrency, log=log)
         self._stamp = 0
+
+    def checked_head(self, attempts: Iterable[Attempt] = ()) -> Block:
+        """The node's head, checked (:class:`~.trust.ChainView`), not below the newest block
+        ``attempts`` reference; :class:`~..node.errors.UnreliableNode` if it does not hold."""
+        self.view.forget()
+        return self.view.head(floor=newest_reference(attempts))
 
     def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
                         ) -> dict[str, Attempt]:
@@ -153,8 +193,8 @@ class PayoutSender:
         """One pass over the batch: see the module's rules."""
         done = SendPass()
         latest = self.check_journaled(payouts, sender, token)
-        head = self.node.get_now_block()
-        now = time.time()
+        head = self.checked_head(latest.values())
+        now = time.time()  # leases are on the journal's clock
         by_step: dict[Step, list[Payout]] = {s: [] for s in Step}
         for payout in payouts:
             step = next_step(latest.get(payout.identity), head.timestamp_ms, now=now,
@@ -165,9 +205,10 @@ class PayoutSender:
         if stale:
             self.journal.take_over(stale, f"claim by {stale[0].claimed_by} went stale; taken "
                                    f"over by {self.scope}")
-        judged = self._judge([latest[p.identity] for p in by_step[Step.JUDGE]])
+        judged = self.judge.judge([latest[p.identity] for p in by_step[Step.JUDGE]])
+        done.unreliable += judged.unreliable
         for payout in by_step[Step.JUDGE]:
-            by_step[judged.get(payout.identity, Step.WAIT)].append(payout)
+            by_step[_STEP_OF[judged.states.get(payout.identity)]].append(payout)
         by_step[Step.JUDGE] = []
         self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
         by_step[Step.SIGN], done.fee_energy_floor = self._estimated(by_step[Step.SIGN], sender)
@@ -178,80 +219,27 @@ class PayoutSender:
                 chunk = by_step[Step.SIGN][start:start + self.settings.chunk]
                 # A fresh head per chunk: judging and earlier chunks take time, and an
                 # expiration counted from the pass's first head may be gone on arrival.
-                head = self.node.get_now_block()
+                head = self.checked_head(latest.values())
                 self._sign_and_send(chunk, latest, head, sender, token, batch_id, done)
         for step, group in by_step.items():
             for payout in group:
                 done.steps[payout.identity] = step
         return done
 
-    # -- judging an attempt past its expiration ---------------------------------------------
-
-    def _judge(self, attempts: Sequence[Attempt]) -> dict[str, Step]:
-        """Attempts past their expiration by the head: decided once a solid block is past it."""
-        if not attempts:
-            return {}
-        solid = self.node.get_solid_block()
-        steps: dict[str, Step] = {a.identity: Step.WAIT for a in attempts
-                                  if solid.timestamp_ms <= (a.expiration_ms or 0)}
-        past = [a for a in attempts if a.identity not in steps]
-
-        def receipt(attempt: Attempt) -> TransactionInfo | None:
-            assert attempt.txid is not None
-            return self.node.get_transaction_info(attempt.txid, solidified=True)
-
-        workers = max(1, min(self.settings.concurrency, len(past)))
-        with ThreadPoolExecutor(workers, thread_name_prefix="tronenergy-judge") as pool:
-            receipts = list(pool.map(receipt, past))  # one read each, side by side
-        expired: list[Attempt] = []
-        outcomes = []
-        for attempt, info in zip(past, receipts, strict=True):
-            if info is None:
-                expired.append(attempt)
-                steps[attempt.identity] = Step.SIGN
-            else:
-                outcome = outcome_of(info)
-                outcomes.append((attempt, outcome.succeeded, outcome.block, outcome.to_dict()))
-                steps[attempt.identity] = Step.DONE if outcome.succeeded else Step.PERSON
-        if expired:
-            self.journal.mark_expired(expired, f"not on chain, and solidified block "
-                                      f"{solid.number} is past its expiration")
-            self.log.info("%d payout transaction(s) expired without reaching the chain "
-                          "(judged on solidified block %d): signing them anew",
-                          len(expired), solid.number)
-        if outcomes:
-            self.journal.record_outcomes(outcomes)
-        return steps
-
     # -- broadcasting ------------------------------------------------------------------------
 
     def _broadcast_all(self, attempts: Sequence[tuple[Attempt, dict[str, Any]]],
                        done: SendPass) -> None:
-        """Offer each signed transaction; acceptances and other answers go to the journal."""
-        if not attempts:
-            return
-
-        def offer(item: tuple[Attempt, dict[str, Any]]) -> tuple[Attempt, BroadcastAnswer | str]:
-            try:
-                return item[0], self.node.broadcast(item[1])
-            except NodeError as exc:
-                return item[0], f"no answer ({exc})"
-
-        workers = max(1, min(self.settings.concurrency, len(attempts)))
-        with ThreadPoolExecutor(workers, thread_name_prefix="tronenergy-payout") as pool:
-            answers = list(pool.map(offer, attempts))
-        accepted = [a for a, answer in answers
-                    if isinstance(answer, BroadcastAnswer) and answer.accepted]
-        other = [(a, answer if isinstance(answer, str) else answer.describe())
-                 for a, answer in answers
-                 if not (isinstance(answer, BroadcastAnswer) and answer.accepted)]
-        self.journal.mark_sent(accepted)
-        if other:
-            self.journal.note_answers(other)
-            for attempt, text in other:
-                done.answers[attempt.identity] = text
+        """Offer each signed transaction (:func:`~.verdict.offer`), counted in ``done``."""
+        answers = offer(self.journal, self.node, attempts,
+                        concurrency=self.settings.concurrency)
+        for attempt, answer in answers:
+            if isinstance(answer, BroadcastAnswer) and answer.accepted:
+                done.accepted += 1
+            else:
+                done.answers[attempt.identity] = (answer if isinstance(answer, str)
+                                                  else answer.describe())
         done.broadcast += len(answers)
-        done.accepted += len(accepted)
 
     def _rebroadcast(self, attempts: Sequence[Attempt], done: SendPass) -> None:
         if attempts:
@@ -301,11 +289,13 @@ class PayoutSender:
         fee_limit = self.settings.fee_policy.fee_limit_sun(
             max(transfer_energy(payout), floor), self.energy_fee_sun)
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
+        # Never past the chain's cap from the worker's clock, whatever the head says.
+        expiration_ms = min(head.timestamp_ms + self.settings.expiration_s * 1000,
+                            self.view.now_ms() + MAX_EXPIRATION_S * 1000)
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
             contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
-            expiration_ms=head.timestamp_ms + self.settings.expiration_s * 1000,
-            timestamp_ms=self._timestamp(head.timestamp_ms))
+            expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms))
         signature = signature_for(self.signer, bytes.fromhex(unsigned.txid))
         return Signed(attempt=attempt, txid=unsigned.txid, expiration_ms=unsigned.expiration_ms,
                       ref_block=unsigned.ref_block, fee_limit_sun=fee_limit,

@@ -3,14 +3,17 @@
 The operator's own loop and the deferrable trigger both call :meth:`PayoutWatch.step`,
 so they agree on what the chain says. A step reads, within ``budget`` requests:
 
-* the block to confirm at (the head, or the newest solidified block when asked);
+* the block to confirm at (the head, or the newest solidified block when asked),
+  checked against the worker's clock (:mod:`.trust`);
 * receipts the cheaper way: whole blocks (``gettransactioninfobyblocknum``, every
   receipt of a block in one request) from the oldest open transaction's reference
   block on, or, when fewer transactions are open than blocks are left to read, each
-  open transaction's receipt;
-* for a transaction past its expiration by that block: the newest solidified block,
-  and if that is past the expiration too, its receipt there; none means it can never
-  execute (``expired``): the operator signs that payout anew, the watch never does;
+  open transaction's receipt; a receipt counts once its block, read by number (once
+  per block), holds the transaction and its figures are the chain's; one that does not
+  hold up leaves the attempt in flight (``unreliable``);
+* for a transaction past its expiration by that block: :class:`~.verdict.Judge`, the
+  rule the sender uses too (``expired`` only when proven): the operator signs that
+  payout anew, the watch never does;
 * the signed bytes of transactions no node has acknowledged, again (harmless).
 
 Every outcome goes to the journal at once, so a watch restarted anywhere (a new
@@ -22,14 +25,22 @@ trigger, a retried task) goes on from what the journal says. A batch whose payou
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
+from airflow_provider_tronenergy.node.models import (
+    Block,
+    BlockBody,
+    BroadcastAnswer,
+    ChainParameters,
+    TransactionInfo,
+)
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
-from airflow_provider_tronenergy.payout.receipts import outcome_of
+from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, BudgetSpent, ChainView
+from airflow_provider_tronenergy.payout.verdict import UNREAD, Judge, Judged, offer
 
 log = logging.getLogger(__name__)
 __all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count", "still_in_flight"]
@@ -43,6 +54,12 @@ class PayoutNode(Protocol):
 
     def get_solid_block(self) -> Block:
         """The newest solidified block."""
+
+    def get_block(self, number: int, *, solidified: bool = False) -> BlockBody | None:
+        """One block read by number: its header and txIDs."""
+
+    def get_chain_parameters(self) -> ChainParameters:
+        """The chain's prices."""
 
     def get_block_receipts(self, number: int, *,
                            solidified: bool = False) -> list[TransactionInfo]:
@@ -72,6 +89,8 @@ class WatchStatus:
     signing: int
     cancelled: int
     requests: int
+    unreliable: int = 0
+    """Receipts (or a confirming node's word) not believed this step: those wait."""
 
     @property
     def done(self) -> bool:
@@ -83,7 +102,7 @@ class WatchStatus:
         return asdict(self)
 
 
-def count(attempts: Sequence[Attempt], requests: int = 0) -> WatchStatus:
+def count(attempts: Sequence[Attempt], requests: int = 0, unreliable: int = 0) -> WatchStatus:
     """The batch's standing from its newest attempts."""
     states = [a.state for a in attempts]
     return WatchStatus(
@@ -91,20 +110,36 @@ def count(attempts: Sequence[Attempt], requests: int = 0) -> WatchStatus:
         confirmed=states.count(PayoutState.CONFIRMED), failed=states.count(PayoutState.FAILED),
         to_sign=sum(s.may_sign_next() for s in states),
         signing=states.count(PayoutState.SIGNING),
-        cancelled=states.count(PayoutState.CANCELLED), requests=requests)
+        cancelled=states.count(PayoutState.CANCELLED), requests=requests,
+        unreliable=unreliable)
 
 
 class PayoutWatch:
-    """Follows one batch's open transactions; ``step()`` once per poll."""
+    """Follows one batch's open transactions; ``step()`` once per poll.
+
+    :param clock: the worker's clock the node's block times are checked against.
+    :param tolerance_s: how far ahead of it a block's time may be.
+    :param confirm_node: a second node that must agree before an attempt is judged dead.
+    """
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, batch_id: str, *,
                  follow: Sequence[str] = (), solidified: bool = False, budget: int = 50,
-                 log: Any = log) -> None:
+                 log: Any = log, clock: Callable[[], float] = time.time,
+                 tolerance_s: float = DEFAULT_TOLERANCE_S,
+                 confirm_node: PayoutNode | None = None) -> None:
         if budget < 3:
             raise ValueError("a watch needs a budget of at least 3 requests per step")
         self.journal, self.node, self.batch_id = journal, node, batch_id
         self.batches = (batch_id, *(b for b in follow if b != batch_id))
         self.solidified, self.budget, self.log = solidified, budget, log
+        self.view = ChainView(node, clock=clock, tolerance_s=tolerance_s)
+        self.view.spend = self._spend
+        confirm = None
+        if confirm_node is not None:
+            confirm = ChainView(confirm_node, clock=clock, tolerance_s=tolerance_s,
+                                name="the confirming node")
+            confirm.spend = self._spend
+        self.judge = Judge(journal, self.view, confirm=confirm, concurrency=1, log=log)
         self._cursor: int | None = None
         self._used = 0
 
@@ -116,105 +151,88 @@ class PayoutWatch:
         return True
 
     def step(self) -> WatchStatus:
-        """One poll: read receipts, judge expirations, rebroadcast, record; the standing."""
+        """One poll: read receipts, judge expirations, rebroadcast, record; the standing.
+
+        :class:`~..node.errors.UnreliableNode` when the node's block times do not hold
+        (nothing recorded or judged on them)."""
         self._used = 0
+        self.view.forget()
+        if self.judge.confirm is not None:
+            self.judge.confirm.forget()
+        judged = Judged()
         attempts = self.journal.batch(*self.batches)
         open_ = [a for a in attempts if a.state.in_flight() and a.txid]
         if open_:
-            self._spend()
-            top = self.node.get_solid_block() if self.solidified else self.node.get_now_block()
-            found = self._receipts(open_, top)
-            self._record(found)
-            rest = [a for a in open_ if a.txid not in found]
-            self._judge([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms])
-            self._rebroadcast([a for a in rest if a.state is PayoutState.SIGNED
-                               and (a.expiration_ms or 0) >= top.timestamp_ms])
+            try:
+                self.view.prices()  # once per watch, before a receipt needs them
+                # Nothing final is decided on the top block alone: each receipt's block and
+                # the solidified block behind an expiry are read by number.
+                top = (self.view.solid(by_number=False) if self.solidified else
+                       self.view.head(floor=max((a.ref_block or 0 for a in attempts),
+                                                default=0), by_number=False))
+                self._receipts(open_, top, judged)
+                rest = [a for a in open_ if a.identity not in judged.states]
+                self._judge_past([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms],
+                                judged)
+                offer(self.journal, self.node, [
+                    (a, a.signed_tx) for a in rest if a.state is PayoutState.SIGNED
+                    and a.signed_tx and (a.expiration_ms or 0) >= top.timestamp_ms],
+                    concurrency=1, spend=self._spend)
+            except BudgetSpent:
+                pass  # the next step goes on from the journal
             attempts = self.journal.batch(*self.batches)
-        return count(attempts, self._used)
+        return count(attempts, self._used, judged.unreliable)
 
-    def _receipts(self, open_: Sequence[Attempt], top: Block) -> dict[str, TransactionInfo]:
-        """Receipts of open transactions up to block ``top``, by the cheaper way."""
+    def _judge_past(self, past: Sequence[Attempt], judged: Judged) -> None:
+        """Past their expiration by the top block: :class:`~.verdict.Judge` decides."""
+        if past:
+            verdict = self.judge.judge(past)
+            judged.unreliable += verdict.unreliable
+
+    def _receipts(self, open_: Sequence[Attempt], top: Block, judged: Judged) -> None:
+        """Receipts of open transactions up to block ``top``, by the cheaper way, each
+        checked against its block before it is recorded."""
         by_txid = {a.txid: a for a in open_}
         first = min(a.ref_block or top.number for a in open_) + 1
         start = max(first, self._cursor or first)
-        found: dict[str, TransactionInfo] = {}
         if top.number - start + 1 <= len(open_):
-            number = start
-            while number <= top.number and self._spend():
-                for info in self.node.get_block_receipts(number, solidified=self.solidified):
-                    if info.tx_hash in by_txid:
-                        found[info.tx_hash] = info
+            number, hold = start, None
+            while number <= top.number:
+                # The block by number first: its txIDs say whether its receipts are wanted
+                # (one request either way), and a receipt must be in it to count.
+                body = self.view.block(number, solidified=self.solidified)
+                if body is None:
+                    break  # not there by number yet: the next step reads it again
+                mine = body.txids & by_txid.keys()
+                if mine:
+                    if not self._spend():
+                        break
+                    doubted = judged.unreliable
+                    self.judge.record({info.tx_hash: (by_txid[info.tx_hash], info)
+                                       for info in self.node.get_block_receipts(
+                                           number, solidified=self.solidified)
+                                       if info.tx_hash in by_txid},
+                                      top=top, solidified=self.solidified, judged=judged)
+                    if judged.unreliable > doubted and hold is None:
+                        hold = number  # read again next step: the node may tell the truth
                 number += 1
-            self._cursor = number
-            return found
+                self._cursor = number if hold is None else hold
+            return
+        read: dict[str, tuple[Attempt, TransactionInfo]] = {}
         for attempt in open_:
             assert attempt.txid is not None
-            if not self._spend():
-                break
-            receipt = self.node.get_transaction_info(attempt.txid, solidified=self.solidified)
-            if receipt is not None and receipt.block_number <= top.number:
-                found[attempt.txid] = receipt
-        return found
-
-    def _record(self, found: dict[str, TransactionInfo]) -> None:
-        if not found:
-            return
-        attempts = {a.txid: a for a in self.journal.batch(*self.batches)}
-        outcomes = []
-        for txid, info in found.items():
-            attempt = attempts.get(txid)
-            if attempt is None or not attempt.state.in_flight():
-                continue
-            outcome = outcome_of(info)
-            outcomes.append((attempt, outcome.succeeded, outcome.block, outcome.to_dict()))
-        self.journal.record_outcomes(outcomes)
-        failed = [o for o in outcomes if not o[1]]
-        self.log.info("%d payout(s) reached block(s) up to %d%s", len(outcomes),
-                      max(o[2] for o in outcomes),
-                      f"; {len(failed)} FAILED on chain" if failed else "")
-
-    def _judge(self, past: Sequence[Attempt]) -> None:
-        """Past their expiration: expired once a solidified block is past it and they are
-        not on chain there."""
-        if not past or not self._spend():
-            return
-        solid = self.node.get_solid_block()
-        expired: list[Attempt] = []
-        found: dict[str, TransactionInfo] = {}
-        for attempt in past:
-            assert attempt.txid is not None and attempt.expiration_ms is not None
-            if solid.timestamp_ms <= attempt.expiration_ms or not self._spend():
-                continue
-            info = self.node.get_transaction_info(attempt.txid, solidified=True)
-            if info is None:
-                expired.append(attempt)
-            else:
-                found[attempt.txid] = info
-        self._record(found)
-        if expired:
-            self.journal.mark_expired(expired, f"not on chain, and solidified block "
-                                      f"{solid.number} is past its expiration")
-            self.log.warning("%d payout transaction(s) expired without reaching the chain "
-                             "(solidified block %d): they need a new signature",
-                             len(expired), solid.number)
-
-    def _rebroadcast(self, unacknowledged: Sequence[Attempt]) -> None:
-        accepted = []
-        for attempt in unacknowledged:
-            if attempt.signed_tx is None or not self._spend():
-                break
-            try:
-                answer = self.node.broadcast(attempt.signed_tx)
-            except NodeError:
-                continue
-            if answer.accepted:
-                accepted.append(attempt)
-        self.journal.mark_sent(accepted)
+            receipt = self.judge.receipt(attempt, top=top, solidified=self.solidified)
+            if isinstance(receipt, TransactionInfo):
+                read[attempt.txid] = (attempt, receipt)
+            elif receipt == UNREAD:
+                break  # the budget is spent: the next step goes on
+        self.judge.record(read, top=top, solidified=self.solidified, judged=judged)
 
 
 def still_in_flight(journal: PayoutJournal, node: PayoutNode, sender: str, *, after_ms: int,
                     after_block: int | None = None, solidified: bool = False, budget: int = 50,
-                    log: Any = log) -> list[Attempt]:
+                    log: Any = log, clock: Callable[[], float] = time.time,
+                    tolerance_s: float = DEFAULT_TOLERANCE_S) -> list[Attempt]:
     """The sender's transfers that may still leave its balance: signed, in no block a watch
     step could see, and not past their expiration at ``after_ms`` (the head's time: no
     later block can take them). Their batches are stepped once first, so a transfer a
@@ -229,7 +247,7 @@ def still_in_flight(journal: PayoutJournal, node: PayoutNode, sender: str, *, af
     if open_:
         batches = sorted({a.batch_id for a in open_})
         PayoutWatch(journal, node, batches[0], follow=batches[1:], solidified=solidified,
-                    budget=budget, log=log).step()
+                    budget=budget, log=log, clock=clock, tolerance_s=tolerance_s).step()
     open_ = journal.in_flight(sender, after_block=after_block)
     return [a for a in open_ if not a.state.in_flight() or a.expiration_ms is None
             or a.expiration_ms >= after_ms]

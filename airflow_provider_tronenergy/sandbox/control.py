@@ -207,9 +207,10 @@ async def list_faults(request: Request) -> Response:
 @router.post("/faults")
 async def add_fault(request: Request) -> Response:
     """``{kind, path, method?, status?, retry_after?, latency_ms?, after_processing?,
-    count?, probability?, patch?}``; path is relative to /v1 and may end in ``*``, or
-    names a node path in full (``/wallet/...``, ``/walletsolidity/...``);
-    ``patch`` (kind ``tamper``) maps dotted answer paths to raw JSON text."""
+    count?, probability?, patch?, api_key?}``; path is relative to /v1 and may end in
+    ``*``, or names a node path in full (``/wallet/...``, ``/walletsolidity/...``);
+    ``patch`` (kind ``tamper``) maps dotted answer paths to raw JSON text; ``api_key``:
+    only requests with that ``TRON-PRO-API-KEY``."""
     body = await _body(request)
     kind = params.string(params.field(body, "kind"), "kind")
     if kind not in KINDS:
@@ -243,6 +244,9 @@ async def add_fault(request: Request) -> Response:
                 isinstance(k, str) and isinstance(v, str) for k, v in patch.items()):
             raise params.invalid("patch must map answer paths to raw JSON text")
         spec["patch"] = patch
+    api_key = params.field(body, "api_key")
+    if api_key not in (None, params.MISSING):
+        spec["api_key"] = params.string(api_key, "api_key")
     fault = sandbox(request).faults.add(**spec)
     return reply(request, fault.to_dict())
 

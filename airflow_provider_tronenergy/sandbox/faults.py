@@ -11,7 +11,8 @@ ASGI middleware so that it wraps real request handling.
 A fault's path is relative to ``/v1`` (``*`` matches every service path); one
 under ``/wallet`` or ``/walletsolidity`` applies to the node's API instead (a
 ``drop`` on ``/wallet/broadcasttransaction``: the transaction is accepted and the
-answer lost).
+answer lost). A fault with ``api_key`` meets only requests carrying that
+``TRON-PRO-API-KEY``: one of two node connections to the same chain that lags or lies.
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ class Fault:
     count: int | None = None
     probability: Decimal = Decimal(1)
     patch: dict[str, str] = field(default_factory=dict)
+    api_key: str | None = None
     fired: int = field(default=0)
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, api_key: str | None = None) -> bool:
         if self.method is not None and self.method != method:
+            return False
+        if self.api_key is not None and self.api_key != api_key:
             return False
         if _is_node(path) != _is_node(self.path):
             return False  # a node path only meets a node fault, a /v1 path only a /v1 one
@@ -95,10 +99,10 @@ class FaultRegistry:
     def list(self) -> list[Fault]:
         return list(self._faults)
 
-    def take(self, method: str, path: str) -> Fault | None:
+    def take(self, method: str, path: str, api_key: str | None = None) -> Fault | None:
         """The first matching fault that fires for this request, consuming one of its count."""
         for fault in self._faults:
-            if not fault.matches(method, path):
+            if not fault.matches(method, path, api_key):
                 continue
             if fault.probability < 1.0 and self._random.random() >= fault.probability:
                 continue
@@ -121,7 +125,9 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
             return
         relative = path if path.startswith(NODE_PREFIXES) else path[len(self.prefix):]
-        fault = self.registry.take(scope["method"], relative)
+        key = dict(scope.get("headers") or []).get(b"tron-pro-api-key")
+        fault = self.registry.take(scope["method"], relative,
+                                   None if key is None else key.decode("latin-1"))
         if fault is None:
             await self.app(scope, receive, send)
             return

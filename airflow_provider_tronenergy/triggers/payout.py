@@ -19,6 +19,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S
 from airflow_provider_tronenergy.payout.watch import PayoutWatch
 
 
@@ -32,11 +33,16 @@ class TronPayoutBatchTrigger(BaseTrigger):
     :param poll_interval: seconds between steps.
     :param end_time: epoch seconds after which it fires with ``timeout``.
     :param budget: node requests per step.
+    :param clock_tolerance_s: how far the node's block times may run ahead of the
+        triggerer's clock.
+    :param confirm_node_conn_id: a second ``tron_node`` connection that must agree before
+        a transaction is judged unable to execute.
     """
 
     def __init__(self, batch_id: str, tron_node_conn_id: str, *, follow: Sequence[str] = (),
                  solidified: bool = False, poll_interval: float = 3.0, end_time: float,
-                 budget: int = 50) -> None:
+                 budget: int = 50, clock_tolerance_s: float = DEFAULT_TOLERANCE_S,
+                 confirm_node_conn_id: str | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if not isinstance(batch_id, str) or not batch_id:
             raise ValueError("TronPayoutBatchTrigger: batch_id must be a non-empty string")
@@ -50,14 +56,21 @@ class TronPayoutBatchTrigger(BaseTrigger):
         self.follow = list(follow)
         self.solidified, self.poll_interval = bool(solidified), float(poll_interval)
         self.end_time, self.budget = float(end_time), int(budget)
+        self.clock_tolerance_s = float(clock_tolerance_s)
+        self.confirm_node_conn_id = confirm_node_conn_id or None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        """Identifiers and timings only."""
-        return (f"{type(self).__module__}.{type(self).__qualname__}",
-                {"batch_id": self.batch_id, "tron_node_conn_id": self.tron_node_conn_id,
-                 "follow": self.follow, "solidified": self.solidified,
-                 "poll_interval": self.poll_interval, "end_time": self.end_time,
-                 "budget": self.budget})
+        """Identifiers and timings only (the trust settings when not the defaults)."""
+        kwargs: dict[str, Any] = {
+            "batch_id": self.batch_id, "tron_node_conn_id": self.tron_node_conn_id,
+            "follow": self.follow, "solidified": self.solidified,
+            "poll_interval": self.poll_interval, "end_time": self.end_time,
+            "budget": self.budget}
+        if self.clock_tolerance_s != DEFAULT_TOLERANCE_S:
+            kwargs["clock_tolerance_s"] = self.clock_tolerance_s
+        if self.confirm_node_conn_id:
+            kwargs["confirm_node_conn_id"] = self.confirm_node_conn_id
+        return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Step until the batch is settled or the time is up; one event."""
@@ -68,10 +81,13 @@ class TronPayoutBatchTrigger(BaseTrigger):
         from airflow_provider_tronenergy.payout.watch import NodeError
 
         hook = TronNodeHook(self.tron_node_conn_id)
+        second = TronNodeHook(self.confirm_node_conn_id) if self.confirm_node_conn_id else None
         try:
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
                                 follow=self.follow, solidified=self.solidified,
-                                budget=self.budget, log=self.log)
+                                budget=self.budget, log=self.log,
+                                tolerance_s=self.clock_tolerance_s,
+                                confirm_node=second.get_conn() if second else None)
             troubled = False
             while True:
                 try:
@@ -79,8 +95,9 @@ class TronPayoutBatchTrigger(BaseTrigger):
                     troubled = False
                 except NodeError as exc:  # says nothing about the payouts: go on
                     if not troubled:
-                        self.log.warning("payout batch %s: the node did not answer (%s); "
-                                         "polling goes on", self.batch_id, exc)
+                        self.log.warning("payout batch %s: the node did not answer, or is "
+                                         "not believed (%s); polling goes on",
+                                         self.batch_id, exc)
                     troubled = True
                     status = None
                 if status is not None and status.done:
@@ -94,3 +111,5 @@ class TronPayoutBatchTrigger(BaseTrigger):
                     "message": f"{type(exc).__name__}: {exc}"}
         finally:
             hook.close()
+            if second is not None:
+                second.close()

@@ -32,5 +32,6 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
             confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
             wallet_wait_seconds="{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
+            clock_tolerance_seconds="{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
             poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag

@@ -222,3 +222,51 @@ def test_a_solid_block_whose_id_is_not_its_number_is_refused(body, why):
         assert server.received[0].path == "/walletsolidity/getnowblock"
         with pytest.raises(NodeError, match=why):
             node.get_now_block()
+
+
+def test_a_block_by_number_with_the_txids_it_holds(chain: Chain, batch):
+    number, txids = batch
+    with TronNodeClient(chain.sandbox.root_url) as node:
+        body = node.get_block(number)
+        assert body is not None and body.txids == frozenset(txids)
+        assert body.block.number == number
+        assert body.block.timestamp_ms == node.get_transaction_info(txids[0]).block_timestamp_ms
+        head = node.get_now_block()
+        assert node.get_block(head.number) == node.get_block(head.number)
+        assert node.get_block(head.number).block == head  # type: ignore[union-attr]
+        assert node.get_block(head.number + 1) is None  # not produced yet
+        solid = node.get_solid_block()
+        assert node.get_block(solid.number + 1, solidified=True) is None  # not solid yet
+        assert node.get_block(solid.number, solidified=True).block == solid  # type: ignore[union-attr]
+        for bad in (0, -1, True):
+            with pytest.raises(ValueError, match="block number"):
+                node.get_block(bad)
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ({**_block(1_000, (1_000).to_bytes(8, "big").hex() + "ab" * 24),
+      "transactions": [{"txID": "ab" * 32}, {"txID": "AB" * 32}]}, "twice"),
+    ({**_block(1_000, (1_000).to_bytes(8, "big").hex() + "ab" * 24),
+      "transactions": [{"raw_data": {}}]}, "no 64-hex txID"),
+    (_block(999, (999).to_bytes(8, "big").hex() + "ab" * 24), "block 999 for block 1000"),
+])
+def test_a_block_by_number_the_chain_cannot_hold_is_refused(body, why):
+    with HostileServer(answer(200, body)) as server, \
+            TronNodeClient(server.root, max_retries=0) as node:
+        with pytest.raises(NodeError, match=why):
+            node.get_block(1_000)
+        assert server.received[0].path == "/wallet/getblockbynum"
+
+
+def test_a_receipt_naming_another_transaction_is_refused(chain: Chain, batch):
+    """``gettransactioninfobyid`` answering another transaction's receipt (a mangling proxy)
+    is not the receipt asked for."""
+    _, txids = batch
+    chain.control.fault(kind="tamper", path="/wallet/gettransactioninfobyid",
+                        patch={"id": f'"{txids[1]}"'})
+    try:
+        with TronNodeClient(chain.sandbox.root_url, max_retries=0) as node, \
+                pytest.raises(NodeError, match="receipt names transaction"):
+            node.get_transaction_info(txids[0])
+    finally:
+        chain.control.clear_faults()

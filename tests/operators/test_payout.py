@@ -284,6 +284,27 @@ def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
     assert sent_from(control, sender) == []
 
 
+def test_a_node_whose_head_is_ahead_of_the_worker_fails_the_try_retryably_signing_nothing(
+        run_dag, control, wallet, journal, capfd):
+    """Issue 33: a head an hour ahead of the worker's clock (beyond the templated tolerance)
+    is not believed: nothing is signed on it, and the try fails retryably."""
+    import time
+
+    _, sender = wallet
+    recipient = control.wallet(trx="1", usdt="1")
+    control.fault(kind="tamper", path="/wallet/getnowblock", patch={
+        "block_header.raw_data.timestamp": str(int(time.time() * 1000) + 3600 * 1000)})
+    try:
+        out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "2"}],
+                      sender=sender, batch_id="ahead-1", clock_tolerance_seconds="30")
+    finally:
+        control.clear_faults()
+    assert out["send"][:2] == ("failed", 2)  # retried
+    log = capfd.readouterr().out
+    assert "not believed" in log and "tolerance 30 s" in log
+    assert journal.recent() == [] and sent_from(control, sender) == []
+
+
 @pytest.mark.parametrize("dag_id", ["te_payouts", "te_payouts_deferrable"])
 def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
         run_dag, control, wallet, journal, capfd, dag_id):

@@ -219,6 +219,10 @@ def test_a_failed_task_cleared_then_a_new_run_of_the_same_batch_in_airflow(
     from payouts import DAGS
 
     batch = funded_batch(chain, tmp_path, "drill-dag", N, ids=True)
+    # The ticker moves the chain 30 times faster than real time: the chain's clock is the
+    # worker's here, so its blocks are not a node ahead of the worker.
+    monkeypatch.setattr("airflow_provider_tronenergy.operators.payout.worker_clock",
+                        chain.clock)
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", batch.journal_url)
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
         {"conn_type": "tron_signer", "password": batch.key_hex}))
@@ -286,15 +290,15 @@ def test_a_worker_whose_snapshot_predates_another_workers_claims_signs_nothing(c
 
     def worker_a() -> None:
         sent = PayoutSender(journal_a, node, signer, settings, scope="worker-a",
-                            energy_fee_sun=100).send(rows, sender=batch.sender, token="USDT",
-                                                     batch_id=batch.batch_id)
+                            energy_fee_sun=100, clock=chain.clock).send(
+            rows, sender=batch.sender, token="USDT", batch_id=batch.batch_id)
         assert sent.accepted == 20
 
     journal_b = RivalAfterSnapshot(batch.journal_url, worker_a)
     try:
         late = PayoutSender(journal_b, node, signer, settings, scope="worker-b",
-                            energy_fee_sun=100).send(rows, sender=batch.sender, token="USDT",
-                                                     batch_id=batch.batch_id)
+                            energy_fee_sun=100, clock=chain.clock).send(
+            rows, sender=batch.sender, token="USDT", batch_id=batch.batch_id)
         assert (late.signed, late.broadcast) == (0, 0)
         attempts = journal_a.recent(batch_id=batch.batch_id)
         assert sorted((a.attempt, a.claimed_by) for a in attempts) == [(1, "worker-a")] * 20

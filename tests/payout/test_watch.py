@@ -33,7 +33,7 @@ def test_a_large_batch_is_confirmed_by_reading_blocks_not_receipts(world):
     world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(2)
     node = Counting(world.node)
-    status = PayoutWatch(world.journal, node, "b1", budget=10).step()
+    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock).step()
     assert status.confirmed == 60 and status.done
     assert node.calls["get_transaction_info"] == 0
     assert node.calls["get_block_receipts"] <= 3 and status.requests <= 10
@@ -44,7 +44,7 @@ def test_a_few_payouts_far_behind_are_read_one_receipt_each(world):
     world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(30)
     node = Counting(world.node)
-    status = PayoutWatch(world.journal, node, "b1", budget=10).step()
+    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock).step()
     assert status.confirmed == 2
     assert node.calls["get_transaction_info"] == 2 and node.calls["get_block_receipts"] == 0
 
@@ -54,7 +54,7 @@ def test_the_budget_bounds_a_step_and_the_next_step_goes_on(world):
     world.sender(chunk=10).send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(8)
     node = Counting(world.node)
-    watch = PayoutWatch(world.journal, node, "b1", budget=3)
+    watch = PayoutWatch(world.journal, node, "b1", budget=3, clock=world.chain.clock)
     first = watch.step()
     assert first.requests <= 3 and sum(node.calls.values()) <= 3
     while not (status := watch.step()).done:
@@ -133,3 +133,18 @@ def test_still_in_flight_records_what_a_block_holds_and_keeps_the_rest(world):
     finally:
         world.chain.control.post("/chain/resume")
 
+
+
+def test_solidified_confirmation_within_the_smallest_budget(world):
+    """Each receipt's block is read by number before it counts: within three requests a
+    step, a solidified watch still goes on, a block at a time."""
+    rows = world.rows(world.recipients(12))
+    world.sender(chunk=3).send(rows, sender=world.address, token="USDT", batch_id="b1")
+    world.chain.blocks(25)
+    watch = world.watch(solidified=True, budget=3)
+    for _ in range(40):
+        status = watch.step()
+        assert status.requests <= 3
+        if status.done:
+            break
+    assert status.confirmed == 12

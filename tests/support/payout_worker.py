@@ -4,8 +4,11 @@
 opens the journal, a :class:`TronNodeClient` to the sandbox and a
 :class:`LocalKeySigner`, then runs :meth:`PayoutSender.send` passes and
 :meth:`PayoutWatch.step` until the batch is settled, as the operator does, and prints a
-JSON summary on its last line. The key comes from ``TRONENERGY_DRILL_KEY`` (never argv:
-``/proc/<pid>/cmdline`` is world-readable); the spec file holds nothing secret.
+JSON summary on its last line. Its clock is the sandbox's (``GET /sandbox/chain``'s
+``clock_ms``): a drill's ticker moves the chain faster than real time, and the worker
+checks the node's block times against its clock. The key comes from
+``TRONENERGY_DRILL_KEY`` (never argv: ``/proc/<pid>/cmdline`` is world-readable); the
+spec file holds nothing secret.
 
 Crash injection, by environment (a drill, not the package, wraps the journal and the node):
 
@@ -24,9 +27,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import requests
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
@@ -100,6 +105,18 @@ class DrillNode(TronNodeClient):
         return answer
 
 
+def sandbox_clock(root_url: str) -> Callable[[], float]:
+    """The sandbox world's clock, read over its control API (epoch seconds)."""
+    session = requests.Session()
+
+    def now() -> float:
+        answer = session.get(f"{root_url}/sandbox/chain", timeout=10)
+        answer.raise_for_status()
+        return int(answer.json()["data"]["clock_ms"]) / 1000
+
+    return now
+
+
 def _wait_for_go(spec: dict[str, Any]) -> None:
     """Two workers start together: say ready, wait for the test's go (files)."""
     ready, go = spec.get("ready_file"), spec.get("go_file")
@@ -125,9 +142,11 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     settings = SendSettings(contract=spec["contract"], expiration_s=int(spec["expiration_s"]),
                             chunk=int(spec.get("chunk", 200)),
                             lease_s=float(spec.get("lease_s", 120)))
+    clock = sandbox_clock(spec["node"])
     sender = PayoutSender(journal, node, signer, settings, scope=spec["scope"],
-                          energy_fee_sun=node.get_chain_parameters().energy_fee)
-    watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)))
+                          energy_fee_sun=node.get_chain_parameters().energy_fee, clock=clock)
+    watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)),
+                        clock=clock)
     passes: list[dict[str, Any]] = []
     node_errors = 0
     deadline = time.monotonic() + float(spec.get("timeout", 120))

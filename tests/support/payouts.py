@@ -3,8 +3,10 @@
 ``Payouts`` wraps one :class:`~support.chain.Chain`: the node client the provider uses
 (over HTTP, to the sandbox), a sender key funded with TRX and USDT, recipients, and a
 payout journal in a file of the test's own. ``sender(...)`` builds a
-:class:`PayoutSender` the way the operator does; ``count(txid...)`` counts on the
-chain (``GET /sandbox/chain/transactions``), which is what every drill checks.
+:class:`PayoutSender` the way the operator does, on the chain's clock (the sandbox's
+manual clock is the worker's clock here: ``blocks(n)`` is not a future head);
+``count(txid...)`` counts on the chain (``GET /sandbox/chain/transactions``), which is
+what every drill checks.
 """
 
 from __future__ import annotations
@@ -52,12 +54,16 @@ class Payouts:
     def sender(self, scope: str = "worker-1", node: Any = None, **settings: Any
                ) -> PayoutSender:
         energy_fee = self.node.get_chain_parameters().energy_fee
+        confirm = settings.pop("confirm_node", None)
+        clock = settings.pop("clock", self.chain.clock)
         return PayoutSender(self.journal, node or self.node, self.signer,
                             SendSettings(contract=USDT, **settings), scope=scope,
-                            energy_fee_sun=energy_fee)
+                            energy_fee_sun=energy_fee, clock=clock, confirm_node=confirm)
 
     def watch(self, batch_id: str = "b1", **kwargs: Any) -> PayoutWatch:
-        return PayoutWatch(self.journal, self.node, batch_id, **kwargs)
+        """The batch's watch, on the chain's clock (a manual one moves only when told)."""
+        return PayoutWatch(self.journal, self.node, batch_id,
+                           **{"clock": self.chain.clock, **kwargs})
 
     def on_chain(self) -> list[dict[str, Any]]:
         """Every transaction the chain executed from the sender."""

@@ -47,3 +47,14 @@ def test_an_unusable_connection_ends_with_an_error_event(monkeypatch, tmp_path):
     event = asyncio.run(TronPayoutBatchTrigger("b", "tron_node_t",
                                                end_time=time.time() + 5)._wait())
     assert event["status"] == "error" and "host must be" in event["message"]
+
+
+def test_the_trust_settings_travel_only_when_set():
+    """The clock tolerance and the confirming node's connection id (identifiers only)."""
+    trigger = TronPayoutBatchTrigger("b1", "tron_node_default", end_time=1e9,
+                                     clock_tolerance_s=15, confirm_node_conn_id="tron_node_2")
+    path, kwargs = trigger.serialize()
+    assert (kwargs["clock_tolerance_s"], kwargs["confirm_node_conn_id"]) == (15.0, "tron_node_2")
+    assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
+    _, plain = TronPayoutBatchTrigger("b1", "n", end_time=1e9).serialize()
+    assert "clock_tolerance_s" not in plain and "confirm_node_conn_id" not in plain
