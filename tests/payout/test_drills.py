@@ -232,7 +232,7 @@ def test_a_failed_task_cleared_then_a_new_run_of_the_same_batch_in_airflow(
     conf = {"payouts": batch.rows, "sender": batch.sender, "batch_id": batch.batch_id}
 
     def cut_the_node_once_sending_began() -> None:
-        wait_until(lambda: sum(states(batch).values()) > 0, 60, "the first run journaling")
+        wait_until(lambda: sum(states(batch).values()) > 0, 300, "the first run journaling")
         chain.control.clear_faults()  # the sandbox fires the first matching fault only
         chain.control.fault(kind="drop", path="/wallet*")
 
