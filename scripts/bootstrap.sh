@@ -61,7 +61,7 @@ ensure_venv() {
     "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
       "${pins[@]}" -e "$ROOT[dev]" 2>&1 | quiet_pip
   fi
-  "$VENV_DIR/bin/python" -c "import airflow_provider_tronenergy, airflow" \
+  "$VENV_DIR/bin/python" -c "import airflow_provider_tronenergy, airflow" >/dev/null 2>&1 \
     || { echo "installation failed" >&2; exit 1; }
   echo "$want" > "$stamp_file"
 }

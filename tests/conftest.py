@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from support.execution_api import one_execution_api
+from support.framework_free import is_framework_free
 
 pytest_plugins = ["support.dagrun", "support.postgres"]
 
@@ -53,3 +54,13 @@ def airflow_db(airflow_home: Path) -> Iterator[Path]:
     )
     with one_execution_api():
         yield airflow_home / "airflow.db"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist (``--dist loadgroup``) the ``serial`` tests share one worker, in turn;
+    the tests of rooms that never import Airflow are marked ``framework_free``."""
+    for item in items:
+        if item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+        if is_framework_free(Path(item.path)):
+            item.add_marker(pytest.mark.framework_free)
