@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite: pytest (unit, sandbox over HTTP, Airflow, PostgreSQL), then ruff
-# and mypy. Creates and reuses its own virtual environment (.venv). Extra arguments go
-# to pytest, e.g. `bash scripts/test.sh -k sandbox`. LINT=0 skips ruff and mypy.
+# and mypy. Creates and reuses its own virtual environment (.venv, the locked versions).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k sandbox`. pytest runs on
+# one worker per core (pytest-xdist; the tests marked serial share one worker, in turn);
+# PYTEST_WORKERS=0 runs it in this process, PYTEST_WORKERS=4 on four workers. LINT=0 skips
+# ruff and mypy.
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 
 status=0
 say "pytest (Airflow $AIRFLOW_VERSION)"
-python -m pytest "$@" || status=$?
+workers="${PYTEST_WORKERS:-auto}"
+if [ "$workers" = "0" ]; then
+  python -m pytest "$@" || status=$?
+else
+  python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
+fi
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2
 fi

@@ -56,6 +56,7 @@ def airflow_db(airflow_home: Path) -> Iterator[Path]:
         yield airflow_home / "airflow.db"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under xdist (``--dist loadgroup``) the ``serial`` tests share one worker, in turn;
     the tests of rooms that never import Airflow are marked ``framework_free``."""
