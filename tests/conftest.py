@@ -56,12 +56,23 @@ def airflow_db(airflow_home: Path) -> Iterator[Path]:
         yield airflow_home / "airflow.db"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under xdist (``--dist loadgroup``) the ``serial`` tests share one worker, in turn;
-    the tests of rooms that never import Airflow are marked ``framework_free``."""
+    """The serial tests (tests/support/serial.py) and the tests of rooms that never import
+    Airflow (tests/support/framework_free.py) get their marks."""
+    from support.serial import is_serial
+
     for item in items:
-        if item.get_closest_marker("serial"):
-            item.add_marker(pytest.mark.xdist_group("serial"))
+        if is_serial(item.nodeid):
+            item.add_marker(pytest.mark.serial)
         if is_framework_free(Path(item.path)):
             item.add_marker(pytest.mark.framework_free)
+
+
+@pytest.hookimpl(optionalhook=True)  # without pytest-xdist, never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup``: one worker runs the serial tests, one after another."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from support.serial import SerialGroupScheduling
+
+    return SerialGroupScheduling(config, log)

@@ -47,7 +47,7 @@ import pytest
 from distributed import TRIGGERERS, WORKERS, Deployment, distributed_deployment
 from test_real_deployment import PAYOUT_DAG
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(600), pytest.mark.serial]
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(600)]
 
 BUY_TASK = "buy_energy"
 

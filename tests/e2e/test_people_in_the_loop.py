@@ -61,7 +61,7 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.browser import browser_page, skip_without_browser
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300), pytest.mark.serial]
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
 SCREENSHOT = ROOT / "docs" / "approval-request.png"
 LINK_SCREENSHOT = ROOT / "docs" / "extra-link.png"

@@ -52,7 +52,7 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.airflow_compat import asset_watcher_table, shared_streams
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420), pytest.mark.serial]
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_DAGS = ROOT / "example_dags"
