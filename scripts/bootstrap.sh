@@ -1,5 +1,5 @@
 # Sourced by the other scripts: make (or reuse) the project's virtual environment.
-# Needs only python3 (3.10+) on PATH. Installs the locked versions of
+# Needs only python3 (3.11+) on PATH. Installs the locked versions of
 # requirements/airflow-$AIRFLOW_VERSION.txt (scripts/lock.sh makes them), with uv (fetched
 # from PyPI into .venv-tools when missing), or with pip when uv cannot be had. Variables:
 #   VENV_DIR         where the venv lives (default .venv)
