@@ -10,12 +10,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/uv.sh"
 UV="$(find_uv)" || { echo "uv is needed to refresh the locks" >&2; exit 1; }
 cd "$ROOT"
-constraints="$(mktemp)"
-trap 'rm -f "$constraints"' EXIT
 for version in $LOCKED_AIRFLOW_VERSIONS; do
-  echo "apache-airflow==$version" > "$constraints"
-  "$UV" pip compile pyproject.toml --extra dev --constraint "$constraints" --universal \
+  # A constraint at a fixed path: the lock's annotations name it, so it must not change.
+  constraint="requirements/airflow-$version.constraint"
+  echo "apache-airflow==$version" > "$constraint"
+  "$UV" pip compile pyproject.toml --extra dev --constraint "$constraint" --universal \
     --python-version 3.11 --quiet --custom-compile-command "bash scripts/lock.sh" \
-    --output-file "requirements/airflow-$version.txt" "$@"
+    --output-file "requirements/airflow-$version.txt" "$@" || { rm -f "$constraint"; exit 1; }
+  rm -f "$constraint"
   echo "requirements/airflow-$version.txt" >&2
 done
