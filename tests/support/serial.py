@@ -1,8 +1,10 @@
 """The tests that must not run beside each other: the end-to-end deployments and drills.
 
-They share the machine's PostgreSQL, Redis and CPU budget with timeouts of their own: under
-pytest-xdist one worker runs them all, one after another, while the other workers share
-the rest. ``tests/conftest.py`` marks them ``serial`` and hands xdist this scheduler.
+They share the machine's PostgreSQL, Redis and CPU budget with timeouts of their own.
+``tests/conftest.py`` marks them ``serial``; ``--serial=skip|only`` leaves them out or
+runs only them (scripts/test.sh runs the rest on xdist workers, then them alone); and
+under ``-n N --dist loadgroup`` with them in, this scheduler gives them all to one worker,
+one after another, while the others share the rest.
 (pytest-xdist 3.8's own ``--dist loadgroup`` reads ``xdist_group`` marks through the node
 id, which pytest 9.2 no longer lets a plugin change: it spread them over the workers.)
 """
