@@ -126,6 +126,8 @@ class Runner:
         self.home = env["AIRFLOW_HOME"]
         self.log = log.open("w")
         self.runs: queue.Queue[DagRun] = queue.Queue()
+        self.lock = threading.Lock()
+        self.exited: int | None = None
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "scripts" / "main_runner.py")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -136,7 +138,13 @@ class Runner:
             env: dict[str, str] | None = None) -> DagRun:
         """``airflow dags test dag_id -c conf``, after the runs asked for before it."""
         run = DagRun(dag_id, log)
-        self.runs.put(run)
+        with self.lock:
+            if self.exited is not None:  # nothing will run it: it fails at once
+                run.feed(f"the runner had exited ({self.exited}); see "
+                         f"{Path(self.log.name).name}\n")
+                run.finish(self.exited or 1)
+                return run
+            self.runs.put(run)
         assert self.process.stdin is not None
         try:
             self.process.stdin.write(json.dumps({"dag_id": dag_id, "conf": conf or {},
@@ -149,25 +157,34 @@ class Runner:
     def _read(self) -> None:
         assert self.process.stdout is not None
         current: DagRun | None = None
+        ready = False  # until then, Airflow starting: the runner's own lines
         for line in self.process.stdout:
             if line.startswith(END):
                 word = line.split()[-1]
-                if word != "ready" and current is not None:
+                if word == "ready":
+                    ready = True
+                    continue
+                with contextlib.suppress(queue.Empty):
+                    current = current or self.runs.get_nowait()
+                if current is not None:
                     current.finish(int(word))
                 current = None
                 continue
-            if current is None:
-                try:
+            if current is None and ready:
+                with contextlib.suppress(queue.Empty):
                     current = self.runs.get_nowait()
-                except queue.Empty:  # between runs: the runner's own lines
-                    self.log.write(line)
-                    continue
-            current.feed(line)
+            if current is None:  # between runs: the runner's own lines
+                self.log.write(line)
+            else:
+                current.feed(line)
+        self.log.close()
         code = self.process.wait()
-        for run in [*([current] if current else []), *iter_queue(self.runs)]:
+        with self.lock:
+            self.exited = code
+            left = [*([current] if current else []), *iter_queue(self.runs)]
+        for run in left:
             run.feed(f"the runner exited ({code}); see {Path(self.log.name).name}\n")
             run.finish(code or 1)
-        self.log.close()
 
     def stop(self) -> None:
         if self.process.stdin is not None:
