@@ -1,12 +1,18 @@
 # Sourced by the other scripts: make (or reuse) the project's virtual environment.
-# Needs only python3 (3.10+) on PATH. Variables:
+# Needs only python3 (3.11+) on PATH. Installs the locked versions of
+# requirements/airflow-$AIRFLOW_VERSION.txt (scripts/lock.sh makes them), with uv (fetched
+# from PyPI into .venv-tools when missing), or with pip when uv cannot be had. Variables:
 #   VENV_DIR         where the venv lives (default .venv)
-#   AIRFLOW_VERSION  the Airflow release to install (default 3.3.2, the tested one)
+#   AIRFLOW_VERSION  the Airflow release to install (default 3.3.2, the tested one; a
+#                    release without a lock file installs unpinned, with a warning)
+#   TRONENERGY_NO_UV set: install with pip even where uv is at hand
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV_DIR="${VENV_DIR:-$ROOT/.venv}"
 AIRFLOW_VERSION="${AIRFLOW_VERSION:-3.3.2}"
 PYTHON="${PYTHON:-python3}"
+LOCK_FILE="$ROOT/requirements/airflow-$AIRFLOW_VERSION.txt"
+source "$ROOT/scripts/uv.sh"
 
 say() {  # bold on a terminal only: no colour codes in a file or with NO_COLOR
   if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then
@@ -17,26 +23,52 @@ say() {  # bold on a terminal only: no colour codes in a file or with NO_COLOR
 }
 
 stamp_of() {
-  # Reinstall only when what we install changed.
-  cat "$ROOT/pyproject.toml" | "$PYTHON" -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read() + b'$AIRFLOW_VERSION').hexdigest())"
+  # Reinstall only when what we install, or how, changed: pyproject.toml, the lock, the
+  # release, this script.
+  cat "$ROOT/pyproject.toml" "$LOCK_FILE" "$ROOT/scripts/bootstrap.sh" 2>/dev/null \
+    | "$PYTHON" -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read() + b'$AIRFLOW_VERSION').hexdigest())"
+}
+
+quiet_pip() {  # pip's noise about this machine's unused index locations stays out
+  grep -v "^WARNING: Location" >&2 || true
 }
 
 ensure_venv() {
-  local stamp_file="$VENV_DIR/.tronenergy-stamp" want
+  local stamp_file="$VENV_DIR/.tronenergy-stamp" want uv pins=()
   want="$(stamp_of)"
   if [ -x "$VENV_DIR/bin/python" ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
-  if [ ! -x "$VENV_DIR/bin/python" ]; then
-    say "creating virtual environment in $VENV_DIR"
-    "$PYTHON" -m venv "$VENV_DIR"
+  if [ -f "$LOCK_FILE" ]; then
+    pins=(-r "$LOCK_FILE")
+  else
+    say "no lock for Airflow $AIRFLOW_VERSION (requirements/): installing the newest versions pyproject.toml admits"
+    pins=("apache-airflow==$AIRFLOW_VERSION")
   fi
-  say "installing apache-airflow==$AIRFLOW_VERSION and the provider (first run: about a minute)"
-  "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip 2>&1 \
-    | grep -v "^WARNING: Location" >&2 || true
-  "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
-    "apache-airflow==$AIRFLOW_VERSION" -e "$ROOT[dev]" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-  "$VENV_DIR/bin/python" -c "import airflow_provider_tronenergy, airflow" \
+  if uv="$(find_uv)"; then
+    # A fresh venv each time what we install changed: uv makes it in seconds, and it then
+    # holds the lock exactly (nothing left over from an earlier install).
+    if [ -f "$VENV_DIR/pyvenv.cfg" ]; then
+      rm -rf "$VENV_DIR"
+    fi
+    say "creating virtual environment in $VENV_DIR (uv)"
+    "$uv" venv --quiet --seed --python "$PYTHON" "$VENV_DIR"
+    say "installing Airflow $AIRFLOW_VERSION and the provider with uv (${LOCK_FILE#"$ROOT"/})"
+    # --compile-bytecode, as pip does: without .pyc files (and with PYTHONDONTWRITEBYTECODE
+    # set) every Airflow process compiles its ~2,000 modules again, some 30 s of CPU each.
+    "$uv" pip install --quiet --compile-bytecode --python "$VENV_DIR/bin/python" \
+      "${pins[@]}" -e "$ROOT[dev]"
+  else
+    if [ ! -x "$VENV_DIR/bin/python" ]; then
+      say "creating virtual environment in $VENV_DIR"
+      "$PYTHON" -m venv "$VENV_DIR"
+    fi
+    say "installing Airflow $AIRFLOW_VERSION and the provider with pip (first run: a few minutes)"
+    "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip 2>&1 | quiet_pip
+    "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
+      "${pins[@]}" -e "$ROOT[dev]" 2>&1 | quiet_pip
+  fi
+  "$VENV_DIR/bin/python" -c "import airflow_provider_tronenergy, airflow" >/dev/null 2>&1 \
     || { echo "installation failed" >&2; exit 1; }
   echo "$want" > "$stamp_file"
 }

@@ -1,12 +1,15 @@
-"""``airflow dags test`` for the main job: started early, shown in the report's order.
+"""``airflow dags test`` for the main job: on runners started early, shown in the
+report's order.
 
-Each run costs some 14 s of one core, mostly Airflow starting; a run started early
-overlaps another (the machine's second core) while its progress waits its turn in
-the report. Only a log line's message reaches the report, never the raw line.
+Airflow starting costs some 13 s of one core: each runner (one per metadata database)
+pays it once, while the job sets up the sandbox, and its runs overlap the other runner's
+(the machine's second core) while their progress waits its turn in the report. Only a log
+line's message reaches the report, never the raw line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -19,6 +22,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from main_runner import END
 
 from airflow_provider_tronenergy.sandbox.process import stop_process
 
@@ -77,42 +82,125 @@ def shown(line: str) -> str | None:
     return None
 
 
-class DagTest:
-    """``airflow dags test`` started now, its output to ``log``, shown when asked (``show``).
+class DagRun:
+    """One ``airflow dags test`` on a runner: its output to ``log``, shown when asked."""
 
-    Started early, a run overlaps another one (the second core); its lines wait until the
-    report reaches it, so the report reads in order. Secrets (the signer connection)
-    travel in ``env`` only, never in the command line.
-    """
-
-    def __init__(self, env: dict[str, str], dag_id: str, log: Path,
-                 conf: dict[str, Any] | None = None) -> None:
+    def __init__(self, dag_id: str, log: Path) -> None:
         self.dag_id, self.log = dag_id, log
         self.lines: queue.Queue[str | None] = queue.Queue()
-        self.process = subprocess.Popen(
-            [*AIRFLOW, "dags", "test", dag_id, "-c", json.dumps(conf or {})],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        threading.Thread(target=self._read, daemon=True).start()
+        self.out = log.open("w")
+        self.code: int | None = None
+        self.ended = threading.Event()
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        with self.log.open("w") as out:
-            for line in self.process.stdout:
-                out.write(line)
-                if (message := shown(line)) is not None:
-                    self.lines.put(message)
+    def feed(self, line: str) -> None:
+        self.out.write(line)
+        if (message := shown(line)) is not None:
+            self.lines.put(message)
+
+    def finish(self, code: int) -> None:
+        self.out.close()
+        self.code = code
         self.lines.put(None)
+        self.ended.set()
 
     def show(self, say: Callable[[str], None]) -> None:
         """Its progress, as it comes, until it ends; a failed run stops the job."""
         while (message := self.lines.get()) is not None:
             say(message)
-        if (code := self.process.wait()) != 0:
-            raise RuntimeError(f"{self.dag_id} failed (exit {code}); see "
+        if self.code != 0:
+            raise RuntimeError(f"{self.dag_id} failed (exit {self.code}); see "
                                f"{self.log.parent.name}/{self.log.name}")
 
+
+class Runner:
+    """A process that runs ``airflow dags test`` on one metadata database, one run after
+    another (scripts/main_runner.py): Airflow starts once, not once per run.
+
+    Started early, it imports Airflow while the job sets up the sandbox; a run asked for
+    early waits its turn in the runner, and its lines wait until the report reaches it, so
+    the report reads in order. Secrets (the signer connection) travel in a run's ``env``,
+    through the runner's stdin: never a command line, never a file.
+    """
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.home = env["AIRFLOW_HOME"]
+        self.log = log.open("w")
+        self.runs: queue.Queue[DagRun] = queue.Queue()
+        self.lock = threading.Lock()
+        self.exited: int | None = None
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "scripts" / "main_runner.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env={**env, "PYTHONUNBUFFERED": "1"})
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def run(self, dag_id: str, log: Path, conf: dict[str, Any] | None = None,
+            env: dict[str, str] | None = None) -> DagRun:
+        """``airflow dags test dag_id -c conf``, after the runs asked for before it."""
+        run = DagRun(dag_id, log)
+        with self.lock:
+            if self.exited is not None:  # nothing will run it: it fails at once
+                run.feed(f"the runner had exited ({self.exited}); see "
+                         f"{Path(self.log.name).name}\n")
+                run.finish(self.exited or 1)
+                return run
+            self.runs.put(run)
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps({"dag_id": dag_id, "conf": conf or {},
+                                                 "env": env or {}}) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the runner has died: the reader ends every run asked for
+        return run
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        current: DagRun | None = None
+        ready = False  # until then, Airflow starting: the runner's own lines
+        for line in self.process.stdout:
+            if line.startswith(END):
+                word = line.split()[-1]
+                if word == "ready":
+                    ready = True
+                    continue
+                with contextlib.suppress(queue.Empty):
+                    current = current or self.runs.get_nowait()
+                if current is not None:
+                    current.finish(int(word))
+                current = None
+                continue
+            if current is None and ready:
+                with contextlib.suppress(queue.Empty):
+                    current = self.runs.get_nowait()
+            if current is None:  # between runs: the runner's own lines
+                self.log.write(line)
+            else:
+                current.feed(line)
+        self.log.close()
+        code = self.process.wait()
+        with self.lock:
+            self.exited = code
+            left = [*([current] if current else []), *iter_queue(self.runs)]
+        for run in left:
+            run.feed(f"the runner exited ({code}); see {Path(self.log.name).name}\n")
+            run.finish(code or 1)
+
     def stop(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
         stop_process(self.process)
+
+
+def iter_queue(runs: queue.Queue[DagRun]) -> list[DagRun]:
+    """What is left in ``runs``, emptied."""
+    left = []
+    while True:
+        try:
+            left.append(runs.get_nowait())
+        except queue.Empty:
+            return left
 
 
 def read_result(home: Path, dag_id: str, task_id: str) -> Any:

@@ -13,10 +13,12 @@ The hot wallet is a key this job generates: the send runs get it only through th
 environment (``AIRFLOW_CONN_TRON_SIGNER_DEFAULT``), never on a command line, in the
 output or in a file under ``.main-job/``.
 
-Each ``airflow dags test`` costs some 14 s of one core, mostly Airflow starting. The
-deposit DAGs run on a copy of the metadata database (SQLite takes one writer at a
-time), so that registering overlaps the preparation and crediting the second send
-run; each run's progress is shown in the report's order, not as it interleaves.
+Airflow starting costs some 13 s of one core: the runs go to two runners
+(``main_airflow.Runner``, one per metadata database), each started once, early, while the
+sandbox and the batch are set up. The deposit DAGs run on a copy of the metadata database
+(SQLite takes one writer at a time), so that registering overlaps the preparation and
+crediting the second send run; each run's progress is shown in the report's order, not
+as it interleaves.
 
 The report is plain text: bold only on a terminal (never with ``NO_COLOR``), and
 no log line of Airflow's (``[info] ... loc=...``) reaches it: the DAG runs' output
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import requests
-from main_airflow import AIRFLOW, DagTest, metadata_env, read_result, store_env
+from main_airflow import AIRFLOW, DagRun, Runner, metadata_env, read_result, store_env
 from main_report import report_lines, short
 from main_ui import PAGE
 from tronpy.keys import PrivateKey
@@ -139,40 +141,65 @@ class Receiver:
         self.log.close()
 
 
-def first_watched_transfer(store_url: str, address: str, consumer: str) -> dict[str, Any]:
+class Watcher:
     """What the deposit DAG's AssetWatcher does in the triggerer: one event per transfer.
 
-    It runs in this process, so its logging goes to ``watcher.log``, not into the report.
+    It runs in a thread of this process, so its logging goes to ``watcher.log``, not into
+    the report. ``first()`` returns the first event as soon as it fires; the watcher then
+    polls on, as in the triggerer once Airflow holds the event, and commits its offset at
+    a poll past the grace (so the Energy page shows no lag), while the credit runs go.
     """
-    import asyncio
 
-    from airflow.sdk.log import configure_logging
+    def __init__(self, store_url: str, address: str, consumer: str) -> None:
+        self.store_url, self.address, self.consumer = store_url, address, consumer
+        self.fired: dict[str, Any] = {}
+        self.error: BaseException | None = None
+        self.first_seen = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
 
-    from airflow_provider_tronenergy.triggers.transfer import (
-        RUN_COMMIT_GRACE,
-        TronEnergyTransferWatchTrigger,
-    )
+    def _watch(self) -> None:
+        import asyncio
 
-    configure_logging(output=(WORK / "watcher.log").open("a", encoding="utf-8"),
-                      colored_console_log=False)
+        from airflow.sdk.log import configure_logging
 
-    trigger = TronEnergyTransferWatchTrigger(addresses=[address], consumer=consumer,
-                                             store_url=store_url, poll_interval=0.2)
+        from airflow_provider_tronenergy.triggers.transfer import (
+            RUN_COMMIT_GRACE,
+            TronEnergyTransferWatchTrigger,
+        )
 
-    async def first() -> dict[str, Any]:
-        events = cast("AsyncGenerator[TriggerEvent, None]", trigger.run())  # it is one
+        configure_logging(output=(WORK / "watcher.log").open("a", encoding="utf-8"),
+                          colored_console_log=False)
+        trigger = TronEnergyTransferWatchTrigger(addresses=[self.address],
+                                                 consumer=self.consumer,
+                                                 store_url=self.store_url, poll_interval=0.2)
+
+        async def watch() -> None:
+            events = cast("AsyncGenerator[TriggerEvent, None]", trigger.run())  # it is one
+            try:
+                event = await asyncio.wait_for(anext(events), timeout=60)
+                self.fired = dict(event.payload)
+                self.first_seen.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(anext(events), RUN_COMMIT_GRACE + 3)
+            finally:
+                await events.aclose()
+
         try:
-            event = await anext(events)
-            # As in the triggerer, the watcher polls on once Airflow holds the event, and
-            # commits its offset at a poll past the grace (so the Energy page shows no lag).
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(anext(events), RUN_COMMIT_GRACE + 3)
+            asyncio.run(watch())
+        except BaseException as exc:
+            self.error = exc
         finally:
-            await events.aclose()
-        return dict(event.payload)
+            self.first_seen.set()
 
-    return asyncio.run(asyncio.wait_for(first(), timeout=60))
+    def first(self) -> dict[str, Any]:
+        self.first_seen.wait()
+        if not self.fired:
+            raise RuntimeError(f"the deposit watcher fired no event: {self.error!r}")
+        return self.fired
 
+    def join(self) -> None:
+        self.thread.join()
 
 
 def hot_wallet(world: Sandbox) -> tuple[str, str]:
@@ -191,18 +218,20 @@ def hot_wallet(world: Sandbox) -> tuple[str, str]:
     return sender, json.dumps({"conn_type": "tron_signer", "password": key.hex()})
 
 
-def send_runs(env: dict[str, str], world: Sandbox, sender: str,
+def send_runs(runner: Runner, signer: str, world: Sandbox, sender: str,
               deposits: Deposits) -> tuple[dict[str, Any], list[int]]:
     """``batch_payout_send`` on the newest ready event, then again; the transactions counted
     on chain around each run. Returns the first run's ``payouts sent`` event and how many
     transactions each run added. While the second run goes, the deposit is credited."""
-    home = Path(env["AIRFLOW_HOME"])
+    home = Path(runner.home)
     counts = [len(world.transactions(sender))]
     sent: dict[str, Any] = {}
     for attempt in (1, 2):
-        run = DagTest(env, "batch_payout_send", WORK / f"dag-send-{attempt}.log")
+        # The signing key: in this run's environment only, through the runner's stdin.
+        run = runner.run("batch_payout_send", WORK / f"dag-send-{attempt}.log",
+                         env={"AIRFLOW_CONN_TRON_SIGNER_DEFAULT": signer})
         if attempt == 2:
-            deposits.start(sent)  # alongside: the payout's callback, the first credit
+            deposits.start(sent)  # alongside: the payout's callback, the credits
         step("sending the batch (batch_payout_send DAG, on the newest payout batch ready event)"
              if attempt == 1 else
              "sending it again (a second batch_payout_send run): the journal sends nothing")
@@ -223,50 +252,45 @@ def send_runs(env: dict[str, str], world: Sandbox, sender: str,
 
 
 class Deposits:
-    """The deposit DAGs, on a metadata database of their own so that they run alongside
-    the payout DAGs (SQLite takes one writer at a time; a deployment has one database)."""
+    """The deposit DAGs, on a metadata database (and a runner) of their own so that they run
+    alongside the payout DAGs (SQLite takes one writer at a time; a deployment has one
+    database)."""
 
-    def __init__(self, env: dict[str, str], receiver: Receiver, address: str) -> None:
-        self.env, self.receiver, self.address = env, receiver, address
-        self.store_url = env["TRONENERGY_CALLBACK_STORE"]
-        self.runs: list[DagTest] = []
-        self.credits: list[DagTest] = []
-        self.fired: dict[str, Any] = {}
+    def __init__(self, runner: Runner, receiver: Receiver, address: str,
+                 store_url: str) -> None:
+        self.runner, self.receiver, self.address = runner, receiver, address
+        self.store_url = store_url
+        self.registered: DagRun | None = None
+        self.credits: list[DagRun] = []
+        self.watcher: Watcher | None = None
         self.payout_tx = ""
-        self.second = threading.Thread(target=self._credit_again, daemon=True)
-        self.stopped, self.lock = False, threading.Lock()
 
     def register(self) -> None:
         """Declare the deposit address to the service's monitoring before anything is paid."""
         from airflow_provider_tronenergy.callbacks.store import CallbackStore
 
         step("registering the deposit address (deposit_addresses_register DAG)")
-        self.runs.append(DagTest(self.env, "deposit_addresses_register",
-                                 WORK / "dag-register.log"))
-        self.runs[0].show(detail)
+        self.registered = self.runner.run("deposit_addresses_register",
+                                          WORK / "dag-register.log")
+        self.registered.show(detail)
         # The watcher starts now: transfers stored before never fire it.
         CallbackStore(self.store_url).start_offset("deposit_credit")
 
     def start(self, sent: dict[str, Any]) -> None:
         """The payout into the deposit address, called back by the chain, fires the watcher;
-        the credit runs start, one after the other."""
+        the two credit runs are asked for at once (the runner runs them one after the
+        other: the second re-reads the same store once the first has ended)."""
         self.payout_tx = next(p["txid"] for p in sent["payouts"]
                               if p["recipient"] == self.address)
-        self.fired = first_watched_transfer(self.store_url, self.address, "deposit_credit")
-        self.credits.append(DagTest(self.env, "deposit_credit", WORK / "dag-credit-1.log"))
-        self.second.start()
-
-    def _credit_again(self) -> None:
-        """The second credit run, once the first has ended (it re-reads the same store)."""
-        self.credits[0].process.wait()
-        with self.lock:
-            if not self.stopped:
-                self.credits.append(DagTest(self.env, "deposit_credit",
-                                            WORK / "dag-credit-2.log"))
+        self.watcher = Watcher(self.store_url, self.address, "deposit_credit")
+        self.watcher.first()
+        self.credits = [self.runner.run("deposit_credit", WORK / f"dag-credit-{n}.log")
+                        for n in (1, 2)]
 
     def credit(self) -> list[dict[str, Any]]:
         """The two credit runs' progress: the second credits nothing."""
-        tx = self.fired["tx_hash"]
+        assert self.watcher is not None
+        tx = self.watcher.first()["tx_hash"]
         step(f"the payout to deposit address {self.address} arrives as a deposit")
         detail(f"the chain executed tx {short(self.payout_tx)}; the service called back "
                f"{self.receiver.url}")
@@ -275,21 +299,14 @@ class Deposits:
         step("crediting it (deposit_credit DAG, from the store), twice: the second credits "
              "nothing")
         self.credits[0].show(detail)
-        self.second.join()
         self.credits[1].show(detail)
-        credited = read_result(Path(self.env["AIRFLOW_HOME"]), "deposit_credit",
-                               "credit_deposits")
+        self.watcher.join()  # its offset committed: no lag left on the Energy page
+        credited = read_result(Path(self.runner.home), "deposit_credit", "credit_deposits")
         with sqlite3.connect(WORK / "deposits.db") as db:
             rows = db.execute("SELECT tx_hash, amount, token, to_address FROM credited_deposits"
                               ).fetchall()
         detail(f"second run credited {len(credited or [])} (already credited)")
         return [{"tx_hash": r[0], "amount": r[1], "token": r[2], "to": r[3]} for r in rows]
-
-    def stop(self) -> None:
-        with self.lock:
-            self.stopped = True
-        for run in [*self.runs, *self.credits]:
-            run.stop()
 
 
 def where_to_look() -> list[str]:
@@ -310,7 +327,7 @@ def main() -> int:
         path.mkdir(parents=True)
     migrate = subprocess.Popen([*AIRFLOW, "db", "migrate"], env=metadata_env(home),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    running: list[SandboxProcess | Receiver | DagTest | Deposits] = []
+    running: list[SandboxProcess | Receiver | Runner] = []
     try:
         step("starting the sandbox (a local emulator of the energy service and the chain)")
         # Time scale 0.05: a block every 0.15 s; the 1 h rental lasts 180 s.
@@ -334,6 +351,12 @@ def main() -> int:
             "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": receiver.url,
             "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         })
+        # Airflow starts in the runners now, while the batch is set up and the metadata
+        # migrated: they touch no database before a run is asked for.
+        payout_runner = Runner(env, WORK / "runner-payouts.log")
+        deposit_runner = Runner({**env, **metadata_env(deposit_home)},
+                                WORK / "runner-deposits.log")
+        running += [payout_runner, deposit_runner]
 
         step("setting up a payout batch: 3 USDT holders, 2 first-time (one of them the deposit "
              "address), 2 inactive recipients")
@@ -353,20 +376,18 @@ def main() -> int:
         if migrate.wait() != 0:
             raise RuntimeError("airflow db migrate failed")
         shutil.copyfile(home / "airflow.db", deposit_home / "airflow.db")
-        deposits = Deposits({**env, **metadata_env(deposit_home)}, receiver, deposit_address)
-        running.append(deposits)
-        preparation = DagTest(env, DAG_ID, WORK / "dag-test.log", {
+        deposits = Deposits(deposit_runner, receiver, deposit_address,
+                            env["TRONENERGY_CALLBACK_STORE"])
+        preparation = payout_runner.run(DAG_ID, WORK / "dag-test.log", {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
             "max_cost_trx": "100"})
-        running.append(preparation)
         deposits.register()  # shown first: it ends first, and before anything is sent
         step(f"running the {DAG_ID} DAG (airflow dags test)")
         preparation.show(detail)
         ready = read_result(home, DAG_ID, "publish_batch_ready")
         if not isinstance(ready, dict):
             raise RuntimeError(f"{DAG_ID} published no payout batch ready event")
-        sent, new = send_runs({**env, "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": signer}, world,
-                              sender, deposits)
+        sent, new = send_runs(payout_runner, signer, world, sender, deposits)
         credited = deposits.credit()
         step("report")
         for line in report_lines(ready, sent, world.call("GET", "/orders"), new, credited):

@@ -1,13 +1,32 @@
 #!/usr/bin/env bash
 # The whole test suite: pytest (unit, sandbox over HTTP, Airflow, PostgreSQL), then ruff
-# and mypy. Creates and reuses its own virtual environment (.venv). Extra arguments go
-# to pytest, e.g. `bash scripts/test.sh -k sandbox`. LINT=0 skips ruff and mypy.
+# and mypy. Creates and reuses its own virtual environment (.venv, the locked versions).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k sandbox`. pytest runs on
+# one worker per core (pytest-xdist), then the end-to-end deployments alone, one after
+# another (tests/support/serial.py); PYTEST_WORKERS=0 runs it all in this process,
+# PYTEST_WORKERS=4 on four workers. LINT=0 skips ruff and mypy.
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 
 status=0
 say "pytest (Airflow $AIRFLOW_VERSION)"
-python -m pytest "$@" || status=$?
+workers="${PYTEST_WORKERS:-auto}"
+if [ "$workers" = "0" ]; then
+  python -m pytest "$@" || status=$?
+else
+  # The rest on the workers, then the end-to-end deployments alone (they start schedulers,
+  # triggerers, API servers and Celery workers of their own: the whole machine is theirs).
+  python -m pytest -n "$workers" --dist loadgroup --serial=skip "$@" || status=$?
+  say "pytest: the end-to-end deployments, one after another"
+  python -m pytest --serial=only "$@" || serial_status=$?
+  serial_status="${serial_status:-0}"
+  # No test collected (5) fails only when neither part had one.
+  if [ "$status" -eq 5 ] && [ "$serial_status" -eq 5 ]; then
+    status=5
+  elif [ "$status" -eq 5 ] || [ "$status" -eq 0 ]; then
+    status=$([ "$serial_status" -eq 5 ] && echo 0 || echo "$serial_status")
+  fi
+fi
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2
 fi

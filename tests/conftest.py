@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from support.execution_api import one_execution_api
+from support.framework_free import is_framework_free
 
 pytest_plugins = ["support.dagrun", "support.postgres"]
 
@@ -53,3 +54,40 @@ def airflow_db(airflow_home: Path) -> Iterator[Path]:
     )
     with one_execution_api():
         yield airflow_home / "airflow.db"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--serial", choices=("all", "skip", "only"), default="all",
+                     help="the end-to-end deployments (marked serial): run them with the "
+                          "rest (all), leave them out (skip) or run only them (only); "
+                          "scripts/test.sh runs the rest on xdist workers, then them alone")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The serial tests (tests/support/serial.py) and the tests of rooms that never import
+    Airflow (tests/support/framework_free.py) get their marks; ``--serial`` selects."""
+    from support.serial import is_serial
+
+    keep, drop = [], []
+    choice = config.getoption("serial")
+    for item in items:
+        serial = is_serial(item.nodeid)
+        if serial:
+            item.add_marker(pytest.mark.serial)
+        if is_framework_free(Path(item.path)):
+            item.add_marker(pytest.mark.framework_free)
+        (drop if (choice == "skip" and serial) or (choice == "only" and not serial)
+         else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(optionalhook=True)  # without pytest-xdist, never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup``: one worker runs the serial tests, one after another."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from support.serial import SerialGroupScheduling
+
+    return SerialGroupScheduling(config, log)

@@ -1,12 +1,15 @@
 """The sdist and the wheel as a package index gets them: contents, Project-URLs, description.
 
 Builds both with ``python -m build`` (isolated: the build backend comes from PyPI, as on
-any build machine), once for the module.
+any build machine), once for the module; then installs the wheel into a plain Airflow, as a
+user does.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -107,3 +110,48 @@ def test_long_description_links_are_absolute(dist):
     # Code blocks are unchanged.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert readme.count("```") == description.count("```")
+
+
+def installer() -> list[str] | None:
+    """uv (the scripts' own, or on PATH), else None: pip then makes the environment."""
+    found = os.environ.get("TRONENERGY_UV") or shutil.which("uv")
+    tools = ROOT / ".venv-tools" / "bin" / "uv"
+    if not found and tools.is_file():
+        found = str(tools)
+    return [found] if found else None
+
+
+@pytest.mark.parametrize("airflow", ["apache-airflow==3.1.8", "apache-airflow"],
+                         ids=["lowest-admitted", "newest"])
+def test_the_wheel_installs_into_a_plain_airflow(dist, tmp_path, airflow):
+    """A user's install: the wheel and Airflow, resolved from the wheel's own ranges (never
+    this repository's locks, requirements/), then Airflow finds the provider."""
+    [wheel] = dist.glob("*.whl")
+    requires = wheel_metadata(dist).get_all("Requires-Dist")
+    pinned = [r for r in requires or [] if "==" in r.split(";")[0]]
+    assert requires and pinned == [], pinned  # ranges, never pins
+    venv, uv = tmp_path / "venv", installer()
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHONPATH"))}
+    env["AIRFLOW_HOME"] = str(tmp_path / "airflow-home")
+    if uv:
+        steps = [[*uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
+                 [*uv, "pip", "install", "--quiet", "--python", str(python), str(wheel), airflow]]
+    else:
+        steps = [[sys.executable, "-m", "venv", str(venv)],
+                 [str(python), "-m", "pip", "install", "-q", str(wheel), airflow]]
+    for command in steps:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    check = ("from airflow.providers_manager import ProvidersManager; "
+             "import airflow, airflow_provider_tronenergy.operators.energy; "
+             "info = ProvidersManager().providers['airflow-provider-tronenergy']; "
+             "print(airflow.__version__, info.version)")
+    result = subprocess.run([str(python), "-c", check], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    airflow_version, provider_version = result.stdout.split()[-2:]
+    assert provider_version == __version__
+    if "==" in airflow:
+        assert airflow_version == airflow.split("==")[1]

@@ -1,0 +1,28 @@
+"""The tests that must not run beside each other: the end-to-end deployments and drills.
+
+They share the machine's PostgreSQL, Redis and CPU budget with timeouts of their own.
+``tests/conftest.py`` marks them ``serial``; ``--serial=skip|only`` leaves them out or
+runs only them (scripts/test.sh runs the rest on xdist workers, then them alone); and
+under ``-n N --dist loadgroup`` with them in, this scheduler gives them all to one worker,
+one after another, while the others share the rest.
+(pytest-xdist 3.8's own ``--dist loadgroup`` reads ``xdist_group`` marks through the node
+id, which pytest 9.2 no longer lets a plugin change: it spread them over the workers.)
+"""
+
+from __future__ import annotations
+
+from xdist.scheduler import LoadScopeScheduling
+
+SERIAL = ("tests/e2e/",)
+"""Node id prefixes of the serial tests."""
+
+
+def is_serial(nodeid: str) -> bool:
+    return nodeid.startswith(SERIAL)
+
+
+class SerialGroupScheduling(LoadScopeScheduling):
+    """``--dist load``, except that the serial tests form one unit of work: one worker."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "serial" if is_serial(nodeid) else nodeid
