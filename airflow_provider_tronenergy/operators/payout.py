@@ -27,7 +27,6 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.operators.purchase import task_scope
@@ -67,6 +66,7 @@ from airflow_provider_tronenergy.payout.send import (
     next_step,
     scope_name,
 )
+from airflow_provider_tronenergy.payout.trust import UnreliableNode
 from airflow_provider_tronenergy.payout.watch import (
     PayoutWatch,
     WatchStatus,
