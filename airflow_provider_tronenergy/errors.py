@@ -9,6 +9,7 @@ that cannot open. A class keeps the built-in base its callers already catch
     TronEnergyProviderError
     ├── TronEnergyError             client.errors: the service's answer, or none (its tree there)
     ├── NodeError                   node.errors: a TRON node read failed
+    │   └── UnreliableNode          an answer the chain cannot hold (payout.trust checks it)
     ├── BodyError (ValueError)      client.bounded: an answer not read whole
     │   ├── AnswerTooLarge
     │   └── UnreadableEncoding
@@ -35,6 +36,9 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── PayoutInputError (ValueError)  payout.rows: payouts that cannot be sent as given
     ├── PayoutRefused (RuntimeError)   payout.funds: a batch the sender cannot pay
     ├── FundsInFlight (RuntimeError)   payout.funds: payable only if transfers in flight fail
+    ├── WalletBusy (RuntimeError)   payout.lease: another task holds the sender's lease
+    │   └── LeaseLost               this task's lease lapsed and was taken: nothing claimed
+    ├── BudgetSpent                 payout.trust: a watch step's requests ran out (inside the watch)
     ├── KeeperPolicyError (ValueError)  keeper.policy: a keeper's rules that cannot be followed
     ├── KeeperBlind (RuntimeError)  keeper.keep: the price or the chain unread, nothing bought
     ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.node.models import (
     Block,
@@ -47,7 +48,7 @@ MAX_TRANSFER_ENERGY: Final = 1_000_000
 """No token transfer uses more (``node.client.MAX_TRANSFER_ENERGY``)."""
 
 
-class BudgetSpent(Exception):
+class BudgetSpent(TronEnergyProviderError):
     """A watch step's request budget ran out before a check could be made: try next step."""
 
 
