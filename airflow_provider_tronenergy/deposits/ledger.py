@@ -145,8 +145,8 @@ class DepositLedger:
             raise ValueError(f"token must be a symbol of 1 to 20 characters, got {token!r}")
         for t in transfers:
             if (t.contract is None) != (symbol == TRX):
-                raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit "
-                                 f"{'needs' if symbol != TRX else 'has no'} a token contract")
+                need = "has no token contract" if symbol == TRX else "needs its token contract"
+                raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit {need}")
             if t.units <= 0:
                 raise ValueError(f"transfer {t.tx_hash}/{t.index}: units must be positive")
         if not transfers:
