@@ -8,6 +8,7 @@ import json
 import logging
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator
 
 import deposit_watch as example
@@ -24,13 +25,15 @@ from support.callbacks import callback_body, transfer_data, verified_transfer
 from support.waiting import wait_until
 
 
-def on_chain(control, to: str, amount: str = "12.5", token: str = "USDT") -> VerifiedTransfer:
-    """A transfer on the sandbox's chain, solidified, and its callback as the receiver
-    stores it (the callback's fields are the chain's)."""
+def on_chain(control, to: str, amount: str = "12.5", token: str = "USDT", *,
+             solid: bool = True) -> VerifiedTransfer:
+    """A transfer on the sandbox's chain, solidified (unless not ``solid``), and its callback
+    as the receiver stores it (the callback's fields are the chain's)."""
     done = control.post("/transfers", {"from": random_address(), "to": to, "amount": amount,
                                        "token": token})
-    wait_until(lambda: control.call("GET", "/chain")["solidified"] >= done["block_number"],
-               timeout=30, message="the transfer's block solidified")
+    if solid:
+        wait_until(lambda: control.call("GET", "/chain")["solidified"] >= done["block_number"],
+                   timeout=30, message="the transfer's block solidified")
     body = callback_body(transfer_data(tx_hash=done["tx_hash"], to=to, amount=amount,
                                        token=token, block_number=done["block_number"]))
     return parse_transfer(body, signature=sign_callback("whsec_test", body), verified_by="key")
@@ -86,12 +89,48 @@ def test_register_then_credit_in_dag_test(run_dag, control, sandbox, stored, nod
     assert again["credit_deposits"][2] == []
 
 
+def test_a_run_waits_for_the_block_of_a_callback_it_has_seen(run_dag, control, stored,
+                                                              node_conn, tmp_path,
+                                                              monkeypatch):
+    """The callback came as its block was made, and the chain stalls until the run has seen
+    the callback wait for its block: the run waits for the block to be solid and credits it
+    then, rather than leaving it to a run no later deposit may wake. Before the wait (and
+    with ``tronenergy_deposit_settle_seconds`` 0) this run credited nothing."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    control.post("/chain/pause")
+
+    def waiting() -> bool:
+        try:
+            with sqlite3.connect(tmp_path / "ledger.db") as db:
+                return db.execute("SELECT count(*) FROM deposit_claims WHERE "
+                                  "reason = 'not_solid'").fetchone() == (1,)
+        except sqlite3.Error:  # the ledger not made yet
+            return False
+
+    def resume_once_seen() -> None:
+        wait_until(waiting, timeout=120, message="the run saw the callback wait")
+        control.post("/chain/resume")
+
+    resume = threading.Thread(target=resume_once_seen)
+    try:
+        early = on_chain(control, address, "3", solid=False)
+        stored.record(early)
+        resume.start()
+        out = run_dag(example.dag_credit)
+    finally:
+        resume.join()
+        control.post("/chain/resume")
+    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [early.tx_hash]
+
+
 def test_a_callback_the_chain_does_not_hold_is_not_credited(run_dag, control, stored,
                                                            node_conn, tmp_path, monkeypatch):
     """Correctly signed, stored, and for a transaction the chain does not know: the run
     credits nothing and the ledger keeps the claim, waiting for the deadline."""
     address = random_address()
     _addresses(monkeypatch, address)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SETTLE_SECONDS", "0")
     forged = verified_transfer(address, "5000", "USDT")
     stored.record(forged)
     out = run_dag(example.dag_credit)
