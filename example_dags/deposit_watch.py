@@ -11,11 +11,17 @@ Two DAGs:
   Asset, whose ``AssetWatcher`` turns each newly stored callback into one Asset
   event (``TronEnergyTransferWatchTrigger``). The events only wake it: its task
   credits from the callback store, the record of what arrived
-  (``DepositLedger.credit_from_store``: every transfer into a deposit address stored
-  since the ledger's offset, into a ledger table keyed by ``tx_hash``), so a
+  (``DepositLedger.credit_from_store``: every callback into a deposit address stored
+  since the ledger's offset, **proven on chain first** through the ``tron_node``
+  connection: its transaction solidified, succeeded and moved exactly that amount of
+  the connection's USDT contract (or TRX) into that address; the ledger credits the
+  chain's figures, keyed by the transaction hash and the log), so a
   redelivered event, a run whose events came late (Airflow 3.3 can leave the last
   Asset events of a burst in no run until a later deposit arrives) or two runs at
-  once credit each deposit once. Each ledger row names the run that credited it.
+  once credit each deposit once. A callback whose block is not solid yet waits and is
+  credited by a later run; one the chain contradicts (forged, inflated, failed, a
+  look-alike token, another recipient) is kept as disputed and never credited
+  (``tronenergy-deposits list``). Each ledger row names the run that credited it.
   Nothing handed to a run is credited (``dag_run.conf`` included): to replay a
   deposit, resend its callback from the service, which the receiver verifies and
   stores.
@@ -27,6 +33,9 @@ Settings, read when a task runs (never when the file is parsed):
   transfers into these are credited, each judged once, by the run that reads it from
   the store (``DepositLedger.credit_earlier`` credits, on purpose, what was stored into
   an address before it was added);
+- the ``tron_node`` connection (``tron_node_default``) the proofs read the chain through;
+  Airflow Variable ``tronenergy_deposit_confirmations``: unset (default) proves on the
+  solidity API, N accepts a block N blocks deep;
 - the callback store: ``TRONENERGY_CALLBACK_STORE`` (or ``[tronenergy]
   callback_store``), read access is enough;
 - Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
@@ -44,11 +53,13 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
-from airflow_provider_tronenergy.deposits import DepositLedger
+from airflow_provider_tronenergy.deposits import DepositLedger, ProofSettings, Prover
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
 ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
+CONFIRMATIONS_VARIABLE = "tronenergy_deposit_confirmations"
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 log = logging.getLogger(__name__)
 
@@ -111,11 +122,14 @@ with DAG(
         if not addresses:
             log.warning("Variable %s names no deposit address: nothing read or credited",
                         ADDRESSES_VARIABLE)
-        with DepositLedger() as ledger:  # the ledger the configuration names
-            credited = ledger.credit_from_store(addresses, credited_by=context["run_id"])
+        confirmations = Variable.get(CONFIRMATIONS_VARIABLE, default=None)
+        settings = ProofSettings(confirmations=int(confirmations) if confirmations else None)
+        with TronNodeHook().get_conn() as node, DepositLedger() as ledger:
+            credited = ledger.credit_from_store(addresses, prover=Prover(node, settings),
+                                                credited_by=context["run_id"])
         for t in credited:
-            log.info("credited %s %s to %s (tx %s)", t.amount_text, t.token, t.to_address,
-                     t.tx_hash)
-        return [t.to_payload() for t in credited]
+            log.info("credited %s units to %s (tx %s, log %d, block %d: proven on chain)",
+                     t.units, t.to_address, t.tx_hash, t.index, t.block_number)
+        return [t.to_dict() for t in credited]
 
     credit_deposits()

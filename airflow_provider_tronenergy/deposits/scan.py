@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
@@ -238,7 +239,7 @@ class DepositScan:
                  for s in range(first, end + 1, self.settings.page_blocks)]
         with ThreadPoolExecutor(self.settings.concurrency,
                                 thread_name_prefix="deposit-scan") as pool:
-            for (start, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
+            for (_, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
                 found += len(transfers)
                 credited += self._credit(transfers, stop if move else None, credited_by)
                 done = stop
@@ -277,9 +278,9 @@ class DepositScan:
         """The reads one page needs: a block each (a token), a range each (TRX)."""
         if self.token == TRX:
             step = self.settings.blocks_per_range
-            return [lambda s=s: self._trx_range(s, min(stop + 1, s + step))
+            return [partial(self._trx_range, s, min(stop + 1, s + step))
                     for s in range(start, stop + 1, step)]
-        return [lambda n=n: self._token_block(n) for n in range(start, stop + 1)]
+        return [partial(self._token_block, n) for n in range(start, stop + 1)]
 
     def _token_block(self, number: int) -> list[ChainTransfer]:
         self.budget.slot()

@@ -30,7 +30,7 @@ CHECKPOINTS: Final = sa.Table(
 
 
 class Checkpoints:
-    """The checkpoint table on a ledger's :class:`~airflow_provider_tronenergy.sqlstore.Database`."""
+    """The checkpoint table, on a ledger's ``sqlstore.Database``."""
 
     def __init__(self, db: sqlstore.Database) -> None:
         self.db = db

@@ -34,6 +34,7 @@ from airflow_provider_tronenergy.node.models import (
     TransactionInfo,
     block_receipts,
 )
+from airflow_provider_tronenergy.node.transfers import ChainTransfer, TransferReceipt, trx_transfer
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
@@ -356,6 +357,40 @@ class TronNodeClient:
         payload = self._call(path, lambda: self._provider.json_answer(
             path, {"startNum": start, "endNum": end, "visible": True}))
         return self._checked(path, lambda: block_range(start, end, payload))
+
+    # -- deposits: what one transaction moved (node.transfers) -----------------------------
+
+    def get_transfer_receipt(self, tx_hash: str, *, contract: str | None = None,
+                             solidified: bool = False) -> TransferReceipt | None:
+        """The transfers of ``contract``'s token (USDT's by default) a transaction's receipt
+        records, and other contracts' ``Transfer`` logs; None while the node does not know it
+        (with ``solidified=True``: not solidified yet). One ``gettransactioninfobyid``."""
+        if not isinstance(tx_hash, str) or not TX_HASH.fullmatch(tx_hash):
+            raise ValueError("tx_hash must be 64 hexadecimal characters")
+        token = _address(contract or self.usdt_contract, "contract")
+        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyid"
+        payload = self._call(path, lambda: dict(self._provider.make_request(
+            path, {"value": tx_hash.lower(), "visible": True})))
+        if not payload:
+            return None
+        return self._checked(path, lambda: TransferReceipt.from_node(
+            tx_hash.lower(), payload, contract=token, solidified=solidified))
+
+    def get_trx_transfer(self, info: TransactionInfo) -> ChainTransfer | None:
+        """The TRX transfer the transaction of receipt ``info`` is, if it is one that
+        succeeded (``gettransactionbyid``, from the API the receipt was read from); None for
+        any other transaction. A node that has the receipt but not its transaction is
+        a :class:`NodeError` (try again), not "no transfer"."""
+        path = ("walletsolidity" if info.solidified else "wallet") + "/gettransactionbyid"
+        payload = self._call(path, lambda: dict(self._provider.make_request(
+            path, {"value": info.tx_hash, "visible": True})))
+        if not payload:
+            raise NodeError(f"node call {path} does not know transaction {info.tx_hash}, whose "
+                            "receipt it has", path=path)
+        if str(payload.get("txID", "")).lower() != info.tx_hash:
+            raise NodeError(f"node call {path} answered another transaction", path=path)
+        return self._checked(path, lambda: trx_transfer(
+            payload, block_number=info.block_number, block_timestamp_ms=info.block_timestamp_ms))
 
     # -- sending ---------------------------------------------------------------------------
 

@@ -62,7 +62,7 @@ def spend_every_retry(chain, count):
         return len(deliveries) == count and all(d["attempts"] >= times for d in deliveries)
 
     for times, delay in enumerate(RETRY_DELAYS_S, start=1):
-        wait_until(lambda: attempted(times), timeout=30, message=f"attempt {times}")
+        wait_until(lambda times=times: attempted(times), timeout=30, message=f"attempt {times}")
         chain.clock.advance(delay + 1)
     wait_until(lambda: {d["status"] for d in control.call("GET", "/deliveries")} == {"failed"},
                timeout=30, message="every callback failed")

@@ -1,0 +1,259 @@
+"""The credited-deposits ledger: what the chain proved, credited once per ``(tx_hash, log)``.
+
+:meth:`DepositLedger.credit` is the one write of a credit, for both paths that find
+deposits (a stored callback proven on chain, :mod:`.sweep`; a chain scan): an insert
+keyed by the chain's key, ``ON CONFLICT DO NOTHING``, so whichever path, worker or run
+comes second credits nothing, without reading first. Amounts, sender, block and time
+are the chain's (:class:`~airflow_provider_tronenergy.node.transfers.ChainTransfer`),
+never a callback's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
+from functools import cached_property
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy.deposits.schema import (
+    CONSUMER,
+    CREDITED,
+    LEGACY_INDEX,
+    LOCATION,
+    MIGRATIONS,
+    OFFSETS,
+    SCHEMA,
+    SOURCES,
+    TABLES,
+)
+from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.callbacks.events import StoredTransfer
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+    from airflow_provider_tronenergy.deposits.proof import Prover
+
+log = logging.getLogger(__name__)
+DECIMALS = 6
+"""TRX (sun) and USDT (micro-units) both have 6: a credit's ``amount`` is ``units / 10**6``."""
+
+
+def amount_text(units: int, decimals: int = DECIMALS) -> str:
+    """Integer units as exact decimal text (``1500000`` -> ``"1.5"``)."""
+    return format((Decimal(units).scaleb(-decimals)).normalize(), "f") if units else "0"
+
+
+@dataclass(frozen=True)
+class Credit:
+    """One ledger row: a deposit credited, with where on chain it was read."""
+
+    tx_hash: str
+    log_index: int
+    """The log's position in its receipt (0 for TRX); -1: credited before proofs (legacy)."""
+    to_address: str
+    from_address: str
+    amount: str
+    units: int | None
+    """None for a legacy row (its amount is the callback's)."""
+    token: str
+    contract: str | None
+    block_number: int
+    block_timestamp_ms: int | None
+    source: str
+    """``callback``, ``scan`` (which path saw it first) or ``legacy``."""
+    credited_at: str
+    credited_by: str | None
+
+    @property
+    def proven(self) -> bool:
+        """Credited from the chain's record (every row since version 3)."""
+        return self.source != "legacy"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe; units as text."""
+        return {"tx_hash": self.tx_hash, "log_index": self.log_index, "to": self.to_address,
+                "from": self.from_address, "amount": self.amount, "token": self.token,
+                "units": None if self.units is None else str(self.units),
+                "contract": self.contract, "block_number": self.block_number,
+                "block_timestamp_ms": self.block_timestamp_ms, "source": self.source,
+                "proven": self.proven, "credited_at": self.credited_at,
+                "credited_by": self.credited_by}
+
+
+class DepositLedger:
+    """``DepositLedger(url=None)``: credit each deposit the chain proves, once.
+
+    :param url: a SQLAlchemy URL (SQLite or PostgreSQL); None resolves it as the
+        package says. The tables are created (or migrated) on first use; the schema
+        version sits in ``tronenergy_schema_version``.
+    """
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = sqlstore.parse_url(LOCATION.url(url))
+
+    def __repr__(self) -> str:
+        return f"DepositLedger({sqlstore.safe_url(self.url)})"
+
+    def __enter__(self) -> DepositLedger:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @cached_property
+    def db(self) -> sqlstore.Database:
+        """The ledger's database, its tables created or migrated."""
+        db = sqlstore.Database(self.url, LOCATION, lock_name=CREDITED.name)
+        db.migrate(SCHEMA, TABLES, MIGRATIONS)
+        return db
+
+    @property
+    def engine(self) -> sa.engine.Engine:
+        return self.db.engine
+
+    def close(self) -> None:
+        """Release the engine's connections."""
+        if "db" in self.__dict__:
+            self.__dict__.pop("db").close()
+
+    # -- the one write -----------------------------------------------------------------------
+
+    def credit(self, transfers: Sequence[ChainTransfer], *, token: str, source: str,
+               credited_by: str | None = None) -> list[ChainTransfer]:
+        """Credit each transfer the chain holds, once; return those inserted by this call.
+
+        ``token`` is the symbol credited (``USDT`` for the configured token contract,
+        ``TRX`` for TRX transfers, whose ``contract`` is None); ``source`` the path that
+        found them (``callback`` or ``scan``). The key ``(tx_hash, index)`` decides, in
+        one transaction: a transfer already credited (by the other path, another worker,
+        an earlier run) is skipped, and so is one whose transaction a ledger of version 2
+        credited into the same address on the callback's word.
+        """
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+        symbol = token.strip().upper()
+        if not symbol or len(symbol) > 20:
+            raise ValueError(f"token must be a symbol of 1 to 20 characters, got {token!r}")
+        for t in transfers:
+            if (t.contract is None) != (symbol == TRX):
+                raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit "
+                                 f"{'needs' if symbol != TRX else 'has no'} a token contract")
+            if t.units <= 0:
+                raise ValueError(f"transfer {t.tx_hash}/{t.index}: units must be positive")
+        if not transfers:
+            return []
+        with self.db.write() as conn:
+            return self.insert_credits(conn, transfers, token=symbol, source=source,
+                                       credited_by=credited_by)
+
+    def insert_credits(self, conn: sa.engine.Connection, transfers: Sequence[ChainTransfer], *,
+                       token: str, source: str,
+                       credited_by: str | None) -> list[ChainTransfer]:
+        """Inside a write: :meth:`credit`'s inserts, checked already; those inserted now."""
+        now = datetime.now(timezone.utc).isoformat()
+        legacy = set(conn.execute(sa.select(CREDITED.c.tx_hash, CREDITED.c.to_address).where(
+            CREDITED.c.log_index == LEGACY_INDEX,
+            CREDITED.c.tx_hash.in_(sorted({t.tx_hash for t in transfers})))).tuples())
+        credited = []
+        for t in transfers:
+            if (t.tx_hash, t.to_address) in legacy:
+                log.warning("not credited: %s/%d into %s, its transaction was credited "
+                            "before proofs (legacy row)", t.tx_hash, t.index, t.to_address)
+                continue
+            inserted = conn.execute(self.db.insert(CREDITED).values(
+                tx_hash=t.tx_hash, log_index=t.index, to_address=t.to_address,
+                from_address=t.from_address, amount=amount_text(t.units), units=str(t.units),
+                token=token, contract=t.contract, block_number=t.block_number,
+                block_timestamp_ms=t.block_timestamp_ms, source=source, credited_at=now,
+                credited_by=credited_by,
+            ).on_conflict_do_nothing(index_elements=["tx_hash", "log_index"]))
+            if inserted.rowcount:
+                credited.append(t)
+        return credited
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def credits(self, *, tx_hash: str | None = None, to_address: str | None = None,
+                limit: int = 1000) -> list[Credit]:
+        """Credited rows (newest first), of one transaction or one address if named."""
+        query = sa.select(CREDITED).order_by(CREDITED.c.credited_at.desc(),
+                                             CREDITED.c.tx_hash, CREDITED.c.log_index)
+        if tx_hash is not None:
+            query = query.where(CREDITED.c.tx_hash == tx_hash.lower())
+        if to_address is not None:
+            query = query.where(CREDITED.c.to_address == to_address)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.limit(limit)).mappings().all()
+        return [_credit(row) for row in rows]
+
+    def totals(self, token: str) -> dict[str, int]:
+        """Units credited per address for ``token`` (proven rows; exact integers)."""
+        query = sa.select(CREDITED.c.to_address, CREDITED.c.units).where(
+            CREDITED.c.token == token.upper(), CREDITED.c.units.is_not(None))
+        totals: dict[str, int] = {}
+        with self.engine.connect() as conn:
+            for address, units in conn.execute(query).tuples():
+                totals[address] = totals.get(address, 0) + int(units)
+        return totals
+
+    def offset(self) -> int:
+        """The last callback store id the ledger has read (0: never swept)."""
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(OFFSETS.c.last_id).where(
+                OFFSETS.c.consumer == CONSUMER)).scalar()
+        return int(value or 0)
+
+    # -- from the callback store -------------------------------------------------------------
+
+    def credit_from_store(self, addresses: Iterable[str], *, prover: Prover,
+                          credited_by: str | None = None,
+                          store: CallbackStore | None = None) -> list[ChainTransfer]:
+        """Prove each callback stored since the ledger's offset into ``addresses`` on chain
+        and credit what the chain holds; retry the claims still waiting; return the
+        transfers this call credited. See :mod:`.sweep`."""
+        from airflow_provider_tronenergy.deposits.sweep import Sweep
+
+        return Sweep(self, prover, credited_by).run(addresses, None, store)
+
+    def credit_earlier(self, addresses: Iterable[str], *, prover: Prover, after: int = 0,
+                       credited_by: str | None = None,
+                       store: CallbackStore | None = None) -> list[ChainTransfer]:
+        """As :meth:`credit_from_store` for the stored callbacks with ids above ``after``,
+        leaving the offset where it is: for an address made a deposit address after the
+        sweeps had read its callbacks."""
+        from airflow_provider_tronenergy.deposits.sweep import Sweep
+
+        return Sweep(self, prover, credited_by).run(addresses, after, store)
+
+    def move_offset(self, conn: sa.engine.Connection, offset: int) -> None:
+        """Inside a write: the offset forward to ``offset`` (never back: a slower sweep)."""
+        upsert = self.db.insert(OFFSETS).values(consumer=CONSUMER, last_id=offset)
+        new = upsert.excluded.last_id
+        conn.execute(upsert.on_conflict_do_update(
+            index_elements=["consumer"],
+            set_={"last_id": sa.case((new > OFFSETS.c.last_id, new), else_=OFFSETS.c.last_id)}))
+
+
+def _credit(row: Any) -> Credit:
+    return Credit(tx_hash=row["tx_hash"], log_index=int(row["log_index"]),
+                  to_address=row["to_address"], from_address=row["from_address"],
+                  amount=row["amount"], units=None if row["units"] is None else int(row["units"]),
+                  token=row["token"], contract=row["contract"],
+                  block_number=int(row["block_number"]),
+                  block_timestamp_ms=(None if row["block_timestamp_ms"] is None
+                                      else int(row["block_timestamp_ms"])),
+                  source=row["source"], credited_at=row["credited_at"],
+                  credited_by=row["credited_by"])
+
+
+def stored_summary(t: StoredTransfer) -> str:
+    """A stored callback in a log line (never its body or signature)."""
+    return f"{t.amount_text} {t.token} to {t.to_address} (tx {t.tx_hash})"
