@@ -123,16 +123,19 @@ class TronDepositScanOperator(BaseOperator):
         _, _, _, follow_for, _ = self._checked()
         return self._follow(context, time.time() + follow_for, {})
 
-    def execute_complete(self, context: Context, event: Mapping[str, Any], end_time: float,
-                         totals: dict[str, Any]) -> dict[str, Any]:
-        """The head moved (scan again and wait again), or the time is up."""
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The head moved (scan again and wait again), or the time is up. The trigger's
+        event carries the deadline and the counts so far (figures only)."""
+        carried = {str(token): list(counts) for token, counts in
+                   (event.get("carried") or {}).items()}
         if event.get("status") == "error":
             raise AirflowException(f"deposit scan: {event.get('message')}")
         if event.get("status") == "timeout":
-            return totals
-        return self._follow(context, end_time, totals)
+            return {token: {"passes": n, "credited_total": total}
+                    for token, (n, total) in carried.items()}
+        return self._follow(context, float(event["end_time"]), carried)
 
-    def _follow(self, context: Context, end_time: float, totals: dict[str, Any]
+    def _follow(self, context: Context, end_time: float, carried: dict[str, list[int]]
                 ) -> dict[str, Any]:
         addresses, tokens, settings, _, interval = self._checked()
         from airflow_provider_tronenergy.deposits.ledger import DepositLedger
@@ -143,8 +146,10 @@ class TronDepositScanOperator(BaseOperator):
             while True:
                 scans = [DepositScan(ledger, node.get_conn(), addresses, token=token,
                                      settings=settings, log=self.log) for token in tokens]
-                totals = _added(totals, [scan.run(credited_by=context["run_id"])
-                                         for scan in scans])
+                totals = _added(carried, [scan.run(credited_by=context["run_id"])
+                                          for scan in scans])
+                carried = {token: [row["passes"], row["credited_total"]]
+                           for token, row in totals.items()}
                 if time.time() >= end_time:
                     return totals
                 after = min(scan.checkpoint() or 0 for scan in scans)
@@ -152,8 +157,7 @@ class TronDepositScanOperator(BaseOperator):
                     self.defer(trigger=TronDepositScanTrigger(
                         tron_node_conn_id=self.tron_node_conn_id, after_block=after,
                         confirmations=settings.confirmations, poll_interval=interval,
-                        end_time=end_time), method_name="execute_complete",
-                        kwargs={"end_time": end_time, "totals": totals})
+                        end_time=end_time, carried=carried), method_name="execute_complete")
                 event = wait_for_head(scans[0].tip, HeadWatch(
                     after, poll_interval=interval, end_time=end_time, log=self.log))
                 if event["status"] == "error":
@@ -165,14 +169,13 @@ class TronDepositScanOperator(BaseOperator):
             node.close()
 
 
-def _added(totals: dict[str, Any], reports: list[ScanReport]) -> dict[str, Any]:
+def _added(carried: dict[str, list[int]], reports: list[ScanReport]) -> dict[str, Any]:
     """The last pass per token, with every pass's counts added up (JSON-safe)."""
-    added = dict(totals)
+    added: dict[str, Any] = {}
     for report in reports:
-        before = added.get(report.token) or {}
+        passes, total = carried.get(report.token, [0, 0])
         row = report.to_dict()
-        row["passes"] = int(before.get("passes", 0)) + 1
-        row["credited_total"] = int(before.get("credited_total", 0)) + row["credited_count"]
+        row["passes"] = passes + 1
+        row["credited_total"] = total + row["credited_count"]
         added[report.token] = row
     return added
-

@@ -31,11 +31,13 @@ class TronDepositScanTrigger(BaseTrigger):
     :param confirmations: None: the solidified head; N: the head less N.
     :param poll_interval: seconds between reads of the head.
     :param end_time: epoch seconds after which it fires with ``timeout``.
+    :param carried: figures the task hands on to its next pass (passes and credits so far,
+        per token), echoed in the event with ``end_time``.
     """
 
     def __init__(self, *, tron_node_conn_id: str, after_block: int,
                  confirmations: int | None = None, poll_interval: float = 30.0,
-                 end_time: float) -> None:
+                 end_time: float, carried: dict[str, Any] | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(after_block, bool) or not isinstance(after_block, int):
             raise ValueError("TronDepositScanTrigger: after_block must be a block number")
@@ -48,13 +50,14 @@ class TronDepositScanTrigger(BaseTrigger):
         self.confirmations = confirmations
         self.poll_interval = float(poll_interval)
         self.end_time = float(end_time)
+        self.carried = {str(k): [int(n) for n in v] for k, v in (carried or {}).items()}
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Identifiers and figures only."""
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "tron_node_conn_id": self.tron_node_conn_id, "after_block": self.after_block,
             "confirmations": self.confirmations, "poll_interval": self.poll_interval,
-            "end_time": self.end_time})
+            "end_time": self.end_time, "carried": self.carried})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Read the head until it moves past the checkpoint, or the time is up; one event."""
@@ -71,4 +74,5 @@ class TronDepositScanTrigger(BaseTrigger):
             event = await await_head(read_head, watch)
         finally:
             hook.close()
+        event.update(end_time=self.end_time, carried=self.carried)
         yield TriggerEvent(event)  # type: ignore[no-untyped-call]
