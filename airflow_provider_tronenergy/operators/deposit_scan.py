@@ -1,11 +1,11 @@
 """The deposit scan in Airflow: credit every deposit the chain holds, callback or not.
 
-:class:`TronDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.
+:class:`TronNodeDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.
 DepositScan` for each token it watches (``USDT``, and ``TRX`` when asked) in the worker:
 from the ledger's checkpoint up to the block it may trust, crediting what it finds. With
 ``follow_for`` it then follows the chain for that long: it waits until the head moves past
 its checkpoint (the one rule, ``deposits.scan_wait.HeadWatch``: in the triggerer through
-:class:`~airflow_provider_tronenergy.triggers.deposit_scan.TronDepositScanTrigger` when
+:class:`~airflow_provider_tronenergy.triggers.deposit_scan.TronNodeDepositScanTrigger` when
 ``deferrable``, else in the worker) and scans again, so a deposit is credited within about
 one ``scan_interval`` of its block's solidification. Without ``follow_for``, one pass (a
 DAG scheduled every few minutes is the simple mode).
@@ -39,7 +39,7 @@ from airflow_provider_tronenergy.deposits.scan import (
 from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, wait_for_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.templated import as_decimal
-from airflow_provider_tronenergy.triggers.deposit_scan import TronDepositScanTrigger
+from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -49,7 +49,7 @@ SETTINGS = ("start", "max_blocks_per_run", "concurrency", "max_requests_per_seco
             "confirmations", "blocks_per_range")
 
 
-class TronDepositScanOperator(BaseOperator):
+class TronNodeDepositScanOperator(BaseOperator):
     """Credit every transfer of the watched tokens into ``addresses`` that the chain holds.
 
     :param addresses: the deposit addresses (base58check); templated.
@@ -154,7 +154,7 @@ class TronDepositScanOperator(BaseOperator):
                     return totals
                 after = min(scan.checkpoint() or 0 for scan in scans)
                 if self.deferrable:
-                    self.defer(trigger=TronDepositScanTrigger(
+                    self.defer(trigger=TronNodeDepositScanTrigger(
                         tron_node_conn_id=self.tron_node_conn_id, after_block=after,
                         confirmations=settings.confirmations, poll_interval=interval,
                         end_time=end_time, carried=carried), method_name="execute_complete")

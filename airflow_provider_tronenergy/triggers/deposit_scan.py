@@ -1,7 +1,7 @@
 """Wait, in the triggerer, until the chain has blocks a deposit scan has not read.
 
 The scan itself runs in a worker (:class:`~airflow_provider_tronenergy.operators.
-deposit_scan.TronDepositScanOperator`); between two scans this trigger reads the head the
+deposit_scan.TronNodeDepositScanOperator`); between two scans this trigger reads the head the
 scan may trust (the solidified block, or the head less ``confirmations``) every
 ``poll_interval`` seconds, one request each, and fires once it is past ``after_block``
 (the scan's checkpoint), or at ``end_time``. The rule is
@@ -23,7 +23,7 @@ from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, await_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
 
-class TronDepositScanTrigger(BaseTrigger):
+class TronNodeDepositScanTrigger(BaseTrigger):
     """Fires ``{"status": "moved" | "timeout" | "error", ...}`` (see the module).
 
     :param tron_node_conn_id: a ``tron_node`` connection.
@@ -40,11 +40,11 @@ class TronDepositScanTrigger(BaseTrigger):
                  end_time: float, carried: dict[str, Any] | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(after_block, bool) or not isinstance(after_block, int):
-            raise ValueError("TronDepositScanTrigger: after_block must be a block number")
+            raise ValueError("TronNodeDepositScanTrigger: after_block must be a block number")
         if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("TronDepositScanTrigger: poll_interval must be positive seconds")
+            raise ValueError("TronNodeDepositScanTrigger: poll_interval must be positive seconds")
         if not math.isfinite(end_time):
-            raise ValueError("TronDepositScanTrigger: end_time must be epoch seconds")
+            raise ValueError("TronNodeDepositScanTrigger: end_time must be epoch seconds")
         self.tron_node_conn_id = tron_node_conn_id
         self.after_block = after_block
         self.confirmations = confirmations

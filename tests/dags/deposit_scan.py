@@ -12,7 +12,7 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_provider_tronenergy.operators.deposit_scan import TronDepositScanOperator
+from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 ARGS = {"retries": 1, "retry_delay": timedelta(0)}
@@ -22,7 +22,7 @@ for name, deferrable in (("te_deposit_scan_worker", False),
                          ("te_deposit_scan_deferrable", True)):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS,
              render_template_as_native_obj=True) as dag:
-        TronDepositScanOperator(
+        TronNodeDepositScanOperator(
             task_id="scan", addresses="{{ dag_run.conf['addresses'] }}",
             tokens="{{ dag_run.conf.get('tokens', ['USDT']) }}",
             start="{{ dag_run.conf['start'] }}",

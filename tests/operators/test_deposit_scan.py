@@ -1,4 +1,4 @@
-"""TronDepositScanOperator with dag.test() against the sandbox's chain and a SQLite ledger:
+"""TronNodeDepositScanOperator with dag.test() against the sandbox's chain and a SQLite ledger:
 one pass credits what solid blocks hold; following the chain (in the worker, or deferred to
 the triggerer between passes) credits deposits that arrive meanwhile, each once; bad
 addresses fail the task before anything is read, without a retry."""
