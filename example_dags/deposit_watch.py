@@ -35,7 +35,9 @@ Settings, read when a task runs (never when the file is parsed):
   an address before it was added);
 - the ``tron_node`` connection (``tron_node_default``) the proofs read the chain through;
   Airflow Variable ``tronenergy_deposit_confirmations``: unset (default) proves on the
-  solidity API, N accepts a block N blocks deep;
+  solidity API, N accepts a block N blocks deep; ``tronenergy_deposit_settle_seconds``
+  (default 90): how long a run waits for the blocks of callbacks it has seen to solidify
+  (what is still waiting then is credited by a later run);
 - the callback store: ``TRONENERGY_CALLBACK_STORE`` (or ``[tronenergy]
   callback_store``), read access is enough;
 - Airflow Variable ``tronenergy_callback_url``: where the service sends callbacks;
@@ -47,6 +49,7 @@ Settings, read when a task runs (never when the file is parsed):
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -60,6 +63,11 @@ from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatc
 
 ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
 CONFIRMATIONS_VARIABLE = "tronenergy_deposit_confirmations"
+SETTLE_VARIABLE = "tronenergy_deposit_settle_seconds"
+SETTLE_SECONDS = 90.0
+"""How long a run waits for the blocks of the callbacks it has seen (mainnet solidifies a
+block about 57 s after it is made)."""
+SETTLE_POLL = 3.0
 START = pendulum.datetime(2026, 1, 1, tz="UTC")
 log = logging.getLogger(__name__)
 
@@ -124,12 +132,30 @@ with DAG(
                         ADDRESSES_VARIABLE)
         confirmations = Variable.get(CONFIRMATIONS_VARIABLE, default=None)
         settings = ProofSettings(confirmations=int(confirmations) if confirmations else None)
+        settle = float(Variable.get(SETTLE_VARIABLE, default=SETTLE_SECONDS))
         with TronNodeHook().get_conn() as node, DepositLedger() as ledger:
-            credited = ledger.credit_from_store(addresses, prover=Prover(node, settings),
+            prover = Prover(node, settings)
+            credited = ledger.credit_from_store(addresses, prover=prover,
                                                 credited_by=context["run_id"])
+            # A callback comes as its block is made; the block is solid about a minute
+            # later. Wait that long for the claims waiting on a block, so that the last
+            # deposit of a burst is not left for a run that no new deposit may wake.
+            deadline = time.monotonic() + settle
+            while _waiting_for_blocks(ledger) and time.monotonic() < deadline:
+                time.sleep(min(SETTLE_POLL, max(0.0, deadline - time.monotonic())))
+                credited += ledger.credit_from_store(addresses, prover=prover,
+                                                     credited_by=context["run_id"])
+            if _waiting_for_blocks(ledger):
+                log.warning("callbacks still wait for their blocks: the next run credits "
+                            "them (tronenergy-deposits list)")
         for t in credited:
             log.info("credited %s units to %s (tx %s, log %d, block %d: proven on chain)",
                      t.units, t.to_address, t.tx_hash, t.index, t.block_number)
         return [t.to_dict() for t in credited]
 
     credit_deposits()
+
+
+def _waiting_for_blocks(ledger: DepositLedger) -> bool:
+    """Any claim waiting for its block to be solid (or deep enough)?"""
+    return any(c.reason in ("not_solid", "not_deep") for c in ledger.claims(("waiting",)))

@@ -107,8 +107,8 @@ def one(conn: Connection, tx_hash: str) -> Claim | None:
 
 def counts(conn: Connection) -> dict[str, int]:
     """Claims per state (every state named, 0 when none)."""
-    found: dict[str, int] = dict(conn.execute(sa.select(CLAIMS.c.state, sa.func.count()).group_by(
-        CLAIMS.c.state)).tuples().all())
+    found: dict[str, int] = {row[0]: int(row[1]) for row in conn.execute(
+        sa.select(CLAIMS.c.state, sa.func.count()).group_by(CLAIMS.c.state))}
     return {state: int(found.get(state, 0)) for state in STATES}
 
 

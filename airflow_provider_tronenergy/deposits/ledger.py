@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy.deposits import claims as claims_of
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
@@ -38,7 +39,7 @@ from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.events import StoredTransfer
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
-    from airflow_provider_tronenergy.deposits.proof import Prover
+    from airflow_provider_tronenergy.deposits.proof import Prover, Verdict
 
 log = logging.getLogger(__name__)
 DECIMALS = 6
@@ -144,8 +145,8 @@ class DepositLedger:
             raise ValueError(f"token must be a symbol of 1 to 20 characters, got {token!r}")
         for t in transfers:
             if (t.contract is None) != (symbol == TRX):
-                raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit "
-                                 f"{'needs' if symbol != TRX else 'has no'} a token contract")
+                need = "has no token contract" if symbol == TRX else "needs its token contract"
+                raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit {need}")
             if t.units <= 0:
                 raise ValueError(f"transfer {t.tx_hash}/{t.index}: units must be positive")
         if not transfers:
@@ -159,9 +160,10 @@ class DepositLedger:
                        credited_by: str | None) -> list[ChainTransfer]:
         """Inside a write: :meth:`credit`'s inserts, checked already; those inserted now."""
         now = datetime.now(timezone.utc).isoformat()
-        legacy = set(conn.execute(sa.select(CREDITED.c.tx_hash, CREDITED.c.to_address).where(
-            CREDITED.c.log_index == LEGACY_INDEX,
-            CREDITED.c.tx_hash.in_(sorted({t.tx_hash for t in transfers})))).tuples())
+        legacy = {(row[0], row[1]) for row in conn.execute(
+            sa.select(CREDITED.c.tx_hash, CREDITED.c.to_address).where(
+                CREDITED.c.log_index == LEGACY_INDEX,
+                CREDITED.c.tx_hash.in_(sorted({t.tx_hash for t in transfers}))))}
         credited = []
         for t in transfers:
             if (t.tx_hash, t.to_address) in legacy:
@@ -200,7 +202,7 @@ class DepositLedger:
             CREDITED.c.token == token.upper(), CREDITED.c.units.is_not(None))
         totals: dict[str, int] = {}
         with self.engine.connect() as conn:
-            for address, units in conn.execute(query).tuples():
+            for address, units in conn.execute(query):
                 totals[address] = totals.get(address, 0) + int(units)
         return totals
 
@@ -210,6 +212,49 @@ class DepositLedger:
             value = conn.execute(sa.select(OFFSETS.c.last_id).where(
                 OFFSETS.c.consumer == CONSUMER)).scalar()
         return int(value or 0)
+
+    # -- claims: callbacks the chain has not proven ---------------------------------------
+
+    def claims(self, states: Sequence[str] = claims_of.OPEN, *,
+               limit: int = 1000) -> list[claims_of.Claim]:
+        """Claims in ``states`` (waiting and disputed by default), oldest first."""
+        with self.engine.connect() as conn:
+            return claims_of.listing(conn, tuple(states), limit)
+
+    def claim(self, tx_hash: str) -> claims_of.Claim | None:
+        """The claim of one stored callback, if it has one."""
+        with self.engine.connect() as conn:
+            return claims_of.one(conn, tx_hash)
+
+    def claim_counts(self) -> dict[str, int]:
+        """Claims per state (``waiting``, ``disputed``, ``proven``, ``dismissed``)."""
+        with self.engine.connect() as conn:
+            return claims_of.counts(conn)
+
+    def dismiss(self, tx_hash: str, *, note: str, by: str) -> bool:
+        """A person's decision: this open claim is not credited, and why. Nothing is credited
+        by hand: a deposit is credited only by what the chain proves (:meth:`recheck`)."""
+        if not note.strip():
+            raise ValueError("a dismissal needs a note saying why")
+        with self.db.write() as conn:
+            return claims_of.dismiss(conn, tx_hash, note.strip(), by)
+
+    def recheck(self, tx_hash: str, *, prover: Prover, addresses: Iterable[str] = (),
+                credited_by: str | None = None) -> tuple[Verdict, list[ChainTransfer]]:
+        """Prove one open claim against the chain again; credit what it proves now.
+
+        For a claim a person looked into (a node that lied, a deadline too short): the
+        chain decides, never the person. ``addresses``: deposit addresses besides the
+        claim's own whose transfers in the same transaction are credited too.
+        """
+        found = self.claim(tx_hash)
+        if found is None or found.state not in claims_of.OPEN:
+            raise ValueError(f"no waiting or disputed claim for {tx_hash}")
+        from airflow_provider_tronenergy.deposits.sweep import Sweep
+
+        verdict = prover.prove(found.said, frozenset(addresses) | {found.said.to_address})
+        credited = Sweep(self, prover, credited_by).write([(found.said, verdict)], None)
+        return verdict, credited
 
     # -- from the callback store -------------------------------------------------------------
 

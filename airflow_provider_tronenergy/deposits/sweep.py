@@ -86,7 +86,7 @@ class Sweep:
                 with self.ledger.engine.connect() as conn:
                     seen = claims.known(conn, [s.tx_hash for s in deposits])
                 deposits = [s for s in deposits if s.tx_hash not in seen]
-            credited += self._write(self._prove(deposits, wanted),
+            credited += self.write(self._prove(deposits, wanted),
                                     after if start is None else None)
         if passed:
             log.info("%d stored transfers up to id %d are into no deposit address: not "
@@ -99,12 +99,12 @@ class Sweep:
             pending = claims.waiting(conn, RETRY_LIMIT)
         if not pending:
             return []
-        return self._write(self._prove(pending, wanted), None)
+        return self.write(self._prove(pending, wanted), None)
 
     def _prove(self, said: Sequence[Said], wanted: frozenset[str]) -> list[tuple[Said, Verdict]]:
         return [(s, self.prover.prove(s, wanted)) for s in said]
 
-    def _write(self, verdicts: Sequence[tuple[Said, Verdict]],
+    def write(self, verdicts: Sequence[tuple[Said, Verdict]],
                offset: int | None) -> list[ChainTransfer]:
         """Credits, claims and the offset's advance in one transaction."""
         if not verdicts and offset is None:

@@ -334,6 +334,9 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
+        # The node the deposit credits are proven on (and payouts, below, read).
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
+                                                      "host": sandbox.root_url}),
         "PYTHONUNBUFFERED": "1",
     })
     if signer_key is not None:
@@ -341,8 +344,6 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         # one journal that the worker (signs, journals) and the triggerer (records
         # receipts) share.
         env.update({
-            "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
-                                                          "host": sandbox.root_url}),
             "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": json.dumps({"conn_type": "tron_signer",
                                                             "password": signer_key}),
             "TRONENERGY_PURCHASE_JOURNAL":

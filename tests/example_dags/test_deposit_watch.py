@@ -1,5 +1,6 @@
 """The deposit-watch example DAGs: import, registration, exactly-once crediting from the
-callback store (and from nothing handed to a run)."""
+callback store of what the chain (the sandbox, as ``tron_node_default``) proves, and from
+nothing handed to a run."""
 
 from __future__ import annotations
 
@@ -7,16 +8,35 @@ import json
 import logging
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator
 
 import deposit_watch as example
 import pytest
 
 from airflow_provider_tronenergy.callbacks.access import forget_stores
+from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
+from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.callbacks import verified_transfer
+from airflow_provider_tronenergy.protocol.signing import sign_callback
+from support.callbacks import callback_body, transfer_data, verified_transfer
+from support.waiting import wait_until
+
+
+def on_chain(control, to: str, amount: str = "12.5", token: str = "USDT", *,
+             solid: bool = True) -> VerifiedTransfer:
+    """A transfer on the sandbox's chain, solidified (unless not ``solid``), and its callback
+    as the receiver stores it (the callback's fields are the chain's)."""
+    done = control.post("/transfers", {"from": random_address(), "to": to, "amount": amount,
+                                       "token": token})
+    if solid:
+        wait_until(lambda: control.call("GET", "/chain")["solidified"] >= done["block_number"],
+                   timeout=30, message="the transfer's block solidified")
+    body = callback_body(transfer_data(tx_hash=done["tx_hash"], to=to, amount=amount,
+                                       token=token, block_number=done["block_number"]))
+    return parse_transfer(body, signature=sign_callback("whsec_test", body), verified_by="key")
 
 
 @pytest.fixture
@@ -51,31 +71,88 @@ def test_example_dags_import_cleanly(airflow_db):
     assert watcher is not None
 
 
-def test_register_then_credit_in_dag_test(run_dag, control, sandbox, stored, monkeypatch):
+def test_register_then_credit_in_dag_test(run_dag, control, sandbox, stored, node_conn,
+                                          monkeypatch):
     address = random_address()
     _addresses(monkeypatch, address)
     dag = next(d for d in [example.dag_register, example.dag_credit]
                if d.dag_id == "deposit_credit")
-    deposit = verified_transfer(address, "25.5", "USDT")
+    deposit = on_chain(control, address, "25.5")
     stored.record(deposit)
     out = run_dag(dag)
     assert out["credit_deposits"][0] == "success"
-    assert out["credit_deposits"][2] == [stored.get_transfer(deposit.tx_hash).to_payload()]
+    [credited] = out["credit_deposits"][2]
+    assert (credited["tx_hash"], credited["index"], credited["to"], credited["units"],
+            credited["block_number"]) == (deposit.tx_hash, 0, address, "25500000",
+                                          deposit.block_number)
     again = run_dag(dag)
     assert again["credit_deposits"][2] == []
 
 
-def test_only_deposit_addresses_are_credited(run_dag, control, stored, monkeypatch):
+def test_a_run_waits_for_the_block_of_a_callback_it_has_seen(run_dag, control, stored,
+                                                              node_conn, tmp_path,
+                                                              monkeypatch):
+    """The callback came as its block was made, and the chain stalls until the run has seen
+    the callback wait for its block: the run waits for the block to be solid and credits it
+    then, rather than leaving it to a run no later deposit may wake. Before the wait (and
+    with ``tronenergy_deposit_settle_seconds`` 0) this run credited nothing."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    control.post("/chain/pause")
+
+    def waiting() -> bool:
+        try:
+            with sqlite3.connect(tmp_path / "ledger.db") as db:
+                return db.execute("SELECT count(*) FROM deposit_claims WHERE "
+                                  "reason = 'not_solid'").fetchone() == (1,)
+        except sqlite3.Error:  # the ledger not made yet
+            return False
+
+    def resume_once_seen() -> None:
+        wait_until(waiting, timeout=120, message="the run saw the callback wait")
+        control.post("/chain/resume")
+
+    resume = threading.Thread(target=resume_once_seen)
+    try:
+        early = on_chain(control, address, "3", solid=False)
+        stored.record(early)
+        resume.start()
+        out = run_dag(example.dag_credit)
+    finally:
+        resume.join()
+        control.post("/chain/resume")
+    assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [early.tx_hash]
+
+
+def test_a_callback_the_chain_does_not_hold_is_not_credited(run_dag, control, stored,
+                                                           node_conn, tmp_path, monkeypatch):
+    """Correctly signed, stored, and for a transaction the chain does not know: the run
+    credits nothing and the ledger keeps the claim, waiting for the deadline."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SETTLE_SECONDS", "0")
+    forged = verified_transfer(address, "5000", "USDT")
+    stored.record(forged)
+    out = run_dag(example.dag_credit)
+    assert (out["credit_deposits"][0], out["credit_deposits"][2]) == ("success", [])
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        assert db.execute("SELECT count(*) FROM credited_deposits").fetchone() == (0,)
+        assert db.execute("SELECT tx_hash, state, reason FROM deposit_claims").fetchall() == [
+            (forged.tx_hash, "waiting", "not_found_yet")]
+
+
+def test_only_deposit_addresses_are_credited(run_dag, control, stored, node_conn,
+                                             monkeypatch):
     deposit_address = random_address()
     _addresses(monkeypatch, deposit_address)
-    deposit, elsewhere = verified_transfer(deposit_address), verified_transfer(random_address())
+    deposit, elsewhere = on_chain(control, deposit_address), on_chain(control, random_address())
     stored.record_many([elsewhere, deposit])
     out = run_dag(example.dag_credit)
     assert [t["tx_hash"] for t in out["credit_deposits"][2]] == [deposit.tx_hash]
 
 
 def test_a_transfer_handed_to_a_run_is_not_credited(run_dag, control, stored, tmp_path,
-                                                    monkeypatch, caplog):
+                                                    node_conn, monkeypatch, caplog):
     """Whoever can trigger the DAG cannot credit a transfer the store never verified: only
     the store is read, ``dag_run.conf`` is not."""
     address = random_address()
@@ -111,19 +188,20 @@ def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox
 
 
 def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control, stored,
-                                                                  tmp_path, monkeypatch):
+                                                                  tmp_path, node_conn,
+                                                                  monkeypatch):
     """The scheduler race (docs/deployment.md): a deposit whose Asset event reached no run is
     in the callback store; the next credit run credits it from there, once, naming itself,
     and a run its event wakes later credits nothing."""
     address = random_address()
     _addresses(monkeypatch, address)
-    stranded = verified_transfer(address, "70.25", "USDT")
+    stranded = on_chain(control, address, "70.25")
     stored.record(stranded)
 
     out = run_dag(example.dag_credit)  # triggered by no event carrying it
     assert out["credit_deposits"][0] == "success"
-    assert [(t["tx_hash"], t["amount"]) for t in out["credit_deposits"][2]] == [
-        (stranded.tx_hash, "70.25")]
+    assert [(t["tx_hash"], t["units"]) for t in out["credit_deposits"][2]] == [
+        (stranded.tx_hash, "70250000")]
     again = run_dag(example.dag_credit)  # the run its event wakes, late
     assert again["credit_deposits"][2] == []
     with sqlite3.connect(tmp_path / "ledger.db") as db:

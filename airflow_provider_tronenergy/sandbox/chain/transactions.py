@@ -26,6 +26,7 @@ from typing import Any
 from tronpy.proto import tron_pb2
 
 from airflow_provider_tronenergy.sandbox.chain import codec, views
+from airflow_provider_tronenergy.sandbox.chain.attacks import SimulatedTransfers
 from airflow_provider_tronenergy.sandbox.chain.charging import (
     AccountState,
     Outcome,
@@ -82,7 +83,7 @@ def check_signature(tx: Decoded) -> Refusal | None:
     return None
 
 
-class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
+class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue, SimulatedTransfers):
     """Signed transactions from broadcast to receipt, as a part of the world's database."""
 
     usdt_contract: str = USDT_CONTRACT
@@ -91,6 +92,7 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
 
     def _init_transactions(self) -> None:
         self.db.executescript(TRANSACTIONS_SCHEMA)
+        self._init_attacks()
 
     def advance(self) -> None:
         """Orders up to now (``OrderBook``), then every block produced since: lazy packing."""
@@ -276,6 +278,11 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
         self.advance()
         row = self._row(txid)
         if row is None:
+            simulated = self._transfer_row(txid.lower())  # a simulated transfer: attacks.py
+            if simulated is not None:
+                last = self.solid_number() if solidified else self.head_number()
+                return {} if simulated["block_number"] > last else \
+                    self.transfer_receipt(simulated, visible)
             return self.simulated_receipt(txid.lower(), solidified=solidified)
         last = self.solid_number() if solidified else self.head_number()
         if row["block_number"] > last:
@@ -296,7 +303,8 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
         rows = self.db.execute("SELECT info FROM chain_transactions WHERE block_number = ? AND "
                                "status = 'executed' ORDER BY seq", (number,)).fetchall()
         at = self.block_time(number)
-        return [views.with_block(json.loads(row["info"]), number, at, visible) for row in rows]
+        return [views.with_block(json.loads(row["info"]), number, at, visible) for row in rows] \
+            + self.simulated_block_receipts(number, visible)
 
     def transaction(self, txid: str, *, solidified: bool = False,
                     visible: bool = True) -> dict[str, Any]:
@@ -304,7 +312,10 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue):
         self.advance()
         row = self._row(txid)
         last = self.solid_number() if solidified else self.head_number()
-        if row is None or row["block_number"] > last:
+        if row is None:
+            return self.simulated_transaction(txid.lower(), solidified=solidified,
+                                              visible=visible)
+        if row["block_number"] > last:
             return {}
         return views.transaction_json(stored(row), json.loads(row["info"]), visible)
 

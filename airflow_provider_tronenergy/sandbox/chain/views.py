@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import b58encode, decode_address, encode_address
+from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
 from airflow_provider_tronenergy.sandbox.chain import codec
 from airflow_provider_tronenergy.sandbox.chain.blocks import BlockRef
 from airflow_provider_tronenergy.sandbox.chain.charging import Outcome
@@ -30,11 +30,6 @@ UNITS = Decimal(1_000_000)
 
 def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in (0, "", None, [], {})}
-
-
-def _encode58_check(raw: bytes) -> str:
-    """java-tron's ``StringUtil.encode58Check`` of any bytes (a log's 20-byte address too)."""
-    return b58encode(raw + hashlib.sha256(hashlib.sha256(raw).digest()).digest()[:4])
 
 
 def _word(address: str) -> str:
@@ -76,8 +71,8 @@ def with_block(info: dict[str, Any], number: int, at: float, visible: bool) -> d
             shown[key] = info[key]
     if visible and "contract_address" in shown:
         shown["contract_address"] = encode_address(bytes.fromhex(shown["contract_address"]))
-    if visible and "log" in shown:  # java-tron prints the log's 20-byte address in base58 too
-        shown["log"] = [{**log, "address": _encode58_check(bytes.fromhex(log["address"]))}
+    if visible and "log" in shown:  # as a T-address: Util.convertLogAddressToTronAddress
+        shown["log"] = [{**log, "address": encode_address(bytes.fromhex(log["address"]))}
                         for log in shown["log"]]
     return shown
 

@@ -1,6 +1,11 @@
-"""The deposit ledger (airflow_provider_tronenergy.deposits): each deposit the callback store
-holds credited exactly once, from the ledger's one offset, on SQLite and PostgreSQL; the
-ledger's URL resolved when it is opened; earlier ledgers upgraded, their offset kept."""
+"""The deposit ledger's bookkeeping (airflow_provider_tronenergy.deposits): each deposit
+credited exactly once, keyed by the chain's (tx_hash, log), from the ledger's one offset into
+the callback store, on SQLite and PostgreSQL; the ledger's URL resolved when it is opened;
+earlier ledgers upgraded, their rows kept (and never credited twice), their offset kept.
+
+The proof itself is tested against the sandbox's chain in test_proof.py; here a stand-in
+``Believer`` plays a chain that holds exactly what each callback says (a transfer at log 0),
+so the offset, paging, migration and concurrency are tested on their own."""
 
 from __future__ import annotations
 
@@ -14,8 +19,37 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy import deposits, sqlstore
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.deposits import Said, Verdict
+from airflow_provider_tronenergy.deposits import sweep as sweeping
+from airflow_provider_tronenergy.node.transfers import ChainTransfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import verified_transfer
+
+USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+
+
+class Believer:
+    """A chain that holds what each callback says: proves it as a transfer at log 0."""
+
+    def prove(self, said: Said, addresses: frozenset[str]) -> Verdict:
+        units = said.units or 0
+        transfer = ChainTransfer(
+            tx_hash=said.tx_hash, index=0, contract=None if said.token == "TRX" else USDT,
+            from_address=said.from_address, to_address=said.to_address, units=units,
+            block_number=said.block_number, block_timestamp_ms=1)
+        return Verdict("proven", "proven", said.token, transfers=(transfer,))
+
+
+BELIEVER: Any = Believer()
+
+
+def chain_transfer(to: str, units: int = 1_000_000, index: int = 0,
+                   tx_hash: str | None = None) -> ChainTransfer:
+    import secrets
+
+    return ChainTransfer(tx_hash=tx_hash or secrets.token_hex(32), index=index, contract=USDT,
+                         from_address=random_address(), to_address=to, units=units,
+                         block_number=77, block_timestamp_ms=1_700_000_000_000)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -39,8 +73,8 @@ def sweep(addresses: list[str], store: Any, url: str,
           credited_by: str | None = None) -> list[str]:
     """One ``credit_from_store`` by a ledger opened for it; the tx hashes it credited."""
     with deposits.DepositLedger(url) as ledger:
-        return [t.tx_hash for t in ledger.credit_from_store(addresses, credited_by=credited_by,
-                                                            store=store)]
+        return [t.tx_hash for t in ledger.credit_from_store(
+            addresses, prover=BELIEVER, credited_by=credited_by, store=store)]
 
 
 def _ledger_rows(url: str) -> dict[str, str | None]:
@@ -48,7 +82,7 @@ def _ledger_rows(url: str) -> dict[str, str | None]:
     try:
         with engine.connect() as conn:
             return dict(conn.execute(sa.text(
-                "SELECT tx_hash, credited_by FROM credited_deposits")).all())
+                "SELECT tx_hash, credited_by FROM credited_deposits")).all())  # type: ignore[arg-type]
     finally:
         engine.dispose()
 
@@ -68,7 +102,7 @@ def test_each_stored_deposit_is_credited_exactly_once(tmp_path):
     assert sweep([address], store, url) == [first.tx_hash, second.tx_hash]
     assert sweep([address], store, url) == []  # swept again: nothing twice
     with deposits.DepositLedger(url) as ledger:  # read again from the start: nothing twice
-        assert ledger.credit_earlier([address], store=store) == []
+        assert ledger.credit_earlier([address], prover=BELIEVER, store=store) == []
     with sqlite3.connect(tmp_path / "ledger.db") as db:
         rows = db.execute("SELECT tx_hash, amount, to_address, from_address, token, "
                           "block_number FROM credited_deposits ORDER BY amount").fetchall()
@@ -147,8 +181,9 @@ def test_a_sweep_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledge
     stranded = verified_transfer(deposit, "2")
     store.record(stranded)
     with deposits.DepositLedger(ledger) as opened:
-        swept = opened.credit_from_store([deposit], credited_by="run-1", store=store)
-    assert [(t.tx_hash, t.amount_text) for t in swept] == [(stranded.tx_hash, "2")]
+        swept = opened.credit_from_store([deposit], prover=BELIEVER, credited_by="run-1",
+                                         store=store)
+    assert [(t.tx_hash, t.units) for t in swept] == [(stranded.tx_hash, 2_000_000)]
     assert _ledger_rows(ledger) == {first.tx_hash: "run-1", stranded.tx_hash: "run-1"}
     # The offset moved, in the ledger (the store is only read): a second sweep credits nothing.
     assert _offset(ledger) == store.max_id()
@@ -163,7 +198,7 @@ def test_a_sweep_credits_what_the_store_has_and_the_ledger_lacks(store_and_ledge
 
 def test_a_sweep_pages_through_a_long_backlog(store_and_ledger, monkeypatch):
     store, ledger = store_and_ledger
-    monkeypatch.setattr(deposits, "SWEEP_PAGE", 7)
+    monkeypatch.setattr(sweeping, "SWEEP_PAGE", 7)
     address, other = random_address(), random_address()
     events = [verified_transfer(address, f"{i}.25") for i in range(30)]
     # Transfers into another address between them: pages hold both, the offset passes both.
@@ -196,7 +231,8 @@ def test_the_offset_only_moves_forward(store_and_ledger):
             return store.list_transfers(**kwargs)
 
     with deposits.DepositLedger(url) as ledger:
-        slow = ledger.credit_from_store([address], credited_by="slow", store=Slower())
+        slow = ledger.credit_from_store([address], prover=BELIEVER, credited_by="slow",
+                                        store=Slower())
         assert slow == []
         assert len(fast) == 40
         assert ledger.offset() == store.max_id()  # 40, not the slow sweep's 25
@@ -213,7 +249,7 @@ def test_an_address_added_later_gets_earlier_deposits_only_on_purpose(store_and_
     early = [verified_transfer(added, "5"), verified_transfer(listed, "6"),
              verified_transfer(added, "7")]
     store.record_many(early)
-    with caplog.at_level(logging.INFO, logger=deposits.__name__):
+    with caplog.at_level(logging.INFO, logger=sweeping.__name__):
         assert sweep([listed], store, url, "run-1") == [early[1].tx_hash]
     assert "2 stored transfers up to id" in caplog.text
     assert _offset(url) == store.max_id()
@@ -223,10 +259,12 @@ def test_an_address_added_later_gets_earlier_deposits_only_on_purpose(store_and_
     assert sweep([listed, added], store, url, "run-2") == [later.tx_hash]
     with deposits.DepositLedger(url) as ledger:
         offset = ledger.offset()
-        earlier = ledger.credit_earlier([added], credited_by="by-hand", store=store)
+        earlier = ledger.credit_earlier([added], prover=BELIEVER, credited_by="by-hand",
+                                        store=store)
         assert [t.tx_hash for t in earlier] == [early[0].tx_hash, early[2].tx_hash]
         assert ledger.offset() == offset
-        assert ledger.credit_earlier([added], credited_by="again", store=store) == []
+        assert ledger.credit_earlier([added], prover=BELIEVER, credited_by="again",
+                                     store=store) == []
     assert _ledger_rows(url) == {early[1].tx_hash: "run-1", later.tx_hash: "run-2",
                                  early[0].tx_hash: "by-hand", early[2].tx_hash: "by-hand"}
 
@@ -269,7 +307,9 @@ PREVIOUS_RELEASE_DDL = (
 
 
 def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
-    """Migration step 2 adds credited_by; the old rows stay credited, once."""
+    """Migration steps 2 and 3: credited_by, then the chain's key. The old rows stay credited,
+    once: the old callback, proven now, is not credited again into the same address
+    (docs/decisions.md: a v2 row blocks its transaction's transfers into its address)."""
     store, url = store_and_ledger
     address = random_address()
     old, new = verified_transfer(address, "7.000001"), verified_transfer(address, "3")
@@ -292,10 +332,14 @@ def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
             # The ledger's row (the callback store sharing this database keeps its own).
             assert conn.execute(sa.text(
                 "SELECT version FROM tronenergy_schema_version WHERE store = :store"),
-                {"store": deposits.SCHEMA}).scalar() == 2
+                {"store": deposits.SCHEMA}).scalar() == 3
+            # Kept as credited before proofs: the whole transaction, on the callback's word.
+            assert conn.execute(sa.text(
+                "SELECT log_index, source, units FROM credited_deposits WHERE tx_hash = :h"),
+                {"h": old.tx_hash}).one() == (-1, "legacy", None)
         # Opened again (another worker, a later run): nothing left to migrate.
         with deposits.DepositLedger(url) as ledger:
-            assert ledger.credit_earlier([address], store=store) == []
+            assert ledger.credit_earlier([address], prover=BELIEVER, store=store) == []
     finally:
         engine.dispose()
 
@@ -326,8 +370,71 @@ def test_a_ledger_newer_than_the_code_refuses_to_open(tmp_path):
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
     with engine.begin() as conn:
         assert conn.execute(sa.text("SELECT version FROM tronenergy_schema_version")).scalar() \
-            == 2
+            == 3
         conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99"))
     engine.dispose()
     with pytest.raises(sqlstore.StoreError, match="version 99, newer than this code"):
         _offset(url)
+
+
+def test_credit_once_whichever_path_saw_it_first(store_and_ledger):
+    """The scan and the callback path credit through one key: the second credits nothing,
+    and the row names the path that saw it first."""
+    _, url = store_and_ledger
+    address = random_address()
+    first, second = chain_transfer(address, 5), chain_transfer(address, 7)
+    same_tx_again = chain_transfer(address, 9, index=3, tx_hash=first.tx_hash)
+    with deposits.DepositLedger(url) as ledger:
+        assert ledger.credit([first, same_tx_again], token="USDT", source="scan",
+                             credited_by="scan-1") == [first, same_tx_again]
+        assert ledger.credit([first, second], token="usdt", source="callback",
+                             credited_by="run-1") == [second]
+        assert ledger.credit([first, second, same_tx_again], token="USDT",
+                             source="scan", credited_by=None) == []
+        rows = {(c.tx_hash, c.log_index): (c.source, c.units, c.amount)
+                for c in ledger.credits(to_address=address)}
+        assert ledger.totals("USDT") == {address: 21}
+    assert rows == {(first.tx_hash, 0): ("scan", 5, "0.000005"),
+                    (first.tx_hash, 3): ("scan", 9, "0.000009"),
+                    (second.tx_hash, 0): ("callback", 7, "0.000007")}
+
+
+@pytest.mark.parametrize(("transfer", "token", "source", "message"), [
+    (lambda a: chain_transfer(a), "USDT", "webhook", "source must be one of"),
+    (lambda a: chain_transfer(a), "TRX", "scan", "a TRX credit has no token contract"),
+    (lambda a: chain_transfer(a, 0), "USDT", "scan", "units must be positive"),
+    (lambda a: chain_transfer(a), "", "scan", "token must be a symbol"),
+])
+def test_credit_refuses_what_is_not_a_deposit(tmp_path, transfer, token, source, message):
+    with deposits.DepositLedger(f"sqlite:///{tmp_path / 'l.db'}") as ledger, \
+            pytest.raises(ValueError, match=message):
+        ledger.credit([transfer(random_address())], token=token, source=source,
+                      credited_by=None)
+
+
+def test_a_row_credited_before_proofs_blocks_its_transaction_into_its_address(tmp_path):
+    """A v2 row (tx X into A, on the callback's word) is kept as log -1: the chain's
+    transfers of X into A are not credited again after the migration; into B they are."""
+    path = tmp_path / "v2.db"
+    address, other = random_address(), random_address()
+    tx = "ab" * 32
+    with sqlite3.connect(path) as db:
+        for statement in PREVIOUS_RELEASE_DDL:
+            db.execute(statement)
+        db.execute("ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)")
+        db.execute("CREATE TABLE tronenergy_schema_version (store VARCHAR(64) PRIMARY KEY, "
+                   "version INTEGER NOT NULL)")
+        db.execute("INSERT INTO tronenergy_schema_version VALUES ('deposit_ledger', 2)")
+        db.execute("INSERT INTO credited_deposits VALUES (?, ?, ?, '1000', 'USDT', 7, "
+                   "'2026-01-01T00:00:00+00:00', 'run-old')", (tx, address, random_address()))
+    with deposits.DepositLedger(f"sqlite:///{path}") as ledger:
+        into_a = chain_transfer(address, 1_000_000, tx_hash=tx)
+        into_a_again = chain_transfer(address, 2_000_000, index=4, tx_hash=tx)
+        into_b = chain_transfer(other, 3, index=5, tx_hash=tx)
+        assert ledger.credit([into_a, into_a_again, into_b], token="USDT", source="scan",
+                             credited_by=None) == [into_b]
+        [legacy] = ledger.credits(to_address=address)
+        assert (legacy.log_index, legacy.source, legacy.proven, legacy.amount,
+                legacy.credited_by) == (-1, "legacy", False, "1000", "run-old")
+        assert ledger.claim_counts() == {"waiting": 0, "disputed": 0, "proven": 0,
+                                         "dismissed": 0}

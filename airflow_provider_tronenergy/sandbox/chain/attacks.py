@@ -1,0 +1,181 @@
+"""The world deposit attacks come from, and simulated transfers as the chain records them.
+
+A simulated transfer (``POST /sandbox/transfers``) is a transaction of the chain: its
+receipt carries the ``Transfer`` log of USDT's contract (a TRC-20 transfer) and
+``gettransactionbyid`` prints a ``TransferContract`` for TRX, as java-tron does
+(``views`` prints signed transactions the same way), in ``gettransactioninfobyid`` and
+in its block's ``gettransactioninfobyblocknum``. What a deposit is proven by is
+therefore there to read.
+
+``POST /sandbox/attacks/transfer`` (``attack_routes``) makes the transfers a deposit
+ledger must not be fooled by, or must not lose:
+
+- ``"contract": "lookalike"`` (or any address): the log comes from another TRC-20
+  contract that calls itself USDT (:data:`LOOKALIKE_USDT`); the callback still says
+  ``USDT``, as a service that reads symbols would;
+- ``"failed": true``: the transaction failed on chain (``REVERT``): nothing moves, yet
+  the callback is sent;
+- ``"callback": false``: the transfer happens and no callback is sent (the service
+  missed it): only a chain scan finds it.
+
+``POST /sandbox/attacks/callback`` makes the service send a correctly signed
+``tron.transfer`` callback with whatever fields it is given (any ``tx_hash``, amount,
+token, recipient) to the address's webhook: the chain contradicts it, or does not know
+the transaction at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final
+
+from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
+from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from airflow_provider_tronenergy.sandbox.chain import codec
+from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
+from airflow_provider_tronenergy.sandbox.errors import WorldError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+TRANSFER_TOPIC: Final = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+LOOKALIKE_USDT: Final = encode_address(hashlib.sha256(b"sandbox look-alike USDT").digest()[:20])
+"""A second TRC-20 contract whose ``symbol()`` is ``USDT`` too: fake-USDT sent to deposit
+addresses is a known attack on exchanges. Its transfers are not USDT's."""
+UNITS: Final = Decimal(1_000_000)
+SHAPES_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS transfer_shapes (
+    tx_hash TEXT PRIMARY KEY, contract TEXT, failed INTEGER NOT NULL DEFAULT 0);
+"""
+_REVERT: Final = b"REVERT opcode executed".hex()
+
+
+def _word(address: str) -> str:
+    return decode_address(address)[1:].rjust(32, b"\0").hex()
+
+
+class SimulatedTransfers(ChainState):
+    """Simulated transfers as the chain prints them, and the attacks (a world mixin)."""
+
+    usdt_contract: str
+
+    def _init_attacks(self) -> None:
+        self.db.executescript(SHAPES_SCHEMA)
+
+    def _transfer_row(self, tx_hash: str) -> sqlite3.Row | None:
+        return self.db.execute(  # type: ignore[no-any-return]
+            "SELECT t.*, s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed "
+            "FROM transfers t LEFT JOIN transfer_shapes s ON s.tx_hash = t.tx_hash "
+            "WHERE t.tx_hash = ?", (tx_hash,)).fetchone()
+
+    def transfer_receipt(self, row: sqlite3.Row, visible: bool) -> dict[str, Any]:
+        """``gettransactioninfobyid`` of a simulated transfer (the block given by ``row``)."""
+        block = int(row["block_number"])
+        info: dict[str, Any] = {"id": row["tx_hash"], "blockNumber": block,
+                                "blockTimeStamp": int(row["block_timestamp"]),
+                                "contractResult": [""]}
+        if row["token"] == "TRX":
+            info["receipt"] = {"net_usage": 268}
+            return info
+        contract = row["shape_contract"] or self.usdt_contract
+        info["contract_address"] = contract if visible else decode_address(contract).hex()
+        if row["failed"]:
+            info["receipt"] = {"energy_usage_total": 29_650, "energy_usage": 29_650,
+                               "net_usage": 345, "result": "REVERT"}
+            info["result"] = "FAILED"
+            info["resMessage"] = _REVERT
+            return info
+        info["receipt"] = {"energy_usage_total": 29_650, "energy_usage": 29_650,
+                           "net_usage": 345, "result": "SUCCESS"}
+        units = int(Decimal(row["amount"]) * UNITS)
+        # java-tron prints a log's address, with visible, as a T-address
+        # (Util.convertLogAddressToTronAddress), else its 20 bytes in hex.
+        info["log"] = [{"address": contract if visible else decode_address(contract)[1:].hex(),
+                        "topics": [TRANSFER_TOPIC, _word(row["from_address"]),
+                                   _word(row["to_address"])],
+                        "data": f"{units:064x}"}]
+        return info
+
+    def simulated_transaction(self, tx_hash: str, *, solidified: bool,
+                              visible: bool) -> dict[str, Any]:
+        """``gettransactionbyid`` of a simulated transfer, else ``{}``."""
+        row = self._transfer_row(tx_hash)
+        last = self.solid_number() if solidified else self.head_number()
+        if row is None or row["block_number"] > last:
+            return {}
+        units = int(Decimal(row["amount"]) * UNITS)
+        owner = row["from_address"]
+        if row["token"] == "TRX":
+            kind = codec.TRANSFER
+            value: dict[str, Any] = {"owner_address": owner, "to_address": row["to_address"],
+                                     "amount": units}
+        else:
+            kind = codec.TRIGGER
+            data = codec.TRANSFER_SELECTOR.hex() + _word(row["to_address"]) + f"{units:064x}"
+            value = {"owner_address": owner,
+                     "contract_address": row["shape_contract"] or self.usdt_contract,
+                     "data": data}
+        block_id = self.block_id(int(row["block_number"]))
+        raw_data = {"contract": [{"parameter": {"value": value,
+                                                "type_url": codec.TYPE_URL + kind},
+                                  "type": kind}],
+                    "ref_block_bytes": block_id[12:16], "ref_block_hash": block_id[16:32],
+                    "expiration": int(row["block_timestamp"]) + 60_000,
+                    "timestamp": int(row["block_timestamp"]) - 3_000}
+        shown = codec.transaction_json(codec.decode(codec.pack_raw(raw_data), []), visible)
+        shown.pop("visible")
+        shown["txID"] = row["tx_hash"]  # the simulated hash names it (a random one)
+        return {"ret": [{"contractRet": "REVERT" if row["failed"] else "SUCCESS"}], **shown}
+
+    def simulated_block_receipts(self, number: int, visible: bool) -> list[dict[str, Any]]:
+        """The receipts of the simulated transfers in block ``number``, in order."""
+        rows = self.db.execute(
+            "SELECT t.*, s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed "
+            "FROM transfers t LEFT JOIN transfer_shapes s ON s.tx_hash = t.tx_hash "
+            "WHERE t.block_number = ? ORDER BY t.rowid", (number,)).fetchall()
+        return [self.transfer_receipt(row, visible) for row in rows]
+
+    # -- the attacks -------------------------------------------------------------------------
+
+    def attack_transfer(self, from_address: str, to_address: str, amount: Decimal, token: str,
+                        *, contract: str | None, failed: bool, callback: bool) -> dict[str, Any]:
+        """A transfer of a look-alike token, one that fails, or one without a callback."""
+        token = token.upper()
+        if token == "TRX" and (contract is not None or failed):
+            raise WorldError(ErrorCode.INVALID_PARAMETER,
+                             "a TRX transfer has no contract and does not fail here")
+        now = self.clock()
+        with self._tx():
+            if token == "USDT" and contract is None and not failed:
+                self._move_usdt(from_address, to_address, int(amount * UNITS))
+            data = self._confirm_transfer(from_address, to_address, amount, token, now)
+            if contract is not None or failed:
+                self.db.execute("INSERT INTO transfer_shapes VALUES (?, ?, ?)",
+                                (data["tx_hash"], contract, int(failed)))
+            url = self._watching_url(to_address, token) if callback else None
+            delivery_id = None if url is None else self._enqueue(to_address, data, url, now)
+        return {"tx_hash": data["tx_hash"], "block_number": data["block_number"],
+                "contract": None if token == "TRX" else contract or self.usdt_contract,
+                "delivery_id": delivery_id}
+
+    def forge_callback(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Queue a signed callback with these fields to the webhook of ``data["to"]``."""
+        url = self._watching_url(data["to"], data["token"]) or self._any_url(data["to"])
+        if url is None:
+            raise WorldError(ErrorCode.NOT_FOUND, f"address {data['to']} is not monitored")
+        delivery_id = self._enqueue(data["to"], data, url, self.clock())
+        return {"tx_hash": data["tx_hash"], "delivery_id": delivery_id}
+
+    def _any_url(self, address: str) -> str | None:
+        row = self.db.execute("SELECT webhook_url FROM monitored WHERE address = ? AND "
+                              "is_active = 1", (address,)).fetchone()
+        return None if row is None else str(row["webhook_url"])
+
+    if TYPE_CHECKING:  # provided by the world's other parts (ledger, monitoring, deliveries)
+        def _move_usdt(self, from_address: str, to_address: str, units: int) -> None: ...
+
+        def _watching_url(self, address: str, token: str) -> str | None: ...
+
+        def _enqueue(self, address: str, data: dict[str, Any], url: str,
+                     now: float) -> int | None: ...
