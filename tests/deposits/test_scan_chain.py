@@ -105,18 +105,34 @@ def test_the_receiver_down_through_every_retry_then_the_scan_credits_all_200_onc
 
 def test_several_transfers_to_one_address_in_one_transaction_are_several_deposits(
         chain, node, ledger):
-    to, elsewhere, look_alike = random_address(), random_address(), random_address()
+    to, elsewhere = random_address(), random_address()
     head = chain.head()
     placed = place(chain, [
         {"block": head - 40, "to": to, "units": [1_000_000, 2_000_000, 3_000_000]},
-        {"block": head - 40, "to": to, "units": 9_000_000, "contract": look_alike},
-        {"block": head - 39, "to": to, "units": 7_000_000, "failed": True},
         {"block": head - 39, "to": elsewhere, "units": 4_000_000}])
     report = DepositScan(ledger, node, [to], settings=ScanSettings(start=head - 45)).run()
     assert sorted((t.tx_hash, t.index, t.units) for t in report.credited) == [
         (placed[0]["txid"], 0, 1_000_000), (placed[0]["txid"], 1, 2_000_000),
         (placed[0]["txid"], 2, 3_000_000)]
     assert {c.contract for c in credited(ledger).values()} == {USDT}
+
+
+def test_the_scan_finds_a_missed_callbacks_transfer_and_no_look_alike_or_failed_one(
+        chain, node, ledger):
+    """The sandbox's attacks (``/sandbox/attacks/transfer``): the service misses a
+    transfer's callback; a look-alike USDT and a failed call reach the same address."""
+    to = random_address()
+    start = chain.head()
+    control = Control(chain.sandbox)
+    missed = control.post("/attacks/transfer", {"from": random_address(), "to": to,
+                                                "amount": "12.5", "callback": False})
+    for attack in ({"contract": "lookalike"}, {"failed": True}):
+        control.post("/attacks/transfer", {"from": random_address(), "to": to,
+                                           "amount": "1000", **attack})
+    chain.blocks(25)
+    report = DepositScan(ledger, node, [to], settings=ScanSettings(start=start)).run()
+    assert [(t.tx_hash, t.units) for t in report.credited] == [(missed["tx_hash"], 12_500_000)]
+    assert ledger.totals("USDT") == {to: 12_500_000}
 
 
 def test_the_checkpoint_holds_a_first_start_a_run_limit_and_new_blocks_only(chain, node,
