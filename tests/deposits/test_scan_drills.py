@@ -28,7 +28,7 @@ from support.chain import manual_chain
 from support.control import Control
 from support.waiting import wait_until
 
-WORKER = Path(__file__).with_name("scan_worker.py")
+WORKER = Path(__file__).parents[1] / "support" / "scan_worker.py"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 SCOPE = f"USDT:{USDT}"
 
@@ -64,18 +64,18 @@ def test_the_scan_killed_mid_run_and_restarted_credits_each_once_and_skips_none(
     head = chain.head()
     first, last = head - 330, head - 30
     placed = deposits(chain, addresses, 60, first, last)
-    # Each block read takes 40 ms: the run lasts seconds, long enough to be killed in it.
-    Control(chain.sandbox).post("/faults", {"kind": "latency", "latency_ms": 40,
+    # Each block read takes 60 ms, one at a time: the run would last 18 s; killed in it.
+    Control(chain.sandbox).post("/faults", {"kind": "latency", "latency_ms": 60,
                                             "path": "/walletsolidity/gettransactioninfobyblocknum"})
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    settings = {"start": first, "page_blocks": 20, "concurrency": 2,
+    settings = {"start": first, "page_blocks": 20, "concurrency": 1,
                 "max_requests_per_second": 1000}
     process = worker({"node": chain.sandbox.root_url, "ledger": url, "addresses": addresses,
                       "settings": settings, "mode": "scan"})
     try:
         with DepositLedger(url) as ledger:
             checkpoints = Checkpoints(ledger.db)
-            wait_until(lambda: (checkpoints.read(SCOPE) or 0) >= first + 40, timeout=30,
+            wait_until(lambda: (checkpoints.read(SCOPE) or 0) >= first + 40, timeout=120,
                        message="two pages credited")
             process.kill()
             process.wait(10)
