@@ -303,9 +303,12 @@ class Deposits:
         self.watcher.join()  # its offset committed: no lag left on the Energy page
         credited = read_result(Path(self.runner.home), "deposit_credit", "credit_deposits")
         with sqlite3.connect(WORK / "deposits.db") as db:
-            rows = db.execute("SELECT tx_hash, amount, token, to_address FROM credited_deposits"
-                              ).fetchall()
+            rows = db.execute("SELECT tx_hash, amount, token, to_address, block_number, "
+                              "log_index FROM credited_deposits").fetchall()
         detail(f"second run credited {len(credited or [])} (already credited)")
+        for r in rows:  # how each was proven: the chain's record it was read from
+            detail(f"credited {r[1]} {r[2]} to {r[3]}: proven on chain by tx {short(r[0])}'s "
+                   f"log {r[5]} in solidified block {r[4]:,}")
         return [{"tx_hash": r[0], "amount": r[1], "token": r[2], "to": r[3]} for r in rows]
 
 

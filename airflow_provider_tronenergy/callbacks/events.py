@@ -127,8 +127,12 @@ class StoredTransfer:
         """The one JSON-safe shape of a stored transfer: trigger events, XCom, Asset extras.
 
         ``{"id", "tx_hash", "from", "to", "amount", "token", "block_number",
-        "block_timestamp_ms", "received_at"}``; the amount travels as the decimal text
-        as sent, never as a JSON number, and ``received_at`` as ISO 8601 (UTC).
+        "block_timestamp_ms", "received_at", "proven"}``; the amount travels as the decimal
+        text as sent, never as a JSON number, and ``received_at`` as ISO 8601 (UTC).
+        ``proven`` is always False: these are the callback's words, verified as the
+        service's (its signature) but not checked against the chain. Act on money only
+        once the deposit ledger credited it (``airflow_provider_tronenergy.deposits``,
+        which proves each callback on chain first).
         """
         return {
             "id": self.id,
@@ -140,6 +144,7 @@ class StoredTransfer:
             "block_number": self.block_number,
             "block_timestamp_ms": self.block_timestamp_ms,
             "received_at": self.received_at.isoformat(),
+            "proven": False,
         }
 
 

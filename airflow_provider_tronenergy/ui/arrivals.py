@@ -18,6 +18,7 @@ from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.ui.period import Period, utc_text
 
 RECENT_CONFLICTS: Final = 20
+OPEN_CLAIMS_SHOWN: Final = 20
 COUNT_UP_TO: Final = 10_000
 """A consumer further behind is shown as "more than 10,000": counting a million rows to
 say so exactly would cost the page a second; how long the oldest waits says the rest."""
@@ -83,3 +84,17 @@ def _lag(store: CallbackStore, name: str, last_id: int, moved_ms: int | None,
             "oldest_waiting_since": utc_text(oldest),
             "lag_seconds": max(0, (now_ms - int(oldest)) // 1000) if oldest else 0,
             "offset_moved_at": utc_text(moved_ms)}
+
+
+def deposit_claims(ledger: DepositLedger | None) -> dict[str, Any] | None:
+    """Callbacks the chain has not proven: how many wait and how many are disputed, and the
+    oldest open ones with the command that shows them (None without a ledger)."""
+    if ledger is None:
+        return None
+    counts = ledger.claim_counts()
+    shown = ledger.claims(limit=OPEN_CLAIMS_SHOWN)
+    return {"counts": counts, "open": [
+        {"tx_hash": c.tx_hash, "state": c.state, "reason": c.reason,
+         "meaning": c.to_dict()["meaning"], "amount": c.said.amount, "token": c.said.token,
+         "to": c.said.to_address, "last_tried": c.last_tried,
+         "command": f"tronenergy-deposits show {c.tx_hash}"} for c in shown]}

@@ -21,7 +21,12 @@ from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.ui.arrivals import conflicts, consumer_lag, stored_per_hour
+from airflow_provider_tronenergy.ui.arrivals import (
+    conflicts,
+    consumer_lag,
+    deposit_claims,
+    stored_per_hour,
+)
 from airflow_provider_tronenergy.ui.batches import BatchEvent, add_activations, batch_rows
 from airflow_provider_tronenergy.ui.chain import chain_use
 from airflow_provider_tronenergy.ui.period import Period, utc_text
@@ -95,6 +100,7 @@ def page_data(stores: Stores, period: Period, events: Sequence[BatchEvent], *,
             **timed("stored_per_hour", lambda: stored_per_hour(stores.callbacks, period)),
             "conflicts": timed("conflicts", lambda: conflicts(stores.callbacks, period)),
             "lag": timed("lag", lambda: consumer_lag(stores.callbacks, stores.ledger, now)),
+            "claims": timed("claims", lambda: deposit_claims(stores.ledger)),
         },
         "batches": timed("batches", lambda: batch_rows(events, stores.payouts)),
         "sources": stores.sources(),

@@ -212,13 +212,30 @@ def _deposits_section(deposits: Mapping[str, Any], period: Mapping[str, Any]) ->
     return (f"<h2>Deposits</h2><p>{_n(deposits['stored'], 'callback')} stored, "
             f"{_n(deposits['duplicates'], 'redelivery', 'redeliveries')} answered as "
             f"duplicates, {_n(conflicts['count'], 'conflict')} kept.</p>{chart}"
-            f"<h3>Conflicting callbacks: {conflicts['count']:,}</h3>"
+            + _claims(deposits.get("claims"))
+            + f"<h3>Conflicting callbacks: {conflicts['count']:,}</h3>"
             + (_table(["tx_hash", "Differs in", "Refused body", "At"], c_rows)
                if c_rows else '<p class="muted">None.</p>')
             + f"<h3>Consumers (the store's newest id: {lag['newest_id']:,})</h3>"
             + (_table(["Consumer", "Offset", "Behind", "Oldest waiting since", "Lag"],
                       l_rows, numeric=[1, 2, 4]) if l_rows else
                '<p class="muted">No consumer has read the store yet.</p>'))
+
+
+def _claims(claims: Mapping[str, Any] | None) -> str:
+    """Callbacks the chain has not proven (the deposit ledger's claims)."""
+    if claims is None:
+        return ""
+    counts = claims["counts"]
+    rows = "".join(
+        f"<tr><td>{escape(c['state'])}</td><td>{escape(c['reason'])}: {escape(c['meaning'])}"
+        f"</td><td>{escape(c['amount'])} {escape(c['token'])} to {escape(c['to'])}</td>"
+        f"<td><code>{escape(c['command'])}</code></td></tr>" for c in claims["open"])
+    return (f"<h3>Not proven on chain: {counts['waiting']:,} waiting, "
+            f"{counts['disputed']:,} disputed</h3>"
+            + (_table(["State", "Why", "The callback said", "Look"], rows) if rows else
+               '<p class="muted">None: every stored callback into a deposit address is '
+               "credited or was dismissed.</p>"))
 
 
 def _batches_section(batches: Mapping[str, Any], base: str) -> str:

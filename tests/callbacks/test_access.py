@@ -43,7 +43,8 @@ def test_one_payload_shape_for_a_stored_transfer(store: CallbackStore):
     record(store, random_address(), amount="12.50")
     payload = store.list_transfers()[0].to_payload()
     assert set(payload) == {"id", "tx_hash", "from", "to", "amount", "token",
-                            "block_number", "block_timestamp_ms", "received_at"}
+                            "block_number", "block_timestamp_ms", "received_at", "proven"}
+    assert payload["proven"] is False  # the callback's word: not checked on chain
     assert payload["amount"] == "12.50"  # the text as sent, never a number
 
 

@@ -175,3 +175,18 @@ def test_the_claims_table_keeps_both_views_as_json(world):
             "SELECT said, chain FROM deposit_claims")).one()
     assert json.loads(said)["amount"] == "1000"
     assert json.loads(chain)["transfers"][0]["units"] == "1000000"
+
+
+def test_several_transfers_in_one_transaction_are_several_deposits(world):
+    """A contract pays the deposit address three times in one transaction; the one callback
+    names one of them: three deposits, each once, keyed by its log."""
+    tx = world.transfer("2", times=3)
+    world.stored(tx)
+    world.solidify()
+    credited = world.sweep()
+    assert [(t.index, t.to_address, t.units) for t in credited] == [
+        (i, world.address, 2_000_000) for i in range(3)]
+    assert world.rows() == [(tx, i, "2", "callback") for i in range(3)]
+    assert world.sweep() == []
+    with world.ledger() as ledger:
+        assert ledger.totals("USDT") == {world.address: 6_000_000}

@@ -165,7 +165,7 @@ def test_sensor_wakes_on_a_transfer_that_arrives_after_it_started(
         "id": stored.id, "tx_hash": wanted, "from": stored.from_address, "to": address,
         "amount": "10", "token": "TRX", "block_number": stored.block_number,
         "block_timestamp_ms": stored.block_timestamp_ms,
-        "received_at": stored.received_at.isoformat()}
+        "received_at": stored.received_at.isoformat(), "proven": False}
     assert out["credit"][0] == "success"
     assert out["credit"][2] == {"tx_hash": wanted, "credited": "10 TRX"}
 

@@ -182,7 +182,7 @@ def test_run_fires_with_the_first_match_after_after_id(store: CallbackStore):
         "id": first.id, "tx_hash": first.tx_hash, "from": first.from_address, "to": to,
         "amount": "5", "token": "TRX", "block_number": first.block_number,
         "block_timestamp_ms": first.block_timestamp_ms,
-        "received_at": first.received_at.isoformat()}
+        "received_at": first.received_at.isoformat(), "proven": False}
     json.dumps(payload)  # the event must be JSON-safe: no Decimal, no datetime
 
 

@@ -76,7 +76,7 @@ def test_offset_moves_only_with_persist_confirmations_across_restarts(
                             "to": a, "amount": "1", "token": "TRX",
                             "block_number": t3.block_number,
                             "block_timestamp_ms": t3.block_timestamp_ms,
-                            "received_at": t3.received_at.isoformat()}
+                            "received_at": t3.received_at.isoformat(), "proven": False}
         assert offset() == old.id  # taken is not persisted: nothing committed
 
         manager.confirm_persisted([seq3])

@@ -101,3 +101,29 @@ def test_empty_stores_give_an_empty_page(stores):
     assert data["spend"]["totals"]["spent_trx"] == "0" and data["batches"]["batches"] == []
     assert data["waiting"]["purchases"]["count"] == 0 and data["deposits"]["stored"] == 0
     assert data["chain"]["charged_per_rented"] is None
+
+
+def test_callbacks_not_proven_on_chain_are_counted_and_listed(stores):
+    """The deposit ledger's claims: how many wait for the chain and how many it contradicts,
+    each with the command that shows both views."""
+    from airflow_provider_tronenergy.deposits import Said, Verdict
+    from airflow_provider_tronenergy.deposits.claims import record
+    from airflow_provider_tronenergy.ui.page import render
+
+    ledger = stores.ledger
+    forged = Said(tx_hash="ab" * 32, to_address="TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+                  amount="5000", token="USDT", received_at_ms=at(1), store_id=1)
+    early = Said(tx_hash="cd" * 32, to_address=forged.to_address, amount="1",
+                 token="USDT", received_at_ms=at(2), store_id=2)
+    with ledger.db.write() as conn:
+        record(conn, ledger.db.insert, forged, Verdict("disputed", "not_found", "USDT"), "x")
+        record(conn, ledger.db.insert, early, Verdict("waiting", "not_solid", "USDT"), "y")
+    data = page_data(stores, PERIOD, seed(stores), now_ms=at(3))
+    claims = data["deposits"]["claims"]
+    assert (claims["counts"]["waiting"], claims["counts"]["disputed"]) == (1, 1)
+    assert [(c["tx_hash"], c["state"], c["reason"]) for c in claims["open"]] == [
+        (forged.tx_hash, "disputed", "not_found"), (early.tx_hash, "waiting", "not_solid")]
+    assert claims["open"][0]["command"] == f"tronenergy-deposits show {forged.tx_hash}"
+    html = render(data, base="/tronenergy-ui", today=date(2026, 3, 3), user="ana")
+    assert "Not proven on chain: 1 waiting, 1 disputed" in html
+    assert f"tronenergy-deposits show {forged.tx_hash}" in html

@@ -4,6 +4,7 @@ what each makes is told in ``chain/attacks.py``."""
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
@@ -19,7 +20,7 @@ router = APIRouter(prefix="/sandbox/attacks", include_in_schema=False,
 
 @router.post("/transfer")
 async def transfer(request: Request) -> Response:
-    """``{from, to, amount, token?, contract?, failed?, callback?}``; ``contract``:
+    """``{from, to, amount, token?, contract?, failed?, callback?, times?}``; ``contract``:
     ``"lookalike"`` or a contract address."""
     body = params.json_object(await request.body())
     contract = params.field(body, "contract")
@@ -36,10 +37,18 @@ async def transfer(request: Request) -> Response:
         params.amount(params.field(body, "amount")),
         params.string(params.field(body, "token"), "token", default="USDT", max_length=20),
         contract=contract, failed=params.field(body, "failed") is True,
-        callback=params.field(body, "callback") is not False)
+        callback=params.field(body, "callback") is not False,
+        times=_times(body))
     if result["delivery_id"] is not None and state.dispatcher is not None:
         state.dispatcher.wake()
     return reply(request, result)
+
+
+def _times(body: dict[str, Any]) -> int:
+    times = params.integer(params.field(body, "times"), "times", 1)
+    if not 1 <= times <= 100:
+        raise params.invalid("times must be 1 to 100")
+    return times
 
 
 @router.post("/callback")

@@ -16,7 +16,9 @@ ledger must not be fooled by, or must not lose:
 - ``"failed": true``: the transaction failed on chain (``REVERT``): nothing moves, yet
   the callback is sent;
 - ``"callback": false``: the transfer happens and no callback is sent (the service
-  missed it): only a chain scan finds it.
+  missed it): only a chain scan finds it;
+- ``"times": N``: a contract pays the amount N times in one transaction (N ``Transfer``
+  logs; one callback, for one of them): N deposits.
 
 ``POST /sandbox/attacks/callback`` makes the service send a correctly signed
 ``tron.transfer`` callback with whatever fields it is given (any ``tx_hash``, amount,
@@ -46,9 +48,12 @@ addresses is a known attack on exchanges. Its transfers are not USDT's."""
 UNITS: Final = Decimal(1_000_000)
 SHAPES_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS transfer_shapes (
-    tx_hash TEXT PRIMARY KEY, contract TEXT, failed INTEGER NOT NULL DEFAULT 0);
+    tx_hash TEXT PRIMARY KEY, contract TEXT, failed INTEGER NOT NULL DEFAULT 0,
+    times INTEGER NOT NULL DEFAULT 1);
 """
 _REVERT: Final = b"REVERT opcode executed".hex()
+_SHAPE: Final = ("s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed, "
+                 "COALESCE(s.times, 1) AS times")
 
 
 def _word(address: str) -> str:
@@ -65,9 +70,8 @@ class SimulatedTransfers(ChainState):
 
     def _transfer_row(self, tx_hash: str) -> sqlite3.Row | None:
         return self.db.execute(  # type: ignore[no-any-return]
-            "SELECT t.*, s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed "
-            "FROM transfers t LEFT JOIN transfer_shapes s ON s.tx_hash = t.tx_hash "
-            "WHERE t.tx_hash = ?", (tx_hash,)).fetchone()
+            f"SELECT t.*, {_SHAPE} FROM transfers t LEFT JOIN transfer_shapes s "
+            "ON s.tx_hash = t.tx_hash WHERE t.tx_hash = ?", (tx_hash,)).fetchone()
 
     def transfer_receipt(self, row: sqlite3.Row, visible: bool) -> dict[str, Any]:
         """``gettransactioninfobyid`` of a simulated transfer (the block given by ``row``)."""
@@ -94,7 +98,7 @@ class SimulatedTransfers(ChainState):
         info["log"] = [{"address": contract if visible else decode_address(contract)[1:].hex(),
                         "topics": [TRANSFER_TOPIC, _word(row["from_address"]),
                                    _word(row["to_address"])],
-                        "data": f"{units:064x}"}]
+                        "data": f"{units:064x}"}] * int(row["times"])
         return info
 
     def simulated_transaction(self, tx_hash: str, *, solidified: bool,
@@ -131,28 +135,30 @@ class SimulatedTransfers(ChainState):
     def simulated_block_receipts(self, number: int, visible: bool) -> list[dict[str, Any]]:
         """The receipts of the simulated transfers in block ``number``, in order."""
         rows = self.db.execute(
-            "SELECT t.*, s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed "
-            "FROM transfers t LEFT JOIN transfer_shapes s ON s.tx_hash = t.tx_hash "
-            "WHERE t.block_number = ? ORDER BY t.rowid", (number,)).fetchall()
+            f"SELECT t.*, {_SHAPE} FROM transfers t LEFT JOIN transfer_shapes s "
+            "ON s.tx_hash = t.tx_hash WHERE t.block_number = ? ORDER BY t.rowid",
+            (number,)).fetchall()
         return [self.transfer_receipt(row, visible) for row in rows]
 
     # -- the attacks -------------------------------------------------------------------------
 
     def attack_transfer(self, from_address: str, to_address: str, amount: Decimal, token: str,
-                        *, contract: str | None, failed: bool, callback: bool) -> dict[str, Any]:
-        """A transfer of a look-alike token, one that fails, or one without a callback."""
+                        *, contract: str | None, failed: bool, callback: bool,
+                        times: int = 1) -> dict[str, Any]:
+        """A transfer of a look-alike token, one that fails, one without a callback, or a
+        contract paying ``amount`` ``times`` times in one transaction (one callback)."""
         token = token.upper()
-        if token == "TRX" and (contract is not None or failed):
+        if token == "TRX" and (contract is not None or failed or times != 1):
             raise WorldError(ErrorCode.INVALID_PARAMETER,
                              "a TRX transfer has no contract and does not fail here")
         now = self.clock()
         with self._tx():
             if token == "USDT" and contract is None and not failed:
-                self._move_usdt(from_address, to_address, int(amount * UNITS))
+                self._move_usdt(from_address, to_address, int(amount * UNITS) * times)
             data = self._confirm_transfer(from_address, to_address, amount, token, now)
-            if contract is not None or failed:
-                self.db.execute("INSERT INTO transfer_shapes VALUES (?, ?, ?)",
-                                (data["tx_hash"], contract, int(failed)))
+            if contract is not None or failed or times != 1:
+                self.db.execute("INSERT INTO transfer_shapes VALUES (?, ?, ?, ?)",
+                                (data["tx_hash"], contract, int(failed), times))
             url = self._watching_url(to_address, token) if callback else None
             delivery_id = None if url is None else self._enqueue(to_address, data, url, now)
         return {"tx_hash": data["tx_hash"], "block_number": data["block_number"],
