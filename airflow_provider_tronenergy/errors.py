@@ -39,6 +39,7 @@ that cannot open. A class keeps the built-in base its callers already catch
     ├── WalletBusy (RuntimeError)   payout.lease: another task holds the sender's lease
     │   └── LeaseLost               this task's lease lapsed and was taken: nothing claimed
     ├── BudgetSpent                 payout.trust: a watch step's requests ran out (inside the watch)
+    ├── ScanSettingsError (ValueError)  deposits.scan: a scan's settings or addresses refused
     ├── KeeperPolicyError (ValueError)  keeper.policy: a keeper's rules that cannot be followed
     ├── KeeperBlind (RuntimeError)  keeper.keep: the price or the chain unread, nothing bought
     ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses

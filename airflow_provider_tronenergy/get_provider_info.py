@@ -191,7 +191,8 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "batch_buy", "address", "batch",
-                                 "monitor", "reconcile", "approval", "payout", "keeper")
+                                 "monitor", "reconcile", "approval", "payout", "keeper",
+                                 "deposit_scan")
                 ],
             }
         ],
@@ -209,7 +210,8 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": INTEGRATION,
              "python-modules": [f"{PACKAGE}.triggers.order", f"{PACKAGE}.triggers.orders",
                                 f"{PACKAGE}.triggers.transfer", f"{PACKAGE}.triggers.payout",
-                                f"{PACKAGE}.triggers.keeper"]}
+                                f"{PACKAGE}.triggers.keeper",
+                                f"{PACKAGE}.triggers.deposit_scan"]}
         ],
         "extra-links": [f"{PACKAGE}.operators.links.{name}" for name in (
             "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],

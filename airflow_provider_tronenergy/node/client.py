@@ -14,6 +14,13 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import Timeout
+from airflow_provider_tronenergy.node.blocks import (
+    MAX_BLOCK_RANGE,
+    BlockTokenTransfers,
+    RangeBlock,
+    block_range,
+    block_token_transfers,
+)
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
@@ -37,6 +44,12 @@ _NO_ESTIMATE = "does not support estimate energy"
 MAX_TRANSFER_ENERGY = 1_000_000
 """No token transfer needs more: USDT's first transfer at java-tron's highest energy factor
 (x 11) is about 330,000. A node estimating more is not believed (energy is bought from it)."""
+
+
+def _block_number(number: int) -> int:
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise ValueError(f"number must be a block number of 1 or more, got {number!r}")
+    return number
 
 
 def _address(value: str, what: str) -> str:
@@ -309,6 +322,41 @@ class TronNodeClient:
             path, {"num": number, "visible": True}))
         return self._checked(path, lambda: block_receipts(number, payload,
                                                           solidified=solidified))
+
+    # -- block-level reads: whole blocks for a scan (one request per block or range) ------------
+
+    def get_block_token_transfers(self, number: int, *, contract: str | None = None,
+                                  solidified: bool = False) -> BlockTokenTransfers:
+        """The transfers of ``contract``'s token (USDT's by default) block ``number`` records.
+
+        One ``gettransactioninfobyblocknum`` request, its receipts checked as
+        :meth:`get_block_receipts` checks them, its logs read by the one rule
+        (``node.transfers.token_transfers``). ``[]`` (no transaction, or a block not yet
+        produced or solidified) reads as none: read the head first.
+        """
+        token = _address(contract or self.usdt_contract, "contract")
+        _block_number(number)
+        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyblocknum"
+        payload = self._call(path, lambda: self._provider.json_answer(
+            path, {"num": number, "visible": True}))
+        return self._checked(path, lambda: block_token_transfers(
+            number, payload, contract=token, solidified=solidified))
+
+    def get_blocks(self, start: int, end: int, *, solidified: bool = False) -> list[RangeBlock]:
+        """Blocks ``start`` to ``end - 1`` with their transactions (``getblockbylimitnext``:
+        ``end`` excluded, at most 100 blocks), each block's TRX transfers read. Fewer
+        blocks than asked when the node has no more (with ``solidified=True``: none past
+        the solidified head); they are always the first ones, consecutive.
+        """
+        _block_number(start)
+        if isinstance(end, bool) or not isinstance(end, int) or \
+                not start < end <= start + MAX_BLOCK_RANGE:
+            raise ValueError(f"end must be above start and at most {MAX_BLOCK_RANGE} past it, "
+                             f"got [{start}, {end!r})")
+        path = ("walletsolidity" if solidified else "wallet") + "/getblockbylimitnext"
+        payload = self._call(path, lambda: self._provider.json_answer(
+            path, {"startNum": start, "endNum": end, "visible": True}))
+        return self._checked(path, lambda: block_range(start, end, payload))
 
     # -- deposits: what one transaction moved (node.transfers) -----------------------------
 

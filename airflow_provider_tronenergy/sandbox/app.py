@@ -16,7 +16,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import api, control, node
-from airflow_provider_tronenergy.sandbox.chain import attack_routes, parameter_routes
+from airflow_provider_tronenergy.sandbox.chain import (
+    attack_routes,
+    parameter_routes,
+    placed,
+    range_routes,
+)
 from airflow_provider_tronenergy.sandbox.chain import control as chain_control
 from airflow_provider_tronenergy.sandbox.chain import routes as chain_routes
 from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
@@ -134,6 +139,8 @@ def create_app(state: SandboxState) -> ASGIApp:
     app.include_router(attack_routes.router)
     app.include_router(parameter_routes.router)
     app.include_router(parameter_routes.control_router)
+    app.include_router(range_routes.router)
+    app.include_router(placed.router)
     wrapped: Any = FaultMiddleware(app, state.faults)
     return AccessLogMiddleware(wrapped)
 

@@ -1,0 +1,315 @@
+"""The deposit scan: every transfer of the token into the deposit addresses, callback or not.
+
+Callbacks get lost (a receiver down longer than the service's three retries, a proxy
+misrouting, a service that skips one). The scan follows the chain itself from a
+checkpoint (``scan_checkpoint``) up to the block it may trust (the solidified head, or the
+head less ``confirmations``), reads each block whole (one ``gettransactioninfobyblocknum``
+per block for a TRC-20 token, one ``getblockbylimitnext`` per ``blocks_per_range`` blocks
+for TRX: docs/decisions.md, "The deposit scan reads blocks"), in parallel within a request
+budget, and credits what it finds through the ledger (``source="scan"``), keyed by
+``(tx_hash, log index)``: a deposit the callback path credited first is not credited again,
+and the other way round.
+
+Pages of ``page_blocks`` blocks are credited in block order, each page's credits and the
+checkpoint's advance in one transaction: a scan killed mid-page leaves the page unread,
+and the next run reads it again. A run reads at most ``max_blocks_per_run`` blocks (the
+rest waits for the next run); a first run starts at ``start`` (a block number, or
+``"solid"``: the head it may trust now; never the chain's genesis by default).
+
+The checkpoint is per token, not per address: a block is judged once, against the
+addresses the run was given. An address added later is not looked for in blocks already
+passed; :meth:`DepositScan.rescan` reads a given range again on purpose, leaving the
+checkpoint where it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
+from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
+from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
+from airflow_provider_tronenergy.protocol.address import is_valid_address
+from airflow_provider_tronenergy.protocol.numbers import parse_int
+
+if TYPE_CHECKING:
+    from airflow_provider_tronenergy.deposits.ledger import DepositLedger
+    from airflow_provider_tronenergy.node.client import TronNodeClient
+
+log = logging.getLogger(__name__)
+USDT: Final = "USDT"
+TOKENS: Final = (USDT, TRX)
+SOLID: Final = "solid"
+REPORTED: Final = 100
+"""Credited transfers a report lists (its counts and sums cover them all)."""
+
+
+class ScanSettingsError(TronEnergyProviderError, ValueError):
+    """A scan's settings or addresses that cannot be followed: refused before any read."""
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    """How a scan reads the chain (docs/deposits.md lists each with its default).
+
+    :param start: a first run's first block, or ``"solid"``: the block it may trust now.
+    :param max_blocks_per_run: blocks one run reads at most (a day is 28,800).
+    :param concurrency: reads in flight at once.
+    :param max_requests_per_second: node requests per second, at most (the head's too).
+    :param confirmations: None: read solidified blocks only (final); N: blocks at least N
+        below the head (faster, not final: use N >= 19 on mainnet).
+    :param blocks_per_range: blocks per ``getblockbylimitnext`` (TRX; at most 100).
+    :param page_blocks: blocks credited, and checkpointed, per transaction.
+    """
+
+    start: int | Literal["solid"] = SOLID
+    max_blocks_per_run: int = 28_800
+    concurrency: int = 8
+    max_requests_per_second: float = 20.0
+    confirmations: int | None = None
+    blocks_per_range: int = 50
+    page_blocks: int = 100
+
+    def __post_init__(self) -> None:
+        if self.start != SOLID and (isinstance(self.start, bool)
+                                    or not isinstance(self.start, int) or self.start < 1):
+            raise ScanSettingsError(f"start must be a block number or {SOLID!r}, "
+                                    f"got {self.start!r}")
+        for name, low, high in (("max_blocks_per_run", 1, 10_000_000), ("concurrency", 1, 64),
+                                ("blocks_per_range", 1, MAX_BLOCK_RANGE),
+                                ("page_blocks", 1, 10_000)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ScanSettingsError(f"{name} must be a whole number from {low} to {high:,}")
+        if not 0 < self.max_requests_per_second <= 10_000:
+            raise ScanSettingsError("max_requests_per_second must be above 0 (at most 10,000)")
+        if self.confirmations is not None and (isinstance(self.confirmations, bool) or not
+                                               isinstance(self.confirmations, int)
+                                               or not 0 <= self.confirmations <= 10_000):
+            raise ScanSettingsError("confirmations must be None (solidified) or 0 to 10,000")
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> ScanSettings:
+        """Settings from a task's (templated, so possibly text) values; unknown names refused."""
+        unknown = set(values) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ScanSettingsError(f"unknown scan settings: {', '.join(sorted(unknown))}")
+        read: dict[str, Any] = {}
+        try:
+            for name, value in values.items():
+                if value is None or value == "":
+                    continue
+                if name == "start":
+                    read[name] = SOLID if str(value).strip() == SOLID else parse_int(value, name)
+                elif name == "max_requests_per_second":
+                    read[name] = float(str(value))
+                else:
+                    read[name] = parse_int(value, name)
+        except ValueError as exc:
+            raise ScanSettingsError(str(exc)) from None
+        return cls(**read)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What one run read and credited (JSON-safe through :meth:`to_dict`)."""
+
+    token: str
+    first_block: int | None
+    last_block: int | None
+    tip: int
+    requests: int
+    found: int
+    credited: tuple[ChainTransfer, ...] = field(default=())
+
+    @property
+    def blocks(self) -> int:
+        if self.first_block is None or self.last_block is None:
+            return 0
+        return self.last_block - self.first_block + 1
+
+    @property
+    def behind(self) -> int:
+        """Blocks it may trust but left for the next run."""
+        return max(0, self.tip - (self.last_block or self.tip))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"token": self.token, "first_block": self.first_block,
+                "last_block": self.last_block, "tip": self.tip, "blocks": self.blocks,
+                "behind": self.behind, "requests": self.requests, "found": self.found,
+                "credited_count": len(self.credited),
+                "credited_units": str(sum(t.units for t in self.credited)),
+                "credited": [t.to_dict() for t in self.credited[:REPORTED]]}
+
+
+def checked_addresses(addresses: Iterable[str] | str | None) -> frozenset[str]:
+    """The deposit addresses, every one base58check, at least one; else refused."""
+    given = [addresses] if isinstance(addresses, str) else list(addresses or [])
+    bad = [a for a in given if not isinstance(a, str) or not is_valid_address(a)]
+    if bad:
+        raise ScanSettingsError(f"deposit addresses must be TRON addresses (base58check): "
+                                f"{bad[:5]!r}{' and more' if len(bad) > 5 else ''}")
+    if not given:
+        raise ScanSettingsError("no deposit address to scan for")
+    return frozenset(given)
+
+
+def checked_token(token: str) -> str:
+    symbol = str(token).strip().upper()
+    if symbol not in TOKENS:
+        raise ScanSettingsError(f"token must be one of {', '.join(TOKENS)}, got {token!r}")
+    return symbol
+
+
+class DepositScan:
+    """``DepositScan(ledger, node, addresses, token="USDT").run()``: credit what the chain holds.
+
+    ``node`` is a :class:`~airflow_provider_tronenergy.node.client.TronNodeClient` (its
+    ``usdt_contract`` is the token scanned for ``USDT``). Addresses, token and settings are
+    checked here, before any read.
+    """
+
+    def __init__(self, ledger: DepositLedger, node: TronNodeClient,
+                 addresses: Iterable[str] | str, *, token: str = USDT,
+                 settings: ScanSettings | None = None, log: Any = log) -> None:
+        self.addresses = checked_addresses(addresses)
+        self.token = checked_token(token)
+        self.settings = settings or ScanSettings()
+        self.ledger, self.node, self.log = ledger, node, log
+        self.contract = None if self.token == TRX else node.usdt_contract
+        self.scope = TRX if self.contract is None else f"{self.token}:{self.contract}"
+        self.budget = ScanBudget(self.settings.max_requests_per_second)
+        self._checkpoints: Checkpoints | None = None
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        if self._checkpoints is None:
+            self._checkpoints = Checkpoints(self.ledger.db)
+        return self._checkpoints
+
+    def checkpoint(self) -> int | None:
+        """The last block credited for this token; None before the first run."""
+        return self.checkpoints.read(self.scope)
+
+    def tip(self) -> int:
+        """The newest block it may scan: the solidified head, or the head less N."""
+        self.budget.slot()
+        if self.settings.confirmations is None:
+            return self.node.get_solid_block().number
+        return self.node.get_now_block().number - self.settings.confirmations
+
+    def run(self, *, credited_by: str | None = None, tip: int | None = None) -> ScanReport:
+        """Read from the checkpoint up to the tip (``max_blocks_per_run`` at most), credit."""
+        tip = self.tip() if tip is None else tip
+        last = self.checkpoint()
+        if last is None:
+            first = tip if self.settings.start == SOLID else int(self.settings.start)
+            last = self.checkpoints.start_at(self.scope, first)
+            self.log.info("deposit scan %s: first run, starting at block %d", self.scope,
+                          last + 1)
+        end = min(tip, last + self.settings.max_blocks_per_run)
+        return self._scan(last + 1, end, tip, credited_by, move=True)
+
+    def rescan(self, first: int, last: int, *, credited_by: str | None = None) -> ScanReport:
+        """Read ``first`` to ``last`` again (an address added late), the checkpoint unmoved."""
+        tip = self.tip()
+        if not 1 <= first <= last <= tip:
+            raise ScanSettingsError(f"a rescan reads blocks 1 to {tip} (the tip), "
+                                    f"got {first} to {last}")
+        return self._scan(first, last, tip, credited_by, move=False)
+
+    def _scan(self, first: int, end: int, tip: int, credited_by: str | None,
+              move: bool) -> ScanReport:
+        if first > end:
+            return ScanReport(self.token, None, None, tip, self.budget.used, 0)
+        credited: list[ChainTransfer] = []
+        found = done = 0
+        pages = [(s, min(end, s + self.settings.page_blocks - 1))
+                 for s in range(first, end + 1, self.settings.page_blocks)]
+        with ThreadPoolExecutor(self.settings.concurrency,
+                                thread_name_prefix="deposit-scan") as pool:
+            for (_, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
+                found += len(transfers)
+                credited += self._credit(transfers, stop if move else None, credited_by)
+                done = stop
+        self.log.info("deposit scan %s: blocks %d to %d read (%d requests), %d transfers into "
+                      "deposit addresses found, %d credited now; %d blocks behind the tip %d",
+                      self.scope, first, done, self.budget.used, found, len(credited),
+                      tip - done, tip)
+        return ScanReport(self.token, first, done, tip, self.budget.used, found,
+                          tuple(credited))
+
+    def _read(self, pool: ThreadPoolExecutor, pages: list[tuple[int, int]]
+              ) -> Iterator[list[ChainTransfer]]:
+        """Each page's transfers into the addresses, in page order; reads run ahead of the
+        credits by a few pages (enough to keep every thread busy)."""
+        ahead: deque[list[Future[list[ChainTransfer]]]] = deque()
+        todo = iter(pages)
+        per_page = -(-self.settings.page_blocks // self.settings.blocks_per_range) \
+            if self.token == TRX else self.settings.page_blocks
+        window = max(2, -(-2 * self.settings.concurrency // per_page) + 1)
+        try:
+            while True:
+                while len(ahead) < window:
+                    page = next(todo, None)
+                    if page is None:
+                        break
+                    ahead.append([pool.submit(read) for read in self._reads(*page)])
+                if not ahead:
+                    return
+                yield [t for future in ahead.popleft() for t in future.result()]
+        finally:
+            for futures in ahead:
+                for future in futures:
+                    future.cancel()
+
+    def _reads(self, start: int, stop: int) -> list[Callable[[], list[ChainTransfer]]]:
+        """The reads one page needs: a block each (a token), a range each (TRX)."""
+        if self.token == TRX:
+            step = self.settings.blocks_per_range
+            return [partial(self._trx_range, s, min(stop + 1, s + step))
+                    for s in range(start, stop + 1, step)]
+        return [partial(self._token_block, n) for n in range(start, stop + 1)]
+
+    def _token_block(self, number: int) -> list[ChainTransfer]:
+        self.budget.slot()
+        read = self.node.get_block_token_transfers(
+            number, contract=self.contract, solidified=self.settings.confirmations is None)
+        return [t for t in read.transfers if t.to_address in self.addresses]
+
+    def _trx_range(self, start: int, end: int) -> list[ChainTransfer]:
+        self.budget.slot()
+        blocks = self.node.get_blocks(start, end,
+                                      solidified=self.settings.confirmations is None)
+        if len(blocks) != end - start:  # the node has not these blocks yet: never skip them
+            from airflow_provider_tronenergy.node.errors import NodeError
+
+            raise NodeError(f"node answered {len(blocks)} of blocks {start} to {end - 1}, "
+                            "all at or below the tip it reported", path="getblockbylimitnext")
+        return [t for b in blocks for t in b.trx if t.to_address in self.addresses]
+
+    def _credit(self, transfers: list[ChainTransfer], checkpoint: int | None,
+                credited_by: str | None) -> list[ChainTransfer]:
+        """One transaction: the page's credits and, when it moves, the checkpoint."""
+        with self.ledger.db.write() as conn:
+            credited = self.ledger.insert_credits(conn, transfers, token=self.token,
+                                                  source="scan", credited_by=credited_by) \
+                if transfers else []
+            if checkpoint is not None:
+                self.checkpoints.advance(conn, self.scope, checkpoint)
+        for t in credited:
+            self.log.info("credited %s units of %s into %s: tx %s log %d, block %d (scan)",
+                          f"{t.units:,}", self.token, t.to_address, t.tx_hash, t.index,
+                          t.block_number)
+        return list(credited)

@@ -1,0 +1,181 @@
+"""The deposit scan in Airflow: credit every deposit the chain holds, callback or not.
+
+:class:`TronNodeDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.
+DepositScan` for each token it watches (``USDT``, and ``TRX`` when asked) in the worker:
+from the ledger's checkpoint up to the block it may trust, crediting what it finds. With
+``follow_for`` it then follows the chain for that long: it waits until the head moves past
+its checkpoint (the one rule, ``deposits.scan_wait.HeadWatch``: in the triggerer through
+:class:`~airflow_provider_tronenergy.triggers.deposit_scan.TronNodeDepositScanTrigger` when
+``deferrable``, else in the worker) and scans again, so a deposit is credited within about
+one ``scan_interval`` of its block's solidification. Without ``follow_for``, one pass (a
+DAG scheduled every few minutes is the simple mode).
+
+Bad input (an address not base58check, a setting out of range) fails the task before
+anything is read, and is not retried; a node or ledger that fails is retried as usual
+(nothing is credited twice: the ledger's key decides).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow.configuration import conf
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    BaseOperator,
+)
+
+from airflow_provider_tronenergy.deposits.scan import (
+    DepositScan,
+    ScanReport,
+    ScanSettings,
+    ScanSettingsError,
+    checked_addresses,
+    checked_token,
+)
+from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, wait_for_head
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.templated import as_decimal
+from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+NOTHING_READ = "nothing was read or credited"
+SETTINGS = ("start", "max_blocks_per_run", "concurrency", "max_requests_per_second",
+            "confirmations", "blocks_per_range")
+
+
+class TronNodeDepositScanOperator(BaseOperator):
+    """Credit every transfer of the watched tokens into ``addresses`` that the chain holds.
+
+    :param addresses: the deposit addresses (base58check); templated.
+    :param tokens: ``["USDT"]`` (the node connection's token contract), ``"TRX"`` too when
+        TRX deposits are watched; templated.
+    :param start: a first run's first block, or ``"solid"`` (the head it may trust now);
+        templated.
+    :param max_blocks_per_run: blocks one pass reads at most; templated.
+    :param concurrency: reads in flight at once; templated.
+    :param max_requests_per_second: node requests per second at most; templated.
+    :param confirmations: empty: solidified blocks only; N: N below the head; templated.
+    :param blocks_per_range: blocks per ``getblockbylimitnext`` (TRX); templated.
+    :param follow_for: seconds to follow the chain after the first pass (0: one pass);
+        templated.
+    :param scan_interval: seconds between two reads of the head while following; templated.
+    :param deferrable: wait between passes in the triggerer (default ``[operators]
+        default_deferrable``).
+    :param tron_node_conn_id: the ``tron_node`` connection.
+
+    The ledger is the configured one (``$TRONENERGY_DEPOSITS_DB``, ``[tronenergy]
+    deposits_ledger``, or the SQLite file in ``$AIRFLOW_HOME``). Returns, per token, what
+    the last pass read and the counts of every pass (``passes``, ``credited_count``).
+    """
+
+    template_fields: Sequence[str] = ("addresses", "tokens", *SETTINGS, "follow_for",
+                                      "scan_interval")
+    ui_color = "#d6eaf8"
+
+    def __init__(self, *, addresses: Any, tokens: Any = ("USDT",), start: Any = "solid",
+                 max_blocks_per_run: Any = 28_800, concurrency: Any = 8,
+                 max_requests_per_second: Any = 20, confirmations: Any = None,
+                 blocks_per_range: Any = 50, follow_for: Any = 0, scan_interval: Any = 30,
+                 deferrable: bool = conf.getboolean("operators", "default_deferrable",
+                                                    fallback=False),
+                 tron_node_conn_id: str = TronNodeHook.default_conn_name,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.addresses = addresses
+        self.tokens = tokens
+        self.start = start
+        self.max_blocks_per_run = max_blocks_per_run
+        self.concurrency = concurrency
+        self.max_requests_per_second = max_requests_per_second
+        self.confirmations = confirmations
+        self.blocks_per_range = blocks_per_range
+        self.follow_for = follow_for
+        self.scan_interval = scan_interval
+        self.deferrable = deferrable
+        self.tron_node_conn_id = tron_node_conn_id
+
+    def _checked(self) -> tuple[frozenset[str], list[str], ScanSettings, float, float]:
+        """The task's values, checked before anything is read."""
+        try:
+            addresses = checked_addresses(self.addresses)
+            tokens = [self.tokens] if isinstance(self.tokens, str) else list(self.tokens or [])
+            symbols = [checked_token(t) for t in tokens]
+            if not symbols or len(set(symbols)) != len(symbols):
+                raise ScanSettingsError("tokens must name USDT and/or TRX, each once")
+            settings = ScanSettings.from_values({n: getattr(self, n) for n in SETTINGS})
+            follow_for = float(as_decimal(self.follow_for or 0, "follow_for"))
+            interval = float(as_decimal(self.scan_interval, "scan_interval"))
+        except ValueError as exc:
+            raise AirflowFailException(f"{exc}; {NOTHING_READ}") from None
+        if follow_for < 0 or not interval > 0:
+            raise AirflowFailException(f"follow_for must be 0 or more and scan_interval above "
+                                       f"0 seconds; {NOTHING_READ}")
+        return addresses, symbols, settings, follow_for, interval
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """One pass; then, with ``follow_for``, follow the chain until it is up."""
+        _, _, _, follow_for, _ = self._checked()
+        return self._follow(context, time.time() + follow_for, {})
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The head moved (scan again and wait again), or the time is up. The trigger's
+        event carries the deadline and the counts so far (figures only)."""
+        carried = {str(token): list(counts) for token, counts in
+                   (event.get("carried") or {}).items()}
+        if event.get("status") == "error":
+            raise AirflowException(f"deposit scan: {event.get('message')}")
+        if event.get("status") == "timeout":
+            return {token: {"passes": n, "credited_total": total}
+                    for token, (n, total) in carried.items()}
+        return self._follow(context, float(event["end_time"]), carried)
+
+    def _follow(self, context: Context, end_time: float, carried: dict[str, list[int]]
+                ) -> dict[str, Any]:
+        addresses, tokens, settings, _, interval = self._checked()
+        from airflow_provider_tronenergy.deposits.ledger import DepositLedger
+
+        node = TronNodeHook(self.tron_node_conn_id)
+        ledger = DepositLedger()
+        try:
+            while True:
+                scans = [DepositScan(ledger, node.get_conn(), addresses, token=token,
+                                     settings=settings, log=self.log) for token in tokens]
+                totals = _added(carried, [scan.run(credited_by=context["run_id"])
+                                          for scan in scans])
+                carried = {token: [row["passes"], row["credited_total"]]
+                           for token, row in totals.items()}
+                if time.time() >= end_time:
+                    return totals
+                after = min(scan.checkpoint() or 0 for scan in scans)
+                if self.deferrable:
+                    self.defer(trigger=TronNodeDepositScanTrigger(
+                        tron_node_conn_id=self.tron_node_conn_id, after_block=after,
+                        confirmations=settings.confirmations, poll_interval=interval,
+                        end_time=end_time, carried=carried), method_name="execute_complete")
+                event = wait_for_head(scans[0].tip, HeadWatch(
+                    after, poll_interval=interval, end_time=end_time, log=self.log))
+                if event["status"] == "error":
+                    raise AirflowException(f"deposit scan: {event['message']}")
+                if event["status"] == "timeout":
+                    return totals
+        finally:
+            ledger.close()
+            node.close()
+
+
+def _added(carried: dict[str, list[int]], reports: list[ScanReport]) -> dict[str, Any]:
+    """The last pass per token, with every pass's counts added up (JSON-safe)."""
+    added: dict[str, Any] = {}
+    for report in reports:
+        passes, total = carried.get(report.token, [0, 0])
+        row = report.to_dict()
+        row["passes"] = passes + 1
+        row["credited_total"] = total + row["credited_count"]
+        added[report.token] = row
+    return added

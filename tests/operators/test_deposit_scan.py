@@ -1,0 +1,92 @@
+"""TronNodeDepositScanOperator with dag.test() against the sandbox's chain and a SQLite ledger:
+one pass credits what solid blocks hold; following the chain (in the worker, or deferred to
+the triggerer between passes) credits deposits that arrive meanwhile, each once; bad
+addresses fail the task before anything is read, without a retry."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from dags.deposit_scan import DAGS
+
+from airflow_provider_tronenergy.deposits.ledger import DepositLedger
+from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
+from airflow_provider_tronenergy.protocol.address import random_address
+from support.waiting import wait_until
+
+SCOPE = "USDT:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+
+
+@pytest.fixture
+def ledger_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", url)  # the workers' configuration
+    return url
+
+
+def place(control, transfers):
+    return control.post("/chain/blocks/transfers", {"transfers": transfers})["transactions"]
+
+
+def head(control):
+    return int(control.call("GET", "/chain")["head"])
+
+
+def test_one_pass_credits_what_solid_blocks_hold(control, node_conn, ledger_url, run_dag):
+    to = [random_address(), random_address()]
+    now = control.post("/chain/pause")["head"]  # the chain waits for the task (a slow start)
+    placed = place(control, [{"block": now - 30, "to": to[0], "units": 5_000_000},
+                             {"block": now - 25, "to": to[1], "units": [1, 2]},
+                             {"block": now - 25, "to": to[1], "units": 9, "token": "TRX"}])
+    try:
+        out = run_dag(DAGS["te_deposit_scan_worker"], addresses=to, start=now - 40,
+                      tokens=["USDT", "TRX"])
+    finally:
+        control.post("/chain/resume")
+    state, _, result = out["scan"]
+    assert state == "success"
+    assert (result["USDT"]["credited_count"], result["TRX"]["credited_count"]) == (3, 1)
+    assert result["USDT"]["credited_units"] == "5000003" and result["USDT"]["passes"] == 1
+    with DepositLedger(ledger_url) as ledger:
+        rows = {(c.tx_hash, c.log_index, c.token) for c in ledger.credits()}
+    assert rows == {(placed[0]["txid"], 0, "USDT"), (placed[1]["txid"], 0, "USDT"),
+                    (placed[1]["txid"], 1, "USDT"), (placed[2]["txid"], 0, "TRX")}
+
+
+@pytest.mark.parametrize("dag_id", ["te_deposit_scan_worker", "te_deposit_scan_deferrable"])
+def test_following_the_chain_credits_deposits_that_arrive_meanwhile(
+        dag_id, control, node_conn, ledger_url, run_dag):
+    to = random_address()
+    placed: list[dict] = []
+
+    def arrive() -> None:
+        """Once the first pass has fixed its start, deposits arrive in the next blocks."""
+        with DepositLedger(ledger_url) as ledger:
+            wait_until(lambda: Checkpoints(ledger.db).read(SCOPE) is not None, timeout=120,
+                       message="the first pass")
+        now = head(control)
+        placed.extend(place(control, [{"block": now + 5 + 5 * i, "to": to, "units": 100 + i}
+                                      for i in range(5)]))
+
+    arrival = threading.Thread(target=arrive)
+    arrival.start()
+    try:
+        out = run_dag(DAGS[dag_id], addresses=[to], start="solid", follow_for=15)
+    finally:
+        arrival.join()
+    state, _, result = out["scan"]
+    assert state == "success", out
+    assert result["USDT"]["passes"] > 1 and result["USDT"]["credited_total"] == 5
+    with DepositLedger(ledger_url) as ledger:
+        assert sorted(c.tx_hash for c in ledger.credits()) == sorted(p["txid"] for p in placed)
+
+
+def test_bad_addresses_fail_before_anything_is_read_without_a_retry(
+        control, node_conn, ledger_url, run_dag):
+    out = run_dag(DAGS["te_deposit_scan_worker"], addresses=[random_address(), "0xdeadbeef"],
+                  start=head(control) - 10)
+    state, tries, _ = out["scan"]
+    assert (state, tries) == ("failed", 1)
+    with DepositLedger(ledger_url) as ledger:
+        assert ledger.credits() == []
