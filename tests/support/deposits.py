@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy.callbacks import CallbackStore
+from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
 from airflow_provider_tronenergy.deposits import DepositLedger, ProofSettings, Prover
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.transfers import ChainTransfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import ServedApp
-from support.chain import USDT, Chain
+from support.chain import USDT, Chain, manual_chain
 from support.signed import SignedSession
 
 SOLID = 20
@@ -100,3 +101,18 @@ def urls(backend: str, request: pytest.FixtureRequest, tmp_path: Any) -> tuple[s
     ledger = sa.engine.make_url(url).update_query_dict(
         {"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
     return url, {"schema": schema}, ledger
+
+
+def open_world(request: pytest.FixtureRequest, tmp_path: Any,
+               backend: str) -> Iterator[DepositWorld]:
+    """A deposit world on ``backend`` ("sqlite" or "postgresql"), closed after the test."""
+    store_url, kwargs, ledger_url = urls(backend, request, tmp_path)
+    store = CallbackStore(store_url, **kwargs)
+    with manual_chain() as chain, ServedApp(create_app(
+            store, chain.sandbox.webhook_secret)) as receiver:
+        world = DepositWorld(chain, store, receiver, ledger_url)
+        try:
+            yield world
+        finally:
+            world.close()
+            store.close()
