@@ -199,8 +199,8 @@ class TronNodeClient:
             with ThreadPoolExecutor(min(MULTICALL_CONCURRENCY, len(chunks)),
                                     thread_name_prefix="tronenergy-multicall") as pool:
                 read = list(pool.map(lambda chunk: self._balances(owner, chunk), chunks))
-        return {a: units for chunk, units in zip(chunks, read, strict=True)
-                for a, units in zip(chunk, units, strict=True)}
+        return {a: balance for chunk, balances in zip(chunks, read, strict=True)
+                for a, balance in zip(chunk, balances, strict=True)}
 
     def _balances(self, owner: str, holders: list[str]) -> list[int]:
         """One ``aggregate`` request: the balances of ``holders``, checked."""

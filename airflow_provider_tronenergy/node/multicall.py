@@ -42,7 +42,7 @@ def evm_address(address: str) -> bytes:
 
 def encode_balances(token: str, holders: Sequence[str]) -> str:
     """``aggregate``'s parameter (hex, no selector): ``token.balanceOf(holder)`` per holder."""
-    from eth_abi import encode
+    from eth_abi.abi import encode
 
     target = evm_address(token)
     calls = [(target, BALANCE_OF + evm_address(h).rjust(WORD, b"\0")) for h in holders]
@@ -52,7 +52,7 @@ def encode_balances(token: str, holders: Sequence[str]) -> str:
 def decode_balances(answer: Mapping[str, Any], count: int) -> list[int]:
     """The ``count`` balances an ``aggregate`` answer holds, in order; ValueError (this
     module's own text) for any answer the contract could not have given."""
-    from eth_abi import decode, encode
+    from eth_abi.abi import decode, encode
     from eth_abi.exceptions import DecodingError
 
     result = answer.get("result")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 from operators.test_payout_preflight import journal, node  # noqa: F401  # fixtures
 from operators.test_payout_preflight import (
     test_recipients_emptied_since_preparation_are_counted_as_first_transfers as swept_case,
 )
-
-from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 

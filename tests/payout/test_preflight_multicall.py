@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from payout.test_preflight import FIRST, HOLDER, Counting, batch, clear, wallet
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.payout.funds import PayoutRefused
 from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
+from payout.test_preflight import FIRST, HOLDER, Counting, batch, clear, wallet
 from support.chain import USDT, Chain, manual_chain
 from support.payouts import Payouts
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
+from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 
@@ -80,7 +81,7 @@ class ChainLedger(ChainState):
                     self.release_if_emptied(address)
         return self.wallet(address)
 
-    def seed_holder(self, address: str, token: str = "USDT") -> None:
+    def seed_holder(self, address: str, token: str = pricing.TOKEN_FOR_ESTIMATES) -> None:
         """Make ``address`` a holder of ``token``; a USDT holder holding none gets
         :data:`SEEDED_HOLDING` (1 USDT), so its balance (``balanceOf``, a multicall) and
         what a transfer to it is charged (a holder's slot) agree."""

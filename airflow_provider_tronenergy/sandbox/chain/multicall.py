@@ -75,7 +75,7 @@ def named(value: Any) -> bool:
 
 
 def _revert(reason: str) -> str:
-    from eth_abi import encode
+    from eth_abi.abi import encode
 
     return (ERROR_SELECTOR + bytes(encode(["string"], [reason]))).hex() if reason else ""
 
@@ -83,7 +83,7 @@ def _revert(reason: str) -> str:
 def aggregate(ledger: Ledger, usdt: ContractEnergy, parameter: str) -> dict[str, Any]:
     """``triggerconstantcontract`` of ``aggregate`` with ``parameter`` (hex): java-tron's
     answer without its ``transaction`` (the route adds it)."""
-    from eth_abi import decode, encode
+    from eth_abi.abi import decode, encode
     from eth_abi.exceptions import DecodingError
 
     try:
