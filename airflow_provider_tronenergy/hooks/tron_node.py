@@ -31,6 +31,8 @@ from airflow_provider_tronenergy.node.models import (
     Resources,
     TransactionInfo,
 )
+from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULTICALL_CHUNK
+from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
@@ -101,12 +103,6 @@ class TronNodeHook(BaseHook):
     def _multicall(conn: Connection, extras: dict[str, Any]) -> dict[str, Any]:
         """Extras ``multicall`` (a base58 ``T...`` contract; none: no batched balance reads)
         and ``multicall_chunk`` (balances per request), checked."""
-        from airflow_provider_tronenergy.node.multicall import (
-            MAX_MULTICALL_CHUNK,
-            MULTICALL_CHUNK,
-        )
-        from airflow_provider_tronenergy.protocol.address import is_valid_address
-
         address = extras.get("multicall")
         if address in (None, ""):
             return {}

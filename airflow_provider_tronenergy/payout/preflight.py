@@ -136,8 +136,8 @@ def clear_to_sign(node: PreflightReads, sender: str, to_sign: Sequence[Payout], 
             rows = at_least(rows, energies)
             funds = replace(funds, energy_needed=sum(transfer_energy(p) for p in rows))
             log.warning("%d recipient(s) counted as holders cost more now (emptied since the "
-                        "batch was prepared: a new slot again): counted at the node's estimate "
-                        "now", len(found))
+                        "batch was prepared: a new slot again): counted at what they cost now "
+                        "(a first transfer's energy)", len(found))
     if now.first_transfer and now.first_transfer * prices.energy_fee > policy.max_sun:
         log.warning("fee_limit_max_trx %s caps every fee_limit below a transfer to an emptied "
                     "address (%s energy now): a recipient emptied since its estimate would end "
