@@ -36,12 +36,6 @@ from airflow_provider_tronenergy.payout.rows import Payout
 T = TypeVar("T")
 
 
-class HolderReads(Estimates, Protocol):
-    """A node that estimates transfers and may read many balances per request."""
-
-    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
-        """USDT units per address, or None when the node has no batched read."""
-
 MAX_KINDS: Final = 4
 """Distinct row figures asked about one representative each; rarer figures are raised
 by the largest rise the asked ones show."""
@@ -51,6 +45,13 @@ EMPTIED_SHARE: Final = Fraction(3, 4)
 """A representative estimated now at a first transfer's energy, whose row was prepared
 below this share of it, was a holder then: it was emptied (or the factor rose a lot),
 and another representative of its kind is asked."""
+
+
+class HolderReads(Estimates, Protocol):
+    """A node that estimates transfers and may read many balances per request."""
+
+    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """USDT units per address, or None when the node has no batched read."""
 
 
 @dataclass(frozen=True)
