@@ -35,7 +35,6 @@ from airflow_provider_tronenergy.payout.rows import Payout
 
 T = TypeVar("T")
 
-
 MAX_KINDS: Final = 4
 """Distinct row figures asked about one representative each; rarer figures are raised
 by the largest rise the asked ones show."""
