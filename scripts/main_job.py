@@ -49,6 +49,7 @@ from main_ui import PAGE
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox, stop_process
 
 if TYPE_CHECKING:
@@ -104,8 +105,10 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
     env = metadata_env(home)
     env.update({
         # The sandbox is also a TRON node: the payout DAGs read the chain through it.
+        # ... and has a Multicall: the holders' balances read many per request.
         "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
-                                                      "host": sandbox.root_url}),
+                                                      "host": sandbox.root_url,
+                                                      "extra": {"multicall": MULTICALL}}),
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret,

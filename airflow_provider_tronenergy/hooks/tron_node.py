@@ -7,6 +7,7 @@ checks (and says so). The hook reads; it never signs or sends a transaction.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ from airflow_provider_tronenergy.node.models import (
     Resources,
     TransactionInfo,
 )
+from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULTICALL_CHUNK
+from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
@@ -48,7 +51,9 @@ class TronNodeHook(BaseHook):
         node's HTTP root (TronGrid, a Nile gateway, an own java-tron), password the
         optional API key; extras ``usdt_contract``, ``timeout`` (seconds, ``[connect, read]``
         or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
-        ``explorer_url`` (the block explorer the payout links point to).
+        ``explorer_url`` (the block explorer the payout links point to), ``multicall`` (a
+        Multicall contract: recipients' balances read many per request) and
+        ``multicall_chunk``.
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -91,7 +96,30 @@ class TronNodeHook(BaseHook):
         cls.explorer(conn)  # a bad one fails before anything is signed, not after
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
-                "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit}
+                "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit,
+                **cls._multicall(conn, extras)}
+
+    @staticmethod
+    def _multicall(conn: Connection, extras: dict[str, Any]) -> dict[str, Any]:
+        """Extras ``multicall`` (a base58 ``T...`` contract; none: no batched balance reads)
+        and ``multicall_chunk`` (balances per request), checked."""
+        address = extras.get("multicall")
+        if address in (None, ""):
+            return {}
+        if not isinstance(address, str) or not is_valid_address(address):
+            raise TronNodeConnectionError(
+                f"connection {conn.conn_id!r}: multicall must be a contract's base58 address "
+                f"(T...), got {str(address)[:40]!r}")
+        chunk = extras.get("multicall_chunk")
+        try:
+            size = MULTICALL_CHUNK if chunk in (None, "") else parse_int(chunk, "multicall_chunk")
+        except (TypeError, ValueError) as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+        if not 1 <= size <= MAX_MULTICALL_CHUNK:
+            raise TronNodeConnectionError(
+                f"connection {conn.conn_id!r}: multicall_chunk must be 1 to "
+                f"{MAX_MULTICALL_CHUNK}, got {size}")
+        return {"multicall": address, "multicall_chunk": size}
 
     @classmethod
     def explorer(cls, conn: Connection) -> Explorer:
@@ -133,6 +161,11 @@ class TronNodeHook(BaseHook):
     def get_usdt_balance(self, address: str) -> int:
         """USDT of ``address`` in micro-units."""
         return self.get_conn().get_usdt_balance(address)
+
+    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """USDT of each address, many per request through the connection's ``multicall``;
+        None when it names none."""
+        return self.get_conn().get_usdt_balances(owner, addresses)
 
     def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
         """Energy of a USDT transfer from ``owner`` to ``to``, or None if the node cannot say."""

@@ -9,7 +9,8 @@ imported when a client is built, never by a DAG file.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
@@ -21,7 +22,7 @@ from airflow_provider_tronenergy.node.blocks import (
     block_range,
     block_token_transfers,
 )
-from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
@@ -33,6 +34,14 @@ from airflow_provider_tronenergy.node.models import (
     Resources,
     TransactionInfo,
     block_receipts,
+)
+from airflow_provider_tronenergy.node.multicall import (
+    AGGREGATE,
+    MAX_MULTICALL_CHUNK,
+    MULTICALL_CHUNK,
+    MULTICALL_CONCURRENCY,
+    decode_balances,
+    encode_balances,
 )
 from airflow_provider_tronenergy.node.transfers import ChainTransfer, TransferReceipt, trx_transfer
 from airflow_provider_tronenergy.protocol.address import is_valid_address
@@ -68,6 +77,9 @@ class TronNodeClient:
         ``total`` (default connect + read) bounds a whole call, its resends included.
     :param max_retries: resends of a read on no answer, 429 or 5xx (reads only, so safe).
     :param max_answer_bytes: the largest answer read (decompressed); a larger one fails.
+    :param multicall: a Multicall contract (``aggregate``, :mod:`~.multicall`) through which
+        :meth:`get_usdt_balances` reads many balances per request; None: it reads none.
+    :param multicall_chunk: balances per request (1 to 500).
 
     A redirect is never followed (the key would reach another host): it fails, naming
     its status and the host it points to.
@@ -77,10 +89,17 @@ class TronNodeClient:
                  usdt_contract: str = USDT_MAINNET,
                  timeout: float | tuple[float, ...] | Timeout = 10.0,
                  max_retries: int = 3,
-                 max_answer_bytes: int = NODE_MAX_ANSWER_BYTES) -> None:
+                 max_answer_bytes: int = NODE_MAX_ANSWER_BYTES,
+                 multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
         self.usdt_contract = _address(usdt_contract, "usdt_contract")
+        self.multicall = None if multicall is None else _address(multicall, "multicall")
+        if isinstance(multicall_chunk, bool) or not isinstance(multicall_chunk, int) \
+                or not 1 <= multicall_chunk <= MAX_MULTICALL_CHUNK:
+            raise ValueError(f"multicall_chunk must be 1 to {MAX_MULTICALL_CHUNK}, "
+                             f"got {multicall_chunk!r}")
+        self.multicall_chunk = multicall_chunk
         from tronpy import Tron
 
         from airflow_provider_tronenergy.node.transport import BoundedProvider
@@ -93,7 +112,8 @@ class TronNodeClient:
         self._tron = Tron(self._provider)
 
     def __repr__(self) -> str:
-        return f"TronNodeClient(usdt_contract={self.usdt_contract!r})"
+        return (f"TronNodeClient(usdt_contract={self.usdt_contract!r}, "
+                f"multicall={self.multicall!r})")
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -172,6 +192,43 @@ class TronNodeClient:
         result = self._call("wallet/triggerconstantcontract", lambda: self._constant(
             address, "balanceOf(address)", parameter))
         return int(result, 16) if result else 0
+
+    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """USDT of each address in micro-units, ``multicall_chunk`` per request (the
+        multicall contract's ``aggregate`` of ``balanceOf``, a constant call from ``owner``),
+        a few requests side by side; None when this client names no multicall contract.
+
+        An answer that is not one 32-byte balance per address asked is an
+        :class:`UnreliableNode` (retryable; nothing is judged on it).
+        """
+        if self.multicall is None:
+            return None
+        _address(owner, "owner")
+        holders = list(dict.fromkeys(_address(a, "address") for a in addresses))
+        chunks = [holders[i:i + self.multicall_chunk]
+                  for i in range(0, len(holders), self.multicall_chunk)]
+        if len(chunks) <= 1:
+            read = [self._balances(owner, chunk) for chunk in chunks]
+        else:
+            with ThreadPoolExecutor(min(MULTICALL_CONCURRENCY, len(chunks)),
+                                    thread_name_prefix="tronenergy-multicall") as pool:
+                read = list(pool.map(lambda chunk: self._balances(owner, chunk), chunks))
+        return {a: balance for chunk, balances in zip(chunks, read, strict=True)
+                for a, balance in zip(chunk, balances, strict=True)}
+
+    def _balances(self, owner: str, holders: list[str]) -> list[int]:
+        """One ``aggregate`` request: the balances of ``holders``, checked."""
+        path = "wallet/triggerconstantcontract"
+        multicall = self.multicall
+        assert multicall is not None
+        parameter = encode_balances(self.usdt_contract, holders)
+        answer = self._call(path, lambda: self._tron.trigger_constant_contract(
+            owner, multicall, AGGREGATE, parameter))
+        try:
+            return decode_balances(answer, len(holders))
+        except ValueError as exc:
+            raise UnreliableNode(f"node call {path} (multicall {multicall}) answered what the "
+                                 f"contract cannot: {exc}", path=path) from None
 
     def _constant(self, owner: str, selector: str, parameter: str) -> str:
         from tronpy.exceptions import TvmError

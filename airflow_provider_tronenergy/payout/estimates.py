@@ -10,10 +10,13 @@ KIND of row instead: one representative recipient per distinct figure the rows c
 USDT transfer costs, :func:`~..node.estimates.first_transfer_energy`), side by side;
 each row is then counted at the larger of its own figure and its kind's figure now.
 
-A recipient emptied since preparation cannot be seen that way. :func:`holders_now` asks
-the node about each recipient counted as a holder (one request per distinct recipient,
-side by side); the pre-flight asks for it only when a sweep could make the batch cost
-more than the sender may spend (:mod:`~.preflight`).
+A recipient emptied since preparation cannot be seen that way. :func:`holders_now` reads
+each recipient counted as a holder: its USDT balance through the node connection's
+multicall contract (``balanceOf`` for up to ``multicall_chunk`` recipients per request;
+a balance of 0 means a new slot again, a first transfer's energy), or without one the
+node's estimate per distinct recipient (one request each, side by side); the pre-flight
+asks for it only when a sweep could make the batch cost more than the sender may spend
+(:mod:`~.preflight`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
 from math import ceil
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 from airflow_provider_tronenergy.node.estimates import Estimates, first_transfer_energy
 from airflow_provider_tronenergy.payout.rows import Payout
@@ -41,6 +44,13 @@ EMPTIED_SHARE: Final = Fraction(3, 4)
 """A representative estimated now at a first transfer's energy, whose row was prepared
 below this share of it, was a holder then: it was emptied (or the factor rose a lot),
 and another representative of its kind is asked."""
+
+
+class HolderReads(Estimates, Protocol):
+    """A node that estimates transfers and may read many balances per request."""
+
+    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """USDT units per address, or None when the node has no batched read."""
 
 
 @dataclass(frozen=True)
@@ -146,14 +156,25 @@ def energy_now(node: Estimates, sender: str, rows: Sequence[Payout], *,
                      emptied=frozenset(found), requests=requests)
 
 
-def holders_now(node: Estimates, sender: str, rows: Sequence[Payout], now: EnergyNow, *,
+def holders_now(node: HolderReads, sender: str, rows: Sequence[Payout], now: EnergyNow, *,
                 concurrency: int = 16) -> dict[str, int]:
-    """What a transfer to each recipient of ``rows`` counted as a holder costs now, by the
-    node (one estimate per distinct recipient, side by side): an emptied one costs a
-    first transfer. An estimate rather than a balance read: the same one request, and it
-    is what the chain will charge, whatever the reason."""
+    """What a transfer to each recipient of ``rows`` counted as a holder costs now: an
+    emptied one costs a first transfer (``now.first_transfer``).
+
+    With a multicall contract, by its balance (``ceil(holders / multicall_chunk)``
+    requests): 0 is an empty slot, the first transfer's energy; more, the figure its first
+    row carries. The same answer the chain's estimate gives (a USDT transfer costs a first
+    transfer's energy exactly when the recipient's balance slot is zero), for a few
+    requests. Without one, the node's estimate per distinct recipient, side by side.
+    """
     holders = sorted({p.recipient for p in rows if p.energy is not None
                       and now.is_holder_figure(p.energy) and p.recipient not in now.emptied})
+    if not holders:
+        return {}
+    balances = node.get_usdt_balances(sender, holders)
+    if balances is not None and now.first_transfer is not None:
+        counted = {p.recipient: p.energy or 0 for p in reversed(rows)}  # each one's first row
+        return {r: now.first_transfer if balances[r] == 0 else counted[r] for r in holders}
     answers = _parallel([partial(node.estimate_transfer_energy, sender, r, 1) for r in holders],
                         concurrency, "estimate")
     return {r: energy for r, energy in zip(holders, answers, strict=True) if energy is not None}

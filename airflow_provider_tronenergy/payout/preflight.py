@@ -9,10 +9,11 @@
 3. the sender's funds are read (:func:`~.funds.read_funds`), its transfers in flight
    counted first;
 4. recipients emptied since preparation (a swept deposit address costs a first
-   transfer again): each recipient counted as a holder is estimated on the node only
-   when a sweep could make the batch cost more than the sender may spend
-   (:func:`sweep_could_matter`), or always, or never (``read_recipients``: see
-   ``docs/decisions.md``);
+   transfer again): each recipient counted as a holder is read (its balance through
+   the connection's multicall, many per request, else the node's estimate, one request
+   each: :func:`~.estimates.holders_now`) only when a sweep could make the batch cost
+   more than the sender may spend (:func:`sweep_could_matter`), or always, or never
+   (``read_recipients``: see ``docs/decisions.md``);
 5. every shortfall is named at once (:func:`~.funds.refuse_unless_payable`), a
    ``fee_limit`` cap below a transfer's need among them.
 
@@ -25,12 +26,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from airflow_provider_tronenergy.node.models import ChainParameters
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.estimates import (
     EnergyNow,
+    HolderReads,
     at_least,
     energy_now,
     holders_now,
@@ -48,6 +50,12 @@ from airflow_provider_tronenergy.payout.funds import (
 from airflow_provider_tronenergy.payout.rows import Payout
 
 log = logging.getLogger(__name__)
+
+
+class PreflightReads(ChainReads, HolderReads, Protocol):
+    """What the pre-flight reads: the funds, estimates and, maybe, many balances at once."""
+
+
 ReadRecipients = Literal["auto", "always", "never"]
 READ_RECIPIENTS: Final = ("auto", "always", "never")
 
@@ -101,7 +109,7 @@ def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
     return worst.energy_burn_sun > worst.max_burn_sun or worst.trx_held_sun < worst.burn_sun
 
 
-def clear_to_sign(node: ChainReads, sender: str, to_sign: Sequence[Payout], *,
+def clear_to_sign(node: PreflightReads, sender: str, to_sign: Sequence[Payout], *,
                   signer_address: str, token: str, decimals: int, max_burn_trx: Decimal,
                   policy: FeeLimitPolicy, prices: ChainParameters | None = None,
                   in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",
@@ -128,8 +136,8 @@ def clear_to_sign(node: ChainReads, sender: str, to_sign: Sequence[Payout], *,
             rows = at_least(rows, energies)
             funds = replace(funds, energy_needed=sum(transfer_energy(p) for p in rows))
             log.warning("%d recipient(s) counted as holders cost more now (emptied since the "
-                        "batch was prepared: a new slot again): counted at the node's estimate "
-                        "now", len(found))
+                        "batch was prepared: a new slot again): counted at what they cost now "
+                        "(a first transfer's energy)", len(found))
     if now.first_transfer and now.first_transfer * prices.energy_fee > policy.max_sun:
         log.warning("fee_limit_max_trx %s caps every fee_limit below a transfer to an emptied "
                     "address (%s energy now): a recipient emptied since its estimate would end "

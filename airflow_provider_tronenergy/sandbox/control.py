@@ -127,7 +127,7 @@ async def seed_holder(request: Request, address: str) -> Response:
     body = await _body(request, required=False)
     token = params.string(params.field(body, "token"), "token", default="USDT", max_length=20)
     world = sandbox(request).world
-    world.set_holder(address, token)
+    world.seed_holder(address, token)  # a USDT holder holds some: balance and charge agree
     return reply(request, world.check_address(address))
 
 

@@ -19,7 +19,7 @@ from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
 from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import wire
+from airflow_provider_tronenergy.sandbox.chain import multicall, wire
 from airflow_provider_tronenergy.sandbox.chain.charging import revert_energy
 from airflow_provider_tronenergy.sandbox.world import World
 
@@ -115,6 +115,8 @@ def _transaction(owner: str | None) -> dict[str, Any]:
 @router.post("/wallet/triggerconstantcontract")
 async def trigger_constant_contract(request: Request) -> Response:
     body = await wire.body(request)
+    if multicall.named(body.get("contract_address")):
+        return _multicall(request, body)
     call = _call(request, body)
     if isinstance(call, Response):
         return call
@@ -139,6 +141,22 @@ async def trigger_constant_contract(request: Request) -> Response:
                                 "transaction": answer["transaction"]})
         return wire.answer({**answer, "energy_used": energy, "constant_result": [f"{1:064x}"]})
     return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}")
+
+
+def _multicall(request: Request, body: dict[str, Any]) -> Response:
+    """A constant call of the chain's Multicall (``chain/multicall.py``)."""
+    if body.get("function_selector") != multicall.AGGREGATE:
+        return wire.error("CONTRACT_VALIDATE_ERROR",
+                          f"no such function: {body.get('function_selector')}")
+    parameter = body.get("parameter") or ""
+    if not isinstance(parameter, str):
+        return wire.error("OTHER_ERROR", "bad parameter")
+    world = wire.world(request)
+    answer = multicall.aggregate(world, world.parameters.usdt(world.head_number()), parameter)
+    transaction = _transaction(wire.address(body, "owner_address"))
+    if "message" in answer["result"]:
+        transaction["ret"] = [{"ret": "FAILED"}]
+    return wire.answer({**answer, "transaction": transaction})
 
 
 @router.post("/wallet/estimateenergy")

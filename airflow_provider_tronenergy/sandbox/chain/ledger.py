@@ -16,11 +16,14 @@ from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
+from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 
 USDT_UNITS = 1_000_000
 """USDT's 6 decimals."""
+SEEDED_HOLDING = USDT_UNITS
+"""What a USDT holder seeded without a balance holds (``seed_holder``)."""
 FREE_NET_LIMIT = 600
 """Free bandwidth per address per day."""
 
@@ -77,6 +80,17 @@ class ChainLedger(ChainState):
                 else:
                     self.release_if_emptied(address)
         return self.wallet(address)
+
+    def seed_holder(self, address: str, token: str = pricing.TOKEN_FOR_ESTIMATES) -> None:
+        """Make ``address`` a holder of ``token``; a USDT holder holding none gets
+        :data:`SEEDED_HOLDING` (1 USDT), so its balance (``balanceOf``, a multicall) and
+        what a transfer to it is charged (a holder's slot) agree."""
+        with self._tx() as db:
+            self.set_holder(address, token)
+            if token.upper() == "USDT" and self.usdt_units(address) == 0:
+                self._ensure_wallet(address)
+                db.execute("UPDATE wallets SET usdt_units = ? WHERE address = ?",
+                           (SEEDED_HOLDING, address))
 
     def set_energy(self, address: str, *, staked: int | None, used: int | None) -> dict[str, Any]:
         """Set the staked baseline and/or the energy used."""
