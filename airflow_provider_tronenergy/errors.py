@@ -22,6 +22,12 @@ that cannot open. A class keeps the built-in base its callers already catch
     │   ├── TronNodeConnectionError              hooks.tron_node
     │   └── TronSignerConnectionError            hooks.tron_signer
     ├── SignerError (ValueError)    signer: a key or signer that cannot sign for its address
+    │   ├── SignerKeyNotFound       no such key (signer.kms maps the service's answers)
+    │   ├── SignerKeyUnsuitable     not a secp256k1 signing key
+    │   ├── SignerNotPermitted      the credentials may not use the key
+    │   ├── SignerKeyDisabled       disabled or pending deletion
+    │   ├── SignerThrottled         retryable: the service asked to slow down
+    │   └── SignerUnavailable       retryable: no answer, or the service failed inside
     ├── JournalError (RuntimeError) journal.store: the purchase journal refuses
     │   ├── JournalRace
     │   └── OrderMismatch           journal.verify

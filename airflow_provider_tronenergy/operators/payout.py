@@ -101,6 +101,17 @@ def _believed(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     except UnreliableNode as exc:
         raise AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
                                f"word): {exc}; a retry asks again") from None
+    except SignerError as exc:
+        raise signer_failure(exc) from None
+
+
+def signer_failure(exc: SignerError) -> AirflowException:
+    """A signer's refusal as the task's verdict: throttled or unreachable fails the try
+    (retried); any other (no such key, not permitted, disabled) fails the task. The
+    payouts it did not sign were never journaled as signed (:mod:`..payout.send`)."""
+    if exc.retryable:
+        return AirflowException(f"{exc} ({NOTHING_SIGNED} with it; a retry signs again)")
+    return AirflowFailException(f"{exc} ({NOTHING_SIGNED} with it)")
 
 
 class TronPayoutOperator(BaseOperator):
@@ -250,7 +261,9 @@ class TronPayoutOperator(BaseOperator):
         rows, sender, batch_id, settings, max_burn = self._checked(context)
         try:
             signer = TronSignerHook(self.tron_signer_conn_id).get_conn()
-        except (SignerError, AirflowException) as exc:
+        except SignerError as exc:
+            raise signer_failure(exc) from None
+        except AirflowException as exc:
             raise AirflowFailException(f"{exc} ({NOTHING_SIGNED})") from None
         node = self._node()
         prices = node.get_chain_parameters()

@@ -53,7 +53,7 @@ from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
 from airflow_provider_tronenergy.payout.verdict import Judge, offer
 from airflow_provider_tronenergy.payout.watch import PayoutNode
-from airflow_provider_tronenergy.signer import Signer, signature_for
+from airflow_provider_tronenergy.signer import Signer, SignerError, signature_for
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600
@@ -312,20 +312,39 @@ class PayoutSender:
                           "its transactions", len(lost))
         by_identity = {p.identity: p for p in chunk}
         floor = done.fee_energy_floor
-        pending = [self._sign(a, by_identity[a.identity], head, floor) for a in won]
+        pending = self._signed(won, by_identity, head, floor)
         journaled: list[Signed] = []
-        for _ in range(3):  # a txID another payout holds: sign again, one second later
-            kept, refused = self.journal.record_signed(pending)
-            journaled.extend(kept)
-            refused_ids = {s.attempt.id for s in refused}
-            current = self.journal.latest(s.attempt.identity for s in refused)
-            pending = [self._sign(s.attempt, by_identity[s.attempt.identity], head, floor)
-                       for s in refused if (c := current.get(s.attempt.identity)) is not None
-                       and c.id in refused_ids and c.state is PayoutState.SIGNING]
-            if not pending:
-                break
+        try:
+            for _ in range(3):  # a txID another payout holds: sign again, one second later
+                kept, refused = self.journal.record_signed(pending)
+                journaled.extend(kept)
+                refused_ids = {s.attempt.id for s in refused}
+                current = self.journal.latest(s.attempt.identity for s in refused)
+                pending = self._signed(
+                    [s.attempt for s in refused if (c := current.get(s.attempt.identity))
+                     is not None and c.id in refused_ids and c.state is PayoutState.SIGNING],
+                    by_identity, head, floor)
+                if not pending:
+                    break
+        except SignerError:  # it refused a re-signing: what was journaled is sent all the same
+            self._send_journaled(journaled, done)
+            raise
+        self._send_journaled(journaled, done)
+
+    def _send_journaled(self, journaled: Sequence[Signed], done: SendPass) -> None:
         done.signed += len(journaled)
         self._broadcast_all([(s.attempt, s.signed_tx) for s in journaled], done)
+
+    def _signed(self, attempts: Sequence[Attempt], by_identity: dict[str, Payout], head: Block,
+                floor: int) -> list[Signed]:
+        """Each claimed attempt signed; if the signer refuses one, none of them is journaled
+        as signed or sent, and their claims are given up at once (abandoned), so a retry
+        signs anew without waiting out the lease."""
+        try:
+            return [self._sign(a, by_identity[a.identity], head, floor) for a in attempts]
+        except SignerError as exc:
+            self.journal.take_over(attempts, f"the signer refused, nothing signed: {exc}")
+            raise
 
 
 def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:
