@@ -37,7 +37,7 @@ class TronSignerHook(BaseHook):
     :param tron_signer_conn_id: a connection of type ``tron_signer``: password = the
         private key in hex; or extra ``{"kms_key_id": "alias/...", "region_name": "...",
         "aws_conn_id": "aws_default"}`` (``aws_conn_id`` optional: without it boto3's
-        default credential chain); or extra ``{"signer_class": "package.module:Class",
+        default credential chain; optional ``endpoint_url``); or extra ``{"signer_class": "package.module:Class",
         "signer_kwargs": {...}}``; optional extra ``address``: the address it must sign
         for (a key or a signer for another address is refused before anything is signed).
 
@@ -69,7 +69,7 @@ class TronSignerHook(BaseHook):
         try:
             if sum(1 for way in (signer_class, kms_key_id, conn.password) if way) > 1:
                 raise SignerError("give one of a private key (password), kms_key_id or "
-                                  "signer_class")
+                                  "signer_class, not both")
             if kms_key_id:
                 signer = KmsSigner(cls.kms_client_of(extras), kms_key_id,
                                    address=extras.get("address") or None)
@@ -99,9 +99,10 @@ class TronSignerHook(BaseHook):
         (the Amazon provider's ``AwsBaseHook``: role assumption, profiles, its region),
         or boto3's default chain when the extra names none."""
         region = extras.get("region_name") or None
+        endpoint = extras.get("endpoint_url") or None
         aws_conn_id = extras.get("aws_conn_id") or None
         if aws_conn_id is None:
-            return kms_client(region)
+            return kms_client(region, endpoint_url=endpoint)
         try:
             from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
         except ImportError:
@@ -109,7 +110,7 @@ class TronSignerHook(BaseHook):
                               "(apache-airflow-providers-amazon); without it, leave aws_conn_id "
                               "out and boto3's default credential chain is used") from None
         aws = AwsBaseHook(aws_conn_id=aws_conn_id, client_type="kms", region_name=region)
-        return kms_client(region or aws.conn_region_name,
+        return kms_client(region or aws.conn_region_name, endpoint_url=endpoint,
                           session=aws.get_session(region_name=region))
 
     def get_conn(self) -> Signer:

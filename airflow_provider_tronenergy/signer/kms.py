@@ -140,9 +140,10 @@ class KmsSigner:
 
 
 def kms_client(region_name: str | None = None, *, session: Any = None,
-               attempts: int = 3) -> Any:
+               endpoint_url: str | None = None, attempts: int = 3) -> Any:
     """A boto3 KMS client: ``session``'s credentials (an Airflow ``aws`` connection's), or
-    boto3's default chain (environment, profile, the instance's or the task's role).
+    boto3's default chain (environment, profile, the instance's or the task's role);
+    ``endpoint_url``: a VPC endpoint of KMS, or an emulator.
 
     boto3's standard retry mode makes a throttled or failed call ``attempts`` times in
     all, with backoff, before :class:`SignerThrottled` reaches the payout."""
@@ -155,7 +156,7 @@ def kms_client(region_name: str | None = None, *, session: Any = None,
     config = Config(retries={"mode": "standard", "total_max_attempts": attempts},
                     connect_timeout=5, read_timeout=15)
     try:
-        return (session or boto3.session.Session()).client("kms", region_name=region_name,
-                                                           config=config)
+        return (session or boto3.session.Session()).client(
+            "kms", region_name=region_name, endpoint_url=endpoint_url, config=config)
     except Exception as exc:
         raise kms_error(exc, "client", None) from None
