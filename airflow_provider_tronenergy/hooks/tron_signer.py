@@ -37,9 +37,10 @@ class TronSignerHook(BaseHook):
     :param tron_signer_conn_id: a connection of type ``tron_signer``: password = the
         private key in hex; or extra ``{"kms_key_id": "alias/...", "region_name": "...",
         "aws_conn_id": "aws_default"}`` (``aws_conn_id`` optional: without it boto3's
-        default credential chain; optional ``endpoint_url``); or extra ``{"signer_class": "package.module:Class",
-        "signer_kwargs": {...}}``; optional extra ``address``: the address it must sign
-        for (a key or a signer for another address is refused before anything is signed).
+        default credential chain; optional ``endpoint_url``); or extra
+        ``{"signer_class": "package.module:Class", "signer_kwargs": {...}}``; optional
+        extra ``address``: the address it must sign for (a key or a signer for another
+        address is refused before anything is signed).
 
     A signer's named errors (:class:`~airflow_provider_tronenergy.signer.SignerThrottled`,
     ...) reach the caller as themselves, the connection named; any other refusal is a
@@ -66,6 +67,7 @@ class TronSignerHook(BaseHook):
         name = conn.conn_id
         signer_class = extras.get("signer_class")
         kms_key_id = extras.get("kms_key_id")
+        signer: Signer
         try:
             if sum(1 for way in (signer_class, kms_key_id, conn.password) if way) > 1:
                 raise SignerError("give one of a private key (password), kms_key_id or "

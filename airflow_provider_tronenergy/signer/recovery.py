@@ -60,15 +60,20 @@ def der_signature(der: bytes) -> tuple[int, int]:
 
 def recoverable(txid: bytes, r: int, s: int, point: bytes) -> bytes:
     """``r || s || v``: the recovery id ``v`` (0 or 1) whose recovered key is ``point``."""
-    from tronpy.keys import Signature
-
     body = r.to_bytes(32, "big") + s.to_bytes(32, "big")
     for v in (0, 1):
         candidate = body + bytes([v])
-        try:
-            if Signature(candidate).recover_public_key_from_msg_hash(txid).to_bytes() == point:
-                return candidate
-        except Exception:  # tronpy's BadSignature: this v recovers no key
-            continue
+        if _recovers(txid, candidate) == point:
+            return candidate
     raise SignerError("the signature recovers to no recovery id of the key's public key: "
                       "it is not this key's signature of this transaction")
+
+
+def _recovers(txid: bytes, signature: bytes) -> bytes | None:
+    """The 64-byte key ``signature`` recovers to, or None (tronpy's ``BadSignature``)."""
+    from tronpy.keys import Signature
+
+    try:
+        return bytes(Signature(signature).recover_public_key_from_msg_hash(txid).to_bytes())
+    except Exception:
+        return None

@@ -68,14 +68,14 @@ def test_bytes_that_are_no_public_key_are_unsuitable():
 
 @pytest.mark.parametrize("parity", [0, 1])
 def test_the_recovery_id_is_found_for_both_parities(parity):
-    tx, r, s, v = first(lambda r, s, v: v == parity)
+    tx, r, s, _v = first(lambda r, s, v: v == parity)
     made = recoverable(tx, *der_signature(encode_dss_signature(r, s)), POINT)
     assert made == KEY.sign_msg_hash(tx).to_bytes() and made[64] == parity
 
 
 @pytest.mark.parametrize("parity", [0, 1])
 def test_a_high_s_is_brought_to_the_low_half_and_recovers(parity):
-    tx, r, s, v = first(lambda r, s, v: v == parity)
+    tx, r, s, _v = first(lambda r, s, v: v == parity)
     high = SECP256K1_N - s
     assert high > HALF_N
     assert der_signature(encode_dss_signature(r, high)) == (r, s)
@@ -87,7 +87,7 @@ def test_a_short_integer_is_padded_back_to_32_bytes(which):
     """DER drops leading zero bytes: an ``r`` or ``s`` under 2**248 arrives in 31 bytes
     (or fewer) and must be left-padded, not shifted."""
     index = 0 if which == "r" else 1
-    tx, r, s, v = first(lambda *rsv: rsv[index] < 2**247)
+    tx, r, s, _v = first(lambda *rsv: rsv[index] < 2**247)
     der = encode_dss_signature(r, s)
     lengths = (der[3], der[5 + der[3]])  # SEQUENCE, INTEGER r (len), INTEGER s (len)
     assert lengths[index] == 31
@@ -97,7 +97,7 @@ def test_a_short_integer_is_padded_back_to_32_bytes(which):
 
 
 def test_an_integer_with_its_top_bit_set_carries_a_leading_zero_in_der():
-    tx, r, s, v = first(lambda r, s, v: r >= 2**255)
+    tx, r, s, _v = first(lambda r, s, v: r >= 2**255)
     der = encode_dss_signature(r, s)
     assert der[3] == 33 and der[4] == 0
     assert recoverable(tx, *der_signature(der), POINT) == KEY.sign_msg_hash(tx).to_bytes()
@@ -122,7 +122,7 @@ def test_integers_out_of_the_curves_range_are_refused(r, s):
 
 
 def test_a_signature_by_another_key_recovers_to_no_recovery_id():
-    tx, r, s, v = signed(1)
+    tx, r, s, _v = signed(1)
     other = PrivateKey(hashlib.sha256(b"another key").digest()).public_key.to_bytes()
     with pytest.raises(SignerError, match="not this key's signature"):
         recoverable(tx, r, s, other)
