@@ -29,8 +29,15 @@ all of it at the chain's prices (reported); and a check on the chain
 (``GET /sandbox/chain/transactions``): exactly one successful transfer per recipient.
 ``--profile`` writes a cProfile of the timed part per size and prints its top entries.
 
+``--signer local,kms`` sends each size once per signer, side by side: the hot wallet's
+key in the worker (``LocalKeySigner``), or a secp256k1 key in AWS KMS (``KmsSigner``)
+served by moto in this process (tests/support/kms.py), ``--kms-latency-ms`` added to
+each of its calls (AWS answers a ``Sign`` in its region in some milliseconds); printed:
+the KMS requests per payout and the signing time per payout.
+
     .venv/bin/python bench/payout_send.py [--sizes 1000,10000] [--latency-ms 50]
         [--poll 3] [--concurrency N] [--chunk N] [--profile DIR]
+        [--signer local,kms] [--kms-latency-ms 0]
 """
 
 from __future__ import annotations
@@ -42,12 +49,14 @@ import logging
 import os
 import pstats
 import random
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -69,7 +78,7 @@ from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
-from airflow_provider_tronenergy.signer import LocalKeySigner
+from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"
@@ -78,6 +87,44 @@ HOLDER_SHARE = 70
 TIME_AIM_S = {10_000: 180.0}
 MAX_REQUESTS_PER_PAYOUT = 2
 MIN_CHARGED_PER_RENTED = Decimal("0.99")
+
+
+class CountingSigner:
+    """A signer that counts its signatures and the seconds they took."""
+
+    def __init__(self, inner: Signer, name: str) -> None:
+        self.inner, self.name, self.calls, self.seconds = inner, name, 0, 0.0
+
+    @property
+    def address(self) -> str:
+        return self.inner.address
+
+    def sign(self, txid: bytes) -> bytes:
+        started = time.perf_counter()
+        try:
+            return self.inner.sign(txid)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+
+@contextmanager
+def signer_of(kind: str, latency_ms: int) -> Iterator[CountingSigner]:
+    """A fresh key: in this process, or in moto's KMS (``latency_ms`` on each KMS call)."""
+    if kind == "local":
+        yield CountingSigner(LocalKeySigner(PrivateKey.random().hex()), "local key")
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from airflow_provider_tronenergy.signer.kms import KmsSigner
+    from support import kms as aws
+
+    with aws.aws_kms():
+        kms = aws.client()
+        if latency_ms:
+            kms.meta.events.register("before-send.kms.*",
+                                     lambda **_: time.sleep(latency_ms / 1000))
+        yield CountingSigner(KmsSigner(kms, aws.new_key(kms)),
+                             f"KMS (moto in process, {latency_ms} ms per call)")
 
 
 class Control:
@@ -202,7 +249,7 @@ def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
     setattr(owner, name, wrapper)
 
 
-def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
+def send_batch(journal: Counting, node: Counting, signer: Signer,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
                poll: float, read_recipients: str = "auto"
                ) -> tuple[WatchStatus, dict[str, float], int]:
@@ -258,11 +305,10 @@ def verdict(met: bool) -> str:
 
 
 def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
-             rng: random.Random, workdir: Path) -> bool:
+             rng: random.Random, workdir: Path, signer: CountingSigner) -> bool:
     """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
     control = Control(sandbox)
-    key = PrivateKey.random()
-    sender = key.public_key.to_base58check_address()
+    sender = signer.address
     control.call("POST", f"/addresses/{sender}/balances",
                  {"trx": str(size + 1_000), "usdt": str(1_000 * size)})
     batch_id = f"bench-{size}-{int(time.time())}"
@@ -282,7 +328,6 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     journal = Counting(store)
     settings = SendSettings(contract=USDT, **{k: v for k, v in (
         ("concurrency", args.concurrency), ("chunk", args.chunk)) if v is not None})
-    signer = LocalKeySigner(key.hex())
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as client_node:
         node = Counting(client_node)
         profile = cProfile.Profile() if args.profile else None
@@ -309,6 +354,9 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
         prices = reader.get_chain_parameters()
     met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
                  node, journal, delayed, attempts, on_chain, prices, made)
+    print(f"  signer                : {signer.name}: {signer.calls / size:.3f} signing "
+          f"requests per payout ({signer.calls:,}), {signer.seconds / size * 1000:.2f} ms "
+          f"signing per payout ({signer.seconds:.1f} s of the {elapsed:.1f} s)")
     if profile:
         path = Path(args.profile) / f"payout_send_{size}.prof"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -393,6 +441,10 @@ def main() -> None:
                         help="SendSettings.chunk (default: the package's)")
     parser.add_argument("--profile", default="", help="a folder for cProfile output")
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument("--signer", default="local",
+                        help="local, kms, or both (local,kms): each size once per signer")
+    parser.add_argument("--kms-latency-ms", type=int, default=0,
+                        help="added to each KMS call (moto answers in process)")
     parser.add_argument("--read-recipients", default="auto", choices=("auto", "always", "never"),
                         help="the operator's read_recipients (auto: the holders are "
                         "estimated again when a sweep could make the batch burn)")
@@ -407,15 +459,20 @@ def main() -> None:
     try:
         os.environ[f"AIRFLOW_CONN_{NODE_CONN.upper()}"] = json.dumps(
             {"conn_type": "tron_node", "host": sandbox.root_url})
-        rng = random.Random(args.seed)
+        met = {}
         with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
-            met = {size: run_size(sandbox, client, size, args, rng,
-                                  Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")))
-                   for size in sizes}
+            for size in sizes:
+                for kind in [k for k in args.signer.split(",") if k]:
+                    rng = random.Random(args.seed)  # each signer pays the same batch shape
+                    with signer_of(kind, args.kms_latency_ms) as signer:
+                        print(f"\n-- signer: {signer.name}")
+                        met[f"{size:,} ({kind})"] = run_size(
+                            sandbox, client, size, args, rng,
+                            Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")), signer)
     finally:
         sandbox.stop()
     print(f"\nevery aim: {verdict(all(met.values()))} "
-          f"({', '.join(f'{s:,}: {verdict(m)}' for s, m in met.items())})")
+          f"({', '.join(f'{s}: {verdict(m)}' for s, m in met.items())})")
 
 
 if __name__ == "__main__":

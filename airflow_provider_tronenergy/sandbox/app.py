@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox import api, control, node
 from airflow_provider_tronenergy.sandbox.chain import control as chain_control
-from airflow_provider_tronenergy.sandbox.chain import parameter_routes
+from airflow_provider_tronenergy.sandbox.chain import parameter_routes, permission_routes
 from airflow_provider_tronenergy.sandbox.chain import routes as chain_routes
 from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
 from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
@@ -133,6 +133,8 @@ def create_app(state: SandboxState) -> ASGIApp:
     app.include_router(chain_control.router)
     app.include_router(parameter_routes.router)
     app.include_router(parameter_routes.control_router)
+    app.include_router(permission_routes.router)
+    app.include_router(permission_routes.control_router)
     wrapped: Any = FaultMiddleware(app, state.faults)
     return AccessLogMiddleware(wrapped)
 
