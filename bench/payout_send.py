@@ -450,6 +450,8 @@ def main() -> None:
                         "estimated again when a sweep could make the batch burn)")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
+    for noisy in ("responses", "botocore"):  # moto's passthrough logs every node request
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     sandbox = start_sandbox("--time-scale", "1", "--balance", "100000000")
     defaults = SendSettings(contract=USDT)
