@@ -266,7 +266,7 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
         prices = node.get_chain_parameters()
         sending = PayoutSender(journal, node, signer, settings,  # type: ignore[arg-type]
                                scope="bench-worker", energy_fee_sun=prices.energy_fee)
-        timed(sending, "_sign", phases, "signing")
+        timed(sending, "_signed", phases, "signing")
         timed(sending, "_broadcast_all", phases, "broadcasting")
         latest = sending.check_journaled(batch, sender, "USDT")
         head = node.get_now_block()

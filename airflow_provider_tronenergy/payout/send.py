@@ -26,12 +26,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
-from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
+from airflow_provider_tronenergy.node.transactions import RefBlock, UnsignedTransfer, token_transfer
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -285,7 +286,10 @@ class PayoutSender:
         self._stamp = max(self._stamp + 1, head_ms)
         return self._stamp
 
-    def _sign(self, attempt: Attempt, payout: Payout, head: Block, floor: int) -> Signed:
+    def _unsigned(self, attempt: Attempt, payout: Payout, head: Block, floor: int
+                  ) -> tuple[UnsignedTransfer, int]:
+        """The transfer to sign and its ``fee_limit``; built one after another (each takes a
+        timestamp of its own)."""
         fee_limit = self.settings.fee_policy.fee_limit_sun(
             max(transfer_energy(payout), floor), self.energy_fee_sun)
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
@@ -296,10 +300,20 @@ class PayoutSender:
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
             contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
             expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms))
-        signature = signature_for(self.signer, bytes.fromhex(unsigned.txid))
-        return Signed(attempt=attempt, txid=unsigned.txid, expiration_ms=unsigned.expiration_ms,
-                      ref_block=unsigned.ref_block, fee_limit_sun=fee_limit,
-                      signed_tx=unsigned.signed(signature))
+        return unsigned, fee_limit
+
+    def _signatures(self, txids: Sequence[str]) -> list[bytes]:
+        """Each txID's checked signature, up to ``concurrency`` at a time: a remote signer
+        (KMS) answers each in milliseconds, which one after another would add up to minutes
+        for a large batch. The first refusal is raised once every call in flight ended."""
+        def sign(txid: str) -> bytes:
+            return signature_for(self.signer, bytes.fromhex(txid))
+
+        workers = min(self.settings.concurrency, len(txids))
+        if workers <= 1:
+            return [sign(t) for t in txids]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tronenergy-sign") as pool:
+            return list(pool.map(sign, txids))
 
     def _sign_and_send(self, chunk: Sequence[Payout], latest: dict[str, Attempt], head: Block,
                        sender: str, token: str, batch_id: str, done: SendPass) -> None:
@@ -340,11 +354,16 @@ class PayoutSender:
         """Each claimed attempt signed; if the signer refuses one, none of them is journaled
         as signed or sent, and their claims are given up at once (abandoned), so a retry
         signs anew without waiting out the lease."""
+        built = [self._unsigned(a, by_identity[a.identity], head, floor) for a in attempts]
         try:
-            return [self._sign(a, by_identity[a.identity], head, floor) for a in attempts]
+            signatures = self._signatures([unsigned.txid for unsigned, _ in built])
         except SignerError as exc:
             self.journal.take_over(attempts, f"the signer refused, nothing signed: {exc}")
             raise
+        return [Signed(attempt=a, txid=u.txid, expiration_ms=u.expiration_ms,
+                       ref_block=u.ref_block, fee_limit_sun=fee_limit,
+                       signed_tx=u.signed(signature))
+                for a, (u, fee_limit), signature in zip(attempts, built, signatures, strict=True)]
 
 
 def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:

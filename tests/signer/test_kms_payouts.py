@@ -10,6 +10,7 @@ payout exactly once.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,3 +153,30 @@ def test_no_key_material_or_aws_secret_anywhere_a_kms_batch_leaves(world, kms, c
     assert world.address in everything  # the search looked at something
     for secret in (*SECRETS, f"{private:064x}", f"{private:x}", str(private)):
         assert secret not in everything
+
+
+class Together:
+    """A signer whose calls wait for each other: signed one after another, the first
+    call waits in vain (``BrokenBarrierError``)."""
+
+    def __init__(self, inner: KmsSigner, parties: int) -> None:
+        self.inner, self.barrier = inner, threading.Barrier(parties, timeout=30)
+
+    @property
+    def address(self) -> str:
+        return self.inner.address
+
+    def sign(self, txid: bytes) -> bytes:
+        self.barrier.wait()
+        return self.inner.sign(txid)
+
+
+def test_a_remote_signer_signs_a_chunk_concurrently(world, kms):
+    """Failed before payout.send signed a chunk's transfers in parallel: KMS's round trips
+    one after another made 10,000 payouts spend minutes signing (docs/performance.md)."""
+    world.signer = Together(kms[2], parties=4)
+    rows = world.rows(world.recipients(4))
+    sent = send(world, rows, concurrency=4)
+    assert (sent.signed, sent.accepted) == (4, 4)
+    assert settle(world).confirmed == 4
+    signatures_recover_to_the_key(world)
