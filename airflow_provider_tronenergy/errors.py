@@ -54,7 +54,7 @@ that cannot open. A class keeps the built-in base its callers already catch
         ├── WorldError
         ├── ForbiddenError          sandbox.control
         ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
-        ├── PermissionUpdateError (ValueError)  sandbox.chain.permissions: an update java-tron refuses
+        ├── PermissionUpdateError (ValueError)  sandbox.chain.permissions: an update refused
         └── CodecError (ValueError)      sandbox.chain.codec: a transaction that cannot be read
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns

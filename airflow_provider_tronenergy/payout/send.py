@@ -108,12 +108,17 @@ class SendSettings:
     concurrency: int = 16
     clock_tolerance_s: float = DEFAULT_TOLERANCE_S
     """How far the node's block times may run ahead of the worker's clock."""
+    permission_id: int = 0
+    """The sender's permission the transfers are signed under: 0 the owner, 2 and up an
+    active one (a payout key limited to contract calls)."""
 
     def __post_init__(self) -> None:
         if not 10 <= self.expiration_s <= MAX_EXPIRATION_S:
             raise ValueError(f"expiration must be 10 to {MAX_EXPIRATION_S} seconds")
         if not 0 <= self.clock_tolerance_s <= MAX_TOLERANCE_S:
             raise ValueError(f"the clock tolerance must be 0 to {MAX_TOLERANCE_S:g} seconds")
+        if self.permission_id not in (0, *range(2, 10)):
+            raise ValueError("permission_id must be 0 (owner) or 2 to 9 (an active permission)")
 
 
 @dataclass
@@ -152,13 +157,17 @@ class PayoutSender:
     :param clock: the worker's clock (epoch seconds): the node's block times are checked
         against it, and no expiration is set past it plus the chain's 24 h.
     :param confirm_node: a second node that must agree before an attempt is judged dead.
+    :param cosigners: more signers whose signatures every transfer carries, where the
+        permission's threshold needs several keys.
     """
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
                  log: Any = log, clock: Callable[[], float] = time.time,
-                 confirm_node: PayoutNode | None = None, lease: Lease | None = None) -> None:
+                 confirm_node: PayoutNode | None = None, lease: Lease | None = None,
+                 cosigners: Sequence[Signer] = ()) -> None:
         self.journal, self.node, self.signer = journal, node, signer
+        self.signers: tuple[Signer, ...] = (signer, *cosigners)
         self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
         self.log, self.clock = log, clock
@@ -175,6 +184,18 @@ class PayoutSender:
         ``attempts`` reference; :class:`~..node.errors.UnreliableNode` if it does not hold."""
         self.view.forget()
         return self.view.head(floor=newest_reference(attempts))
+
+    def check_permission(self, sender: str) -> None:
+        """Before anything is signed: the signers can sign a transfer from ``sender`` under
+        the configured permission (its keys, enough weight, TriggerSmartContract allowed);
+        :class:`~.funds.PayoutRefused` naming why not. Without a permission or cosigners,
+        the pre-flight's rule holds instead: the signer is the sender."""
+        if self.settings.permission_id == 0 and len(self.signers) == 1:
+            return
+        refused = self.node.get_permissions(sender).refusal(
+            self.settings.permission_id, [s.address for s in self.signers])
+        if refused:
+            raise PayoutRefused(f"the batch cannot be signed (nothing was signed): {refused}")
 
     def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
                         ) -> dict[str, Attempt]:
@@ -194,6 +215,7 @@ class PayoutSender:
         """One pass over the batch: see the module's rules."""
         done = SendPass()
         latest = self.check_journaled(payouts, sender, token)
+        self.check_permission(sender)
         head = self.checked_head(latest.values())
         now = time.time()  # leases are on the journal's clock
         by_step: dict[Step, list[Payout]] = {s: [] for s in Step}
@@ -299,15 +321,17 @@ class PayoutSender:
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
             contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
-            expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms))
+            expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms),
+            permission_id=self.settings.permission_id)
         return unsigned, fee_limit
 
-    def _signatures(self, txids: Sequence[str]) -> list[bytes]:
-        """Each txID's checked signature, up to ``concurrency`` at a time: a remote signer
-        (KMS) answers each in milliseconds, which one after another would add up to minutes
-        for a large batch. The first refusal is raised once every call in flight ended."""
-        def sign(txid: str) -> bytes:
-            return signature_for(self.signer, bytes.fromhex(txid))
+    def _signatures(self, txids: Sequence[str]) -> list[tuple[bytes, ...]]:
+        """Each txID's checked signatures (one per signer), up to ``concurrency`` txIDs at a
+        time: a remote signer (KMS) answers each in milliseconds, which one after another
+        would add up to minutes for a large batch. The first refusal is raised once every
+        call in flight ended."""
+        def sign(txid: str) -> tuple[bytes, ...]:
+            return tuple(signature_for(s, bytes.fromhex(txid)) for s in self.signers)
 
         workers = min(self.settings.concurrency, len(txids))
         if workers <= 1:
@@ -362,8 +386,8 @@ class PayoutSender:
             raise
         return [Signed(attempt=a, txid=u.txid, expiration_ms=u.expiration_ms,
                        ref_block=u.ref_block, fee_limit_sun=fee_limit,
-                       signed_tx=u.signed(signature))
-                for a, (u, fee_limit), signature in zip(attempts, built, signatures, strict=True)]
+                       signed_tx=u.signed(*signed))
+                for a, (u, fee_limit), signed in zip(attempts, built, signatures, strict=True)]
 
 
 def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:
