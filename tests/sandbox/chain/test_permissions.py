@@ -19,36 +19,13 @@ from tronpy.tron import Transaction
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
-
-TRIGGER_ONLY = (1 << 31).to_bytes(32, "little").hex()
-"""Operations allowing TriggerSmartContract (contract type 31) only: bit 31, little-endian
-bytes as ``checkPermissionOperations`` reads them (``operations[type / 8] & 1 << type % 8``)."""
-TRANSFER_ONLY = (1 << 1).to_bytes(32, "little").hex()
+from support.permissions import TRIGGER_ONLY, active, addr, permit
 
 
 @pytest.fixture(scope="module")
 def chain():
     with manual_chain() as chain:
         yield chain
-
-
-def addr(key: PrivateKey) -> str:
-    return str(key.public_key.to_base58check_address())
-
-
-def permit(chain: Chain, owner: str, owner_keys: list[PrivateKey], actives: list[dict[str, Any]]
-           ) -> requests.Response:
-    body = {"owner": {"permission_name": "owner", "threshold": 1,
-                      "keys": [{"address": addr(k), "weight": 1} for k in owner_keys]},
-            "actives": actives}
-    return requests.post(f"{chain.control.root}/chain/permissions/{owner}", json=body, timeout=10)
-
-
-def active(keys: list[tuple[PrivateKey, int]], threshold: int = 1,
-           operations: str = TRIGGER_ONLY) -> dict[str, Any]:
-    return {"type": "Active", "permission_name": "payouts", "threshold": threshold,
-            "operations": operations,
-            "keys": [{"address": addr(k), "weight": w} for k, w in keys]}
 
 
 def signed(chain: Chain, builder: Any, keys: list[PrivateKey], permission_id: int) -> Transaction:
@@ -81,7 +58,7 @@ def test_an_account_shows_java_trons_default_permissions(chain: Chain):
         "permission_name": "owner", "threshold": 1, "keys": [{"address": owner, "weight": 1}]}
     [default] = account["active_permission"]
     assert default["id"] == 2 and default["type"] == "Active" and default["threshold"] == 1
-    assert default["operations"] == "7fff1fc0033e0300000000000000000000000000000000000000000000000000"
+    assert default["operations"] == "7fff1fc0033e0300" + "00" * 24  # java-tron's default
     txn = signed(chain, chain.usdt(owner, random_address(), 1), [key], 2)
     assert refusal(chain, txn) == ("SUCCESS", "")  # the default active allows it
 
@@ -179,7 +156,7 @@ def test_two_of_three_needs_two_signatures(chain: Chain):
      "number of keys in permission should not be greater than 5"),
 ])
 def test_an_update_java_tron_refuses_changes_nothing(chain: Chain, owner_keys, actives, message):
-    key, owner = chain.account()
+    _, owner = chain.account()
     payout = addr(PrivateKey.random())
     for permission in actives:
         for entry in permission["keys"]:
