@@ -355,8 +355,10 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
                  node, journal, delayed, attempts, on_chain, prices, made)
     print(f"  signer                : {signer.name}: {signer.calls / size:.3f} signing "
-          f"requests per payout ({signer.calls:,}), {signer.seconds / size * 1000:.2f} ms "
-          f"signing per payout ({signer.seconds:.1f} s of the {elapsed:.1f} s)")
+          f"requests per payout ({signer.calls:,}); building and signing "
+          f"{phases['signing'] / size * 1000:.2f} ms per payout ({phases['signing']:.1f} s, "
+          f"up to {args.concurrency or SendSettings(contract=USDT).concurrency} signing at "
+          f"once), each signature {signer.seconds / max(signer.calls, 1) * 1000:.2f} ms")
     if profile:
         path = Path(args.profile) / f"payout_send_{size}.prof"
         path.parent.mkdir(parents=True, exist_ok=True)
