@@ -55,7 +55,7 @@ def test_a_kms_key_pays_under_an_active_permission_limited_to_contract_calls(wor
     with aws.aws_kms():
         client = aws.client()
         kms = KmsSigner(client, aws.new_key(client))
-        assert permit(world.chain, world.address, [cold], [active([(kms.address, 1)])]
+        assert permit(world.chain.control, world.address, [cold], [active([(kms.address, 1)])]
                       ).status_code == 200
         world.signer = kms
         rows, sent = send(world, permission_id=2)
@@ -68,7 +68,7 @@ def test_a_kms_key_pays_under_an_active_permission_limited_to_contract_calls(wor
 
 def test_a_two_of_three_permission_collects_two_signatures(world):
     a, b, c = PrivateKey.random(), PrivateKey.random(), PrivateKey.random()
-    permit(world.chain, world.address, [world.key], [active([(a, 1), (b, 1), (c, 1)], 2)])
+    permit(world.chain.control, world.address, [world.key], [active([(a, 1), (b, 1), (c, 1)], 2)])
     world.signer = LocalKeySigner(a.hex())
     rows, sent = send(world, permission_id=2, cosigners=[LocalKeySigner(c.hex())])
     assert sent.accepted == 3
@@ -91,7 +91,7 @@ def test_signers_the_chain_would_refuse_are_refused_before_anything_is_signed(
                "one-of-two": [active([(payout, 1), (other, 1)], threshold=2)],
                "no-such": [active([(payout, 1)])],
                "owner": [active([(payout, 1)])]}[case]
-    assert permit(world.chain, world.address, [world.key], actives).status_code == 200
+    assert permit(world.chain.control, world.address, [world.key], actives).status_code == 200
     world.signer = LocalKeySigner(payout.hex())
     permission_id = {"no-such": 3, "owner": 0}.get(case, 2)
     cosigners = [LocalKeySigner(PrivateKey.random().hex())] if case == "owner" else []

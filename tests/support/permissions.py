@@ -8,7 +8,7 @@ from typing import Any
 import requests
 from tronpy.keys import PrivateKey
 
-from support.chain import Chain
+from support.control import Control
 
 TRIGGER_ONLY = (1 << 31).to_bytes(32, "little").hex()
 """Operations allowing TriggerSmartContract (contract type 31) only: bit 31, little-endian
@@ -29,11 +29,10 @@ def active(keys: list[tuple[PrivateKey | str, int]], threshold: int = 1,
             "keys": [{"address": addr(k), "weight": w} for k, w in keys]}
 
 
-def permit(chain: Chain, owner: str, owner_keys: list[PrivateKey],
+def permit(control: Control, owner: str, owner_keys: list[PrivateKey],
            actives: list[dict[str, Any]]) -> requests.Response:
     """Replace ``owner``'s permissions: ``owner_keys`` (weight 1, threshold 1) and ``actives``."""
     body = {"owner": {"permission_name": "owner", "threshold": 1,
                       "keys": [{"address": addr(k), "weight": 1} for k in owner_keys]},
             "actives": actives}
-    return requests.post(f"{chain.control.root}/chain/permissions/{owner}", json=body,
-                         timeout=10)
+    return requests.post(f"{control.root}/chain/permissions/{owner}", json=body, timeout=10)

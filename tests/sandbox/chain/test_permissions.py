@@ -41,7 +41,7 @@ def wallet(chain: Chain):
     """A funded hot wallet whose owner key is offline and whose active 2 is the payout key."""
     cold, owner = chain.account(trx="100", usdt="100")
     payout = PrivateKey.random()
-    answer = permit(chain, owner, [cold], [active([(payout, 1)])])
+    answer = permit(chain.control, owner, [cold], [active([(payout, 1)])])
     assert answer.status_code == 200, answer.text
     return cold, owner, payout
 
@@ -115,7 +115,7 @@ def test_a_permission_that_does_not_exist(chain: Chain, wallet):
 def test_two_of_three_needs_two_signatures(chain: Chain):
     cold, owner = chain.account(trx="100", usdt="100")
     a, b, c = PrivateKey.random(), PrivateKey.random(), PrivateKey.random()
-    assert permit(chain, owner, [cold], [active([(a, 1), (b, 1), (c, 1)], threshold=2)]
+    assert permit(chain.control, owner, [cold], [active([(a, 1), (b, 1), (c, 1)], threshold=2)]
                   ).status_code == 200
     one = signed(chain, chain.usdt(owner, random_address(), 1), [a], 2)
     assert refusal(chain, one) == ("SIGERROR", "Validate signature error: sig error")
@@ -161,7 +161,7 @@ def test_an_update_java_tron_refuses_changes_nothing(chain: Chain, owner_keys, a
     for permission in actives:
         for entry in permission["keys"]:
             entry["address"] = payout
-    answer = permit(chain, owner, [PrivateKey.random() for _ in range(owner_keys)], actives)
+    answer = permit(chain.control, owner, [PrivateKey.random() for _ in range(owner_keys)], actives)
     assert answer.status_code == 400 and message in answer.text
     assert chain.tron.get_account(owner)["owner_permission"]["keys"] == [
         {"address": owner, "weight": 1}]
