@@ -22,6 +22,12 @@ that cannot open. A class keeps the built-in base its callers already catch
     │   ├── TronNodeConnectionError              hooks.tron_node
     │   └── TronSignerConnectionError            hooks.tron_signer
     ├── SignerError (ValueError)    signer: a key or signer that cannot sign for its address
+    │   ├── SignerKeyNotFound       no such key (signer.kms maps the service's answers)
+    │   ├── SignerKeyUnsuitable     not a secp256k1 signing key
+    │   ├── SignerNotPermitted      the credentials may not use the key
+    │   ├── SignerKeyDisabled       disabled or pending deletion
+    │   ├── SignerThrottled         retryable: the service asked to slow down
+    │   └── SignerUnavailable       retryable: no answer, or the service failed inside
     ├── JournalError (RuntimeError) journal.store: the purchase journal refuses
     │   ├── JournalRace
     │   └── OrderMismatch           journal.verify
@@ -49,6 +55,7 @@ that cannot open. A class keeps the built-in base its callers already catch
         ├── WorldError
         ├── ForbiddenError          sandbox.control
         ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
+        ├── PermissionUpdateError (ValueError)  sandbox.chain.permissions: an update refused
         └── CodecError (ValueError)      sandbox.chain.codec: a transaction that cannot be read
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns

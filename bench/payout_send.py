@@ -33,9 +33,16 @@ the node connection names the sandbox's multicall (the holders' balances read 10
 request when a sweep could make the batch burn) unless ``--multicall off`` (then one
 estimate per holder, as before it).
 
+``--signer local,kms`` sends each size once per signer, side by side: the hot wallet's
+key in the worker (``LocalKeySigner``), or a secp256k1 key in AWS KMS (``KmsSigner``)
+served by moto in this process (tests/support/kms.py), ``--kms-latency-ms`` added to
+each of its calls (AWS answers a ``Sign`` in its region in some milliseconds); printed:
+the KMS requests per payout and the signing time per payout.
+
     .venv/bin/python bench/payout_send.py [--sizes 1000,10000] [--latency-ms 50]
         [--poll 3] [--concurrency N] [--chunk N] [--profile DIR]
         [--read-recipients auto,never] [--multicall on|off]
+        [--signer local,kms] [--kms-latency-ms 0]
 """
 
 from __future__ import annotations
@@ -47,12 +54,14 @@ import logging
 import os
 import pstats
 import random
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -75,7 +84,7 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
-from airflow_provider_tronenergy.signer import LocalKeySigner
+from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"
@@ -86,6 +95,44 @@ MAX_REQUESTS_PER_PAYOUT = 2
 SEND_REQUESTS_AIM = {10_000: Decimal("1.1")}
 """Issue 33's aim with ``read_recipients="auto"``: its re-reads fit within 0.1 per payout."""
 MIN_CHARGED_PER_RENTED = Decimal("0.99")
+
+
+class CountingSigner:
+    """A signer that counts its signatures and the seconds they took."""
+
+    def __init__(self, inner: Signer, name: str) -> None:
+        self.inner, self.name, self.calls, self.seconds = inner, name, 0, 0.0
+
+    @property
+    def address(self) -> str:
+        return self.inner.address
+
+    def sign(self, txid: bytes) -> bytes:
+        started = time.perf_counter()
+        try:
+            return self.inner.sign(txid)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+
+@contextmanager
+def signer_of(kind: str, latency_ms: int) -> Iterator[CountingSigner]:
+    """A fresh key: in this process, or in moto's KMS (``latency_ms`` on each KMS call)."""
+    if kind == "local":
+        yield CountingSigner(LocalKeySigner(PrivateKey.random().hex()), "local key")
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from airflow_provider_tronenergy.signer.kms import KmsSigner
+    from support import kms as aws
+
+    with aws.aws_kms():
+        kms = aws.client()
+        if latency_ms:
+            kms.meta.events.register("before-send.kms.*",
+                                     lambda **_: time.sleep(latency_ms / 1000))
+        yield CountingSigner(KmsSigner(kms, aws.new_key(kms)),
+                             f"KMS (moto in process, {latency_ms} ms per call)")
 
 
 class Control:
@@ -216,7 +263,7 @@ def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
     setattr(owner, name, wrapper)
 
 
-def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
+def send_batch(journal: Counting, node: Counting, signer: Signer,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
                poll: float, read_recipients: str = "auto"
                ) -> tuple[WatchStatus, dict[str, float], int]:
@@ -233,7 +280,7 @@ def send_batch(journal: Counting, node: Counting, signer: LocalKeySigner,
         prices = node.get_chain_parameters()
         sending = PayoutSender(journal, node, signer, settings,  # type: ignore[arg-type]
                                scope="bench-worker", energy_fee_sun=prices.energy_fee)
-        timed(sending, "_sign", phases, "signing")
+        timed(sending, "_signed", phases, "signing")
         timed(sending, "_broadcast_all", phases, "broadcasting")
         latest = sending.check_journaled(batch, sender, "USDT")
         head = node.get_now_block()
@@ -272,11 +319,11 @@ def verdict(met: bool) -> str:
 
 
 def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
-             rng: random.Random, workdir: Path, read_recipients: str) -> bool:
+             rng: random.Random, workdir: Path, signer: CountingSigner,
+             read_recipients: str) -> bool:
     """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
     control = Control(sandbox)
-    key = PrivateKey.random()
-    sender = key.public_key.to_base58check_address()
+    sender = signer.address
     control.call("POST", f"/addresses/{sender}/balances",
                  {"trx": str(size + 1_000), "usdt": str(1_000 * size)})
     batch_id = f"bench-{size}-{int(time.time())}"
@@ -296,7 +343,6 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     journal = Counting(store)
     settings = SendSettings(contract=USDT, **{k: v for k, v in (
         ("concurrency", args.concurrency), ("chunk", args.chunk)) if v is not None})
-    signer = LocalKeySigner(key.hex())
     multicall = MULTICALL if args.multicall == "on" else None
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT,
                         multicall=multicall) as client_node:
@@ -326,6 +372,11 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     print(f"\nread_recipients={read_recipients!r}, multicall {args.multicall}")
     met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
                  node, journal, delayed, attempts, on_chain, prices, made)
+    print(f"  signer                : {signer.name}: {signer.calls / size:.3f} signing "
+          f"requests per payout ({signer.calls:,}); building and signing "
+          f"{phases['signing'] / size * 1000:.2f} ms per payout ({phases['signing']:.1f} s, "
+          f"up to {args.concurrency or SendSettings(contract=USDT).concurrency} signing at "
+          f"once), each signature {signer.seconds / max(signer.calls, 1) * 1000:.2f} ms")
     if profile:
         path = Path(args.profile) / f"payout_send_{size}.prof"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -421,8 +472,14 @@ def main() -> None:
     parser.add_argument("--multicall", default="on", choices=("on", "off"),
                         help="the node connection names the sandbox's multicall (on): the "
                         "holders' balances many per request; off: one estimate per holder")
+    parser.add_argument("--signer", default="local",
+                        help="local, kms, or both (local,kms): each size once per signer")
+    parser.add_argument("--kms-latency-ms", type=int, default=0,
+                        help="added to each KMS call (moto answers in process)")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
+    for noisy in ("responses", "botocore"):  # moto's passthrough logs every node request
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     readings = [read_recipients_setting(r) for r in args.read_recipients.split(",") if r]
     sandbox = start_sandbox("--time-scale", "1", "--balance", "100000000")
@@ -434,16 +491,22 @@ def main() -> None:
         os.environ[f"AIRFLOW_CONN_{NODE_CONN.upper()}"] = json.dumps(
             {"conn_type": "tron_node", "host": sandbox.root_url,
              **({"extra": {"multicall": MULTICALL}} if args.multicall == "on" else {})})
-        rng = random.Random(args.seed)
+        met = {}
         with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
-            met = {(size, reading): run_size(
-                sandbox, client, size, args, rng,
-                Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")), reading)
-                for size in sizes for reading in readings}
+            for size in sizes:
+                for kind in [k for k in args.signer.split(",") if k]:
+                    for reading in readings:
+                        rng = random.Random(args.seed)  # each run pays the same batch shape
+                        with signer_of(kind, args.kms_latency_ms) as signer:
+                            print(f"\n-- signer: {signer.name}, read_recipients: {reading}")
+                            met[f"{size:,} ({kind}, {reading})"] = run_size(
+                                sandbox, client, size, args, rng,
+                                Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")), signer,
+                                reading)
     finally:
         sandbox.stop()
     print(f"\nevery aim: {verdict(all(met.values()))} "
-          f"({', '.join(f'{s:,} {r}: {verdict(m)}' for (s, r), m in met.items())})")
+          f"({', '.join(f'{s}: {verdict(m)}' for s, m in met.items())})")
 
 
 if __name__ == "__main__":

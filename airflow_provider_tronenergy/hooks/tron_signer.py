@@ -2,10 +2,12 @@
 
 Kept apart from the service's and the node's connections, so that who may read it
 can be limited on its own (a secrets backend path, a connection only the payout
-DAG's workers see). Either a local private key (hex, in the password field, masked in
-every log from the moment it is read) or an external signer named by import path in
-the extra (``signer_class``, with ``signer_kwargs``), so a KMS or an HSM signs and the
-key never reaches Airflow. docs/money-safety.md says what holding a hot-wallet key in
+DAG's workers see). One of: a local private key (hex, in the password field, masked in
+every log from the moment it is read); a key in AWS KMS (extra ``kms_key_id``, with
+``region_name`` and ``aws_conn_id``: :mod:`~airflow_provider_tronenergy.signer.kms`);
+or an external signer named by import path in the extra (``signer_class``, with
+``signer_kwargs``), so an HSM signs. With KMS or an external signer the key never
+reaches Airflow. docs/money-safety.md says what holding a hot-wallet key in
 Airflow means and how to limit it.
 """
 
@@ -19,6 +21,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer, SignerError, load_signer
+from airflow_provider_tronenergy.signer.kms import KmsSigner, kms_client
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -32,9 +35,16 @@ class TronSignerHook(BaseHook):
     """Hands out the :class:`~airflow_provider_tronenergy.signer.Signer` of a connection.
 
     :param tron_signer_conn_id: a connection of type ``tron_signer``: password = the
-        private key in hex, or extra ``{"signer_class": "package.module:Class",
-        "signer_kwargs": {...}}``; optional extra ``address``: the address it must sign
-        for (a key or a signer for another address is refused before anything is signed).
+        private key in hex; or extra ``{"kms_key_id": "alias/...", "region_name": "...",
+        "aws_conn_id": "aws_default"}`` (``aws_conn_id`` optional: without it boto3's
+        default credential chain; optional ``endpoint_url``); or extra
+        ``{"signer_class": "package.module:Class", "signer_kwargs": {...}}``; optional
+        extra ``address``: the address it must sign for (a key or a signer for another
+        address is refused before anything is signed).
+
+    A signer's named errors (:class:`~airflow_provider_tronenergy.signer.SignerThrottled`,
+    ...) reach the caller as themselves, the connection named; any other refusal is a
+    :class:`TronSignerConnectionError`.
     """
 
     conn_name_attr = "tron_signer_conn_id"
@@ -56,11 +66,16 @@ class TronSignerHook(BaseHook):
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
         name = conn.conn_id
         signer_class = extras.get("signer_class")
+        kms_key_id = extras.get("kms_key_id")
+        signer: Signer
         try:
-            if signer_class and conn.password:
-                raise SignerError("give either a private key (password) or signer_class, "
-                                  "not both")
-            if signer_class:
+            if sum(1 for way in (signer_class, kms_key_id, conn.password) if way) > 1:
+                raise SignerError("give one of a private key (password), kms_key_id or "
+                                  "signer_class, not both")
+            if kms_key_id:
+                signer = KmsSigner(cls.kms_client_of(extras), kms_key_id,
+                                   address=extras.get("address") or None)
+            elif signer_class:
                 kwargs = extras.get("signer_kwargs") or {}
                 if not isinstance(kwargs, dict):
                     raise SignerError("signer_kwargs must be an object")
@@ -70,6 +85,8 @@ class TronSignerHook(BaseHook):
             else:
                 raise SignerError("no private key (password) and no signer_class")
         except SignerError as exc:
+            if type(exc) is not SignerError:  # a named error keeps its name (and retryable)
+                raise type(exc)(f"connection {name!r}: {exc}") from None
             raise TronSignerConnectionError(f"connection {name!r}: {exc}") from None
         expected = extras.get("address")
         if expected and expected != signer.address:
@@ -77,6 +94,26 @@ class TronSignerHook(BaseHook):
                 f"connection {name!r} signs for {signer.address}, but its extra says "
                 f"{expected}")
         return signer
+
+    @staticmethod
+    def kms_client_of(extras: dict[str, Any]) -> Any:
+        """The KMS client: credentials from the Airflow ``aws`` connection ``aws_conn_id``
+        (the Amazon provider's ``AwsBaseHook``: role assumption, profiles, its region),
+        or boto3's default chain when the extra names none."""
+        region = extras.get("region_name") or None
+        endpoint = extras.get("endpoint_url") or None
+        aws_conn_id = extras.get("aws_conn_id") or None
+        if aws_conn_id is None:
+            return kms_client(region, endpoint_url=endpoint)
+        try:
+            from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+        except ImportError:
+            raise SignerError(f"aws_conn_id {aws_conn_id!r} needs the Amazon provider "
+                              "(apache-airflow-providers-amazon); without it, leave aws_conn_id "
+                              "out and boto3's default credential chain is used") from None
+        aws = AwsBaseHook(aws_conn_id=aws_conn_id, client_type="kms", region_name=region)
+        return kms_client(region or aws.conn_region_name, endpoint_url=endpoint,
+                          session=aws.get_session(region_name=region))
 
     def get_conn(self) -> Signer:
         """The signer (built once per hook); it never leaves the worker's memory."""
@@ -95,7 +132,7 @@ class TronSignerHook(BaseHook):
         """The UI's Test button: build the signer and name its address (never the key)."""
         try:
             return True, f"Signs for {self.address}"
-        except TronSignerConnectionError as exc:
+        except SignerError as exc:
             return False, str(exc)
 
     @classmethod
@@ -106,7 +143,8 @@ class TronSignerHook(BaseHook):
             "relabeling": {"password": "Private key (hex), or empty with signer_class"},
             "placeholders": {
                 "password": "64 hex characters; leave empty for an external signer",
-                "extra": json.dumps({"address": "T...", "signer_class": "",
-                                     "signer_kwargs": {}}),
+                "extra": json.dumps({"address": "T...", "kms_key_id": "alias/...",
+                                     "region_name": "", "aws_conn_id": "",
+                                     "signer_class": "", "signer_kwargs": {}}),
             },
         }

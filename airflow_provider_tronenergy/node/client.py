@@ -43,6 +43,7 @@ from airflow_provider_tronenergy.node.multicall import (
     decode_balances,
     encode_balances,
 )
+from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.node.transfers import ChainTransfer, TransferReceipt, trx_transfer
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
@@ -176,6 +177,11 @@ class TronNodeClient:
     def get_account(self, address: str) -> ChainAccount:
         """Activation and TRX balance (``wallet/getaccount``)."""
         return ChainAccount.from_node(address, self._account_read(
+            "wallet/getaccount", self._tron.get_account, address))
+
+    def get_permissions(self, address: str) -> AccountPermissions:
+        """The account's owner and active permissions (``wallet/getaccount``)."""
+        return AccountPermissions.from_node(address, self._account_read(
             "wallet/getaccount", self._tron.get_account, address))
 
     def get_resources(self, address: str) -> Resources:

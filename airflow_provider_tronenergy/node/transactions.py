@@ -43,10 +43,11 @@ class UnsignedTransfer:
     ref_block: int
     fee_limit_sun: int
 
-    def signed(self, signature: bytes) -> dict[str, Any]:
-        """What the journal keeps and :meth:`TronNodeClient.broadcast` sends: not secret."""
+    def signed(self, *signatures: bytes) -> dict[str, Any]:
+        """What the journal keeps and :meth:`TronNodeClient.broadcast` sends: not secret
+        (several signatures where the permission's threshold needs several keys)."""
         return {"txID": self.txid, "raw_data_hex": self.raw.hex(),
-                "signature": [signature.hex()]}
+                "signature": [s.hex() for s in signatures]}
 
 
 def _raw_address(address: str) -> bytes:
@@ -58,8 +59,11 @@ def _raw_address(address: str) -> bytes:
 
 
 def token_transfer(*, owner: str, to: str, units: int, contract: str, fee_limit_sun: int,
-                   ref: RefBlock, expiration_ms: int, timestamp_ms: int) -> UnsignedTransfer:
-    """``contract.transfer(to, units)`` from ``owner``, expiring at ``expiration_ms``."""
+                   ref: RefBlock, expiration_ms: int, timestamp_ms: int,
+                   permission_id: int = 0) -> UnsignedTransfer:
+    """``contract.transfer(to, units)`` from ``owner``, expiring at ``expiration_ms``, signed
+    under the owner's permission ``permission_id`` (0: the owner; 2 and up: an active one);
+    it is part of the hashed ``raw_data``."""
     from tronpy.abi import trx_abi
     from tronpy.proto import tron_pb2
 
@@ -74,8 +78,12 @@ def token_transfer(*, owner: str, to: str, units: int, contract: str, fee_limit_
                                                              [to, units])
     call = tron_pb2.TriggerSmartContract(owner_address=_raw_address(owner),
                                          contract_address=_raw_address(contract), data=data)
+    if isinstance(permission_id, bool) or not isinstance(permission_id, int) or not (
+            0 <= permission_id <= 9 and permission_id != 1):
+        raise ValueError("permission_id must be 0 (owner) or 2 to 9 (an active permission)")
     contract_message = tron_pb2.Transaction.Contract(type=tron_pb2.Transaction.Contract
-                                                     .TriggerSmartContract)
+                                                     .TriggerSmartContract,
+                                                     Permission_id=permission_id)
     contract_message.parameter.Pack(call, "type.googleapis.com")
     raw = tron_pb2.Transaction.raw(
         ref_block_bytes=bytes.fromhex(ref.block_id[12:16]),

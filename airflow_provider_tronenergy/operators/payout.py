@@ -101,6 +101,17 @@ def _believed(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     except UnreliableNode as exc:
         raise AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
                                f"word): {exc}; a retry asks again") from None
+    except SignerError as exc:
+        raise signer_failure(exc) from None
+
+
+def signer_failure(exc: SignerError) -> AirflowException:
+    """A signer's refusal as the task's verdict: throttled or unreachable fails the try
+    (retried); any other (no such key, not permitted, disabled) fails the task. The
+    payouts it did not sign were never journaled as signed (:mod:`..payout.send`)."""
+    if exc.retryable:
+        return AirflowException(f"{exc} ({NOTHING_SIGNED} with it; a retry signs again)")
+    return AirflowFailException(f"{exc} ({NOTHING_SIGNED} with it)")
 
 
 class TronPayoutOperator(BaseOperator):
@@ -136,6 +147,11 @@ class TronPayoutOperator(BaseOperator):
     :param confirm_node_conn_id: a second ``tron_node`` connection that must agree
         (solidified block past the expiration, no receipt) before a transaction is
         judged unable to execute and its payout signed anew (default: none).
+    :param permission_id: the sender's permission the transfers are signed under: 0 (the
+        owner, default) or an active one (2 and up) holding the signer's key; checked on
+        chain before anything is signed (the keys, their weight, TriggerSmartContract).
+    :param cosigner_conn_ids: more ``tron_signer`` connections whose signatures every
+        transfer carries, where the permission's threshold needs several keys.
     """
 
     template_fields: Sequence[str] = (
@@ -143,7 +159,7 @@ class TronPayoutOperator(BaseOperator):
         "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
         "read_recipients", "on_ambiguous", "confirm_solidified", "confirm_timeout",
         "expiration_seconds", "wallet_lease_seconds", "wallet_wait_seconds",
-        "clock_tolerance_seconds", "confirm_node_conn_id")
+        "clock_tolerance_seconds", "confirm_node_conn_id", "permission_id", "cosigner_conn_ids")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
@@ -157,6 +173,7 @@ class TronPayoutOperator(BaseOperator):
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
         wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
         clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
+        permission_id: Any = 0, cosigner_conn_ids: Sequence[str] = (),
         poll_interval: float = 3.0, request_budget: int = 50,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         ask_timeout: timedelta | None = None, **kwargs: Any,
@@ -174,6 +191,7 @@ class TronPayoutOperator(BaseOperator):
                                                                wallet_wait_seconds)
         self.clock_tolerance_seconds = clock_tolerance_seconds
         self.confirm_node_conn_id = confirm_node_conn_id
+        self.permission_id, self.cosigner_conn_ids = permission_id, cosigner_conn_ids
         self.poll_interval, self.request_budget = poll_interval, request_budget
         self.deferrable, self.ask_timeout = deferrable, ask_timeout
 
@@ -197,7 +215,8 @@ class TronPayoutOperator(BaseOperator):
                                     expiration_s=as_int(self.expiration_seconds,
                                                         "expiration_seconds"),
                                     clock_tolerance_s=as_int(self.clock_tolerance_seconds,
-                                                             "clock_tolerance_seconds"))
+                                                             "clock_tolerance_seconds"),
+                                    permission_id=as_int(self.permission_id, "permission_id"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
             as_int(self.confirm_timeout, "confirm_timeout")
@@ -250,7 +269,10 @@ class TronPayoutOperator(BaseOperator):
         rows, sender, batch_id, settings, max_burn = self._checked(context)
         try:
             signer = TronSignerHook(self.tron_signer_conn_id).get_conn()
-        except (SignerError, AirflowException) as exc:
+            cosigners = [TronSignerHook(c).get_conn() for c in self.cosigner_conn_ids or ()]
+        except SignerError as exc:
+            raise signer_failure(exc) from None
+        except AirflowException as exc:
             raise AirflowFailException(f"{exc} ({NOTHING_SIGNED})") from None
         node = self._node()
         prices = node.get_chain_parameters()
@@ -262,7 +284,7 @@ class TronPayoutOperator(BaseOperator):
             sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
                                    energy_fee_sun=prices.energy_fee, log=self.log,
                                    clock=worker_clock, confirm_node=self._confirm_node(),
-                                   lease=lease)
+                                   lease=lease, cosigners=cosigners)
             try:
                 latest = sending.check_journaled(rows, sender, str(self.token))
             except PayoutConflict as exc:
@@ -278,8 +300,13 @@ class TronPayoutOperator(BaseOperator):
                 budget=self.request_budget, log=self.log, clock=worker_clock,
                 tolerance_s=settings.clock_tolerance_s) if to_sign else []
             try:
+                # Under a permission its keys sign for the sender (checked here, before
+                # the pre-flight); without one the pre-flight's rule: signer = sender.
+                sending.check_permission(sender)
+                permitted = settings.permission_id or cosigners
                 cleared = clear_to_sign(
-                    node, sender, to_sign, signer_address=signer.address,
+                    node, sender, to_sign,
+                    signer_address=sender if permitted else signer.address,
                     token=str(self.token), decimals=token_decimals(str(self.token)),
                     max_burn_trx=max_burn, policy=settings.fee_policy, prices=prices,
                     in_flight=in_flight, read_recipients=self._read_recipients)

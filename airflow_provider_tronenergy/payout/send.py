@@ -26,12 +26,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
-from airflow_provider_tronenergy.node.transactions import RefBlock, token_transfer
+from airflow_provider_tronenergy.node.transactions import RefBlock, UnsignedTransfer, token_transfer
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -53,7 +54,7 @@ from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
 from airflow_provider_tronenergy.payout.verdict import Judge, offer
 from airflow_provider_tronenergy.payout.watch import PayoutNode
-from airflow_provider_tronenergy.signer import Signer, signature_for
+from airflow_provider_tronenergy.signer import Signer, SignerError, signature_for
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600
@@ -107,12 +108,17 @@ class SendSettings:
     concurrency: int = 16
     clock_tolerance_s: float = DEFAULT_TOLERANCE_S
     """How far the node's block times may run ahead of the worker's clock."""
+    permission_id: int = 0
+    """The sender's permission the transfers are signed under: 0 the owner, 2 and up an
+    active one (a payout key limited to contract calls)."""
 
     def __post_init__(self) -> None:
         if not 10 <= self.expiration_s <= MAX_EXPIRATION_S:
             raise ValueError(f"expiration must be 10 to {MAX_EXPIRATION_S} seconds")
         if not 0 <= self.clock_tolerance_s <= MAX_TOLERANCE_S:
             raise ValueError(f"the clock tolerance must be 0 to {MAX_TOLERANCE_S:g} seconds")
+        if self.permission_id not in (0, *range(2, 10)):
+            raise ValueError("permission_id must be 0 (owner) or 2 to 9 (an active permission)")
 
 
 @dataclass
@@ -151,13 +157,17 @@ class PayoutSender:
     :param clock: the worker's clock (epoch seconds): the node's block times are checked
         against it, and no expiration is set past it plus the chain's 24 h.
     :param confirm_node: a second node that must agree before an attempt is judged dead.
+    :param cosigners: more signers whose signatures every transfer carries, where the
+        permission's threshold needs several keys.
     """
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
                  log: Any = log, clock: Callable[[], float] = time.time,
-                 confirm_node: PayoutNode | None = None, lease: Lease | None = None) -> None:
+                 confirm_node: PayoutNode | None = None, lease: Lease | None = None,
+                 cosigners: Sequence[Signer] = ()) -> None:
         self.journal, self.node, self.signer = journal, node, signer
+        self.signers: tuple[Signer, ...] = (signer, *cosigners)
         self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
         self.log, self.clock = log, clock
@@ -174,6 +184,18 @@ class PayoutSender:
         ``attempts`` reference; :class:`~..node.errors.UnreliableNode` if it does not hold."""
         self.view.forget()
         return self.view.head(floor=newest_reference(attempts))
+
+    def check_permission(self, sender: str) -> None:
+        """Before anything is signed: the signers can sign a transfer from ``sender`` under
+        the configured permission (its keys, enough weight, TriggerSmartContract allowed);
+        :class:`~.funds.PayoutRefused` naming why not. Without a permission or cosigners,
+        the pre-flight's rule holds instead: the signer is the sender."""
+        if self.settings.permission_id == 0 and len(self.signers) == 1:
+            return
+        refused = self.node.get_permissions(sender).refusal(
+            self.settings.permission_id, [s.address for s in self.signers])
+        if refused:
+            raise PayoutRefused(f"the batch cannot be signed (nothing was signed): {refused}")
 
     def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
                         ) -> dict[str, Attempt]:
@@ -193,6 +215,7 @@ class PayoutSender:
         """One pass over the batch: see the module's rules."""
         done = SendPass()
         latest = self.check_journaled(payouts, sender, token)
+        self.check_permission(sender)
         head = self.checked_head(latest.values())
         now = time.time()  # leases are on the journal's clock
         by_step: dict[Step, list[Payout]] = {s: [] for s in Step}
@@ -285,7 +308,10 @@ class PayoutSender:
         self._stamp = max(self._stamp + 1, head_ms)
         return self._stamp
 
-    def _sign(self, attempt: Attempt, payout: Payout, head: Block, floor: int) -> Signed:
+    def _unsigned(self, attempt: Attempt, payout: Payout, head: Block, floor: int
+                  ) -> tuple[UnsignedTransfer, int]:
+        """The transfer to sign and its ``fee_limit``; built one after another (each takes a
+        timestamp of its own)."""
         fee_limit = self.settings.fee_policy.fee_limit_sun(
             max(transfer_energy(payout), floor), self.energy_fee_sun)
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
@@ -295,11 +321,23 @@ class PayoutSender:
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
             contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
-            expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms))
-        signature = signature_for(self.signer, bytes.fromhex(unsigned.txid))
-        return Signed(attempt=attempt, txid=unsigned.txid, expiration_ms=unsigned.expiration_ms,
-                      ref_block=unsigned.ref_block, fee_limit_sun=fee_limit,
-                      signed_tx=unsigned.signed(signature))
+            expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms),
+            permission_id=self.settings.permission_id)
+        return unsigned, fee_limit
+
+    def _signatures(self, txids: Sequence[str]) -> list[tuple[bytes, ...]]:
+        """Each txID's checked signatures (one per signer), up to ``concurrency`` txIDs at a
+        time: a remote signer (KMS) answers each in milliseconds, which one after another
+        would add up to minutes for a large batch. The first refusal is raised once every
+        call in flight ended."""
+        def sign(txid: str) -> tuple[bytes, ...]:
+            return tuple(signature_for(s, bytes.fromhex(txid)) for s in self.signers)
+
+        workers = min(self.settings.concurrency, len(txids))
+        if workers <= 1:
+            return [sign(t) for t in txids]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tronenergy-sign") as pool:
+            return list(pool.map(sign, txids))
 
     def _sign_and_send(self, chunk: Sequence[Payout], latest: dict[str, Attempt], head: Block,
                        sender: str, token: str, batch_id: str, done: SendPass) -> None:
@@ -312,20 +350,44 @@ class PayoutSender:
                           "its transactions", len(lost))
         by_identity = {p.identity: p for p in chunk}
         floor = done.fee_energy_floor
-        pending = [self._sign(a, by_identity[a.identity], head, floor) for a in won]
+        pending = self._signed(won, by_identity, head, floor)
         journaled: list[Signed] = []
-        for _ in range(3):  # a txID another payout holds: sign again, one second later
-            kept, refused = self.journal.record_signed(pending)
-            journaled.extend(kept)
-            refused_ids = {s.attempt.id for s in refused}
-            current = self.journal.latest(s.attempt.identity for s in refused)
-            pending = [self._sign(s.attempt, by_identity[s.attempt.identity], head, floor)
-                       for s in refused if (c := current.get(s.attempt.identity)) is not None
-                       and c.id in refused_ids and c.state is PayoutState.SIGNING]
-            if not pending:
-                break
+        try:
+            for _ in range(3):  # a txID another payout holds: sign again, one second later
+                kept, refused = self.journal.record_signed(pending)
+                journaled.extend(kept)
+                refused_ids = {s.attempt.id for s in refused}
+                current = self.journal.latest(s.attempt.identity for s in refused)
+                pending = self._signed(
+                    [s.attempt for s in refused if (c := current.get(s.attempt.identity))
+                     is not None and c.id in refused_ids and c.state is PayoutState.SIGNING],
+                    by_identity, head, floor)
+                if not pending:
+                    break
+        except SignerError:  # it refused a re-signing: what was journaled is sent all the same
+            self._send_journaled(journaled, done)
+            raise
+        self._send_journaled(journaled, done)
+
+    def _send_journaled(self, journaled: Sequence[Signed], done: SendPass) -> None:
         done.signed += len(journaled)
         self._broadcast_all([(s.attempt, s.signed_tx) for s in journaled], done)
+
+    def _signed(self, attempts: Sequence[Attempt], by_identity: dict[str, Payout], head: Block,
+                floor: int) -> list[Signed]:
+        """Each claimed attempt signed; if the signer refuses one, none of them is journaled
+        as signed or sent, and their claims are given up at once (abandoned), so a retry
+        signs anew without waiting out the lease."""
+        built = [self._unsigned(a, by_identity[a.identity], head, floor) for a in attempts]
+        try:
+            signatures = self._signatures([unsigned.txid for unsigned, _ in built])
+        except SignerError as exc:
+            self.journal.take_over(attempts, f"the signer refused, nothing signed: {exc}")
+            raise
+        return [Signed(attempt=a, txid=u.txid, expiration_ms=u.expiration_ms,
+                       ref_block=u.ref_block, fee_limit_sun=fee_limit,
+                       signed_tx=u.signed(*signed))
+                for a, (u, fee_limit), signed in zip(attempts, built, signatures, strict=True)]
 
 
 def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:

@@ -38,6 +38,7 @@ from airflow_provider_tronenergy.node.models import (
     ChainParameters,
     TransactionInfo,
 )
+from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, BudgetSpent, ChainView
 from airflow_provider_tronenergy.payout.verdict import UNREAD, Judge, Judged, offer
@@ -74,6 +75,9 @@ class PayoutNode(Protocol):
 
     def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
         """Energy one USDT transfer needs now (a new signature's ``fee_limit``)."""
+
+    def get_permissions(self, address: str) -> AccountPermissions:
+        """The sender's permissions, when payouts are signed under one (``permission_id``)."""
 
 
 @dataclass(frozen=True)

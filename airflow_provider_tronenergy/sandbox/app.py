@@ -19,6 +19,7 @@ from airflow_provider_tronenergy.sandbox import api, control, node
 from airflow_provider_tronenergy.sandbox.chain import (
     attack_routes,
     parameter_routes,
+    permission_routes,
     placed,
     range_routes,
 )
@@ -141,6 +142,8 @@ def create_app(state: SandboxState) -> ASGIApp:
     app.include_router(parameter_routes.control_router)
     app.include_router(range_routes.router)
     app.include_router(placed.router)
+    app.include_router(permission_routes.router)
+    app.include_router(permission_routes.control_router)
     wrapped: Any = FaultMiddleware(app, state.faults)
     return AccessLogMiddleware(wrapped)
 

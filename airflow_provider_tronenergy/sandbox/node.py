@@ -30,7 +30,8 @@ BALANCE_OF_ENERGY = 14_650  # a constant call of balanceOf, as mainnet reports i
 
 @router.post("/wallet/getaccount")
 async def get_account(request: Request) -> Response:
-    address = wire.address(await wire.body(request))
+    body = await wire.body(request)
+    address = wire.address(body)
     world = wire.world(request)
     if address is None or not world.is_activated(address):
         return wire.answer({})
@@ -38,6 +39,7 @@ async def get_account(request: Request) -> Response:
     account: dict[str, Any] = {"address": address, "create_time": 1_700_000_000_000}
     if wallet["trx_sun"]:
         account["balance"] = wallet["trx_sun"]
+    account.update(world.account_permissions_json(address, wire.visible(body)))
     return wire.answer(account)
 
 

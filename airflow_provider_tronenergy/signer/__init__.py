@@ -5,7 +5,9 @@ A :class:`Signer` is an address and ``sign(txid) -> 65-byte signature``. Two kin
 * :class:`LocalKeySigner`: a private key from the ``tron_signer`` connection's password,
   held in memory only while a payout task runs. Its repr names the address; it cannot
   be pickled (so it never reaches XCom or trigger kwargs) and no error repeats the key.
-* an **external signer** (KMS, HSM, a signing service): any class named by import path,
+* :class:`~.kms.KmsSigner`: a secp256k1 key in AWS KMS (the ``[aws]`` extra); the key
+  never leaves KMS, the worker holds only its public key.
+* an **external signer** (an HSM, a signing service): any class named by import path,
   so the key never reaches Airflow. :func:`load_signer` builds it.
 
 Whatever signs, :func:`signature_for` checks the signature recovers to the signer's
@@ -29,6 +31,37 @@ _IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*(?::|\.)[A-Za-z_]\w*")
 
 class SignerError(TronEnergyProviderError, ValueError):
     """A signer cannot be built or gave a signature that is not its address's."""
+
+    retryable: bool = False
+    """A later try may succeed as it is (a busy or unreachable signing service)."""
+
+
+class SignerKeyNotFound(SignerError):
+    """The signing service has no key by that id or alias (for these credentials)."""
+
+
+class SignerKeyUnsuitable(SignerError):
+    """The key is not a secp256k1 signing key (the wrong key spec or usage)."""
+
+
+class SignerNotPermitted(SignerError):
+    """The credentials may not use the key, or are not accepted (no credentials, expired)."""
+
+
+class SignerKeyDisabled(SignerError):
+    """The key exists but cannot sign now: disabled, or pending deletion."""
+
+
+class SignerThrottled(SignerError):
+    """The signing service asked to slow down: nothing was signed by this call; retry later."""
+
+    retryable = True
+
+
+class SignerUnavailable(SignerError):
+    """The signing service did not answer, or failed inside: nothing to use was signed."""
+
+    retryable = True
 
 
 @runtime_checkable

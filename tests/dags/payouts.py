@@ -33,5 +33,7 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
             wallet_wait_seconds="{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
             clock_tolerance_seconds="{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
+            permission_id="{{ dag_run.conf.get('permission_id', 0) }}",
+            cosigner_conn_ids="{{ dag_run.conf.get('cosigners', []) }}",
             poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag

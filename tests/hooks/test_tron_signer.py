@@ -1,4 +1,5 @@
-"""The tron_signer connection: a masked key or an external signer, never shown anywhere."""
+"""The tron_signer connection: a masked key, a KMS key or an external signer, never shown
+anywhere."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from airflow_provider_tronenergy.hooks.tron_signer import (
     TronSignerConnectionError,
     TronSignerHook,
 )
+from airflow_provider_tronenergy.signer import SignerKeyNotFound, signature_for
+from airflow_provider_tronenergy.signer.kms import KmsSigner
+from support import kms as aws
 
 KEY = PrivateKey(hashlib.sha256(b"hook tests").digest())
 
@@ -84,3 +88,48 @@ def test_test_connection_names_the_address_only(monkeypatch):
     ok, message = hook.test_connection()
     assert ok and message == f"Signs for {KEY.public_key.to_base58check_address()}"
     assert KEY.hex() not in repr(hook) + repr(hook.get_conn())
+
+
+# -- a key in AWS KMS (moto's, tests/support/kms.py) ---------------------------------------
+
+
+@pytest.fixture
+def kms_key():
+    with aws.aws_kms():
+        client = aws.client()
+        key_id = aws.new_key(client, alias="alias/hook-payouts")
+        yield key_id, KmsSigner(client, key_id).address
+
+
+def kms_extra(**extra) -> str:
+    return json.dumps({"kms_key_id": "alias/hook-payouts", "region_name": aws.REGION, **extra})
+
+
+def test_a_kms_key_from_the_extra_signs_for_its_address(kms_key):
+    signer = TronSignerHook.signer_of(conn(extra=kms_extra(address=kms_key[1])))
+    assert signer.address == kms_key[1] and "alias/hook-payouts" in repr(signer)
+    assert len(signature_for(signer, hashlib.sha256(b"tx").digest())) == 65
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"password": KEY.hex()}, "not both"),
+    ({"extra_": {"signer_class": "support.signers:KmsLikeSigner"}}, "not both"),
+    ({"extra_": {"address": "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"}}, "not for TLa2f6"),
+    ({"extra_": {"aws_conn_id": "aws_payouts"}}, "needs the Amazon provider"),
+])
+def test_an_unusable_kms_connection_is_refused(kms_key, kwargs, message):
+    extra = kms_extra(**kwargs.pop("extra_", {}))
+    with pytest.raises(TronSignerConnectionError, match=message):
+        TronSignerHook.signer_of(conn(extra=extra, **kwargs))
+
+
+def test_a_kms_refusal_keeps_its_name_and_the_test_button_shows_it(kms_key, monkeypatch):
+    with pytest.raises(SignerKeyNotFound, match="connection 'signer': KMS GetPublicKey"):
+        TronSignerHook.signer_of(conn(extra=kms_extra(kms_key_id="alias/nope")))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "extra": json.loads(kms_extra(kms_key_id="alias/nope"))}))
+    ok, message = TronSignerHook().test_connection()
+    assert not ok and "NotFoundException" in message
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "extra": json.loads(kms_extra())}))
+    assert TronSignerHook().test_connection() == (True, f"Signs for {kms_key[1]}")

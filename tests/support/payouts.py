@@ -56,9 +56,11 @@ class Payouts:
         energy_fee = self.node.get_chain_parameters().energy_fee
         confirm = settings.pop("confirm_node", None)
         clock = settings.pop("clock", self.chain.clock)
+        cosigners = settings.pop("cosigners", ())
         return PayoutSender(self.journal, node or self.node, self.signer,
                             SendSettings(contract=USDT, **settings), scope=scope,
-                            energy_fee_sun=energy_fee, clock=clock, confirm_node=confirm)
+                            energy_fee_sun=energy_fee, clock=clock, confirm_node=confirm,
+                            cosigners=cosigners)
 
     def watch(self, batch_id: str = "b1", **kwargs: Any) -> PayoutWatch:
         """The batch's watch, on the chain's clock (a manual one moves only when told)."""

@@ -36,6 +36,7 @@ from airflow_provider_tronenergy.sandbox.chain.charging import (
 from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
 from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS, ChainLedger
 from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
+from airflow_provider_tronenergy.sandbox.chain.permissions import AccountPermissions, sign_weight
 from airflow_provider_tronenergy.sandbox.deliveries import DeliveryQueue
 from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
 
@@ -58,32 +59,8 @@ CREATE INDEX IF NOT EXISTS chain_transactions_to ON chain_transactions (to_addre
 """
 
 
-def _sig_error(message: str) -> Refusal:
-    return Refusal("SIGERROR", "Validate signature error: " + message)
-
-
-def check_signature(tx: Decoded) -> Refusal | None:
-    """java-tron's owner-permission check: one signature, recovering to the owner."""
-    if not tx.signatures or tx.contract_type is None:
-        return _sig_error("miss sig or contract")
-    if tx.permission_id not in (0, 2):
-        return _sig_error("permission isn't exit")
-    if len(tx.signatures) > 1:
-        return _sig_error(f"Signature count is {len(tx.signatures)} more than key counts of "
-                          "permission : 1")
-    signature = tx.signatures[0]
-    if len(signature) < 65:
-        return _sig_error(f"Signature size is {len(signature)}")
-    signer = codec.signer(tx.txid, signature)
-    if signer is None:
-        return _sig_error("Signature verification failed")
-    if signer != tx.owner:
-        return _sig_error(f"{signature.hex()} is signed by {signer} but it is not contained "
-                          "of permission.")
-    return None
-
-
-class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue, SimulatedTransfers):
+class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQueue,
+                        SimulatedTransfers):
     """Signed transactions from broadcast to receipt, as a part of the world's database."""
 
     usdt_contract: str = USDT_CONTRACT
@@ -93,6 +70,7 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue, SimulatedTransfe
     def _init_transactions(self) -> None:
         self.db.executescript(TRANSACTIONS_SCHEMA)
         self._init_attacks()
+        self._init_permissions()
 
     def advance(self) -> None:
         """Orders up to now (``OrderBook``), then every block produced since: lazy packing."""
@@ -110,7 +88,7 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue, SimulatedTransfe
         head_ms = int(self.block_time(head) * 1000)
         if tx.expiration < head_ms + int(self.block_seconds * 1000):
             return Refusal("TRANSACTION_EXPIRATION_ERROR", "Transaction expired")
-        refused = check_signature(tx) or self._check_common(tx, head_ms)
+        refused = self.permission_refusal(tx) or self._check_common(tx, head_ms)
         if refused is not None:
             return refused
         assert tx.owner is not None
@@ -356,9 +334,10 @@ class ChainTransactions(ChainLedger, Monitoring, DeliveryQueue, SimulatedTransfe
         return None
 
     def sign_weight(self, tx: Decoded, visible: bool) -> dict[str, Any]:
-        """``getsignweight``: the owner's permission and the weight its signatures carry."""
+        """``getsignweight``: the permission ``tx`` names and the weight its signatures carry."""
         exists = tx.owner is not None and self.is_activated(tx.owner)
-        return views.sign_weight(tx, exists, visible)
+        return sign_weight(tx, self.permissions(tx.owner) if exists and tx.owner else None,
+                           visible)
 
 
 def stored(row: Any) -> Decoded:

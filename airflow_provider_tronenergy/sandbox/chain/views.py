@@ -22,8 +22,6 @@ from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
 TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 """keccak256 of ``Transfer(address,address,uint256)``: the USDT event's first topic."""
 BLOCK_VERSION = 32
-ACTIVE_OPERATIONS = "7fff1fc0033e0300000000000000000000000000000000000000000000000000"
-"""The operations a new account's default active permission allows (java-tron's default)."""
 UNITS = Decimal(1_000_000)
 """TRX (sun) and USDT (micro-units) both have 6 decimals."""
 
@@ -101,55 +99,6 @@ def block_json(block: BlockRef, parent_id: str, transactions: list[dict[str, Any
     if transactions:
         shown["transactions"] = transactions
     return shown
-
-
-def sign_weight(tx: Decoded, exists: bool, visible: bool) -> dict[str, Any]:
-    """``getsignweight``: the owner permission, approvals, weight and the txID tronpy reads."""
-    shown_tx = codec.transaction_json(tx, visible)
-    shown_tx.pop("visible")
-    extension = {"result": {"result": True}, "txid": tx.txid, "transaction": shown_tx}
-    if tx.contract_type is None or tx.owner is None:
-        result = {"code": "OTHER_ERROR", "message": "Invalid transaction: no valid contract"}
-        return {"result": result, "transaction": extension}
-    if not exists:
-        result = {"code": "PERMISSION_ERROR", "message": "Account does not exist!"}
-        return {"result": result, "transaction": extension}
-    key = tx.owner if visible else decode_address(tx.owner).hex()
-    permission: dict[str, Any] = {"permission_name": "owner", "threshold": 1,
-                                  "keys": [{"address": key, "weight": 1}]}
-    if tx.permission_id == 2:
-        permission = {"type": "Active", "id": 2, "permission_name": "active", "threshold": 1,
-                      "operations": ACTIVE_OPERATIONS, "keys": permission["keys"]}
-    elif tx.permission_id != 0:
-        result = {"code": "PERMISSION_ERROR", "message": "Permission for this, does not exist!"}
-        return {"result": result, "transaction": extension}
-    shown: dict[str, Any] = {"permission": permission}
-    result = {"code": "NOT_ENOUGH_PERMISSION"}
-    if tx.signatures:
-        refused = _weight_refusal(tx)
-        if refused is not None:
-            return {"permission": permission, "result": refused, "transaction": extension}
-        shown["approved_list"] = [key]
-        shown["current_weight"] = 1
-        result = {}  # ENOUGH_PERMISSION is the enum's zero: java-tron prints nothing
-    return {**shown, "result": result, "transaction": extension}
-
-
-def _weight_refusal(tx: Decoded) -> dict[str, Any] | None:
-    """``TransactionCapsule.checkWeight``'s refusal for these signatures, if any."""
-    if len(tx.signatures) > 1:
-        return {"code": "PERMISSION_ERROR", "message": f"Signature count is "
-                f"{len(tx.signatures)} more than key counts of permission : 1"}
-    signature = tx.signatures[0]
-    if len(signature) < 65:
-        return {"code": "SIGNATURE_FORMAT_ERROR", "message": f"Signature size is {len(signature)}"}
-    signer = codec.signer(tx.txid, signature)
-    if signer is None:
-        return {"code": "COMPUTE_ADDRESS_ERROR", "message": "Signature verification failed"}
-    if signer != tx.owner:
-        return {"code": "PERMISSION_ERROR", "message": f"{signature.hex()} is signed by {signer} "
-                "but it is not contained of permission."}
-    return None
 
 
 def listing(row: Any, at: float) -> dict[str, Any]:

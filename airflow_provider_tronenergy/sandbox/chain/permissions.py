@@ -1,0 +1,353 @@
+"""Account permissions as java-tron keeps and checks them: owner, actives, keys, weights.
+
+An account has an ``owner`` permission (id 0: every contract) and up to eight
+``active`` ones (ids 2, 3, ...: only the contract types its 32-byte ``operations``
+bitmask allows), each a threshold and keys with weights; one never changed has
+java-tron's defaults (the account's own address, weight 1, threshold 1; the default
+active's operations). A transaction names its permission (``Permission_id`` of its
+contract); its signatures must recover to distinct keys of that permission whose
+weights reach the threshold. Each rule and message is java-tron's:
+``TransactionCapsule.validateSignature`` and ``checkWeight`` (chainbase, capsule),
+``TransactionUtil.getTransactionSignWeight`` and ``checkPermissionOperations``
+(actuator, utils), ``AccountPermissionUpdateActuator.validate`` and
+``checkPermission`` for an update.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tronpy.proto import tron_pb2
+
+from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
+from airflow_provider_tronenergy.sandbox.chain import codec
+from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
+from airflow_provider_tronenergy.sandbox.chain.charging import Refusal
+from airflow_provider_tronenergy.sandbox.chain.codec import Decoded
+from airflow_provider_tronenergy.sandbox.errors import SandboxError
+
+OWNER: Final = "Owner"
+ACTIVE: Final = "Active"
+DEFAULT_OPERATIONS: Final = "7fff1fc0033e0300000000000000000000000000000000000000000000000000"
+"""The operations java-tron gives a default active permission: every contract type the
+chain has (``DynamicPropertiesStore.getAvailableContractType``); TransferContract is bit
+1, TriggerSmartContract bit 31."""
+TOTAL_SIGN_NUM: Final = 5
+"""The chain's ``TOTAL_SIGN_NUM``: at most 5 keys in a permission, 5 signatures."""
+MAX_ACTIVES: Final = 8
+_TYPES = tron_pb2.Transaction.Contract.ContractType
+_TYPE_NAMES: Final[dict[Any, str]] = {0: OWNER, "Owner": OWNER, 1: "Witness",
+                                      "Witness": "Witness", 2: ACTIVE, "Active": ACTIVE}
+
+PERMISSIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chain_permissions (
+    address TEXT PRIMARY KEY, owner TEXT NOT NULL, actives TEXT NOT NULL);
+"""
+
+
+class PermissionUpdateError(SandboxError, ValueError):
+    """An update java-tron's ``AccountPermissionUpdateActuator`` refuses (its message)."""
+
+
+@dataclass(frozen=True)
+class Permission:
+    """One permission: its id, type, name, threshold, ``(address, weight)`` keys and, for an
+    active one, the 32-byte operations bitmask."""
+
+    id: int
+    type: str
+    name: str
+    threshold: int
+    keys: tuple[tuple[str, int], ...]
+    operations: bytes = b""
+
+    def weight_of(self, address: str) -> int:
+        return next((w for a, w in self.keys if a == address), 0)
+
+    def allows(self, contract_type: str) -> bool:
+        """``checkPermissionOperations``: the contract type's bit in the operations."""
+        number = _TYPES.Value(contract_type)
+        return len(self.operations) == 32 and bool(
+            self.operations[number // 8] & (1 << (number % 8)))
+
+    def to_json(self, visible: bool) -> dict[str, Any]:
+        """As java-tron prints it (the Owner type is the enum's zero: left out)."""
+        shown: dict[str, Any] = {}
+        if self.type != OWNER:
+            shown["type"] = self.type
+        if self.id:
+            shown["id"] = self.id
+        shown.update({"permission_name": self.name, "threshold": self.threshold})
+        if self.operations:
+            shown["operations"] = self.operations.hex()
+        shown["keys"] = [{"address": a if visible else decode_address(a).hex(), "weight": w}
+                         for a, w in self.keys]
+        return shown
+
+
+def defaults(address: str) -> tuple[Permission, ...]:
+    """``AccountCapsule.getDefaultPermission`` and ``createDefaultActivePermission``."""
+    keys = ((address, 1),)
+    return (Permission(0, OWNER, "owner", 1, keys),
+            Permission(2, ACTIVE, "active", 1, keys, bytes.fromhex(DEFAULT_OPERATIONS)))
+
+
+# -- an update, checked as AccountPermissionUpdateActuator checks it ----------------------
+
+def _key(entry: Any) -> tuple[str, int]:
+    if not isinstance(entry, dict):
+        raise PermissionUpdateError("key is not a validate address")
+    try:
+        address = encode_address(codec.raw_address(entry.get("address")))
+    except (codec.CodecError, ValueError):
+        raise PermissionUpdateError("key is not a validate address") from None
+    weight = entry.get("weight", 0)
+    if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
+        raise PermissionUpdateError("key's weight should be greater than 0")
+    return address, weight
+
+
+def _permission(body: Any, kind: str, permission_id: int) -> Permission:
+    """``checkPermission``: keys 1..5 distinct with positive weights summing to at least a
+    positive threshold; a name of at most 32; operations (32 bytes, only contract types
+    the chain has) for an active permission and none for the owner."""
+    if not isinstance(body, dict):
+        raise PermissionUpdateError(f"{kind.lower()} permission is missed")
+    if _TYPE_NAMES.get(body.get("type", 0 if kind == OWNER else None)) != kind:
+        raise PermissionUpdateError(f"{kind.lower()} permission type is error")
+    entries = body.get("keys") or []
+    if not isinstance(entries, list) or len(entries) > TOTAL_SIGN_NUM:
+        raise PermissionUpdateError("number of keys in permission should not be greater than "
+                                    f"{TOTAL_SIGN_NUM}")
+    if not entries:
+        raise PermissionUpdateError("key's count should be greater than 0")
+    threshold = body.get("threshold", 0)
+    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold <= 0:
+        raise PermissionUpdateError("permission's threshold should be greater than 0")
+    name = str(body.get("permission_name") or "")
+    if len(name) > 32:
+        raise PermissionUpdateError("permission's name is too long")
+    if body.get("parent_id", 0) != 0:
+        raise PermissionUpdateError("permission's parent should be owner")
+    keys = tuple(_key(e) for e in entries)
+    if len({a for a, _ in keys}) != len(keys):
+        raise PermissionUpdateError(f"address should be distinct in permission {kind}")
+    if sum(w for _, w in keys) < threshold:
+        raise PermissionUpdateError("sum of all key's weight should not be less than threshold "
+                                    f"in permission {kind}")
+    operations = _operations(body.get("operations"), kind)
+    return Permission(permission_id, kind, name, threshold, keys, operations)
+
+
+def _operations(value: Any, kind: str) -> bytes:
+    if kind != ACTIVE:
+        if value:
+            raise PermissionUpdateError(f"{kind} permission needn't operations")
+        return b""
+    try:
+        operations = bytes.fromhex(str(value or ""))
+    except ValueError:
+        operations = b""
+    if len(operations) != 32:
+        raise PermissionUpdateError("operations size must 32")
+    available = bytes.fromhex(DEFAULT_OPERATIONS)
+    for bit in range(256):
+        if operations[bit // 8] & (1 << (bit % 8)) and not available[bit // 8] & (1 << (bit % 8)):
+            raise PermissionUpdateError(f"{bit} isn't a validate ContractType")
+    return operations
+
+
+def checked_update(owner: Any, actives: Any) -> tuple[Permission, ...]:
+    """The account's new permissions (owner id 0, actives 2, 3, ... in order), or
+    :class:`PermissionUpdateError` with java-tron's message."""
+    if not owner:
+        raise PermissionUpdateError("owner permission is missed")
+    if not isinstance(actives, list) or not actives:
+        raise PermissionUpdateError("active permission is missed")
+    if len(actives) > MAX_ACTIVES:
+        raise PermissionUpdateError("active permission is too many")
+    checked = [_permission(owner, OWNER, 0)]
+    checked += [_permission(a, ACTIVE, 2 + i) for i, a in enumerate(actives)]
+    return tuple(checked)
+
+
+# -- signatures against a permission ------------------------------------------------------
+
+def _permission_of(tx: Decoded, permissions: Sequence[Permission]) -> Permission | str:
+    """The permission ``tx`` names, or why it cannot be used (validateSignature's words)."""
+    permission = next((p for p in permissions if p.id == tx.permission_id), None)
+    if permission is None:
+        return "permission isn't exit"
+    if tx.permission_id != 0:
+        if permission.type != ACTIVE:
+            return "Permission type is error"
+        assert tx.contract_type is not None
+        if not permission.allows(tx.contract_type):
+            return "Permission denied"
+    return permission
+
+
+def weigh(tx: Decoded, permission: Permission) -> tuple[int, list[str]] | Refusal:
+    """``checkWeight``: the weight of ``tx``'s signatures and their signers, or the refusal
+    (``code`` as ``getsignweight`` names it, the message as both print it)."""
+    if len(tx.signatures) > len(permission.keys):
+        return Refusal("PERMISSION_ERROR", f"Signature count is {len(tx.signatures)} more "
+                       f"than key counts of permission : {len(permission.keys)}")
+    weight, approved, seen = 0, [], set()
+    for signature in tx.signatures:
+        if len(signature) < 65:
+            return Refusal("SIGNATURE_FORMAT_ERROR", f"Signature size is {len(signature)}")
+        signer = codec.signer(tx.txid, signature)
+        if signer is None:
+            return Refusal("COMPUTE_ADDRESS_ERROR", "Signature verification failed")
+        signer_weight = permission.weight_of(signer)
+        if signer_weight == 0:
+            return Refusal("PERMISSION_ERROR", f"{signature.hex()} is signed by {signer} but "
+                           "it is not contained of permission.")
+        if bytes(signature[:65]) in seen:
+            return Refusal("PERMISSION_ERROR", f"{signer} has signed twice!")
+        seen.add(bytes(signature[:65]))
+        approved.append(signer)
+        weight += signer_weight
+    return weight, approved
+
+
+def _sig_error(message: str) -> Refusal:
+    return Refusal("SIGERROR", "Validate signature error: " + message)
+
+
+def check(tx: Decoded, permissions: Sequence[Permission]) -> Refusal | None:
+    """``validatePubSignature``: the broadcast's refusal of ``tx``'s signatures, if any."""
+    if not tx.signatures or tx.contract_type is None:
+        return _sig_error("miss sig or contract")
+    if len(tx.signatures) > TOTAL_SIGN_NUM:
+        return _sig_error("too many signatures")
+    permission = _permission_of(tx, permissions)
+    if isinstance(permission, str):
+        return _sig_error(permission)
+    weighed = weigh(tx, permission)
+    if isinstance(weighed, Refusal):
+        return _sig_error(weighed.message)
+    if weighed[0] < permission.threshold:
+        return _sig_error("sig error")
+    return None
+
+
+def sign_weight(tx: Decoded, permissions: Sequence[Permission] | None,
+                visible: bool) -> dict[str, Any]:
+    """``getsignweight`` as ``TransactionUtil.getTransactionSignWeight`` answers it."""
+    shown_tx = codec.transaction_json(tx, visible)
+    shown_tx.pop("visible")
+    answer: dict[str, Any] = {"transaction": {"result": {"result": True}, "txid": tx.txid,
+                                              "transaction": shown_tx}}
+    if len(tx.signatures) > TOTAL_SIGN_NUM:
+        return {"result": {"code": "OTHER_ERROR", "message": "too many signatures"}}
+    if tx.contract_type is None or tx.owner is None:
+        answer["result"] = {"code": "OTHER_ERROR",
+                            "message": "Invalid transaction: no valid contract"}
+        return answer
+    if permissions is None:
+        answer["result"] = {"code": "PERMISSION_ERROR", "message": "Account does not exist!"}
+        return answer
+    permission = next((p for p in permissions if p.id == tx.permission_id), None)
+    problem = ("Permission for this, does not exist!" if permission is None
+               else "Permission type is wrong!" if tx.permission_id and permission.type != ACTIVE
+               else "Permission denied!" if tx.permission_id
+               and not permission.allows(tx.contract_type) else None)
+    if problem or permission is None:
+        answer["result"] = {"code": "PERMISSION_ERROR", "message": problem}
+        return answer
+    answer["permission"] = permission.to_json(visible)
+    weight = 0
+    if tx.signatures:
+        weighed = weigh(tx, permission)
+        if isinstance(weighed, Refusal):
+            answer["result"] = {"code": weighed.code, "message": weighed.message}
+            return answer
+        weight, approved = weighed
+        answer["approved_list"] = [a if visible else decode_address(a).hex() for a in approved]
+        answer["current_weight"] = weight
+    # ENOUGH_PERMISSION is the enum's zero: java-tron prints nothing for it.
+    answer["result"] = {} if weight >= permission.threshold else {
+        "code": "NOT_ENOUGH_PERMISSION"}
+    return answer
+
+
+def approved_list(tx: Decoded, visible: bool) -> dict[str, Any]:
+    """``getapprovedlist``: who signed, whatever the permission."""
+    shown_tx = codec.transaction_json(tx, visible)
+    shown_tx.pop("visible")
+    answer: dict[str, Any] = {"transaction": {"result": {"result": True}, "txid": tx.txid,
+                                              "transaction": shown_tx}}
+    approved = []
+    for signature in tx.signatures:
+        if len(signature) < 65:
+            answer["result"] = {"code": "SIGNATURE_FORMAT_ERROR",
+                                "message": f"Signature size is {len(signature)}"}
+            return answer
+        signer = codec.signer(tx.txid, signature)
+        if signer is None:
+            answer["result"] = {"code": "COMPUTE_ADDRESS_ERROR",
+                                "message": "Signature verification failed"}
+            return answer
+        approved.append(signer if visible else decode_address(signer).hex())
+    if approved:
+        answer["approved_list"] = approved
+    answer["result"] = {}
+    return answer
+
+
+def _stored(text: str) -> Permission:
+    data = json.loads(text)
+    return Permission(data["id"], data["type"], data["name"], data["threshold"],
+                      tuple((a, w) for a, w in data["keys"]), bytes.fromhex(data["operations"]))
+
+
+def _stored_text(p: Permission) -> str:
+    return json.dumps({"id": p.id, "type": p.type, "name": p.name, "threshold": p.threshold,
+                       "keys": [list(k) for k in p.keys], "operations": p.operations.hex()})
+
+
+class AccountPermissions(ChainState):
+    """Each account's permissions in the world's database (java-tron's defaults until an
+    update); the broadcast's signature check and ``getsignweight`` read them."""
+
+    def _init_permissions(self) -> None:
+        self.db.executescript(PERMISSIONS_SCHEMA)
+
+    def permissions(self, address: str) -> tuple[Permission, ...]:
+        """The account's permissions: owner first, then its actives."""
+        row = self.db.execute("SELECT owner, actives FROM chain_permissions WHERE address = ?",
+                              (address,)).fetchone()
+        if row is None:
+            return defaults(address)
+        return (_stored(row[0]), *(_stored(json.dumps(a)) for a in json.loads(row[1])))
+
+    def update_permissions(self, address: str, owner: Any, actives: Any) -> tuple[Permission, ...]:
+        """``AccountPermissionUpdateContract`` executed: the owner and actives replaced."""
+        if not self.is_activated(address):
+            raise PermissionUpdateError("ownerAddress account does not exist")
+        checked = checked_update(owner, actives)
+        with self.db:
+            self.db.execute(
+                "INSERT INTO chain_permissions (address, owner, actives) VALUES (?, ?, ?) "
+                "ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, "
+                "actives = excluded.actives",
+                (address, _stored_text(checked[0]),
+                 json.dumps([json.loads(_stored_text(p)) for p in checked[1:]])))
+        return checked
+
+    def permission_refusal(self, tx: Decoded) -> Refusal | None:
+        """The broadcast's refusal of ``tx``'s signatures under its owner's permission."""
+        if tx.owner is None:
+            return check(tx, ())
+        return check(tx, self.permissions(tx.owner))
+
+    def account_permissions_json(self, address: str, visible: bool) -> dict[str, Any]:
+        """``owner_permission`` and ``active_permission`` as ``getaccount`` shows them."""
+        found = self.permissions(address)
+        return {"owner_permission": found[0].to_json(visible),
+                "active_permission": [p.to_json(visible) for p in found[1:]]}
