@@ -15,13 +15,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import Timeout
-from airflow_provider_tronenergy.node.blocks import (
-    MAX_BLOCK_RANGE,
-    BlockTokenTransfers,
-    RangeBlock,
-    block_range,
-    block_token_transfers,
-)
+from airflow_provider_tronenergy.node.deposit_reads import TransferReads, valid_address
 from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
@@ -44,8 +38,6 @@ from airflow_provider_tronenergy.node.multicall import (
     encode_balances,
 )
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
-from airflow_provider_tronenergy.node.transfers import ChainTransfer, TransferReceipt, trx_transfer
-from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
 T = TypeVar("T")
@@ -56,19 +48,7 @@ MAX_TRANSFER_ENERGY = 1_000_000
 (x 11) is about 330,000. A node estimating more is not believed (energy is bought from it)."""
 
 
-def _block_number(number: int) -> int:
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise ValueError(f"number must be a block number of 1 or more, got {number!r}")
-    return number
-
-
-def _address(value: str, what: str) -> str:
-    if not is_valid_address(value):
-        raise ValueError(f"{what} is not a valid TRON address (base58check): {value!r}")
-    return value
-
-
-class TronNodeClient:
+class TronNodeClient(TransferReads):
     """Read accounts, resources, USDT balances, estimates and receipts from a node.
 
     :param url: the node's HTTP root (``https://api.trongrid.io``, ``http://node:8090``).
@@ -94,8 +74,8 @@ class TronNodeClient:
                  multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
-        self.usdt_contract = _address(usdt_contract, "usdt_contract")
-        self.multicall = None if multicall is None else _address(multicall, "multicall")
+        self.usdt_contract = valid_address(usdt_contract, "usdt_contract")
+        self.multicall = None if multicall is None else valid_address(multicall, "multicall")
         if isinstance(multicall_chunk, bool) or not isinstance(multicall_chunk, int) \
                 or not 1 <= multicall_chunk <= MAX_MULTICALL_CHUNK:
             raise ValueError(f"multicall_chunk must be 1 to {MAX_MULTICALL_CHUNK}, "
@@ -164,7 +144,7 @@ class TronNodeClient:
         """One per-address read; the node's ``{}`` (tronpy's AddressNotFound) is no account."""
         from tronpy.exceptions import AddressNotFound
 
-        _address(address, "address")
+        valid_address(address, "address")
 
         def answer() -> dict[str, Any]:
             try:
@@ -193,7 +173,7 @@ class TronNodeClient:
         """USDT in micro-units: the contract's ``balanceOf(address)``, a constant call."""
         from tronpy.abi import trx_abi
 
-        _address(address, "address")
+        valid_address(address, "address")
         parameter = trx_abi.encode(["address"], [address]).hex()
         result = self._call("wallet/triggerconstantcontract", lambda: self._constant(
             address, "balanceOf(address)", parameter))
@@ -209,8 +189,8 @@ class TronNodeClient:
         """
         if self.multicall is None:
             return None
-        _address(owner, "owner")
-        holders = list(dict.fromkeys(_address(a, "address") for a in addresses))
+        valid_address(owner, "owner")
+        holders = list(dict.fromkeys(valid_address(a, "address") for a in addresses))
         chunks = [holders[i:i + self.multicall_chunk]
                   for i in range(0, len(holders), self.multicall_chunk)]
         if len(chunks) <= 1:
@@ -258,8 +238,8 @@ class TronNodeClient:
         from tronpy.abi import trx_abi
         from tronpy.exceptions import ApiError, TvmError, UnknownError
 
-        _address(owner, "owner")
-        _address(to, "to")
+        valid_address(owner, "owner")
+        valid_address(to, "to")
         if units <= 0:
             raise ValueError("units must be a positive integer")
         parameter = trx_abi.encode(["address", "uint256"], [to, units]).hex()
@@ -301,7 +281,7 @@ class TronNodeClient:
     def get_contract_info(self, contract: str | None = None) -> ContractInfo | None:
         """A contract's dynamic-energy state (``wallet/getcontractinfo``), USDT's by default;
         None when the node knows no contract there (java-tron answers ``{}``)."""
-        address = _address(contract or self.usdt_contract, "contract")
+        address = valid_address(contract or self.usdt_contract, "contract")
         payload = self._call("wallet/getcontractinfo", lambda: dict(
             self._provider.make_request("wallet/getcontractinfo",
                                         {"value": address, "visible": True})))
@@ -385,75 +365,6 @@ class TronNodeClient:
             path, {"num": number, "visible": True}))
         return self._checked(path, lambda: block_receipts(number, payload,
                                                           solidified=solidified))
-
-    # -- block-level reads: whole blocks for a scan (one request per block or range) ------------
-
-    def get_block_token_transfers(self, number: int, *, contract: str | None = None,
-                                  solidified: bool = False) -> BlockTokenTransfers:
-        """The transfers of ``contract``'s token (USDT's by default) block ``number`` records.
-
-        One ``gettransactioninfobyblocknum`` request, its receipts checked as
-        :meth:`get_block_receipts` checks them, its logs read by the one rule
-        (``node.transfers.token_transfers``). ``[]`` (no transaction, or a block not yet
-        produced or solidified) reads as none: read the head first.
-        """
-        token = _address(contract or self.usdt_contract, "contract")
-        _block_number(number)
-        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyblocknum"
-        payload = self._call(path, lambda: self._provider.json_answer(
-            path, {"num": number, "visible": True}))
-        return self._checked(path, lambda: block_token_transfers(
-            number, payload, contract=token, solidified=solidified))
-
-    def get_blocks(self, start: int, end: int, *, solidified: bool = False) -> list[RangeBlock]:
-        """Blocks ``start`` to ``end - 1`` with their transactions (``getblockbylimitnext``:
-        ``end`` excluded, at most 100 blocks), each block's TRX transfers read. Fewer
-        blocks than asked when the node has no more (with ``solidified=True``: none past
-        the solidified head); they are always the first ones, consecutive.
-        """
-        _block_number(start)
-        if isinstance(end, bool) or not isinstance(end, int) or \
-                not start < end <= start + MAX_BLOCK_RANGE:
-            raise ValueError(f"end must be above start and at most {MAX_BLOCK_RANGE} past it, "
-                             f"got [{start}, {end!r})")
-        path = ("walletsolidity" if solidified else "wallet") + "/getblockbylimitnext"
-        payload = self._call(path, lambda: self._provider.json_answer(
-            path, {"startNum": start, "endNum": end, "visible": True}))
-        return self._checked(path, lambda: block_range(start, end, payload))
-
-    # -- deposits: what one transaction moved (node.transfers) -----------------------------
-
-    def get_transfer_receipt(self, tx_hash: str, *, contract: str | None = None,
-                             solidified: bool = False) -> TransferReceipt | None:
-        """The transfers of ``contract``'s token (USDT's by default) a transaction's receipt
-        records, and other contracts' ``Transfer`` logs; None while the node does not know it
-        (with ``solidified=True``: not solidified yet). One ``gettransactioninfobyid``."""
-        if not isinstance(tx_hash, str) or not TX_HASH.fullmatch(tx_hash):
-            raise ValueError("tx_hash must be 64 hexadecimal characters")
-        token = _address(contract or self.usdt_contract, "contract")
-        path = ("walletsolidity" if solidified else "wallet") + "/gettransactioninfobyid"
-        payload = self._call(path, lambda: dict(self._provider.make_request(
-            path, {"value": tx_hash.lower(), "visible": True})))
-        if not payload:
-            return None
-        return self._checked(path, lambda: TransferReceipt.from_node(
-            tx_hash.lower(), payload, contract=token, solidified=solidified))
-
-    def get_trx_transfer(self, info: TransactionInfo) -> ChainTransfer | None:
-        """The TRX transfer the transaction of receipt ``info`` is, if it is one that
-        succeeded (``gettransactionbyid``, from the API the receipt was read from); None for
-        any other transaction. A node that has the receipt but not its transaction is
-        a :class:`NodeError` (try again), not "no transfer"."""
-        path = ("walletsolidity" if info.solidified else "wallet") + "/gettransactionbyid"
-        payload = self._call(path, lambda: dict(self._provider.make_request(
-            path, {"value": info.tx_hash, "visible": True})))
-        if not payload:
-            raise NodeError(f"node call {path} does not know transaction {info.tx_hash}, whose "
-                            "receipt it has", path=path)
-        if str(payload.get("txID", "")).lower() != info.tx_hash:
-            raise NodeError(f"node call {path} answered another transaction", path=path)
-        return self._checked(path, lambda: trx_transfer(
-            payload, block_number=info.block_number, block_timestamp_ms=info.block_timestamp_ms))
 
     # -- sending ---------------------------------------------------------------------------
 
