@@ -135,7 +135,7 @@ def test_out_of_energy_burns_up_to_the_fee_limit_and_moves_nothing(chain: Chain)
     assert info["receipt"] == {"energy_fee": 1_000_000, "energy_usage_total": 10_000,
                                "net_usage": USDT_BYTES - 1, "result": "OUT_OF_ENERGY"}
     assert info["result"] == "FAILED" and info["fee"] == 1_000_000
-    assert bytes.fromhex(info["resMessage"]).decode().startswith("Not enough energy")
+    assert info["resMessage"].startswith("Not enough energy")  # visible: text
     assert chain.contract().functions.balanceOf(owner) == 10_000_000
     assert chain.wallet(owner)["trx_sun"] == 100_000_000 - 1_000_000
     with pytest.raises(TvmError):  # tronpy's own reading of the receipt
@@ -159,7 +159,7 @@ def test_more_usdt_than_held_reverts_and_pays_for_its_energy(chain: Chain):
     stranger = random_address()
     info = _run(chain, chain.usdt(owner, stranger, 2_000_000), key)
     assert info["receipt"]["result"] == "REVERT" and info["result"] == "FAILED"
-    assert bytes.fromhex(info["resMessage"]).decode() == "REVERT opcode executed"
+    assert info["resMessage"] == "REVERT opcode executed"  # visible: text
     energy = info["receipt"]["energy_usage_total"]
     assert 0 < energy < TO_HOLDER and info["receipt"]["energy_fee"] == energy * 100
     assert chain.contract().functions.balanceOf(owner) == 1_000_000
