@@ -115,8 +115,8 @@ async def _get_block(request: Request, *, solidified: bool) -> Response:
     world.advance()
     head = world.solid_number() if solidified else world.head_number()
     wanted = call.params.get("id_or_num")
-    detail = _true(call.params.get("detail"))
-    number: int | None = head
+    detail = wire.parse_boolean(call.params.get("detail"))
+    number = head
     if wanted not in (None, ""):
         text = str(wanted)
         if text.lstrip("-").isdigit():
@@ -134,10 +134,6 @@ async def _get_block(request: Request, *, solidified: bool) -> Response:
     if not detail:
         shown.pop("transactions", None)
     return wire.answer(shown)
-
-
-def _true(value: object) -> bool:
-    return str(value).lower() == "true"
 
 
 @router.api_route("/wallet/getblock", methods=["GET", "POST"])

@@ -118,7 +118,7 @@ class Call:
         return f"{line + 1}:{column + 1}"
 
 
-def _true(value: Any) -> bool:
+def parse_boolean(value: Any) -> bool:
     """Java's ``Boolean.parseBoolean`` of the value's text: ``"true"`` in any case."""
     return str(value).strip().lower() == "true" if value is not None else False
 
@@ -128,7 +128,7 @@ async def call(request: Request) -> Call:
     POST: a JSON body, or form fields turned into one)."""
     if request.method == "GET":
         params: dict[str, Any] = dict(request.query_params)
-        return Call(params, _true(params.get("visible")),
+        return Call(params, parse_boolean(params.get("visible")),
                     json.dumps(params, separators=(",", ":")), True)
     raw = (await request.body()).decode("utf-8", "replace")
     if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
@@ -141,7 +141,7 @@ async def call(request: Request) -> Call:
     except ValueError:
         value = None
     params = value if isinstance(value, dict) else {}
-    return Call(params, _true(params.get("visible")) if "visible" in params else False, raw,
+    return Call(params, parse_boolean(params.get("visible")) if "visible" in params else False, raw,
                 False)
 
 
