@@ -38,6 +38,7 @@ def _account_key(request: Request, read: Callable[[], bytes]) -> str | Response 
         raw = read()
     except codec.CodecError as exc:
         return wire.failure(exc)
+    wire.world(request).advance()  # the accounts as of the head block, its transactions run
     address = codec.address_key(raw)
     return address if address is not None and wire.world(request).is_activated(address) \
         else None
@@ -52,11 +53,21 @@ async def get_account(request: Request) -> Response:
     address = _account_key(request, lambda: call.address("address"))
     if not isinstance(address, str):
         return address if isinstance(address, Response) else wire.answer({})
-    wallet = wire.world(request).wallet(address)
+    world = wire.world(request)
+    wallet, times = world.wallet(address), world.consume_times(address)
     account: dict[str, Any] = {"address": codec.shown_address(address, call.visible),
                                "create_time": 1_700_000_000_000}
     if wallet["trx_sun"]:
         account["balance"] = wallet["trx_sun"]
+    # Usage recovered to the head and the times of last use as block timestamps (ms), as
+    # Wallet.getAccount prints them (updateUsage; genesis + 3 s x slot); zeros left out.
+    usage = {"net_usage": wallet["net_used"], "free_net_usage": wallet["free_net_used"],
+             "latest_consume_time": times["net"], "latest_consume_free_time": times["free_net"]}
+    account.update({k: v for k, v in usage.items() if v})
+    energy = {"energy_usage": wallet["energy_used"],
+              "latest_consume_time_for_energy": times["energy"]}
+    if any(energy.values()):
+        account["account_resource"] = {k: v for k, v in energy.items() if v}
     return wire.answer(account)
 
 
@@ -164,6 +175,7 @@ async def trigger_constant_contract(request: Request) -> Response:
         return constant
     selector, words, visible = constant.selector, constant.words, constant.visible
     owner, world = constant.owner, wire.world(request)
+    world.advance()
     answer: dict[str, Any] = {"result": {"result": True},
                               "transaction": _transaction(owner, visible)}
     if selector == "balanceOf(address)" and len(words) == 1 and _abi_address(words[0]):
@@ -201,6 +213,7 @@ async def estimate_energy(request: Request) -> Response:
     if constant.selector != "transfer(address,uint256)":
         return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {constant.selector}",
                           call.visible)
+    wire.world(request).advance()
     energy = _transfer_energy(wire.world(request), constant.owner, constant.words, call.visible)
     if isinstance(energy, Response):
         return energy

@@ -336,6 +336,26 @@ async def solid_transaction_by_id(request: Request) -> Response:
     return await _transaction(request, solidified=True)
 
 
+@router.api_route("/wallet/gettransactionfrompending", methods=["GET", "POST"])
+async def transaction_from_pending(request: Request) -> Response:
+    """java-tron's ``GetTransactionFromPendingServlet``: a transaction accepted and not yet in
+    a block, else ``{}``."""
+    txid, visible = await _txid(request)
+    if txid is None:
+        return wire.answer({})
+    return wire.answer(wire.world(request).pending_transaction(txid, visible))
+
+
+@router.api_route("/wallet/gettransactionlistfrompending", methods=["GET", "POST"])
+async def transaction_list_from_pending(request: Request) -> Response:
+    return wire.answer({"txId": wire.world(request).pending()})
+
+
+@router.api_route("/wallet/getpendingsize", methods=["GET", "POST"])
+async def pending_size(request: Request) -> Response:
+    return wire.answer({"pendingSize": len(wire.world(request).pending())})
+
+
 async def _transaction_info(request: Request, *, solidified: bool) -> Response:
     txid, visible = await _txid(request)
     if txid is None:
