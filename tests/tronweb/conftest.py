@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,6 +25,16 @@ def _lock_hash() -> str:
     return hashlib.sha256((HERE / "package-lock.json").read_bytes()).hexdigest()
 
 
+def _installed(wanted: str) -> bool:
+    """The stamp matches the lock and TronWeb's own package is there at the pinned version
+    (a stamp alone survives a half-deleted ``node_modules``)."""
+    installed = HERE / "node_modules" / "tronweb" / "package.json"
+    if not STAMP.exists() or STAMP.read_text() != wanted or not installed.exists():
+        return False
+    pinned = json.loads((HERE / "package.json").read_text())["dependencies"]["tronweb"]
+    return bool(json.loads(installed.read_text()).get("version") == pinned)
+
+
 @pytest.fixture(scope="session")
 def tronweb_node() -> str:
     """The ``node`` executable, with TronWeb installed beside the checks script."""
@@ -33,7 +44,7 @@ def tronweb_node() -> str:
     with open(HERE / ".npm-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         wanted = _lock_hash()
-        if not STAMP.exists() or STAMP.read_text() != wanted:
+        if not _installed(wanted):
             done = subprocess.run(
                 [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
                 capture_output=True, text=True, timeout=600, check=False)
