@@ -466,9 +466,12 @@ def test_the_keeper_is_woken_by_the_chain_and_buys_once_per_shortfall(deployment
         [woken] = wait_for("a run the watcher woke that bought",
                            lambda: woken_runs("buy") or None, 120, deployment.components)
         decision = api.xcom(KEEPER_DAG, woken, "keep")["decisions"][0]
-        assert decision["available"] == 100_000 and decision["energy"] == 400_000
+        # Up to the target of 500,000: 400,000 less what the usage recovered meanwhile (the
+        # chain's 24 h window is 72 minutes at this time scale).
+        bought = decision["energy"]
+        assert decision["available"] + bought == 500_000 and 380_000 <= bought <= 400_000
         time.sleep(8)  # a storm of wakes would have bought again by now
-        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [500_000, 400_000]
+        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [500_000, bought]
 
         # The triggerer SIGKILLed after a wake whose order the chain does not show yet: the
         # restarted watcher wakes the keeper again for the same shortfall, which buys nothing.
@@ -484,6 +487,7 @@ def test_the_keeper_is_woken_by_the_chain_and_buys_once_per_shortfall(deployment
         held = wait_for("the restarted watcher's wake, held",
                         lambda: woken_runs("hold") or None, 150, deployment.components)
         decision = api.xcom(KEEPER_DAG, held[-1], "keep")["decisions"][0]
-        assert decision["incoming"] == 450_000, decision  # done, not in a block: on its way
-        assert [o["energy_amount"] for o in deployment.orders_for(wallet)] == [
-            500_000, 400_000, 450_000]
+        placed = [o["energy_amount"] for o in deployment.orders_for(wallet)]
+        assert placed[:2] == [500_000, bought] and len(placed) == 3, placed
+        assert 400_000 <= placed[2] <= 450_000  # 450,000 less what recovered meanwhile
+        assert decision["incoming"] == placed[2], decision  # done, not in a block: on its way

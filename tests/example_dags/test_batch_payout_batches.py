@@ -95,7 +95,11 @@ def test_a_retry_reuses_what_the_first_try_bought(run_dag, control, tmp_path, mo
     assert [r["reused"] for r in out["buy_energy"][2]] == [True, False]
 
 
-@pytest.mark.parametrize("gone", ["spent", "taken back"])
+@pytest.mark.parametrize("gone", [pytest.param("spent", marks=pytest.mark.xfail(
+    strict=True, reason="issue 37 finding: spent energy recovers on chain (java-tron's 24 h "
+    "window, now in the sandbox), so the rerun sizes buy0 from a few hundred energy "
+    "available (128,471, not 128,570) and the journal refuses the key for different "
+    "parameters instead of refilling")), "taken back"])
 def test_an_order_whose_energy_is_gone_on_chain_is_not_reused(run_dag, control, node_conn,
                                                               tmp_path, monkeypatch, gone):
     sender = control.wallet(trx="50", usdt="1000")

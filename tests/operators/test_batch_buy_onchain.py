@@ -46,17 +46,20 @@ def test_energy_gone_on_chain_is_bought_once_then_reused(control, run_dag, journ
     out = run_dag(dags.dag, orders=orders, node_conn_id=node_conn)
     assert out["__run__"] == "success", out
     assert out["buy"][:2] == ("success", 2)
-    assert _placed(control, target) == [131_000, 100_000]  # the shortfall, once
+    # The shortfall, once: 100,000 less what recovered meanwhile (usage recovers over
+    # java-tron's 24 h window, 28,800 blocks of 30 ms here).
+    first, shortfall = _placed(control, target)
+    assert first == 131_000 and 99_000 <= shortfall <= 100_000
     assert _placed(control, other) == [65_000]
     refill = journal.latest(f"{key}:b0:refill")
-    assert refill is not None and refill.request["energy_amount"] == 100_000
+    assert refill is not None and refill.request["energy_amount"] == shortfall
     note = journal.latest(f"{key}:b0").note or ""
-    assert "100,000 of its 131,000 energy gone on chain" in note
+    assert f"{shortfall:,} of its 131,000 energy gone on chain" in note
     # Later runs of the batch: the wallet has the energy again, nothing more is bought.
     later = run_dag(dags.dag, orders=orders, node_conn_id=node_conn)
     assert later["__run__"] == "success"
     assert [r["reused"] for r in later["buy"][2]] == [True, True]
-    assert _placed(control, target) == [131_000, 100_000]
+    assert _placed(control, target) == [131_000, shortfall]
 
 
 def test_without_a_node_the_journal_alone_decides(control, run_dag, journal):

@@ -77,8 +77,11 @@ def test_usdts_contract_info_carries_its_energy_factor(chain):
     by_hex = _post(chain, "/wallet/getcontractinfo", {"value": hex_address}).json()
     assert by_hex["contract_state"]["energy_factor"] == 34_000
     assert by_hex["smart_contract"]["contract_address"] == hex_address
-    for other in (random_address(), "not an address", None):
+    for other in (decode_address(random_address()).hex(), None):
         assert _post(chain, "/wallet/getcontractinfo", {"value": other}).json() == {}
+    for base58 in (random_address(), "not an address"):  # hex expected: java-tron's error
+        assert "INVALID hex String" in _post(chain, "/wallet/getcontractinfo",
+                                             {"value": base58}).json()["Error"]
 
 
 def test_a_fee_proposal_applies_from_the_next_block_on(chain):

@@ -111,12 +111,15 @@ class Chain:
         txn = builder.build().sign(key)
         return str(txn.broadcast().txid)
 
-    def raw_broadcast(self, txn: Transaction) -> dict[str, Any]:
-        """``wallet/broadcasttransaction`` as java-tron answers it, message decoded."""
+    def raw_broadcast(self, txn: Transaction, *, visible: bool = False) -> dict[str, Any]:
+        """``wallet/broadcasttransaction`` as java-tron answers it, message decoded;
+        ``visible`` for a transaction whose addresses are base58 (java-tron reads hex
+        unless the body says ``"visible": true``)."""
+        body = {**txn.to_json(), "visible": True} if visible else txn.to_json()
         answer: dict[str, Any] = requests.post(
-            f"{self.sandbox.root_url}/wallet/broadcasttransaction", json=txn.to_json(),
+            f"{self.sandbox.root_url}/wallet/broadcasttransaction", json=body,
             timeout=10).json()
-        if "message" in answer:
+        if "message" in answer and not visible:  # Return.message: text with visible
             answer["message"] = bytes.fromhex(answer["message"]).decode()
         return answer
 

@@ -51,10 +51,14 @@ def test_a_wallet_crossing_its_floor_wakes_the_keeper_once(control, node_conn, r
     trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
     spend = lambda: control.post(f"/addresses/{high}/energy", {"used": 150_000})  # noqa: E731
     fired = events_within(trigger, 1.5, during=spend)
+    # The spent 150,000 starts recovering at once (java-tron's 24 h window, 28,800 blocks of
+    # 30 ms here): a few dozen energy back by the time the watcher reads it.
+    spent = fired[1]["available"] if len(fired) == 2 else None
+    assert spent is not None and 150_000 <= spent < 151_000, fired
     assert fired == [
         {"keeper": "hot", "wallet": low, "available": 50_000, "floor": 200_000,
          "reason": "below the floor"},
-        {"keeper": "hot", "wallet": high, "available": 150_000, "floor": 200_000,
+        {"keeper": "hot", "wallet": high, "available": spent, "floor": 200_000,
          "reason": "below the floor"}]
 
 

@@ -24,6 +24,7 @@ from tronpy.proto import tron_pb2
 
 from airflow_provider_tronenergy.protocol.address import (
     ADDRESS_PREFIX,
+    ALPHABET,
     AddressError,
     decode_address,
     encode_address,
@@ -43,20 +44,81 @@ _CONTRACT_TYPES = tron_pb2.Transaction.Contract.ContractType
 
 
 class CodecError(SandboxError, ValueError):
-    """The transaction cannot be read (bad JSON shape, hex or protobuf)."""
+    """The transaction cannot be read (bad JSON shape, hex or protobuf); ``java_class`` is
+    the exception java-tron throws there, printed before the message in its ``Error``."""
+
+    def __init__(self, message: str, *,
+                 java_class: str = "class java.lang.IllegalArgumentException") -> None:
+        super().__init__(message)
+        self.java_class = java_class
 
 
-def raw_address(value: Any) -> bytes:
-    """A 21-byte address from base58check (``T...``) or hex (``41...``)."""
-    if not isinstance(value, str):
-        raise CodecError("address must be a string")
-    if value.startswith("T"):
-        try:
-            return decode_address(value)
-        except AddressError as exc:
-            raise CodecError(str(exc)) from None
-    raw = _hex(value, "address")
+PARSE_EXCEPTION = "class org.tron.core.services.http.JsonFormat$ParseException"
+NULL_POINTER = "class java.lang.NullPointerException"
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def address_key(raw: bytes) -> str | None:
+    """The base58 form of a 21-byte ``0x41`` address; None for bytes no account can have."""
     if len(raw) != 21 or raw[0] != ADDRESS_PREFIX:
+        return None
+    return encode_address(raw)
+
+
+def shown_address(address: str, visible: bool) -> str:
+    """An address as java-tron prints it: base58 with ``visible``, else hex ``41...``."""
+    return address if visible else decode_address(address).hex()
+
+
+def from_hex_string(value: str) -> bytes:
+    """java-tron's ``ByteArray.fromHexString``: ``0x`` dropped, an odd length padded with 0."""
+    text = value[2:] if value.startswith("0x") else value
+    if len(text) % 2:
+        text = "0" + text
+    if not _HEX_DIGITS.issuperset(text):
+        raise CodecError("INVALID hex String", java_class=PARSE_EXCEPTION)
+    return bytes.fromhex(text)
+
+
+def from_base58_check(value: str) -> bytes:
+    """``Commons.decodeFromBase58Check`` as ``JsonFormat`` calls it: an illegal character is
+    ``Base58``'s ``IllegalArgumentException``; a bad checksum or a decoded payload that is no
+    21-byte ``0x41`` address is ``null``, which java-tron then dereferences."""
+    for index, char in enumerate(value):
+        if char not in ALPHABET:
+            raise CodecError(f"Illegal character {char} at {index}",
+                             java_class="class java.lang.IllegalArgumentException")
+    try:
+        return decode_address(value)
+    except AddressError:
+        raise CodecError("null", java_class=NULL_POINTER) from None
+
+
+def json_address(value: Any, visible: bool) -> bytes:
+    """An address field as java-tron's ``JsonFormat.merge`` reads it (``consumeByteString``):
+    hex (``ByteArray.fromHexString``) by default, base58check with ``visible``. Absent is
+    empty bytes (proto3's default). Rules from java-tron's
+    ``framework/.../services/http/JsonFormat.java`` (``unescapeBytes``,
+    ``unescapeBytesSelfType``) and ``chainbase/.../common/utils/Commons.java``."""
+    if value is None:
+        return b""
+    if not isinstance(value, str):
+        raise CodecError("Expected string.", java_class=PARSE_EXCEPTION)
+    if not visible:
+        return from_hex_string(value)
+    try:
+        return from_base58_check(value)
+    except CodecError as exc:
+        if exc.java_class == NULL_POINTER:
+            raise
+        raise CodecError(f"INVALID base58 String, {exc}", java_class=PARSE_EXCEPTION) from None
+
+
+def raw_address(value: Any, visible: bool = False) -> bytes:
+    """A 21-byte address in the form ``visible`` names (:func:`json_address`), or refused
+    (bytes of another length: the sandbox refuses what java-tron's actuators refuse later)."""
+    raw = json_address(value, visible)
+    if address_key(raw) is None:
         raise CodecError(f"{value!r} is not a TRON address")
     return raw
 
@@ -127,8 +189,10 @@ class Decoded:
         return to, int.from_bytes(data[36:68], "big")
 
 
-def _contract(entry: Any) -> Any | None:
-    """One ``raw_data.contract`` entry as protobuf; None for a type this node does not know."""
+def _contract(entry: Any, visible: bool) -> Any | None:
+    """One ``raw_data.contract`` entry as protobuf; None for a type this node does not know
+    or a value it cannot read in the form ``visible`` names (``Util.packTransaction`` drops
+    such a contract and goes on: java-tron's ``services/http/Util.java``)."""
     if not isinstance(entry, dict):
         raise CodecError("a contract must be an object")
     kind = entry.get("type")
@@ -137,20 +201,12 @@ def _contract(entry: Any) -> Any | None:
         return None
     if not isinstance(value, dict):
         raise CodecError("contract parameter value must be an object")
-    message: Any
-    if kind == TRANSFER:
-        message = tron_pb2.TransferContract(
-            owner_address=raw_address(value.get("owner_address")),
-            to_address=raw_address(value.get("to_address")),
-            amount=_integer(value.get("amount", 0), "amount"))
-    else:
-        message = tron_pb2.TriggerSmartContract(
-            owner_address=raw_address(value.get("owner_address")),
-            contract_address=raw_address(value.get("contract_address")),
-            data=_hex(value.get("data", ""), "data"),
-            call_value=_integer(value.get("call_value", 0), "call_value"),
-            call_token_value=_integer(value.get("call_token_value", 0), "call_token_value"),
-            token_id=_integer(value.get("token_id", 0), "token_id"))
+    try:
+        message = _contract_message(kind, value, visible)
+    except CodecError as exc:
+        if exc.java_class in (PARSE_EXCEPTION, NULL_POINTER):
+            return None  # packTransaction catches every exception of the merge, logs, goes on
+        raise
     type_url = (entry.get("parameter") or {}).get("type_url") or TYPE_URL + kind
     return tron_pb2.Transaction.Contract(
         type=_CONTRACT_TYPES.Value(kind),
@@ -158,11 +214,31 @@ def _contract(entry: Any) -> Any | None:
         Permission_id=_integer(entry.get("Permission_id", 0), "Permission_id"))
 
 
-def pack_raw(raw_data: Any) -> _Raw:
-    """``raw_data`` JSON (hex or base58 addresses) as protobuf, as java-tron packs it."""
+def _contract_message(kind: str, value: dict[str, Any], visible: bool) -> Any:
+    message: Any
+    if kind == TRANSFER:
+        message = tron_pb2.TransferContract(
+            owner_address=raw_address(value.get("owner_address"), visible),
+            to_address=raw_address(value.get("to_address"), visible),
+            amount=_integer(value.get("amount", 0), "amount"))
+    else:
+        message = tron_pb2.TriggerSmartContract(
+            owner_address=raw_address(value.get("owner_address"), visible),
+            contract_address=raw_address(value.get("contract_address"), visible),
+            data=_hex(value.get("data", ""), "data"),
+            call_value=_integer(value.get("call_value", 0), "call_value"),
+            call_token_value=_integer(value.get("call_token_value", 0), "call_token_value"),
+            token_id=_integer(value.get("token_id", 0), "token_id"))
+    return message
+
+
+def pack_raw(raw_data: Any, visible: bool = False) -> _Raw:
+    """``raw_data`` JSON (hex addresses, base58 with ``visible``) as protobuf, as java-tron
+    packs it."""
     if not isinstance(raw_data, dict) or not isinstance(raw_data.get("contract", []), list):
         raise CodecError("raw_data must be an object with a contract list")
-    contracts = [c for c in (_contract(e) for e in raw_data.get("contract", [])) if c]
+    contracts = [c for c in (_contract(e, visible) for e in raw_data.get("contract", []))
+                 if c]
     raw = tron_pb2.Transaction.raw(
         ref_block_bytes=_hex(raw_data.get("ref_block_bytes", ""), "ref_block_bytes"),
         ref_block_hash=_hex(raw_data.get("ref_block_hash", ""), "ref_block_hash"),
@@ -200,14 +276,15 @@ def decode(raw: _Raw, signatures: list[bytes]) -> Decoded:
     return Decoded(contract_type=None, **base)
 
 
-def from_json(body: Any) -> Decoded:
+def from_json(body: Any, visible: bool = False) -> Decoded:
     """A transaction as ``broadcasttransaction`` / ``getsignweight`` receive it."""
     if not isinstance(body, dict):
         raise CodecError("transaction must be an object")
     signatures = body.get("signature") or []
     if not isinstance(signatures, list):
         raise CodecError("signature must be a list")
-    return decode(pack_raw(body.get("raw_data")), [_hex(s, "signature") for s in signatures])
+    return decode(pack_raw(body.get("raw_data"), visible),
+                  [_hex(s, "signature") for s in signatures])
 
 
 def from_hex(text: Any) -> Decoded:

@@ -12,12 +12,13 @@ target's ``EnergyLimit`` until its rent time (time-scaled) ends.
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, NamedTuple
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
 from airflow_provider_tronenergy.sandbox import pricing
 from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
+from airflow_provider_tronenergy.sandbox.chain.recovery import consumed, recovered
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 
 USDT_UNITS = 1_000_000
@@ -32,7 +33,9 @@ CREATE TABLE IF NOT EXISTS wallets (
     address TEXT PRIMARY KEY, trx_sun INTEGER NOT NULL DEFAULT 0, usdt_units INTEGER,
     energy_staked INTEGER NOT NULL DEFAULT 0, energy_used INTEGER NOT NULL DEFAULT 0,
     free_net_used INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
-    net_staked INTEGER NOT NULL DEFAULT 0, net_used INTEGER NOT NULL DEFAULT 0);
+    net_staked INTEGER NOT NULL DEFAULT 0, net_used INTEGER NOT NULL DEFAULT 0,
+    energy_time INTEGER NOT NULL DEFAULT 0, net_time INTEGER NOT NULL DEFAULT 0,
+    free_net_time INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS delegations (
     tx_hash TEXT PRIMARY KEY, order_id TEXT NOT NULL, address TEXT NOT NULL,
     energy INTEGER NOT NULL, block_number INTEGER NOT NULL, at REAL NOT NULL,
@@ -40,12 +43,22 @@ CREATE TABLE IF NOT EXISTS delegations (
 """
 
 
+class Usage(NamedTuple):
+    """Energy, staked bandwidth and free bandwidth used, as of one block."""
+
+    energy: int
+    net: int
+    free_net: int
+
+
 class ChainLedger(ChainState):
     def _init_ledger(self) -> None:
-        """Create the tables; a state from before staked bandwidth gains its two columns."""
+        """Create the tables; a state from before staked bandwidth (or recovering usage) gains
+        its columns (a usage without its slot, 0, is taken as it stands until next used)."""
         self.db.executescript(LEDGER_SCHEMA)
         for table, column in (("wallets", "net_staked"), ("wallets", "net_used"),
-                              ("delegations", "returned")):
+                              ("wallets", "energy_time"), ("wallets", "net_time"),
+                              ("wallets", "free_net_time"), ("delegations", "returned")):
             columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             if column not in columns:
                 self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} "
@@ -100,8 +113,8 @@ class ChainLedger(ChainState):
                 db.execute("UPDATE wallets SET energy_staked = ? WHERE address = ?",
                            (staked, address))
             if used is not None:
-                db.execute("UPDATE wallets SET energy_used = ? WHERE address = ?",
-                           (used, address))
+                db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
+                           "WHERE address = ?", (used, self.head_number(), address))
         return self.wallet(address)
 
     def set_bandwidth(self, address: str, *, staked: int | None,
@@ -113,7 +126,8 @@ class ChainLedger(ChainState):
                 db.execute("UPDATE wallets SET net_staked = ? WHERE address = ?",
                            (staked, address))
             if used is not None:
-                db.execute("UPDATE wallets SET net_used = ? WHERE address = ?", (used, address))
+                db.execute("UPDATE wallets SET net_used = ?, net_time = ? WHERE address = ?",
+                           (used, self.head_number(), address))
         return self.wallet(address)
 
     def wallet(self, address: str) -> dict[str, Any]:
@@ -133,15 +147,43 @@ class ChainLedger(ChainState):
         return int(row["usdt_units"] or 0) if row else 0
 
     def resources(self, address: str) -> dict[str, int]:
-        """``getaccountresource``'s figures, rented energy counted while it runs."""
+        """``getaccountresource``'s figures, rented energy counted while it runs, usage
+        recovered to the head block (``recovery``)."""
         self.advance()
         row = self._wallet_row(address)
-        return {"freeNetLimit": FREE_NET_LIMIT,
-                "freeNetUsed": row["free_net_used"] if row else 0,
-                "NetLimit": row["net_staked"] if row else 0,
-                "NetUsed": row["net_used"] if row else 0,
+        used = self._usage(row, self.head_number())
+        return {"freeNetLimit": FREE_NET_LIMIT, "freeNetUsed": used.free_net,
+                "NetLimit": row["net_staked"] if row else 0, "NetUsed": used.net,
                 "EnergyLimit": self._energy_limit(address, self.clock()),
-                "EnergyUsed": row["energy_used"] if row else 0}
+                "EnergyUsed": used.energy}
+
+    def _usage(self, row: Any, slot: int) -> Usage:
+        """A wallet row's usage as read at block ``slot``: each decayed from its last slot."""
+        if row is None:
+            return Usage(0, 0, 0)
+        return Usage(recovered(int(row["energy_used"]), int(row["energy_time"]), slot),
+                     recovered(int(row["net_used"]), int(row["net_time"]), slot),
+                     recovered(int(row["free_net_used"]), int(row["free_net_time"]), slot))
+
+    def _consume(self, address: str, slot: int, *, energy: int, net: int,
+                 staked_net: bool) -> None:
+        """Charge energy and bandwidth used in block ``slot``: each usage decayed, then added,
+        and its slot moved (java-tron moves ``latest_consume_time*`` only when it charges)."""
+        row = self._wallet_row(address)
+        charges = [("energy", energy), ("net" if staked_net else "free_net", net)]
+        for name, cost in charges:
+            if cost:
+                usage = consumed(int(row[f"{name}_used"]), int(row[f"{name}_time"]), slot, cost)
+                self.db.execute(f"UPDATE wallets SET {name}_used = ?, {name}_time = ? "
+                                "WHERE address = ?", (usage, slot, address))
+
+    def consume_times(self, address: str) -> dict[str, int]:
+        """The block timestamps (ms) of each resource's last use; 0 for never."""
+        row = self._wallet_row(address)
+        if row is None:
+            return {"energy": 0, "net": 0, "free_net": 0}
+        return {name: int(self.block_time(int(row[f"{name}_time"])) * 1000)
+                if int(row[f"{name}_time"]) > 0 else 0 for name in ("energy", "net", "free_net")}
 
     def _energy_limit(self, address: str, at: float) -> int:
         """Staked energy plus the delegations running at ``at``."""
@@ -195,10 +237,11 @@ class ChainLedger(ChainState):
             limit = self._energy_limit(row["address"], row["until"] - 1e-6)
             wallet = self._wallet_row(row["address"])
             if wallet is not None and limit > 0:
-                moved = min(int(row["energy"]),
-                            int(wallet["energy_used"]) * int(row["energy"]) // limit)
-                self.db.execute("UPDATE wallets SET energy_used = energy_used - ? "
-                                "WHERE address = ?", (moved, row["address"]))
+                slot = self.head_number(row["until"])
+                used = self._usage(wallet, slot).energy
+                moved = min(int(row["energy"]), used * int(row["energy"]) // limit)
+                self.db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
+                                "WHERE address = ?", (used - moved, slot, row["address"]))
             self.db.execute("UPDATE delegations SET returned = 1 WHERE tx_hash = ?",
                             (row["tx_hash"],))
 

@@ -15,9 +15,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
 from airflow_provider_tronenergy.sandbox import params
 from airflow_provider_tronenergy.sandbox.api import sandbox
+from airflow_provider_tronenergy.sandbox.chain import codec, wire
 from airflow_provider_tronenergy.sandbox.chain.parameters import (
     ChainParameters,
     ContractEnergy,
@@ -38,17 +38,6 @@ def _answer(payload: dict[str, Any]) -> Response:
     return Response(json.dumps(payload), media_type="application/json")
 
 
-async def _wallet_body(request: Request) -> dict[str, Any]:
-    """A wallet call's JSON body, or its query string (java-tron serves both GET and POST)."""
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        body = {}
-    return {**request.query_params, **body}
-
-
 def _world(request: Request) -> World:
     return sandbox(request).world
 
@@ -59,26 +48,21 @@ async def get_chain_parameters(request: Request) -> Response:
     return _answer(world.parameters.current(world.head_number()).to_wallet())
 
 
-def _same_contract(value: Any, contract: str) -> str | None:
-    """``value`` in the form it was given (base58 or hex 41...) if it names ``contract``."""
-    if not isinstance(value, str):
-        return None
-    try:
-        raw = bytes.fromhex(value) if len(value) == 42 else decode_address(value)
-        named = encode_address(raw)
-    except ValueError:
-        return None
-    return value if named == contract else None
-
-
 @router.api_route("/wallet/getcontractinfo", methods=["GET", "POST"])
 async def get_contract_info(request: Request) -> Response:
-    """java-tron's answer for USDT; ``{}`` for any other address, as for one with no code."""
-    body = await _wallet_body(request)
+    """java-tron's answer for USDT; ``{}`` for any other address, as for one with no code.
+    The value is read as ``GetContractInfoServlet`` reads it: with ``visible`` through
+    ``Util.getHexAddress``, else hex merged by ``JsonFormat`` (``wire.Call``)."""
+    call = await wire.call(request)
     world = _world(request)
-    address = _same_contract(body.get("value"), sandbox(request).config.usdt_contract)
-    if address is None:
+    try:
+        raw = call.hex_address("value") if call.visible else call.address("value")
+    except codec.CodecError as exc:
+        return wire.failure(exc)
+    named = codec.address_key(raw)
+    if named is None or named != sandbox(request).config.usdt_contract:
         return _answer({})
+    address = codec.shown_address(named, call.visible)
     head = world.head_number()
     usdt = world.parameters.usdt(head)
     state = {"energy_factor": usdt.energy_factor, "update_cycle": head // CYCLE_BLOCKS}

@@ -50,49 +50,104 @@ def _block(world: World, number: int, visible: bool) -> dict[str, Any]:
 async def now_block(request: Request) -> Response:
     world = wire.world(request)
     world.advance()
-    return wire.answer(_block(world, world.head_number(), wire.visible(await wire.body(request))))
+    return wire.answer(_block(world, world.head_number(), (await wire.call(request)).visible))
 
 
 @router.api_route("/walletsolidity/getnowblock", methods=["GET", "POST"])
 async def solid_now_block(request: Request) -> Response:
     world = wire.world(request)
     world.advance()
-    return wire.answer(_block(world, world.solid_number(),
-                              wire.visible(await wire.body(request))))
+    return wire.answer(_block(world, world.solid_number(), (await wire.call(request)).visible))
 
 
 async def _block_by_number(request: Request, *, solidified: bool) -> Response:
-    body = await wire.body(request)
-    number = body.get("num")
+    call = await wire.call(request)
+    try:
+        number = call.number("num")
+    except codec.CodecError as exc:
+        return wire.failure(exc)
     world = wire.world(request)
     world.advance()
     last = world.solid_number() if solidified else world.head_number()
-    if isinstance(number, bool) or not isinstance(number, int) or number > last:
+    if number is None or number > last:
         return wire.answer({})
-    return wire.answer(_block(world, number, wire.visible(body)))
+    return wire.answer(_block(world, number, call.visible))
 
 
-@router.post("/wallet/getblockbynum")
+@router.api_route("/wallet/getblockbynum", methods=["GET", "POST"])
 async def block_by_number(request: Request) -> Response:
     return await _block_by_number(request, solidified=False)
 
 
-@router.post("/walletsolidity/getblockbynum")
+@router.api_route("/walletsolidity/getblockbynum", methods=["GET", "POST"])
 async def solid_block_by_number(request: Request) -> Response:
     return await _block_by_number(request, solidified=True)
 
 
-@router.post("/wallet/getblockbyid")
-async def block_by_id(request: Request) -> Response:
-    body = await wire.body(request)
+async def _block_by_id(request: Request, *, solidified: bool) -> Response:
+    call = await wire.call(request)
     world = wire.world(request)
     world.advance()
-    value = body.get("value")
+    value = call.params.get("value")
     block = world.block_by_id(value) if isinstance(value, str) else None
-    return wire.answer({} if block is None else _block(world, block.number, wire.visible(body)))
+    last = world.solid_number() if solidified else world.head_number()
+    if block is None or block.number > last:
+        return wire.answer({})
+    return wire.answer(_block(world, block.number, call.visible))
+
+
+@router.api_route("/wallet/getblockbyid", methods=["GET", "POST"])
+async def block_by_id(request: Request) -> Response:
+    return await _block_by_id(request, solidified=False)
+
+
+@router.api_route("/walletsolidity/getblockbyid", methods=["GET", "POST"])
+async def solid_block_by_id(request: Request) -> Response:
+    return await _block_by_id(request, solidified=True)
+
+
+async def _get_block(request: Request, *, solidified: bool) -> Response:
+    """java-tron's ``GetBlockServlet`` and ``Wallet.getBlock``: ``id_or_num`` a number (``{}``
+    beyond the head), a 64-hex block id, or absent for the head; without ``detail`` the
+    block's transactions are left out."""
+    call = await wire.call(request)
+    world = wire.world(request)
+    world.advance()
+    head = world.solid_number() if solidified else world.head_number()
+    wanted = call.params.get("id_or_num")
+    detail = wire.parse_boolean(call.params.get("detail"))
+    number = head
+    if wanted not in (None, ""):
+        text = str(wanted)
+        if text.lstrip("-").isdigit():
+            number = int(text)
+            if number < 0:
+                return wire.answer({"Error": "num must be non-positive number."})
+            if number > head:
+                return wire.answer({})
+        else:
+            block = world.block_by_id(text) if len(text) == 64 else None
+            if block is None or block.number > head:
+                return wire.answer({"Error": "id must be legal block hash."})
+            number = block.number
+    shown = _block(world, number, call.visible)
+    if not detail:
+        shown.pop("transactions", None)
+    return wire.answer(shown)
+
+
+@router.api_route("/wallet/getblock", methods=["GET", "POST"])
+async def get_block(request: Request) -> Response:
+    return await _get_block(request, solidified=False)
+
+
+@router.api_route("/walletsolidity/getblock", methods=["GET", "POST"])
+async def solid_get_block(request: Request) -> Response:
+    return await _get_block(request, solidified=True)
 
 
 @router.api_route("/wallet/getnodeinfo", methods=["GET", "POST"])
+@router.api_route("/walletsolidity/getnodeinfo", methods=["GET", "POST"])
 async def node_info(request: Request) -> Response:
     world = wire.world(request)
     world.advance()
@@ -125,85 +180,101 @@ def _integer(body: dict[str, Any], name: str) -> int:
     return value
 
 
-@router.post("/wallet/triggersmartcontract")
+@router.api_route("/wallet/triggersmartcontract", methods=["GET", "POST"])
 async def trigger_smart_contract(request: Request) -> Response:
     """An unsigned contract call (java-tron runs only constant functions here)."""
-    body = await wire.body(request)
+    if request.method == "GET":
+        return wire.nothing()  # java-tron's doGet is empty
+    call = await wire.call(request)
+    body, visible = call.params, call.visible
     world = wire.world(request)
     world.advance()
     for name in ("owner_address", "contract_address"):
         if not body.get(name):
             return wire.error("OTHER_ERROR", "class java.security.InvalidParameterException : "
-                              f"{name} isn't set.")
+                              f"{name} isn't set.", visible)
     try:
-        owner = codec.raw_address(body["owner_address"])
-        contract = codec.raw_address(body["contract_address"])
+        owner = codec.raw_address(body["owner_address"], visible)
+        contract = codec.raw_address(body["contract_address"], visible)
         selector = body.get("function_selector")
         data = body.get("data", "") if not selector else \
             keccak256(str(selector).encode())[:4].hex() + str(body.get("parameter") or "")
         bytes.fromhex(data)
         fee_limit, call_value = _integer(body, "fee_limit"), _integer(body, "call_value")
-    except (codec.CodecError, ValueError) as exc:
-        return wire.error("OTHER_ERROR", f"class java.lang.IllegalArgumentException : {exc}")
+    except codec.CodecError as exc:
+        return wire.error("OTHER_ERROR", f"{exc.java_class} : {exc}", visible)
+    except ValueError as exc:
+        return wire.error("OTHER_ERROR", f"class java.lang.IllegalArgumentException : {exc}",
+                          visible)
     if encode_address(contract) != world.usdt_contract:
-        return wire.error("CONTRACT_VALIDATE_ERROR", "No contract or not a valid smart contract")
+        return wire.error("CONTRACT_VALIDATE_ERROR", "No contract or not a valid smart contract",
+                          visible)
     value = {"owner_address": owner.hex(), "contract_address": contract.hex(), "data": data,
              "call_value": call_value}
-    transaction = _unsigned(world, TRIGGER, value, wire.visible(body), fee_limit)
+    transaction = _unsigned(world, TRIGGER, value, visible, fee_limit)
     return wire.answer({"result": {"result": True}, "transaction": transaction})
 
 
-@router.post("/wallet/createtransaction")
+@router.api_route("/wallet/createtransaction", methods=["GET", "POST"])
 async def create_transaction(request: Request) -> Response:
     """An unsigned TRX transfer, validated as java-tron's ``TransferActuator`` does."""
-    body = await wire.body(request)
+    if request.method == "GET":
+        return wire.nothing()
+    call = await wire.call(request)
+    body = call.params
     world = wire.world(request)
     try:
-        owner = codec.raw_address(body.get("owner_address"))
-        to = codec.raw_address(body.get("to_address"))
+        owner = codec.raw_address(body.get("owner_address"), call.visible)
+        to = codec.raw_address(body.get("to_address"), call.visible)
         amount = _integer(body, "amount")
     except codec.CodecError as exc:
-        return _error(f"{CONTRACT_VALIDATE}{exc}")
+        if exc.java_class != codec.PARSE_EXCEPTION:
+            return _error(f"{CONTRACT_VALIDATE}{exc}")
+        return wire.failure(exc)
     refused = world.transfer_refusal(encode_address(owner), encode_address(to),
                                      amount)
     if refused is not None:
         return _error(CONTRACT_VALIDATE + refused)
     value = {"owner_address": owner.hex(), "to_address": to.hex(), "amount": amount}
-    return wire.answer(_unsigned(world, TRANSFER, value, wire.visible(body)))
+    return wire.answer(_unsigned(world, TRANSFER, value, call.visible))
 
 
-@router.post("/wallet/getsignweight")
+@router.api_route("/wallet/getsignweight", methods=["GET", "POST"])
 async def sign_weight(request: Request) -> Response:
-    body = await wire.body(request)
+    if request.method == "GET":
+        return wire.nothing()
+    call = await wire.call(request)
     try:
-        tx = codec.from_json(body)
+        tx = codec.from_json(call.params, call.visible)
     except codec.CodecError as exc:
         return _error(f"class java.lang.IllegalArgumentException : {exc}")
-    return wire.answer(wire.world(request).sign_weight(tx, wire.visible(body)))
+    return wire.answer(wire.world(request).sign_weight(tx, call.visible))
 
 
-@router.post("/wallet/getcontract")
+@router.api_route("/wallet/getcontract", methods=["GET", "POST"])
 async def get_contract(request: Request) -> Response:
-    body = await wire.body(request)
+    """java-tron's ``GetContractServlet``: with ``visible`` the value through
+    ``Util.getHexAddress``, else hex merged by ``JsonFormat``."""
+    call = await wire.call(request)
     world = wire.world(request)
-    value = body.get("value")
     try:
-        address = encode_address(codec.raw_address(value))
-    except codec.CodecError:
+        raw = call.hex_address("value") if call.visible else call.address("value")
+    except codec.CodecError as exc:
+        return wire.failure(exc)
+    address = codec.address_key(raw)
+    if address is None or address != world.usdt_contract:
         return wire.answer({})
-    if address != world.usdt_contract:
-        return wire.answer({})
-    return wire.answer(views.usdt_contract_json(address, wire.visible(body)))
+    return wire.answer(views.usdt_contract_json(address, call.visible))
 
 
 # -- broadcast ----------------------------------------------------------------------------
 
-def _broadcast(request: Request, tx: codec.Decoded) -> dict[str, Any]:
+def _broadcast(request: Request, tx: codec.Decoded, visible: bool = False) -> dict[str, Any]:
     """Offer ``tx`` to the chain: java-tron's ``Return`` (result or refusal) and the txid."""
     state = sandbox(request)
     refused = state.world.broadcast(tx)
     if refused is not None:
-        return {**wire.refusal(refused.code, refused.message), "txid": tx.txid}
+        return {**wire.refusal(refused.code, refused.message, visible), "txid": tx.txid}
     producer = getattr(state, "producer", None)
     if producer is not None:
         producer.wake()
@@ -212,11 +283,14 @@ def _broadcast(request: Request, tx: codec.Decoded) -> dict[str, Any]:
 
 @router.post("/wallet/broadcasttransaction")
 async def broadcast_transaction(request: Request) -> Response:
+    """java-tron's ``BroadcastServlet``: ``Util.packTransaction`` with the body's ``visible``
+    (a contract whose addresses are in the other form is dropped, as java-tron drops it)."""
+    call = await wire.call(request)
     try:
-        tx = codec.from_json(await wire.body(request))
+        tx = codec.from_json(call.params, call.visible)
     except codec.CodecError as exc:
         return _error(f"class java.lang.IllegalArgumentException : {exc}")
-    return wire.answer(_broadcast(request, tx))
+    return wire.answer(_broadcast(request, tx, call.visible))
 
 
 @router.post("/wallet/broadcasthex")
@@ -237,11 +311,11 @@ async def broadcast_hex(request: Request) -> Response:
 # -- transactions and receipts ------------------------------------------------------------
 
 async def _txid(request: Request) -> tuple[str | None, bool]:
-    body = await wire.body(request)
-    value = body.get("value")
+    call = await wire.call(request)
+    value = call.params.get("value")
     if not isinstance(value, str) or len(value) != 64:
-        return None, wire.visible(body)
-    return value.lower(), wire.visible(body)
+        return None, call.visible
+    return value.lower(), call.visible
 
 
 async def _transaction(request: Request, *, solidified: bool) -> Response:
@@ -252,14 +326,34 @@ async def _transaction(request: Request, *, solidified: bool) -> Response:
                                                        visible=visible))
 
 
-@router.post("/wallet/gettransactionbyid")
+@router.api_route("/wallet/gettransactionbyid", methods=["GET", "POST"])
 async def transaction_by_id(request: Request) -> Response:
     return await _transaction(request, solidified=False)
 
 
-@router.post("/walletsolidity/gettransactionbyid")
+@router.api_route("/walletsolidity/gettransactionbyid", methods=["GET", "POST"])
 async def solid_transaction_by_id(request: Request) -> Response:
     return await _transaction(request, solidified=True)
+
+
+@router.api_route("/wallet/gettransactionfrompending", methods=["GET", "POST"])
+async def transaction_from_pending(request: Request) -> Response:
+    """java-tron's ``GetTransactionFromPendingServlet``: a transaction accepted and not yet in
+    a block, else ``{}``."""
+    txid, visible = await _txid(request)
+    if txid is None:
+        return wire.answer({})
+    return wire.answer(wire.world(request).pending_transaction(txid, visible))
+
+
+@router.api_route("/wallet/gettransactionlistfrompending", methods=["GET", "POST"])
+async def transaction_list_from_pending(request: Request) -> Response:
+    return wire.answer({"txId": wire.world(request).pending()})
+
+
+@router.api_route("/wallet/getpendingsize", methods=["GET", "POST"])
+async def pending_size(request: Request) -> Response:
+    return wire.answer({"pendingSize": len(wire.world(request).pending())})
 
 
 async def _transaction_info(request: Request, *, solidified: bool) -> Response:
@@ -270,12 +364,12 @@ async def _transaction_info(request: Request, *, solidified: bool) -> Response:
                                                             visible=visible))
 
 
-@router.post("/wallet/gettransactioninfobyid")
+@router.api_route("/wallet/gettransactioninfobyid", methods=["GET", "POST"])
 async def transaction_info(request: Request) -> Response:
     return await _transaction_info(request, solidified=False)
 
 
-@router.post("/walletsolidity/gettransactioninfobyid")
+@router.api_route("/walletsolidity/gettransactioninfobyid", methods=["GET", "POST"])
 async def solid_transaction_info(request: Request) -> Response:
     return await _transaction_info(request, solidified=True)
 
@@ -283,20 +377,23 @@ async def solid_transaction_info(request: Request) -> Response:
 async def _block_receipts(request: Request, *, solidified: bool) -> Response:
     """java-tron's ``GetTransactionInfoByBlockNumServlet``: ``{}`` for a number below 1, else
     an array, ``[]`` for a block without transactions or beyond the (solid) head."""
-    body = await wire.body(request)
-    number = body.get("num", 0)
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+    call = await wire.call(request)
+    try:
+        number = call.number("num") if "num" in call.params else 0
+    except codec.CodecError as exc:
+        return wire.failure(exc)
+    if number is None or number < 1:
         return wire.answer({})
     receipts = wire.world(request).block_receipts(number, solidified=solidified,
-                                                  visible=wire.visible(body))
+                                                  visible=call.visible)
     return Response(json.dumps(receipts), media_type="application/json")
 
 
-@router.post("/wallet/gettransactioninfobyblocknum")
+@router.api_route("/wallet/gettransactioninfobyblocknum", methods=["GET", "POST"])
 async def block_receipts(request: Request) -> Response:
     return await _block_receipts(request, solidified=False)
 
 
-@router.post("/walletsolidity/gettransactioninfobyblocknum")
+@router.api_route("/walletsolidity/gettransactioninfobyblocknum", methods=["GET", "POST"])
 async def solid_block_receipts(request: Request) -> Response:
     return await _block_receipts(request, solidified=True)

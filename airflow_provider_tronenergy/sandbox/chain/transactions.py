@@ -12,9 +12,10 @@ and charging are ``charging``'s; this module reads the accounts it needs and
 writes what the outcome moves, and queues the ``tron.transfer`` callback of a
 monitored recipient as ``POST /sandbox/transfers`` does.
 
-The dry run at broadcast sees the state as of now, not the effects of other
-transactions still waiting for their block; a transaction that no longer passes
-when its block comes is dropped (it never reaches a block, as on java-tron).
+The dry run at broadcast sees the pending state, as java-tron's does
+(``pending``: what the transactions still waiting for their block move for the
+owner and the recipient is added to their accounts). A transaction that no
+longer passes when its block comes is dropped (it never reaches a block).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from airflow_provider_tronenergy.sandbox.chain.charging import (
 from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
 from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS, ChainLedger
 from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
+from airflow_provider_tronenergy.sandbox.chain.pending import PendingEffects, effects
 from airflow_provider_tronenergy.sandbox.chain.permissions import AccountPermissions, sign_weight
 from airflow_provider_tronenergy.sandbox.deliveries import DeliveryQueue
 from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
@@ -59,8 +61,8 @@ CREATE INDEX IF NOT EXISTS chain_transactions_to ON chain_transactions (to_addre
 """
 
 
-class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQueue,
-                        SimulatedTransfers):
+class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitoring,
+                        DeliveryQueue, SimulatedTransfers):
     """Signed transactions from broadcast to receipt, as a part of the world's database."""
 
     usdt_contract: str = USDT_CONTRACT
@@ -71,6 +73,7 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
         self.db.executescript(TRANSACTIONS_SCHEMA)
         self._init_attacks()
         self._init_permissions()
+        self._init_pending()
 
     def advance(self) -> None:
         """Orders up to now (``OrderBook``), then every block produced since: lazy packing."""
@@ -92,11 +95,31 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
         if refused is not None:
             return refused
         assert tx.owner is not None
-        outcome = self._execute(tx, self.clock(), head + 1)
+        outcome = self._execute(tx, self.clock(), head + 1, pending=True)
         if isinstance(outcome, Refusal):
             return outcome
         self._accept(tx, head + 1)
+        self._hold_pending(tx.txid, effects(tx, outcome))
         return None
+
+    def pending(self) -> list[str]:
+        """The txIDs accepted and not yet in a block (java-tron's pending list)."""
+        self.advance()
+        rows = self.db.execute("SELECT txid FROM chain_transactions WHERE status = 'pending' "
+                               "ORDER BY seq").fetchall()
+        return [str(row["txid"]) for row in rows]
+
+    def pending_transaction(self, txid: str, visible: bool) -> dict[str, Any]:
+        """``gettransactionfrompending``: a waiting transaction as java-tron prints one
+        (``Util.printTransaction``: no ``ret`` yet), else ``{}``."""
+        self.advance()
+        row = self.db.execute("SELECT * FROM chain_transactions WHERE txid = ? AND status = "
+                              "'pending'", (txid.lower(),)).fetchone()
+        if row is None:
+            return {}
+        shown = codec.transaction_json(stored(row), visible)
+        shown.pop("visible")
+        return shown
 
     def _check_common(self, tx: Decoded, head_ms: int) -> Refusal | None:
         """TAPOS, size, the expiration window and duplicates (``Manager.processTransaction``)."""
@@ -128,8 +151,10 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
     # -- execution -------------------------------------------------------------------------
 
     def _account_state(self, address: str, at: float, free_net_limit: int) -> AccountState:
+        """The account at ``at``, its usage recovered to the block produced by then."""
         row = self._wallet_row(address)
         limit = self._energy_limit(address, at)
+        used = self._usage(row, self.head_number(at))
         if row is None:
             return AccountState(address, self.is_activated(address), energy_left=limit,
                                 free_net_left=free_net_limit,
@@ -137,18 +162,23 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
         return AccountState(
             address, self.is_activated(address), trx_sun=int(row["trx_sun"]),
             usdt_units=int(row["usdt_units"] or 0),
-            energy_left=max(0, limit - int(row["energy_used"])),
-            net_left=max(0, int(row["net_staked"]) - int(row["net_used"])),
-            free_net_left=max(0, free_net_limit - int(row["free_net_used"])),
+            energy_left=max(0, limit - used.energy),
+            net_left=max(0, int(row["net_staked"]) - used.net),
+            free_net_left=max(0, free_net_limit - used.free_net),
             holds_usdt=self.holds(address, "USDT"))
 
-    def _execute(self, tx: Decoded, at: float, block: int) -> Outcome | Refusal:
-        """Run ``tx`` against the accounts as they stand at ``at``, with ``block``'s parameters."""
+    def _execute(self, tx: Decoded, at: float, block: int, *,
+                 pending: bool = False) -> Outcome | Refusal:
+        """Run ``tx`` against the accounts as they stand at ``at`` (with ``pending``: and as
+        the pending transactions leave them), with ``block``'s parameters."""
         params = self.parameters.current(block)
         assert tx.owner is not None
         owner = self._account_state(tx.owner, at, params.free_net_limit)
         _, to, _ = _what_moves(tx)
         recipient = None if to is None else self._account_state(to, at, params.free_net_limit)
+        if pending:
+            owner = self._with_pending(owner)
+            recipient = None if recipient is None else self._with_pending(recipient)
         return execute(tx, owner, recipient, usdt_contract=self.usdt_contract, params=params,
                        contract=self.parameters.usdt(block))
 
@@ -185,6 +215,7 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
         block = int(row["block_number"])
         at = self.block_time(block)
         tx = stored(row)
+        self._release_pending(tx.txid)
         if tx.expiration < int(at * 1000):
             outcome: Outcome | Refusal = Refusal("TRANSACTION_EXPIRATION_ERROR",
                                                  "Transaction expired")
@@ -196,7 +227,7 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
                                                           "message": outcome.message}),
                                               row["seq"]))
             return 0
-        self._apply(tx, outcome)
+        self._apply(tx, outcome, block)
         info = views.transaction_info(tx, outcome, self.usdt_contract)
         self.db.execute("UPDATE chain_transactions SET status = 'executed', info = ? "
                         "WHERE seq = ?", (json.dumps(info), row["seq"]))
@@ -204,17 +235,17 @@ class ChainTransactions(ChainLedger, AccountPermissions, Monitoring, DeliveryQue
             self._notify(tx, outcome, block, at)
         return 1
 
-    def _apply(self, tx: Decoded, outcome: Outcome) -> None:
-        """Write what ``outcome`` moves: fees, resources used, balances, new accounts, holders."""
+    def _apply(self, tx: Decoded, outcome: Outcome, block: int) -> None:
+        """Write what ``outcome`` moves in ``block``: fees, resources used (``recovery``),
+        balances, new accounts, holders."""
         owner = tx.owner
         assert owner is not None
         self._ensure_wallet(owner)
-        net = "net_used" if outcome.staked_net else "free_net_used"
         self.db.execute(
-            f"UPDATE wallets SET trx_sun = trx_sun - ?, energy_used = energy_used + ?, "
-            f"{net} = {net} + ?, usdt_units = COALESCE(usdt_units, 0) - ? WHERE address = ?",
-            (outcome.owner_trx_spent, outcome.energy_usage, outcome.net_usage,
-             outcome.usdt_moved, owner))
+            "UPDATE wallets SET trx_sun = trx_sun - ?, usdt_units = COALESCE(usdt_units, 0) - ? "
+            "WHERE address = ?", (outcome.owner_trx_spent, outcome.usdt_moved, owner))
+        self._consume(owner, block, energy=outcome.energy_usage, net=outcome.net_usage,
+                      staked_net=outcome.staked_net)
         if outcome.usdt_moved:
             self.release_if_emptied(owner)
         to = outcome.recipient

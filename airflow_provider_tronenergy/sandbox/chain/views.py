@@ -69,6 +69,8 @@ def with_block(info: dict[str, Any], number: int, at: float, visible: bool) -> d
             shown[key] = info[key]
     if visible and "contract_address" in shown:
         shown["contract_address"] = encode_address(bytes.fromhex(shown["contract_address"]))
+    if visible and "resMessage" in shown:  # a name field: text with visible (JsonFormat)
+        shown["resMessage"] = bytes.fromhex(shown["resMessage"]).decode("utf-8", "replace")
     if visible and "log" in shown:  # as a T-address: Util.convertLogAddressToTronAddress
         shown["log"] = [{**log, "address": encode_address(bytes.fromhex(log["address"]))}
                         for log in shown["log"]]

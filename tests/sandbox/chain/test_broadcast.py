@@ -20,7 +20,7 @@ from tronpy.exceptions import (
 from tronpy.keys import PrivateKey
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.protocol.address import decode_address, random_address
 from support.chain import Chain, manual_chain
 
 
@@ -180,7 +180,8 @@ def test_a_call_to_another_contract(chain: Chain):
     other = random_address()
     txn = chain.expiring(chain.usdt(owner, random_address(), 1)).build(
         offline=True, ref_block_id=chain.tron.get_latest_solid_block_id())
-    txn._raw_data["contract"][0]["parameter"]["value"]["contract_address"] = other
+    txn._raw_data["contract"][0]["parameter"]["value"]["contract_address"] = \
+        decode_address(other).hex()
     from tronpy.proto import calculate_txid_from_raw_data
     txn.txid = calculate_txid_from_raw_data(txn._raw_data)
     answer = chain.raw_broadcast(txn.sign(key))

@@ -34,7 +34,7 @@ def test_a_restarted_sandbox_continues_its_chain(tmp_path: Path):
         shown = chain.tron.get_transaction(sent.txid)  # the same signed transaction again
         again = Transaction(shown["raw_data"], txid=sent.txid, permission=None,
                             signature=shown["signature"])
-        assert chain.raw_broadcast(again)["code"] == "DUP_TRANSACTION_ERROR"
+        assert chain.raw_broadcast(again, visible=True)["code"] == "DUP_TRANSACTION_ERROR"
 
 
 OLD_WALLETS = """

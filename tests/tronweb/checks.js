@@ -1,0 +1,113 @@
+// TronWeb (the official JavaScript SDK, unchanged) against the sandbox's chain.
+// One process runs every check and prints one JSON object: {check: result | {error}}.
+// Input (stdin, JSON; keys never on the command line): url, usdt, owner_key, other_key,
+// holder (a USDT holder).
+'use strict';
+const { TronWeb } = require('tronweb');
+
+const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const tronWeb = new TronWeb({ fullHost: input.url, privateKey: input.owner_key });
+const owner = tronWeb.defaultAddress.base58;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const results = {};
+
+async function check(name, run) {
+  try {
+    results[name] = await run();
+  } catch (error) {
+    results[name] = { error: String((error && error.message) || error) };
+  }
+}
+
+async function receipt(txid, confirmed = false) {
+  for (let i = 0; i < 200; i += 1) {
+    const info = confirmed
+      ? await tronWeb.trx.getTransactionInfo(txid)
+      : await tronWeb.trx.getUnconfirmedTransactionInfo(txid);
+    if (info && Object.keys(info).length) return info;
+    await sleep(25);
+  }
+  throw new Error(`no receipt for ${txid}`);
+}
+
+const transferParams = (to, units) => [
+  { type: 'address', value: to },
+  { type: 'uint256', value: units },
+];
+
+async function main() {
+  await check('account', async () => {
+    const account = await tronWeb.trx.getAccount(owner);
+    const balance = await tronWeb.trx.getBalance(owner);
+    const resources = await tronWeb.trx.getAccountResources(owner);
+    const unconfirmed = await tronWeb.trx.getUnconfirmedAccount(tronWeb.address.toHex(owner));
+    return { address: account.address, balance, unconfirmed_balance: unconfirmed.balance,
+      free_net_limit: resources.freeNetLimit };
+  });
+  const usdt = await tronWeb.contract().at(input.usdt);
+  await check('usdt_balance', async () => ({
+    owner: (await usdt.balanceOf(owner).call()).toString(),
+    decimals: Number(await usdt.decimals().call()),
+  }));
+  await check('estimate', async () => {
+    const estimated = await tronWeb.transactionBuilder.estimateEnergy(
+      input.usdt, 'transfer(address,uint256)', {}, transferParams(input.holder, 1), owner);
+    const constant = await tronWeb.transactionBuilder.triggerConstantContract(
+      input.usdt, 'transfer(address,uint256)', {}, transferParams(input.holder, 1), owner);
+    return { energy_required: estimated.energy_required, energy_used: constant.energy_used };
+  });
+  await check('usdt_transfer', async () => {
+    const built = await tronWeb.transactionBuilder.triggerSmartContract(
+      input.usdt, 'transfer(address,uint256)', { feeLimit: 30000000 },
+      transferParams(input.holder, 1500000), owner);
+    const signed = await tronWeb.trx.sign(built.transaction);
+    const sent = await tronWeb.trx.sendRawTransaction(signed);
+    const info = await receipt(sent.txid || signed.txID);
+    const log = info.log[0];
+    return { result: sent.result, txid: sent.txid, receipt: info.receipt,
+      contract_address: info.contract_address, log_address: log.address,
+      log_from: tronWeb.address.fromHex('41' + log.topics[1].slice(24)),
+      log_to: tronWeb.address.fromHex('41' + log.topics[2].slice(24)),
+      log_units: parseInt(log.data, 16),
+      holder_after: (await usdt.balanceOf(input.holder).call()).toString() };
+  });
+  let trxSigned = null;
+  await check('trx_transfer', async () => {
+    const built = await tronWeb.transactionBuilder.sendTrx(input.holder, 2000000, owner);
+    trxSigned = await tronWeb.trx.sign(built);
+    const sent = await tronWeb.trx.sendRawTransaction(trxSigned);
+    const info = await receipt(sent.txid);
+    const confirmed = await receipt(sent.txid, true);
+    const shown = await tronWeb.trx.getTransaction(sent.txid);
+    return { result: sent.result, txid: sent.txid, fee: info.fee || 0,
+      block: info.blockNumber, confirmed_block: confirmed.blockNumber,
+      to_address: shown.raw_data.contract[0].parameter.value.to_address,
+      contract_ret: shown.ret[0].contractRet };
+  });
+  await check('duplicate', async () => {
+    const again = await tronWeb.trx.sendRawTransaction(trxSigned);
+    return { code: again.code, result: again.result || false };
+  });
+  await check('expired', async () => {
+    const head = await tronWeb.trx.getCurrentBlock();
+    const { number, timestamp } = head.block_header.raw_data;
+    const blockHeader = { ref_block_bytes: number.toString(16).slice(-4).padStart(4, '0'),
+      ref_block_hash: head.blockID.slice(16, 32), expiration: timestamp - 1000,
+      timestamp: timestamp - 61000 };
+    const built = await tronWeb.transactionBuilder.sendTrx(
+      input.holder, 1000000, owner, { blockHeader });
+    const sent = await tronWeb.trx.sendRawTransaction(await tronWeb.trx.sign(built));
+    return { code: sent.code, result: sent.result || false };
+  });
+  await check('wrong_signer', async () => {
+    const built = await tronWeb.transactionBuilder.sendTrx(input.holder, 1000000, owner);
+    const signed = tronWeb.utils.crypto.signTransaction(input.other_key, built);
+    const sent = await tronWeb.trx.sendRawTransaction(signed);
+    return { code: sent.code, result: sent.result || false };
+  });
+  process.stdout.write(JSON.stringify(results));
+}
+
+main().catch((error) => {
+  process.stdout.write(JSON.stringify({ ...results, fatal: String(error && error.stack) }));
+});

@@ -1,0 +1,98 @@
+"""TronWeb 6 (npm, unchanged) as a second client of the sandbox's chain (issue 37).
+
+One ``node checks.js`` process runs every check against a sandbox started here and
+prints JSON; each test reads its part. TronWeb speaks java-tron's default form (hex
+``41...`` addresses, no ``visible``), reads accounts from ``/walletsolidity``, fetches
+USDT's ABI by GET and builds a TRX transfer itself from ``/wallet/getblock``: what a
+JavaScript developer's first calls are.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tronpy.keys import PrivateKey, to_hex_address
+
+from support.chain import USDT, Chain
+from support.sandbox import running_sandbox
+
+CHECKS = Path(__file__).parent / "checks.js"
+
+
+@pytest.fixture(scope="module")
+def chain() -> Iterator[Chain]:
+    with running_sandbox(time_scale=0.01) as server:  # a block every 30 ms
+        yield Chain(server)
+
+
+@pytest.fixture(scope="module")
+def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
+    """Every check's result, from one node process."""
+    key, owner = chain.account(trx="100", usdt="10")
+    _, holder = chain.account(trx="1", usdt="1")
+    spec = {"url": chain.sandbox.root_url, "usdt": USDT, "owner_key": key.hex(),
+            "other_key": PrivateKey.random().hex(), "holder": holder}
+    done = subprocess.run([tronweb_node, str(CHECKS)], input=json.dumps(spec),  # keys: stdin
+                          capture_output=True, text=True, timeout=120, check=False,
+                          cwd=CHECKS.parent)
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(done.stdout)
+    assert "fatal" not in results, results["fatal"]
+    return {**results, "owner": owner, "holder": holder}
+
+
+def _ok(run: dict[str, Any], name: str) -> dict[str, Any]:
+    result: dict[str, Any] = run[name]
+    assert "error" not in result, result["error"]
+    return result
+
+
+def test_an_account_its_trx_and_resources(run):
+    account = _ok(run, "account")
+    assert account["address"] == to_hex_address(run["owner"])  # java-tron's default: hex
+    assert account["balance"] == account["unconfirmed_balance"] == 100_000_000
+    assert account["free_net_limit"] == 600
+
+
+def test_a_usdt_balance_through_the_contracts_abi(run):
+    assert _ok(run, "usdt_balance") == {"owner": "10000000", "decimals": 6}
+
+
+def test_estimating_a_usdt_transfer(run):
+    estimate = _ok(run, "estimate")
+    assert estimate["energy_required"] == estimate["energy_used"] == 64_285  # to a holder
+
+
+def test_a_usdt_transfer_built_signed_broadcast_and_its_receipt_log(run):
+    sent = _ok(run, "usdt_transfer")
+    assert sent["result"] is True
+    assert sent["receipt"]["result"] == "SUCCESS"
+    assert sent["receipt"]["energy_usage_total"] == 64_285
+    assert sent["contract_address"] == to_hex_address(USDT)
+    assert sent["log_address"] == to_hex_address(USDT)[2:]  # a log names 20 bytes
+    assert (sent["log_from"], sent["log_to"]) == (run["owner"], run["holder"])
+    assert sent["log_units"] == 1_500_000 and sent["holder_after"] == "2500000"
+
+
+def test_a_trx_transfer_built_by_tronweb_itself(run):
+    sent = _ok(run, "trx_transfer")
+    assert sent["result"] is True and sent["contract_ret"] == "SUCCESS"
+    assert sent["to_address"] == to_hex_address(run["holder"])
+    assert sent["confirmed_block"] == sent["block"]  # the solidity API, once solidified
+
+
+def test_a_rebroadcast_is_a_duplicate(run):
+    assert _ok(run, "duplicate") == {"code": "DUP_TRANSACTION_ERROR", "result": False}
+
+
+def test_an_expired_transaction_is_refused(run):
+    assert _ok(run, "expired") == {"code": "TRANSACTION_EXPIRATION_ERROR", "result": False}
+
+
+def test_a_wrong_signer_is_refused(run):
+    assert _ok(run, "wrong_signer") == {"code": "SIGERROR", "result": False}
