@@ -101,7 +101,9 @@ def _key(entry: Any) -> tuple[str, int]:
     if not isinstance(entry, dict):
         raise PermissionUpdateError("key is not a validate address")
     try:
-        address = encode_address(codec.raw_address(entry.get("address")))
+        value = entry.get("address")  # the control API takes either form, as tronpy prints it
+        address = encode_address(codec.raw_address(
+            value, visible=isinstance(value, str) and value.startswith("T")))
     except (codec.CodecError, ValueError):
         raise PermissionUpdateError("key is not a validate address") from None
     weight = entry.get("weight", 0)

@@ -1,10 +1,11 @@
-"""TronWeb from the npm registry, pinned by this directory's package-lock.json.
+"""TronWeb from the npm registry, pinned by tests/sandbox/tronweb's package-lock.json.
 
-The first test session that needs it runs ``npm ci`` here once; later sessions reuse
+The first test session that needs it runs ``npm ci`` there once; later sessions reuse
 ``node_modules`` while the lock file is unchanged (a stamp holds the lock's hash). A
 file lock keeps pytest-xdist workers from installing twice at once. Without Node.js
 and npm the TronWeb tests skip, saying so.
 """
+
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1] / "sandbox" / "tronweb"
 STAMP = HERE / "node_modules" / ".installed-lock-sha256"
 
 
@@ -35,8 +36,7 @@ def _installed(wanted: str) -> bool:
     return bool(json.loads(installed.read_text()).get("version") == pinned)
 
 
-@pytest.fixture(scope="session")
-def tronweb_node() -> str:
+def tronweb_node_path() -> str:
     """The ``node`` executable, with TronWeb installed beside the checks script."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
@@ -49,6 +49,6 @@ def tronweb_node() -> str:
                 [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
                 capture_output=True, text=True, timeout=600, check=False)
             if done.returncode != 0:
-                pytest.fail(f"npm ci (tests/tronweb) failed:\n{done.stdout}\n{done.stderr}")
+                pytest.fail(f"npm ci (tests/sandbox/tronweb) failed:\n{done.stdout}\n{done.stderr}")
             STAMP.write_text(wanted)
     return node
