@@ -6,7 +6,6 @@ wallet whose funds cover one batch: before the wallet's lease, both pre-flights 
 the same balance and energy and both signed; the second batch's transfers REVERTed on
 chain (or burned TRX for the energy the first used, with ``max_burn_trx="0"``). Now the
 second waits for the first's lease and its pre-flight counts the first's transfers.
-The two wallets' races (worth one batch, worth both) run at once, in one module fixture.
 """
 
 from __future__ import annotations
@@ -14,15 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from support.control import Control
-from support.dag_process import DagProcess, finish_all, spawn_dag_test
+from support.dag_process import finish_all, spawn_dag_test
 from support.dagrun import run_outcome
 
 pytestmark = pytest.mark.usefixtures("node_conn")
@@ -56,81 +53,46 @@ def sent_from(control, address: str) -> list[dict[str, Any]]:
     return list(control.call("GET", f"/chain/transactions?owner={address}"))
 
 
-@dataclass(frozen=True)
-class Race:
-    """One wallet's two runs: its sender, each DAG's rows, each run's outcome and log, and
-    the journal its runs wrote."""
-
-    sender: str
-    batches: dict[str, list[dict[str, Any]]]
-    out: dict[str, dict[str, Any]]
-    journal_url: str
-
-
-WALLETS = {"worth one": ("10", 200_000), "worth both": ("20", 2_000_000)}
-"""Each race's hot wallet: USDT and staked energy (a transfer to a holder: 64,285)."""
-
-
-@pytest.fixture(scope="module")
-def races(airflow_db, sandbox, tmp_path_factory) -> dict[str, Race]:
-    """Both wallets' races at once: for each wallet (its own key and journal),
-    ``te_payouts`` and, 2 s later, ``te_payouts_other``, two 3 USDT payouts each to holders,
-    every DAG run in a process of its own, the node's balance, resource and estimate answers
-    5 s late. The four processes import Airflow together and the two races' slow reads
-    overlap: one race alone took some 55 s, most of it waiting on the node."""
-    control = Control(sandbox)
-    control.balance("1000")
-    node = json.dumps({"conn_type": "tron_node", "host": sandbox.root_url})
-    children: dict[tuple[str, str], DagProcess] = {}
-    made: dict[str, tuple[str, dict[str, list[dict[str, Any]]], str]] = {}
-    for wallet, (usdt, staked) in WALLETS.items():
-        key = PrivateKey.random()
-        sender = key.public_key.to_base58check_address()
-        control.wallet(sender, trx="50", usdt=usdt, staked=staked)
-        journal_url = f"sqlite:///{tmp_path_factory.mktemp('journal') / 'journal.db'}"
-        env = {"AIRFLOW_CONN_TRON_NODE_DEFAULT": node, "TRONENERGY_PURCHASE_JOURNAL": journal_url,
-               "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": json.dumps(
-                   {"conn_type": "tron_signer", "password": key.hex()})}
-        batches = {name: [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "3",
-                           "payout_id": f"{name}-{i}"} for i in range(2)]
-                   for name in ("te_payouts", "te_payouts_other")}
-        for name, rows in batches.items():
-            children[wallet, name] = spawn_dag_test(name, {
-                "payouts": rows, "sender": sender, "batch_id": f"{name}-1",
-                "max_burn_trx": "0"}, env)
-        made[wallet] = (sender, batches, journal_url)
+def two_runs_two_seconds_apart(control, sender: str) -> tuple[dict[str, list[dict[str, Any]]],
+                                                              dict[str, dict[str, Any]]]:
+    """``te_payouts`` and, 2 s later, ``te_payouts_other``: two 3 USDT payouts each to
+    holders, from ``sender``, each DAG run in a process of its own, the node's balance,
+    resource and estimate answers 5 s late. ``(rows by DAG, {DAG: outcome and log})``."""
+    batches = {name: [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "3",
+                       "payout_id": f"{name}-{i}"} for i in range(2)]
+               for name in ("te_payouts", "te_payouts_other")}
+    children = {name: spawn_dag_test(name, {
+        "payouts": rows, "sender": sender, "batch_id": f"{name}-1", "max_burn_trx": "0"})
+        for name, rows in batches.items()}
+    for child in children.values():  # both import Airflow at once, then wait for "go"
+        child.ready()
+    for path in SLOW_READS:
+        control.fault(kind="latency", path=path, latency_ms=5000)
     try:
-        for child in children.values():
-            child.ready()  # Airflow imported, waiting for "go"
-        for path in SLOW_READS:
-            control.fault(kind="latency", path=path, latency_ms=5000)
-        for wallet in WALLETS:
-            children[wallet, "te_payouts"].go()
+        children["te_payouts"].go()
         time.sleep(2)
-        for wallet in WALLETS:
-            children[wallet, "te_payouts_other"].go()
+        children["te_payouts_other"].go()
         ended = finish_all(children)
     finally:
         control.clear_faults()
         for child in children.values():
             if child.process.poll() is None:
                 child.process.kill()
-    return {wallet: Race(sender, batches, {
-        name: {**run_outcome(name, ended[wallet, name]["run_id"], ended[wallet, name]["state"]),
-               "log": ended[wallet, name]["log"]} for name in batches}, journal_url)
-        for wallet, (sender, batches, journal_url) in made.items()}
+    return batches, {name: {**run_outcome(name, run["run_id"], run["state"]),
+                            "log": run["log"]} for name, run in ended.items()}
 
 
 def receipts(control, sender: str) -> list[dict[str, Any]]:
     return [(t.get("receipt") or {}).get("receipt") or {} for t in sent_from(control, sender)]
 
 
-def test_two_dag_runs_on_a_wallet_worth_one_batch_pay_one_and_never_revert(races, control):
+def test_two_dag_runs_on_a_wallet_worth_one_batch_pay_one_and_never_revert(
+        airflow_db, control, journal, monkeypatch):
     """10 USDT and 200,000 staked energy: one batch of 6 USDT (2 x 64,285 energy), not two.
     Before: 3 SUCCESS and 1 REVERT on chain. Now the second batch waited for the first's
     lease, counted its transfers and signed nothing (a retryable wait or a refusal)."""
-    race = races["worth one"]
-    sender, batches, out = race.sender, race.batches, race.out
+    sender = hot_wallet(control, monkeypatch, usdt="10", staked=200_000)
+    batches, out = two_runs_two_seconds_apart(control, sender)
     got = receipts(control, sender)
     assert Counter(r.get("result") for r in got) == Counter({"SUCCESS": 2}), got
     assert [r.get("energy_fee", 0) for r in got] == [0, 0], got  # no TRX burned for energy
@@ -141,17 +103,14 @@ def test_two_dag_runs_on_a_wallet_worth_one_batch_pay_one_and_never_revert(races
     assert out[winner]["send"][2]["states"] == {"confirmed": 2}
     assert out[loser]["send"][0] == "failed", out
     assert f"is held by {winner}/" in out[loser]["log"]  # it waited for the winner's lease
-    journal = PayoutJournal(race.journal_url)
-    try:
-        assert {a.batch_id for a in journal.recent()} == {f"{winner}-1"}
-    finally:
-        journal.close()
+    assert {a.batch_id for a in journal.recent()} == {f"{winner}-1"}
 
 
-def test_two_dag_runs_on_a_wallet_worth_both_pay_both_once(races, control):
+def test_two_dag_runs_on_a_wallet_worth_both_pay_both_once(airflow_db, control, journal,
+                                                           monkeypatch):
     """Enough for both: the second waits for the first's lease, then fits in what is left."""
-    race = races["worth both"]
-    sender, batches, out = race.sender, race.batches, race.out
+    sender = hot_wallet(control, monkeypatch, usdt="20", staked=2_000_000)
+    batches, out = two_runs_two_seconds_apart(control, sender)
     got = receipts(control, sender)
     assert Counter(r.get("result") for r in got) == Counter({"SUCCESS": 4}), got
     assert all(r.get("energy_fee", 0) == 0 for r in got), got
