@@ -399,11 +399,11 @@ class Api:
         """Ask the dag-processor to parse a DAG's file at its next loop (what the UI's
         Reparse button does, ``PUT /api/v2/parseDagFile``): the deployment parses each file
         once, then only on request, and an unpaused DAG's Asset watchers start only when
-        its file is parsed again. 409: a parse of that file is already pending (Airflow
-        3.1 keys the request by the file), made after this unpause committed: it will do."""
+        its file is parsed again. 409: a parse of that file is already pending (the request
+        is keyed by the file), asked after this unpause committed: it will do."""
         r = self.http.put(f"{self.base}/api/v2/parseDagFile/{file_token}", timeout=timeout)
         assert r.status_code == 201 or (
-            r.status_code == 409 and "dag_priority_parsing_request" in r.text), r.text
+            r.status_code == 409 and "Unique constraint violation" in r.text), r.text
 
     def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
         run_id = f"e2e__{uuid.uuid4().hex[:10]}"
