@@ -3,8 +3,11 @@
 # and mypy. Creates and reuses its own virtual environment (.venv, the locked versions).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k sandbox`. pytest runs on
 # one worker per core (pytest-xdist), then the end-to-end deployments alone, one after
-# another (tests/support/serial.py); PYTEST_WORKERS=0 runs it all in this process,
-# PYTEST_WORKERS=4 on four workers. LINT=0 skips ruff and mypy.
+# another (tests/support/serial.py; SERIAL_WORKERS=2: two deployments at once, a test
+# module each); PYTEST_WORKERS=0 runs it all in this process,
+# PYTEST_WORKERS=4 on four workers. SERIAL_ARGS, when set, are the serial part's pytest
+# arguments instead of the same ones (CI's lowest-Airflow run: the rest without slow
+# tests, then the real deployment alone). LINT=0 skips ruff and mypy.
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 
@@ -18,7 +21,17 @@ else
   # triggerers, API servers and Celery workers of their own: the whole machine is theirs).
   python -m pytest -n "$workers" --dist loadgroup --serial=skip "$@" || status=$?
   say "pytest: the end-to-end deployments, one after another"
-  python -m pytest --serial=only "$@" || serial_status=$?
+  if [ -n "${SERIAL_ARGS:-}" ]; then
+    read -r -a serial_args <<< "$SERIAL_ARGS"
+  else
+    serial_args=("$@")
+  fi
+  if [ "${SERIAL_WORKERS:-1}" = "1" ]; then
+    python -m pytest --serial=only "${serial_args[@]}" || serial_status=$?
+  else  # one module (one deployment) per worker, SERIAL_WORKERS of them at once
+    python -m pytest -n "$SERIAL_WORKERS" --dist loadscope --serial=only "${serial_args[@]}" \
+      || serial_status=$?
+  fi
   serial_status="${serial_status:-0}"
   # No test collected (5) fails only when neither part had one.
   if [ "$status" -eq 5 ] && [ "$serial_status" -eq 5 ]; then

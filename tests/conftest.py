@@ -63,6 +63,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "scripts/test.sh runs the rest on xdist workers, then them alone")
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``--serial=only`` never imports the other test modules, ``skip`` the serial ones."""
+    from support.serial import left_out
+
+    try:
+        relpath = collection_path.relative_to(config.rootpath).as_posix()
+    except ValueError:  # outside the project: not ours to judge
+        return None
+    return True if left_out(relpath, config.getoption("serial")) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The serial tests (tests/support/serial.py) and the tests of rooms that never import
     Airflow (tests/support/framework_free.py) get their marks; ``--serial`` selects."""

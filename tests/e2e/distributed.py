@@ -174,10 +174,8 @@ class LoadedApi(Api):
     def get(self, path: str) -> requests.Response:
         return self.http.get(self.base + path, timeout=self.TIMEOUT)
 
-    def unpause(self, dag_id: str) -> None:
-        r = self.http.patch(f"{self.base}/api/v2/dags/{dag_id}", json={"is_paused": False},
-                            timeout=self.TIMEOUT)
-        assert r.status_code == 200 and r.json()["is_paused"] is False, r.text
+    def unpause(self, dag_id: str, timeout: float = TIMEOUT) -> None:
+        super().unpause(dag_id, timeout)
 
     def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
         run_id = f"e2e__{uuid.uuid4().hex[:10]}"
@@ -286,15 +284,19 @@ class Deployment:
 
 
 def _dags_folder(root: Path) -> Path:
-    """The example DAGs, with the payout DAG allowing two runs at once (drill 5) and run only
-    when triggered (an hourly run with no batch would take a slot and count as a run)."""
+    """The example DAGs, with the payout DAG allowing two runs at once (drill 5), run only
+    when triggered (an hourly run with no batch would take a slot and count as a run) and
+    retried 3 s after a failed try, not 30 (drill 1 waits for the retry on the other
+    worker)."""
     folder = root / "dags"
     folder.mkdir()
     for source in EXAMPLE_DAGS.glob("*.py"):
         text = source.read_text()
         if source.stem == PAYOUT_DAG:
             for old, new in (("max_active_runs=1,", "max_active_runs=2,"),
-                             ('schedule="@hourly",', "schedule=None,")):
+                             ('schedule="@hourly",', "schedule=None,"),
+                             ('"retry_delay": timedelta(seconds=30)',
+                              '"retry_delay": timedelta(seconds=3)')):
                 assert text.count(old) == 1, f"the payout DAG changed ({old}): adapt"
                 text = text.replace(old, new)
         (folder / source.name).write_text(text)
@@ -313,8 +315,10 @@ def celery_env(base: dict[str, str], dbname: str, redis_db: int, root: Path,
         "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{pg}",
         "AIRFLOW__CELERY__WORKER_CONCURRENCY": "2",
         "AIRFLOW__CELERY__SYNC_PARALLELISM": "1",
-        # A killed worker's task is noticed within ~20 s, not the default 5 minutes.
+        # A killed worker's task is noticed within ~20 s, not the default 5 minutes (looked
+        # for every 2 s, not 10).
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",
+        "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "2",
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_SEC": "2",
         "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "90",
         "AIRFLOW__CORE__HOSTNAME_CALLABLE": "tronenergy_e2e_hostname.hostname",

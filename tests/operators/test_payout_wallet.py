@@ -19,7 +19,7 @@ import pytest
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from support.dag_process import start_dag_test
+from support.dag_process import finish_all, spawn_dag_test
 from support.dagrun import run_outcome
 
 pytestmark = pytest.mark.usefixtures("node_conn")
@@ -61,18 +61,23 @@ def two_runs_two_seconds_apart(control, sender: str) -> tuple[dict[str, list[dic
     batches = {name: [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "3",
                        "payout_id": f"{name}-{i}"} for i in range(2)]
                for name in ("te_payouts", "te_payouts_other")}
-    children = {name: start_dag_test(name, {
+    children = {name: spawn_dag_test(name, {
         "payouts": rows, "sender": sender, "batch_id": f"{name}-1", "max_burn_trx": "0"})
-        for name, rows in batches.items()}  # Airflow imported, waiting for "go"
+        for name, rows in batches.items()}
+    for child in children.values():  # both import Airflow at once, then wait for "go"
+        child.ready()
     for path in SLOW_READS:
         control.fault(kind="latency", path=path, latency_ms=5000)
     try:
         children["te_payouts"].go()
         time.sleep(2)
         children["te_payouts_other"].go()
-        ended = {name: child.finish() for name, child in children.items()}
+        ended = finish_all(children)
     finally:
         control.clear_faults()
+        for child in children.values():
+            if child.process.poll() is None:
+                child.process.kill()
     return batches, {name: {**run_outcome(name, run["run_id"], run["state"]),
                             "log": run["log"]} for name, run in ended.items()}
 

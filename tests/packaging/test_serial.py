@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.serial import SERIAL, SerialGroupScheduling, is_serial
+from support.serial import SERIAL, SerialGroupScheduling, is_serial, left_out
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,3 +28,13 @@ def test_every_serial_prefix_names_a_folder_of_tests():
     assert is_serial("tests/e2e/test_real_deployment.py::test_x")
     assert not is_serial("tests/e2e_like/test_x.py::test_y")
 
+
+
+def test_the_serial_leg_collects_only_the_serial_folders_and_the_other_leg_none_of_them():
+    real = "tests/e2e/test_real_deployment.py"
+    assert [left_out(p, "only") for p in ("tests", "tests/e2e", real)] == [False] * 3
+    assert left_out("tests/operators", "only") and left_out("tests/test_errors.py", "only")
+    assert left_out("tests/e2e_like", "only")
+    assert [left_out(p, "skip") for p in ("tests/e2e", real)] == [True, True]
+    assert not any(left_out(p, "skip") for p in ("tests", "tests/operators", "tests/e2e_like"))
+    assert not any(left_out(p, "all") for p in ("tests", "tests/e2e", real, "tests/operators"))

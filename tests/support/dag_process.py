@@ -15,11 +15,13 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 TESTS = Path(__file__).resolve().parent.parent
+K = TypeVar("K")
 
 
 @dataclass
@@ -27,6 +29,15 @@ class DagProcess:
     """A child about to run one DAG with ``dag.test()``."""
 
     process: subprocess.Popen[str]
+
+    def ready(self) -> None:
+        """Wait until the child has imported Airflow and the DAGs (it printed ``ready``)."""
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            self.process.kill()
+            stderr = self.process.stderr.read()[-3000:] if self.process.stderr else ""
+            raise AssertionError(f"dag.test() process did not start: {line!r} {stderr}")
 
     def go(self) -> None:
         """Start the run now."""
@@ -44,21 +55,33 @@ class DagProcess:
         return {**json.loads(lines[-1]), "log": out}
 
 
-def start_dag_test(dag_id: str, conf: dict[str, Any]) -> DagProcess:
+def finish_all(children: dict[K, DagProcess], timeout: float = 240) -> dict[K, dict[str, Any]]:
+    """:meth:`DagProcess.finish` of each, their output read all at once: a child whose pipe
+    filled up while another was waited for would stall (and hold its wallet's lease)."""
+    with ThreadPoolExecutor(max_workers=len(children) or 1) as pool:
+        ended = {key: pool.submit(child.finish, timeout) for key, child in children.items()}
+        return {key: future.result() for key, future in ended.items()}
+
+
+def start_dag_test(dag_id: str, conf: dict[str, Any],
+                   env: dict[str, str] | None = None) -> DagProcess:
     """A child process holding ``dag_id`` with ``conf``, ready once it printed ``ready``."""
-    env = dict(os.environ)
-    paths = [str(TESTS), str(TESTS / "dags"), env.get("PYTHONPATH", "")]
-    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    child = spawn_dag_test(dag_id, conf, env)
+    child.ready()
+    return child
+
+
+def spawn_dag_test(dag_id: str, conf: dict[str, Any],
+                   env: dict[str, str] | None = None) -> DagProcess:
+    """:func:`start_dag_test` without the wait for ``ready``: start several, then wait for
+    each (their Airflow imports overlap). ``env`` is added to the session's environment."""
+    child_env = {**os.environ, **(env or {})}
+    paths = [str(TESTS), str(TESTS / "dags"), child_env.get("PYTHONPATH", "")]
+    child_env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     process = subprocess.Popen(
-        [sys.executable, "-m", "support.dag_process", dag_id, json.dumps(conf)], env=env,
+        [sys.executable, "-m", "support.dag_process", dag_id, json.dumps(conf)], env=child_env,
         cwd=str(TESTS), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if line.strip() != "ready":
-        process.kill()
-        raise AssertionError(f"dag.test() process did not start: {line!r} "
-                             f"{process.stderr.read()[-3000:] if process.stderr else ''}")
     return DagProcess(process)
 
 

@@ -2,7 +2,8 @@
 
 They share the machine's PostgreSQL, Redis and CPU budget with timeouts of their own.
 ``tests/conftest.py`` marks them ``serial``; ``--serial=skip|only`` leaves them out or
-runs only them (scripts/test.sh runs the rest on xdist workers, then them alone); and
+runs only them, without collecting the others (scripts/test.sh runs the rest on xdist
+workers, then them alone); and
 under ``-n N --dist loadgroup`` with them in, this scheduler gives them all to one worker,
 one after another, while the others share the rest.
 (pytest-xdist 3.8's own ``--dist loadgroup`` reads ``xdist_group`` marks through the node
@@ -19,6 +20,18 @@ SERIAL = ("tests/e2e/",)
 
 def is_serial(nodeid: str) -> bool:
     return nodeid.startswith(SERIAL)
+
+
+def left_out(relpath: str, choice: str) -> bool:
+    """Whether ``--serial=<choice>`` need not collect ``relpath`` (a file or folder, relative
+    to the root, ``/``-separated) at all: ``only`` imports no other test module (the serial
+    leg starts in a second, not after collecting the whole suite), ``skip`` no serial one."""
+    inside = f"{relpath}/".startswith(SERIAL)
+    if choice == "skip":
+        return inside
+    if choice == "only":
+        return not inside and not any(prefix.startswith(f"{relpath}/") for prefix in SERIAL)
+    return False
 
 
 class SerialGroupScheduling(LoadScopeScheduling):
