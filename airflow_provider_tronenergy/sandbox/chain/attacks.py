@@ -127,7 +127,8 @@ class SimulatedTransfers(ChainState):
                     "ref_block_bytes": block_id[12:16], "ref_block_hash": block_id[16:32],
                     "expiration": int(row["block_timestamp"]) + 60_000,
                     "timestamp": int(row["block_timestamp"]) - 3_000}
-        shown = codec.transaction_json(codec.decode(codec.pack_raw(raw_data), []), visible)
+        shown = codec.transaction_json(  # raw_data names its addresses in base58
+            codec.decode(codec.pack_raw(raw_data, visible=True), []), visible)
         shown.pop("visible")
         shown["txID"] = row["tx_hash"]  # the simulated hash names it (a random one)
         return {"ret": [{"contractRet": "REVERT" if row["failed"] else "SUCCESS"}], **shown}
