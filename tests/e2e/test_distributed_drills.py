@@ -274,8 +274,11 @@ def payout_batch(deployment: Deployment, root: Path, holders: int, newcomers: in
     csv = root / f"payouts-{sender}.csv"
     csv.write_text("recipient,amount\n" + "".join(
         f"{address},{100 + i}.25\n" for i, address in enumerate(recipients)))
+    # Prepared without the node, as the other deployments' batches: the deployment's
+    # tron_node connection is for the deposit proofs, and this sender holds no funds.
     return sender, recipients, {"payouts_file": str(csv), "sender_address": sender,
-                                "rent_time": "1", "max_cost_trx": "100"}
+                                "rent_time": "1", "max_cost_trx": "100",
+                                "tron_node_conn_id": ""}
 
 
 def orders_for(deployment: Deployment, sender: str) -> list[dict[str, Any]]:
