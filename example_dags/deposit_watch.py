@@ -1,6 +1,6 @@
 """Watch deposit addresses and credit each incoming deposit exactly once.
 
-Two DAGs:
+Three DAGs:
 
 - **deposit_addresses_register** (daily): declares the set of deposit addresses
   to the service's monitoring (``TronEnergyAddMonitorOperator`` is idempotent: addresses
@@ -25,6 +25,13 @@ Two DAGs:
   Nothing handed to a run is credited (``dag_run.conf`` included): to replay a
   deposit, resend its callback from the service, which the receiver verifies and
   stores.
+- **deposit_scan** (every 10 minutes): the safety net for callbacks that never came
+  (a receiver down past the service's retries, a callback the service skipped):
+  ``TronNodeDepositScanOperator`` reads every solidified block since the ledger's
+  checkpoint and credits each transfer of USDT or TRX into a deposit address through the
+  same key, so a deposit is credited once whichever of callback or scan saw it first.
+  Its first run starts at the solidified head of that moment (Variable
+  ``tronenergy_deposit_scan_start``: a block number to start earlier), never at genesis.
 
 Settings, read when a task runs (never when the file is parsed):
 
@@ -58,12 +65,14 @@ from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
 from airflow_provider_tronenergy.deposits import DepositLedger, ProofSettings, Prover
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
 ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
 CONFIRMATIONS_VARIABLE = "tronenergy_deposit_confirmations"
 SETTLE_VARIABLE = "tronenergy_deposit_settle_seconds"
+SCAN_START_VARIABLE = "tronenergy_deposit_scan_start"
 SETTLE_SECONDS = 90.0
 """How long a run waits for the blocks of the callbacks it has seen (mainnet solidifies a
 block about 57 s after it is made)."""
@@ -154,6 +163,32 @@ with DAG(
         return [t.to_dict() for t in credited]
 
     credit_deposits()
+
+
+with DAG(
+    dag_id="deposit_scan",
+    description="Credit every deposit the chain holds, callback or not",
+    schedule=timedelta(minutes=10),
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,  # scheduled on time, not on the Asset: one pass at a time is enough
+    tags=["tronenergy", "deposits"],
+    doc_md=__doc__,
+    default_args={"retries": 3, "retry_delay": timedelta(seconds=30)},
+    render_template_as_native_obj=True,
+) as dag_scan:
+
+    @task.short_circuit
+    def has_deposit_addresses() -> bool:
+        """No deposit address yet: nothing to scan for (the scan refuses an empty list)."""
+        return bool(Variable.get(ADDRESSES_VARIABLE, default=[], deserialize_json=True))
+
+    has_deposit_addresses() >> TronNodeDepositScanOperator(
+        task_id="scan_deposits",
+        addresses=f"{{{{ var.json.get('{ADDRESSES_VARIABLE}', []) }}}}",
+        tokens=["USDT", "TRX"],
+        start=f"{{{{ var.value.get('{SCAN_START_VARIABLE}', 'solid') }}}}",
+    )
 
 
 def _waiting_for_blocks(ledger: DepositLedger) -> bool:

@@ -66,7 +66,7 @@ def test_example_dags_import_cleanly(airflow_db):
     bag = DagBag(dag_folder=str(example.__file__).rsplit("/", 1)[0])
     assert bag.import_errors == {}
     assert {"batch_payout_preparation", "deposit_addresses_register",
-            "deposit_credit"} <= set(bag.dag_ids)
+            "deposit_credit", "deposit_scan"} <= set(bag.dag_ids)
     watcher = bag.get_dag("deposit_credit").timetable
     assert watcher is not None
 
@@ -207,3 +207,31 @@ def test_a_run_credits_a_stored_deposit_its_events_do_not_carry(run_dag, control
     with sqlite3.connect(tmp_path / "ledger.db") as db:
         assert db.execute("SELECT tx_hash, credited_by FROM credited_deposits").fetchall() == [
             (stranded.tx_hash, out["__run_id__"])]
+
+
+def test_the_scan_credits_a_deposit_whose_callback_never_came(run_dag, control, stored,
+                                                              node_conn, tmp_path,
+                                                              monkeypatch):
+    """The service never called back (nothing stored): the scan DAG finds the transfer in its
+    block and credits it, once however often it runs; the credit DAG then finds it
+    credited."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    missed = on_chain(control, address, "7.25")
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SCAN_START", str(missed.block_number))
+    first = run_dag(example.dag_scan)
+    assert first["scan_deposits"][0] == "success"
+    run_dag(example.dag_scan)
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        assert db.execute("SELECT tx_hash, amount, source FROM credited_deposits").fetchall() \
+            == [(missed.tx_hash, "7.25", "scan")]
+    stored.record(missed)  # the callback arrives late: credited already, nothing twice
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SETTLE_SECONDS", "0")
+    assert run_dag(example.dag_credit)["credit_deposits"][2] == []
+
+
+def test_the_scan_waits_for_deposit_addresses(run_dag, stored, node_conn, monkeypatch):
+    _addresses(monkeypatch)
+    out = run_dag(example.dag_scan)
+    assert out["has_deposit_addresses"][0] == "success"
+    assert out["scan_deposits"][0] == "skipped"
