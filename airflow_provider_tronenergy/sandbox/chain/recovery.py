@@ -35,6 +35,7 @@ def increase(last_usage: int, usage: int, last_time: int, now: int,
     average = _divide_ceil(usage * PRECISION, window)
     if last_time != now:
         if last_time + window > now:
+            # a double in java-tron too: usage, not money, and the same rounding as the chain
             decay = (window - (now - last_time)) / float(window)
             average_last = math.floor(average_last * decay + 0.5)  # Java's Math.round
         else:
