@@ -130,6 +130,13 @@ class Chain:
             f"{path}/gettransactioninfobyid", {"value": txid, "visible": True})
         return answer
 
+    def node_post(self, path: str, body: dict[str, Any]) -> Any:
+        """``POST /wallet/<path>`` on the sandbox's node, answered 200; its JSON."""
+        response = requests.post(f"{self.sandbox.root_url}/wallet/{path}", json=body,
+                                 timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()
+
     def wallet(self, address: str) -> dict[str, Any]:
         """What the chain holds for ``address``: TRX in sun, USDT in units, resources."""
         return dict(self.control.call("GET", f"/addresses/{address}/wallet"))

@@ -4,7 +4,6 @@ builds them (``triggersmartcontract``, ``createtransaction``), txIDs tronpy comp
 from __future__ import annotations
 
 import pytest
-import requests
 from tronpy.exceptions import BadKey
 from tronpy.keys import PrivateKey
 from tronpy.proto import calculate_txid_from_raw_data
@@ -20,12 +19,6 @@ def chain():
         yield chain
 
 
-def _post(chain: Chain, path: str, body: dict) -> dict:
-    response = requests.post(f"{chain.sandbox.root_url}/wallet/{path}", json=body, timeout=10)
-    assert response.status_code == 200
-    return dict(response.json())
-
-
 def test_usdt_abi_lets_tronpy_build_a_transfer(chain: Chain):
     contract = chain.contract()
     assert contract.name == "TetherToken"
@@ -34,7 +27,7 @@ def test_usdt_abi_lets_tronpy_build_a_transfer(chain: Chain):
     _, owner = chain.account(usdt="5")
     assert contract.functions.balanceOf(owner) == 5_000_000
     assert contract.functions.decimals() == 6
-    assert _post(chain, "getcontract", {"value": random_address(), "visible": True}) == {}
+    assert chain.node_post("getcontract", {"value": random_address(), "visible": True}) == {}
 
 
 def test_sign_weight_gives_the_txid_tronpy_computes_offline(chain: Chain):
@@ -71,7 +64,7 @@ def test_trigger_smart_contract_returns_the_unsigned_call(chain: Chain):
     key, owner = chain.account(usdt="1")
     to = random_address()
     parameter = chain.contract().functions.transfer._prepare_parameter(to, 7)
-    answer = _post(chain, "triggersmartcontract", {
+    answer = chain.node_post("triggersmartcontract", {
         "owner_address": owner, "contract_address": USDT, "visible": True,
         "function_selector": "transfer(address,uint256)", "parameter": parameter,
         "fee_limit": 20_000_000})
@@ -97,19 +90,19 @@ def test_trigger_smart_contract_returns_the_unsigned_call(chain: Chain):
 
 def test_trigger_smart_contract_refuses_what_java_tron_refuses(chain: Chain):
     _, owner = chain.account()
-    other = _post(chain, "triggersmartcontract", {
+    other = chain.node_post("triggersmartcontract", {
         "owner_address": owner, "contract_address": random_address(), "visible": True,
         "function_selector": "transfer(address,uint256)", "parameter": ""})
     assert other["result"]["code"] == "CONTRACT_VALIDATE_ERROR"
     assert other["result"]["message"] == "No contract or not a valid smart contract"  # visible
-    missing = _post(chain, "triggersmartcontract", {"contract_address": USDT, "visible": True})
+    missing = chain.node_post("triggersmartcontract", {"contract_address": USDT, "visible": True})
     assert missing["result"]["message"].endswith("owner_address isn't set.")
 
 
 def test_create_transaction_builds_a_trx_transfer(chain: Chain):
     key, owner = chain.account(trx="10")
     to = random_address()
-    tx = _post(chain, "createtransaction", {"owner_address": owner, "to_address": to,
+    tx = chain.node_post("createtransaction", {"owner_address": owner, "to_address": to,
                                             "amount": 1_000_000, "visible": True})
     assert tx["visible"] is True
     assert tx["raw_data"]["contract"][0]["parameter"]["value"] == {
@@ -127,7 +120,7 @@ def test_create_transaction_builds_a_trx_transfer(chain: Chain):
 def test_create_transaction_refuses_as_the_transfer_actuator(chain: Chain, amount: int,
                                                              to_self: bool, message: str):
     _, owner = chain.account(trx="10")
-    answer = _post(chain, "createtransaction", {
+    answer = chain.node_post("createtransaction", {
         "owner_address": owner, "to_address": owner if to_self else random_address(),
         "amount": amount, "visible": True})
     assert answer == {"Error": "class org.tron.core.exception.ContractValidateException : "
@@ -135,7 +128,7 @@ def test_create_transaction_refuses_as_the_transfer_actuator(chain: Chain, amoun
 
 
 def test_create_transaction_from_an_unactivated_owner(chain: Chain):
-    answer = _post(chain, "createtransaction", {
+    answer = chain.node_post("createtransaction", {
         "owner_address": random_address(), "to_address": random_address(), "amount": 1,
         "visible": True})
     assert answer["Error"].endswith("Validate TransferContract error, no OwnerAccount.")

@@ -9,10 +9,8 @@ waiting for its block counts at broadcast; ``gettransactionfrompending``,
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import pytest
-import requests
 from tronpy.exceptions import ValidationError
 from tronpy.keys import to_hex_address
 
@@ -26,26 +24,20 @@ def chain():
         yield chain
 
 
-def _post(chain: Chain, path: str, body: dict[str, Any]) -> Any:
-    response = requests.post(f"{chain.sandbox.root_url}/wallet/{path}", json=body, timeout=10)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def test_a_pending_transaction_is_known_until_its_block(chain: Chain):
     key, owner = chain.account(trx="10")
     txid = chain.sent(chain.trx(owner, random_address(), 1_000_000), key)
-    pending = _post(chain, "gettransactionfrompending", {"value": txid})
+    pending = chain.node_post("gettransactionfrompending", {"value": txid})
     assert pending["txID"] == txid and "ret" not in pending
     assert pending["raw_data"]["contract"][0]["parameter"]["value"]["owner_address"] == \
         to_hex_address(owner)  # java-tron's default form
-    assert _post(chain, "getpendingsize", {}) == {"pendingSize": 1}
-    assert _post(chain, "gettransactionlistfrompending", {}) == {"txId": [txid]}
-    assert _post(chain, "gettransactionbyid", {"value": txid}) == {}
+    assert chain.node_post("getpendingsize", {}) == {"pendingSize": 1}
+    assert chain.node_post("gettransactionlistfrompending", {}) == {"txId": [txid]}
+    assert chain.node_post("gettransactionbyid", {"value": txid}) == {}
     chain.blocks(1)
-    assert _post(chain, "gettransactionfrompending", {"value": txid}) == {}
-    assert _post(chain, "getpendingsize", {}) == {"pendingSize": 0}
-    assert _post(chain, "gettransactionbyid", {"value": txid})["txID"] == txid
+    assert chain.node_post("gettransactionfrompending", {"value": txid}) == {}
+    assert chain.node_post("getpendingsize", {}) == {"pendingSize": 0}
+    assert chain.node_post("gettransactionbyid", {"value": txid})["txID"] == txid
 
 
 def test_a_transfer_whose_balance_a_pending_one_empties_is_refused(chain: Chain):

@@ -9,10 +9,7 @@ later 1,116,060 (Math.round of x 0.5), that is 32,142 energy.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-import requests
 from tronpy.keys import to_hex_address
 
 from support.chain import Chain, manual_chain
@@ -27,30 +24,24 @@ def chain():
         yield chain
 
 
-def _post(chain: Chain, path: str, body: dict[str, Any]) -> Any:
-    response = requests.post(f"{chain.sandbox.root_url}/wallet/{path}", json=body, timeout=10)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def test_usage_after_12_and_24_hours_of_chain_time(chain: Chain):
     key, owner = chain.account(usdt="5", staked=200_000)
     _, holder = chain.account(usdt="1")
     txid = chain.sent(chain.usdt(owner, holder, 1), key)
     chain.blocks(1)
     block = chain.info(txid)["blockNumber"]
-    used = _post(chain, "getaccountresource", {"address": owner, "visible": True})
+    used = chain.node_post("getaccountresource", {"address": owner, "visible": True})
     assert (used["EnergyUsed"], used["freeNetUsed"]) == (64_285, 345)
-    account = _post(chain, "getaccount", {"address": to_hex_address(owner)})
+    account = chain.node_post("getaccount", {"address": to_hex_address(owner)})
     block_ms = chain.tron.get_block(block)["block_header"]["raw_data"]["timestamp"]
     assert account["account_resource"] == {"energy_usage": 64_285,
                                            "latest_consume_time_for_energy": block_ms}
     assert (account["free_net_usage"], account["latest_consume_free_time"]) == (345, block_ms)
     chain.blocks(HALF_DAY + block - chain.head())
-    half = _post(chain, "getaccountresource", {"address": owner, "visible": True})
+    half = chain.node_post("getaccountresource", {"address": owner, "visible": True})
     assert (half["EnergyUsed"], half["freeNetUsed"]) == (32_142, 172)
     chain.blocks(HALF_DAY)
-    day = _post(chain, "getaccountresource", {"address": owner, "visible": True})
+    day = chain.node_post("getaccountresource", {"address": owner, "visible": True})
     assert "EnergyUsed" not in day and "freeNetUsed" not in day  # zero: left out
 
 
