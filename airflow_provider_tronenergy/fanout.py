@@ -5,6 +5,11 @@ over a bounded pool costs about one round trip per ``max_concurrency`` items. A 
 from the service pauses every worker (:class:`RateGate`), not just the one that saw
 it. Used by the address operators (one service call per address) and the payout's
 on-chain pre-flight (one node estimate per recipient); knows no operator.
+
+Two ways, one pool: :func:`run_batch` keeps going past an item that fails (each
+failure reported); :func:`side_by_side` is for work where one failure stops the whole
+(the payout room's estimates, signatures, judging and broadcasts): results in order,
+the first error raised once every call in flight ended.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, TypeVar
 from airflow_provider_tronenergy.client.errors import RateLimitedError
 
 T = TypeVar("T")
+R = TypeVar("R")
 DEFAULT_MAX_CONCURRENCY = 16
 
 
@@ -63,6 +69,25 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _pool(max_concurrency: int, total: int, name: str) -> ThreadPoolExecutor:
+    """A pool of at most ``max_concurrency`` threads, no more than ``total`` items need."""
+    return ThreadPoolExecutor(max_workers=max(1, min(max_concurrency, total)),
+                              thread_name_prefix=f"tronenergy-{name}")
+
+
+def side_by_side(call: Callable[[T], R], items: Sequence[T], *, max_concurrency: int,
+                 name: str = "batch") -> list[R]:
+    """``call`` on each item, up to ``max_concurrency`` at once, results in input order;
+    one at a time without a pool when only one may run. The first error (in input
+    order) is raised once every call in flight ended: nothing is left running."""
+    if not items:
+        return []
+    if max_concurrency <= 1 or len(items) == 1:
+        return [call(item) for item in items]
+    with _pool(max_concurrency, len(items), name) as pool:
+        return list(pool.map(call, items))
+
+
 def run_batch(
     items: Sequence[str],
     work: Callable[[str], dict[str, Any]],
@@ -79,8 +104,7 @@ def run_batch(
         return results, failures
     step = max(1, total // 10)
     done = 0
-    with ThreadPoolExecutor(max_workers=max(1, min(max_concurrency, total)),
-                            thread_name_prefix="tronenergy-batch") as pool:
+    with _pool(max_concurrency, total, "batch") as pool:
         futures = {pool.submit(work, item): index for index, item in enumerate(items)}
         for future in as_completed(futures):
             index = futures[future]

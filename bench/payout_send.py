@@ -78,7 +78,7 @@ from airflow_provider_tronenergy.payout import plan as preparation
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
-from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step, next_step
+from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
@@ -267,7 +267,7 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
                poll: float, read_recipients: str = "auto"
                ) -> tuple[WatchStatus, dict[str, float], int]:
-    """What the operator's worker does: pre-flight, a send pass, the watch until settled.
+    """What the operator's worker does: a round (its pre-flight in it), the watch until done.
 
     Returns the final standing, seconds per phase (wall time; the send pass's split into
     building and signing, broadcasting, and the rest: its journal writes and reads) and
@@ -282,22 +282,23 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
                                scope="bench-worker", energy_fee_sun=prices.energy_fee)
         timed(sending, "_signed", phases, "signing")
         timed(sending, "_broadcast_all", phases, "broadcasting")
-        latest = sending.check_journaled(batch, sender, "USDT")
-        head = node.get_now_block()
-        to_sign = [p for p in batch if next_step(latest.get(p.identity), head.timestamp_ms,
-                                                 now=time.time(), lease_s=settings.lease_s)
-                   is Step.SIGN]
-        cleared = clear_to_sign(node, sender, to_sign, signer_address=signer.address,
-                                token="USDT", decimals=6, max_burn_trx=Decimal(0),
-                                policy=settings.fee_policy, prices=prices,
-                                read_recipients=read_recipients_setting(read_recipients),
-                                concurrency=settings.concurrency)
-        by_identity = {p.identity: p for p in cleared.rows}
-        batch = [by_identity.get(p.identity, p) for p in batch]
-        phases["pre-flight"] += time.perf_counter() - started
-        started = time.perf_counter()
-        sending.send(batch, sender=sender, token="USDT", batch_id=batch_id)
-        phases["send pass"] += time.perf_counter() - started
+        before = phases["pre-flight"]
+
+        def clear(to_sign: Sequence[Payout], look: Any, prices: Any = prices
+                  ) -> tuple[list[Payout], int | None]:
+            began = time.perf_counter()
+            cleared = clear_to_sign(node, sender, to_sign,
+                                    signer_address=signer.address, token="USDT", decimals=6,
+                                    max_burn_trx=Decimal(0), policy=settings.fee_policy,
+                                    prices=prices,
+                                    read_recipients=read_recipients_setting(read_recipients),
+                                    concurrency=settings.concurrency)
+            phases["pre-flight"] += time.perf_counter() - began
+            return cleared.rows, cleared.now.first_transfer
+
+        sending.send(batch, sender=sender, token="USDT", batch_id=batch_id, clear=clear)
+        phases["send pass"] += (time.perf_counter() - started
+                                - (phases["pre-flight"] - before))
         passes += 1
         while True:
             started = time.perf_counter()

@@ -133,3 +133,20 @@ def test_a_node_error_names_its_status_and_survives_pickling():
     copy = pickle.loads(pickle.dumps(error))
     assert (str(copy), copy.status, copy.path) == (str(error), 503, "wallet/getaccount")
     assert str(NodeError("node call x failed", path="x")) == "node call x failed"
+
+
+SEND_PATH = ("attempts", "batch", "estimates", "funds", "journal", "lease", "preflight",
+             "receipts", "rows", "send", "steps", "trust", "verdict", "watch")
+
+
+@pytest.mark.parametrize("module", SEND_PATH)
+def test_the_payout_send_path_raises_the_providers_errors_only(module):
+    """The modules a payout round runs through import nothing of Airflow: their errors are
+    the provider's, and ``operators.payout_verdict.task_verdict`` alone makes them the
+    task's verdict (retried or not)."""
+    path = Path(package.__file__).parent / "payout" / f"{module}.py"
+    imported = [n.module or "" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(n, ast.Import) for a in n.names]
+    assert [m for m in imported if m == "airflow" or m.startswith("airflow.")] == []

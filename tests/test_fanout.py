@@ -195,3 +195,32 @@ def test_a_429_from_the_service_pauses_every_worker_for_its_retry_after():
     assert len(arrivals) == 9  # eight items, one of them twice
     limited_at, later = arrivals[0], sorted(arrivals)[4:]
     assert all(at >= limited_at + 0.38 for at in later), [at - limited_at for at in later]
+
+
+def test_side_by_side_keeps_order_bounds_the_pool_and_raises_after_every_call_ended():
+    from airflow_provider_tronenergy.fanout import side_by_side
+
+    lock, running, most, ended = threading.Lock(), [0], [0], []
+    gate = threading.Barrier(3)
+
+    def call(item: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        if item < 3:
+            gate.wait(timeout=10)  # three side by side at once, never more
+        with lock:
+            running[0] -= 1
+            ended.append(item)
+        if item == 4:
+            raise ValueError("item 4")
+        return item * 10
+
+    assert side_by_side(call, [0, 1, 2, 3], max_concurrency=3) == [0, 10, 20, 30]
+    assert most[0] == 3
+    ended.clear()
+    with pytest.raises(ValueError, match="item 4"):
+        side_by_side(call, [0, 1, 2, 4, 5, 6], max_concurrency=3)
+    assert sorted(ended) == [0, 1, 2, 4, 5, 6]  # nothing left running when it raised
+    assert side_by_side(call, [7], max_concurrency=3) == [70]
+    assert side_by_side(call, [], max_concurrency=3) == []

@@ -25,6 +25,8 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
 from airflow_provider_tronenergy.node.models import (
     USDT_MAINNET,
     Block,
+    BlockBody,
+    BroadcastAnswer,
     ChainAccount,
     ChainParameters,
     ContractInfo,
@@ -32,6 +34,7 @@ from airflow_provider_tronenergy.node.models import (
     TransactionInfo,
 )
 from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULTICALL_CHUNK
+from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.protocol.numbers import parse_int
@@ -196,6 +199,18 @@ class TronNodeHook(BaseHook):
                            solidified: bool = False) -> list[TransactionInfo]:
         """Receipts of every transaction in block ``number``, in order (one request a block)."""
         return self.get_conn().get_block_receipts(number, solidified=solidified)
+
+    def get_block(self, number: int, *, solidified: bool = False) -> BlockBody | None:
+        """Block ``number``'s header and txIDs, or None while the node has none."""
+        return self.get_conn().get_block(number, solidified=solidified)
+
+    def get_permissions(self, address: str) -> AccountPermissions:
+        """The account's owner and active permissions."""
+        return self.get_conn().get_permissions(address)
+
+    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
+        """Offer a signed transaction (the hook is then a whole ``node.protocol.Node``)."""
+        return self.get_conn().broadcast(signed)
 
     def close(self) -> None:
         """Close the client's pool; the next call opens a new one."""

@@ -23,7 +23,7 @@ from airflow_provider_tronenergy.client import Order, OrderStatus, Price
 from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.keeper.book import KeeperBook, energy_of
 from airflow_provider_tronenergy.keeper.decide import Market, Rental, WalletView
-from airflow_provider_tronenergy.node.models import Block, Resources, TransactionInfo
+from airflow_provider_tronenergy.node.protocol import Node as Node  # noqa: PLC0414 (re-exported)
 
 ON_THE_WAY = (OrderStatus.PENDING, OrderStatus.PROCESSING)
 SETTLE = 120.0
@@ -34,18 +34,6 @@ UNKNOWN_NOTE = "keeper: outcome unknown"
 STALE_SENDING = 120.0
 """Seconds after which a purchase still ``sending`` is no longer "being placed right now"
 but an unknown outcome (its worker died mid-request): a person resolves it."""
-
-
-class Node(Protocol):
-    """The reads a keeper makes of a TRON node (``TronNodeHook`` has them)."""
-
-    def get_resources(self, address: str) -> Resources: ...
-
-    def get_now_block(self) -> Block: ...
-
-    def get_transaction_info(self, tx_hash: str) -> TransactionInfo | None: ...
-
-    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None: ...
 
 
 class Service(Protocol):

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
+from airflow_provider_tronenergy.node.protocol import Estimates
 from airflow_provider_tronenergy.protocol.address import random_address
 
-
-class Estimates(Protocol):
-    """A node that estimates a USDT transfer (``TronNodeClient``)."""
-
-    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
-        """Energy one USDT transfer needs now, or None."""
+__all__ = ["Estimates", "first_transfer_energy"]
 
 
 def first_transfer_energy(node: Estimates, owner: str) -> int | None:

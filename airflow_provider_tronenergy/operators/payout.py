@@ -12,8 +12,9 @@ chain's rules allow: nothing confirmed or still able to execute is ever signed a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -29,22 +30,23 @@ from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
+from airflow_provider_tronenergy.operators.payout_verdict import (
+    NOTHING_SIGNED,
+    as_task,
+)
 from airflow_provider_tronenergy.operators.purchase import task_scope
+from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
-    FundsInFlight,
-    PayoutRefused,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
 from airflow_provider_tronenergy.payout.lease import (
     DEFAULT_LEASE_S,
     DEFAULT_WAIT_S,
     Lease,
-    WalletBusy,
     check_settings,
     hold,
 )
-from airflow_provider_tronenergy.payout.plan import run_batch_id
 from airflow_provider_tronenergy.payout.preflight import (
     ReadRecipients,
     clear_to_sign,
@@ -55,15 +57,14 @@ from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     Payout,
     PayoutInputError,
-    payouts,
     token_decimals,
 )
 from airflow_provider_tronenergy.payout.send import (
-    PayoutConflict,
+    Look,
     PayoutSender,
+    SendPass,
     SendSettings,
     Step,
-    next_step,
     scope_name,
 )
 from airflow_provider_tronenergy.payout.trust import UnreliableNode
@@ -73,7 +74,6 @@ from airflow_provider_tronenergy.payout.watch import (
     count,
     still_in_flight,
 )
-from airflow_provider_tronenergy.signer import SignerError
 from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 
@@ -82,7 +82,6 @@ if TYPE_CHECKING:
 
     from airflow_provider_tronenergy.payout.attempts import Attempt
 
-NOTHING_SIGNED: Final = "nothing was signed"
 MAX_ROUNDS: Final = 5
 """Passes of signing in one task try: a new round only re-signs expired transactions."""
 CLI: Final = "tronenergy-payouts"
@@ -94,24 +93,14 @@ def worker_clock() -> float:
     return time.time()
 
 
-def _believed(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run a task entry point; a node that lies or lags fails the try retryably."""
-    try:
-        return call()
-    except UnreliableNode as exc:
-        raise AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
-                               f"word): {exc}; a retry asks again") from None
-    except SignerError as exc:
-        raise signer_failure(exc) from None
+@dataclass(frozen=True)
+class Given:
+    """What a task was given, checked once per entry (:meth:`TronPayoutOperator._checked`)."""
 
-
-def signer_failure(exc: SignerError) -> AirflowException:
-    """A signer's refusal as the task's verdict: throttled or unreachable fails the try
-    (retried); any other (no such key, not permitted, disabled) fails the task. The
-    payouts it did not sign were never journaled as signed (:mod:`..payout.send`)."""
-    if exc.retryable:
-        return AirflowException(f"{exc} ({NOTHING_SIGNED} with it; a retry signs again)")
-    return AirflowFailException(f"{exc} ({NOTHING_SIGNED} with it)")
+    batch: PayoutBatch
+    sender: str
+    settings: SendSettings
+    max_burn: Decimal
 
 
 class TronPayoutOperator(BaseOperator):
@@ -197,16 +186,17 @@ class TronPayoutOperator(BaseOperator):
 
     # -- what the task was given, checked once -------------------------------------------------
 
-    def _checked(self, context: Context) -> tuple[list[Payout], str, str, SendSettings, Decimal]:
-        """Rows, sender, batch id, settings and the burn cap; any problem fails without retry."""
+    def _checked(self, context: Context) -> Given:
+        """The batch, sender, settings and burn cap, checked once per task entry; any
+        problem is a :class:`~..payout.rows.PayoutInputError` (never retried)."""
         from airflow_provider_tronenergy.client.validation import address
 
         try:
             if self.on_ambiguous not in ("fail", "ask"):
                 raise ValueError("on_ambiguous must be 'fail' or 'ask'")
             sender = address(self.sender_address, "sender_address")
-            batch_id = optional_text(self.batch_id) or run_batch_id(context)
-            rows = payouts(self.payouts, batch_id=batch_id, token=str(self.token))
+            batch = PayoutBatch.of(self.payouts, token=str(self.token),
+                                   batch_id=optional_text(self.batch_id) or run_batch_id(context))
             policy = FeeLimitPolicy(margin=as_decimal(self.fee_limit_margin,
                                                       "fee_limit_margin"),
                                     max_trx=as_decimal(self.fee_limit_max_trx,
@@ -222,9 +212,11 @@ class TronPayoutOperator(BaseOperator):
             as_int(self.confirm_timeout, "confirm_timeout")
             as_flag(self.confirm_solidified, "confirm_solidified")
             check_settings(*self._wallet_settings())
-        except (ValueError, PayoutInputError) as exc:
-            raise AirflowFailException(f"bad input ({NOTHING_SIGNED}): {exc}") from None
-        return rows, sender, batch_id, settings, max_burn
+        except PayoutInputError:
+            raise
+        except ValueError as exc:
+            raise PayoutInputError(str(exc)) from None
+        return Given(batch, sender, settings, max_burn)
 
     def _node(self) -> Any:
         """The node client, one per operator instance (one connection pool)."""
@@ -250,87 +242,87 @@ class TronPayoutOperator(BaseOperator):
 
     @contextmanager
     def _wallet(self, sender: str, scope: str) -> Iterator[Lease]:
-        """The sender's lease (:mod:`..payout.lease`); busy or lost: a retryable failure."""
+        """The sender's lease (:mod:`..payout.lease`); busy or lost: a retryable failure
+        (:func:`task_verdict`)."""
         length_s, wait_s = self._wallet_settings()
-        try:
-            with hold(self._journal().leases, sender, scope, length_s=length_s,
-                      wait_s=wait_s, log=self.log) as lease:
-                yield lease
-        except WalletBusy as exc:
-            raise AirflowException(str(exc)) from None
+        with hold(self._journal().leases, sender, scope, length_s=length_s,
+                  wait_s=wait_s, log=self.log) as lease:
+            yield lease
 
     # -- the task ------------------------------------------------------------------------------
 
     def execute(self, context: Context) -> dict[str, Any]:
         """Check, send what the journal allows, and wait for the receipts."""
-        return _believed(lambda: self._round(context, 1))
+        return as_task(lambda: self._rounds(context, self._checked(context), 1))
 
-    def _round(self, context: Context, round_: int) -> dict[str, Any]:
-        rows, sender, batch_id, settings, max_burn = self._checked(context)
+    def _rounds(self, context: Context, given: Given, round_: int) -> dict[str, Any]:
+        """Rounds from ``round_`` on: each sends what the journal allows and waits (or
+        defers: :meth:`execute_complete` goes on); the journal after the wait decides
+        whether another round signs what expired."""
+        while True:
+            sent = self._send_round(context, given, round_)
+            self._wait(given.batch.batch_id, round_,
+                       follow=elsewhere(sent.after.values(), given.batch.batch_id))
+            result = self._decided(context, given, round_)
+            if result is not None:
+                return result
+            round_ += 1
+
+    def _signers(self) -> tuple[Any, list[Any]]:
+        """The signer and the cosigners; a connection that cannot give one fails the task."""
         try:
             signer = TronSignerHook(self.tron_signer_conn_id).get_conn()
             cosigners = [TronSignerHook(c).get_conn() for c in self.cosigner_conn_ids or ()]
-        except SignerError as exc:
-            raise signer_failure(exc) from None
         except AirflowException as exc:
             raise AirflowFailException(f"{exc} ({NOTHING_SIGNED})") from None
+        return signer, cosigners
+
+    def _send_round(self, context: Context, given: Given, round_: int) -> SendPass:
+        """One round (:meth:`~..payout.send.PayoutSender.send`) under the sender's lease,
+        its pre-flight (:func:`~..payout.preflight.clear_to_sign`) the one estimate of
+        what the payouts left to sign cost now."""
+        batch, sender, settings = given.batch, given.sender, given.settings
+        signer, cosigners = self._signers()
         node = self._node()
         prices = node.get_chain_parameters()
         ti = context["ti"]
         scope = scope_name([task_scope(context, self.task_id), f"try{ti.try_number}"])
+        # Under a permission its keys sign for the sender (checked by the round, before
+        # the pre-flight); without one the pre-flight's rule: signer = sender.
+        signer_address = sender if settings.permission_id or cosigners else signer.address
+
+        def clear(to_sign: Sequence[Payout], look: Look) -> tuple[list[Payout], int | None]:
+            in_flight = still_in_flight(
+                self._journal(), node, sender, after_ms=look.head.timestamp_ms,
+                after_block=look.head.number,
+                solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
+                budget=self.request_budget, log=self.log, clock=worker_clock,
+                tolerance_s=settings.clock_tolerance_s) if to_sign else []
+            cleared = clear_to_sign(
+                node, sender, to_sign, signer_address=signer_address,
+                token=batch.token, decimals=token_decimals(batch.token),
+                max_burn_trx=given.max_burn, policy=settings.fee_policy, prices=prices,
+                in_flight=in_flight, read_recipients=self._read_recipients)
+            self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
+                          batch.batch_id, len(batch.rows), len(to_sign), round_,
+                          cleared.to_dict())
+            return cleared.rows, cleared.now.first_transfer
+
         # One pre-flight and signing at a time per sender (payout/lease.py): the next
-        # holder's pre-flight counts this pass's transactions as in flight.
+        # holder's pre-flight counts this round's transactions as in flight.
         with self._wallet(sender, scope) as lease:
             sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
                                    energy_fee_sun=prices.energy_fee, log=self.log,
                                    clock=worker_clock, confirm_node=self._confirm_node(),
                                    lease=lease, cosigners=cosigners)
-            try:
-                latest = sending.check_journaled(rows, sender, str(self.token))
-            except PayoutConflict as exc:
-                raise AirflowFailException(str(exc)) from None
-            head = sending.checked_head(latest.values())
-            to_sign = [p for p in rows if next_step(latest.get(p.identity), head.timestamp_ms,
-                                                    now=time.time(), lease_s=settings.lease_s)
-                       is Step.SIGN]
-            in_flight = still_in_flight(
-                self._journal(), node, sender, after_ms=head.timestamp_ms,
-                after_block=head.number,
-                solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
-                budget=self.request_budget, log=self.log, clock=worker_clock,
-                tolerance_s=settings.clock_tolerance_s) if to_sign else []
-            try:
-                # Under a permission its keys sign for the sender (checked here, before
-                # the pre-flight); without one the pre-flight's rule: signer = sender.
-                sending.check_permission(sender)
-                permitted = settings.permission_id or cosigners
-                cleared = clear_to_sign(
-                    node, sender, to_sign,
-                    signer_address=sender if permitted else signer.address,
-                    token=str(self.token), decimals=token_decimals(str(self.token)),
-                    max_burn_trx=max_burn, policy=settings.fee_policy, prices=prices,
-                    in_flight=in_flight, read_recipients=self._read_recipients)
-            except PayoutRefused as exc:
-                raise AirflowFailException(str(exc)) from None
-            except FundsInFlight as exc:
-                raise AirflowException(str(exc)) from None
-            by_identity = {p.identity: p for p in cleared.rows}
-            rows = [by_identity.get(p.identity, p) for p in rows]  # at what the chain charges now
-            self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
-                          batch_id, len(rows), len(to_sign), round_, cleared.to_dict())
-            try:
-                result = sending.send(rows, sender=sender, token=str(self.token),
-                                      batch_id=batch_id)
-            except PayoutRefused as exc:  # the chain's figures moved since the pre-flight
-                raise AirflowFailException(str(exc)) from None
-        self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s", batch_id,
-                      result.signed, result.broadcast, result.accepted,
+            result = sending.send(batch.rows, sender=sender, token=batch.token,
+                                  batch_id=batch.batch_id, clear=clear)
+        self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s",
+                      batch.batch_id, result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})
-        latest = self._journal().latest({p.identity for p in rows})
         # Linked while the batch is followed (in the worker or the triggerer).
-        self._publish(context, latest.values())
-        return self._wait(context, batch_id, rows, round_, follow=elsewhere(latest.values(),
-                                                                              batch_id))
+        self._publish(context, result.after.values())
+        return result
 
     def _publish(self, context: Context, attempts: Iterable[Attempt]) -> None:
         """The batch's transactions for the task's link (:mod:`~.links`)."""
@@ -339,8 +331,9 @@ class TronPayoutOperator(BaseOperator):
                 count=len(sent), txids=[a.txid or "" for a in sent],
                 addresses=[a.sender for a in sent], log=self.log)
 
-    def _wait(self, context: Context, batch_id: str, rows: Sequence[Payout],
-              round_: int, follow: Sequence[str] = ()) -> dict[str, Any]:
+    def _wait(self, batch_id: str, round_: int, follow: Sequence[str] = ()) -> None:
+        """Follow the batch's transactions until they settle or the time is up: in the
+        triggerer (deferred: :meth:`execute_complete` goes on) or polling here."""
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
         solidified = as_flag(self.confirm_solidified, "confirm_solidified")
         tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
@@ -369,7 +362,6 @@ class TronPayoutOperator(BaseOperator):
             if time.monotonic() >= end:
                 break
             time.sleep(self.poll_interval)
-        return self._finish(context, rows, round_)
 
     def execute_complete(self, context: Context, event: Mapping[str, Any],
                          round_: int = 1) -> dict[str, Any]:
@@ -377,22 +369,28 @@ class TronPayoutOperator(BaseOperator):
         if event.get("status") == "error":
             raise AirflowException(f"following payout batch {event.get('batch_id')} failed: "
                                    f"{event.get('message')}; a retry follows it again")
-        rows, *_ = self._checked(context)
-        return _believed(lambda: self._finish(context, rows, round_))
+
+        def decide() -> dict[str, Any]:
+            given = self._checked(context)
+            result = self._decided(context, given, round_)
+            return result if result is not None else self._rounds(context, given, round_ + 1)
+
+        return as_task(decide)
 
     def execute_answer(self, context: Context, event: Mapping[str, Any],
                        identities: Sequence[str] = ()) -> dict[str, Any]:
         """A person answered about payouts that failed on chain (``on_ambiguous="ask"``)."""
         self._asker().record_answer(dict(event), list(identities))
-        return _believed(lambda: self._round(context, 1))
+        return as_task(lambda: self._rounds(context, self._checked(context), 1))
 
     def _asker(self) -> PayoutAsker:
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,
                            ask_timeout=self.ask_timeout)
 
-    def _finish(self, context: Context, rows: Sequence[Payout], round_: int) -> dict[str, Any]:
-        """Decide from the journal: sign again what expired, stop on what failed, report."""
-        _, _, batch_id, _, _ = self._checked(context)
+    def _decided(self, context: Context, given: Given, round_: int) -> dict[str, Any] | None:
+        """After a round's wait, from the journal: None when another round must sign what
+        expired; else stop on what is still in flight or failed, or the report."""
+        batch_id, rows = given.batch.batch_id, given.batch.rows
         wanted = {p.identity for p in rows}
         latest = self._journal().latest(wanted)
         attempts = [latest[p.identity] for p in rows if p.identity in latest]
@@ -403,7 +401,7 @@ class TronPayoutOperator(BaseOperator):
                 raise AirflowException(f"payout batch {batch_id}: {status.to_sign} payouts "
                                        f"expired {MAX_ROUNDS} times without reaching the "
                                        "chain; a retry signs them again")
-            return self._round(context, round_ + 1)
+            return None
         if status.in_flight or status.signing:
             refused = [f"  {a.identity}: the node said {a.last_answer}" for a in attempts
                        if a.state.in_flight() and a.last_answer not in (None, "accepted")]

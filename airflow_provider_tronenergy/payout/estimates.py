@@ -23,14 +23,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
 from math import ceil
-from typing import Final, Protocol, TypeVar
+from typing import Final, TypeVar
 
+from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.estimates import Estimates, first_transfer_energy
+from airflow_provider_tronenergy.node.protocol import Node
 from airflow_provider_tronenergy.payout.rows import Payout
 
 T = TypeVar("T")
@@ -44,13 +45,6 @@ EMPTIED_SHARE: Final = Fraction(3, 4)
 """A representative estimated now at a first transfer's energy, whose row was prepared
 below this share of it, was a holder then: it was emptied (or the factor rose a lot),
 and another representative of its kind is asked."""
-
-
-class HolderReads(Estimates, Protocol):
-    """A node that estimates transfers and may read many balances per request."""
-
-    def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
-        """USDT units per address, or None when the node has no batched read."""
 
 
 @dataclass(frozen=True)
@@ -99,12 +93,8 @@ def count_emptied(rows: Sequence[Payout], emptied: frozenset[str] | set[str],
 
 
 def _parallel(jobs: Sequence[Callable[[], T]], concurrency: int, name: str) -> list[T]:
-    """Run ``jobs`` side by side, in order."""
-    if not jobs:
-        return []
-    with ThreadPoolExecutor(max(1, min(concurrency, len(jobs))),
-                            thread_name_prefix=f"tronenergy-{name}") as pool:
-        return list(pool.map(lambda job: job(), jobs))
+    """Run ``jobs`` side by side, in order (:func:`~..fanout.side_by_side`)."""
+    return side_by_side(lambda job: job(), jobs, max_concurrency=concurrency, name=name)
 
 
 def energy_now(node: Estimates, sender: str, rows: Sequence[Payout], *,
@@ -156,7 +146,7 @@ def energy_now(node: Estimates, sender: str, rows: Sequence[Payout], *,
                      emptied=frozenset(found), requests=requests)
 
 
-def holders_now(node: HolderReads, sender: str, rows: Sequence[Payout], now: EnergyNow, *,
+def holders_now(node: Node, sender: str, rows: Sequence[Payout], now: EnergyNow, *,
                 concurrency: int = 16) -> dict[str, int]:
     """What a transfer to each recipient of ``rows`` counted as a holder costs now: an
     emptied one costs a first transfer (``now.first_transfer``).

@@ -22,21 +22,19 @@ to wait (:class:`FundsInFlight`), since its transfers would revert on chain and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, Decimal
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.node.estimates import Estimates
+from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import (
     SUN_PER_TRX,
-    ChainAccount,
     ChainParameters,
-    Resources,
     transactions_covered,
     trx_text,
 )
+from airflow_provider_tronenergy.node.protocol import Estimates, Node
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.rows import DEFAULT_TOKEN, Payout
@@ -106,22 +104,6 @@ class FeeLimitPolicy:
         return [f"fee_limit: {len(over)} transfer(s) need more than fee_limit_max_trx "
                 f"{trx_text(self.max_sun)} TRX at {energy_fee_sun} sun per energy, so "
                 f"each would end OUT_OF_ENERGY: {shown}{more}"]
-
-
-class ChainReads(Estimates, Protocol):
-    """What the pre-flight reads (the ``tron_node`` hook or its client)."""
-
-    def get_account(self, address: str) -> ChainAccount:
-        """Activation and TRX."""
-
-    def get_resources(self, address: str) -> Resources:
-        """Energy and bandwidth."""
-
-    def get_usdt_balance(self, address: str) -> int:
-        """USDT units."""
-
-    def get_chain_parameters(self) -> ChainParameters:
-        """The chain's prices."""
 
 
 @dataclass(frozen=True)
@@ -274,9 +256,8 @@ def estimate_energy(node: Estimates, sender: str, rows: Sequence[Payout], *,
     def ask(recipient: str) -> int | None:
         return node.estimate_transfer_energy(sender, recipient, 1)
 
-    with ThreadPoolExecutor(max(1, min(concurrency, len(missing))),
-                            thread_name_prefix="tronenergy-estimate") as pool:
-        energies = dict(zip(missing, pool.map(ask, missing), strict=True))
+    energies = dict(zip(missing, side_by_side(ask, missing, max_concurrency=concurrency,
+                                              name="estimate"), strict=True))
     estimated = [p if p.energy is not None else replace(p, energy=energies[p.recipient])
                  for p in rows]
     return ([p for p in estimated if p.energy is not None],
@@ -294,7 +275,7 @@ def unestimated_lines(rows: Sequence[Payout], limit: int = 20) -> list[str]:
             "guessed"]
 
 
-def read_funds(node: ChainReads, sender: str, to_send: Sequence[Payout], *,
+def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
                max_burn_trx: Decimal, prices: ChainParameters | None = None,
                in_flight: Sequence[Attempt] = ()) -> Funds:
     """The sender's funds against the payouts still to send (``to_send``), from the chain;

@@ -186,6 +186,9 @@ class PayoutJournal:
 
     def latest(self, identities: Iterable[str]) -> dict[str, Attempt]:
         """The newest attempt of each identity that has one."""
+        return self._newest(identities)
+
+    def _newest(self, identities: Iterable[str]) -> dict[str, Attempt]:  # claim's read-back
         self.ensure_schema()
         wanted = sorted(set(identities))
         newest: dict[str, Attempt] = {}
@@ -303,7 +306,7 @@ class PayoutJournal:
                             lost.append(claim.identity)
                 except sa.exc.IntegrityError:
                     lost.append(claim.identity)
-        newest = self.latest(c.identity for c in claims if c.identity not in lost)
+        newest = self._newest(c.identity for c in claims if c.identity not in lost)
         won = [a for a in newest.values()
                if a.state is PayoutState.SIGNING and a.claimed_by == scope[:1024]]
         lost.extend(c.identity for c in claims

@@ -39,7 +39,6 @@ import io
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import Any
@@ -56,35 +55,14 @@ from airflow_provider_tronenergy.money.quote import (
     rental_cost,
     text,
 )
+from airflow_provider_tronenergy.payout.batch import run_batch_id
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
 from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams, ChainParams
+from airflow_provider_tronenergy.payout.rows import DEFAULT_TOKEN, TOKENS, amount_problem
 from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 
 log = logging.getLogger(__name__)
-MAX_AMOUNT_DIGITS = 15
-"""Digits a payout amount may have before the point: more USDT than exist, and a batch's
-sums in micro-units stay exact within Decimal's 28 digits."""
-
-
-def amount_problem(amount: Decimal) -> str | None:
-    """Why ``amount`` cannot be paid out, or None; exact, whatever its digits.
-
-    Worked out on the number's digits, never through a Decimal context: rounding a
-    28-digit amount to 6 decimals overflows the context (``InvalidOperation``).
-    """
-    if not amount.is_finite() or amount <= 0:
-        return "must be positive"
-    if amount.adjusted() >= MAX_AMOUNT_DIGITS:
-        return f"is too large (at most {MAX_AMOUNT_DIGITS} digits before the point)"
-    digits, exponent = amount.as_tuple().digits, amount.as_tuple().exponent
-    assert isinstance(exponent, int)  # a finite number's exponent
-    trailing_zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
-    if exponent + trailing_zeros < -6:
-        return "has more than 6 decimals"
-    return None
-
-
 def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[dict[str, str]]:
     """Validated ``{"recipient", "amount"}`` payouts; every bad row is reported by line, and
     every recipient that appears more than once is logged."""
@@ -104,7 +82,7 @@ def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[di
         except ValueError as exc:
             errors.append(f"line {line}: {exc}")
             continue
-        problem = amount_problem(amount)
+        problem = amount_problem(amount, TOKENS[DEFAULT_TOKEN])
         if problem is not None:
             errors.append(f"line {line}: amount {raw_amount!r} {problem}")
             continue
@@ -152,27 +130,6 @@ def batch_key(sender: str, batch_id: str, payouts: Sequence[Mapping[str, str]]) 
     still-valid orders; another period's identical rows are another batch."""
     rows = json.dumps([[p["recipient"], p["amount"]] for p in payouts], separators=(",", ":"))
     return f"payout:{sender}:{batch_id}:{hashlib.sha256(rows.encode()).hexdigest()[:16]}"
-
-
-def run_batch_id(context: Mapping[str, Any]) -> str:
-    """The ``batch_id`` of a run that was given none: its data interval, else its run id.
-
-    A retry, a clear or a rerun of the run keeps both; the next scheduled run has
-    the next interval, so the next period's payroll is a new batch. A manual run's
-    interval is its logical date; a run without one is a batch of its own.
-    """
-    start, end = context.get("data_interval_start"), context.get("data_interval_end")
-    if isinstance(start, datetime) and isinstance(end, datetime):
-        return _utc(start) if start == end else f"{_utc(start)}/{_utc(end)}"
-    run_id = context.get("run_id")
-    if isinstance(run_id, str) and run_id:
-        return f"run:{hashlib.sha256(run_id.encode()).hexdigest()[:16]}"
-    raise AirflowFailException(
-        f"batch_id is empty and there is no run to name the batch after; {NOTHING_BOUGHT}")
-
-
-def _utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def transfer_energies(payouts: Sequence[Mapping[str, str]], energy_of: Mapping[str, int],

@@ -26,20 +26,19 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
 from airflow_provider_tronenergy.node.models import ChainParameters
+from airflow_provider_tronenergy.node.protocol import Node
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.estimates import (
     EnergyNow,
-    HolderReads,
     at_least,
     energy_now,
     holders_now,
 )
 from airflow_provider_tronenergy.payout.funds import (
     ESTIMATE_CONCURRENCY,
-    ChainReads,
     FeeLimitPolicy,
     Funds,
     estimate_energy,
@@ -50,10 +49,6 @@ from airflow_provider_tronenergy.payout.funds import (
 from airflow_provider_tronenergy.payout.rows import Payout
 
 log = logging.getLogger(__name__)
-
-
-class PreflightReads(ChainReads, HolderReads, Protocol):
-    """What the pre-flight reads: the funds, estimates and, maybe, many balances at once."""
 
 
 ReadRecipients = Literal["auto", "always", "never"]
@@ -109,7 +104,7 @@ def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
     return worst.energy_burn_sun > worst.max_burn_sun or worst.trx_held_sun < worst.burn_sun
 
 
-def clear_to_sign(node: PreflightReads, sender: str, to_sign: Sequence[Payout], *,
+def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
                   signer_address: str, token: str, decimals: int, max_burn_trx: Decimal,
                   policy: FeeLimitPolicy, prices: ChainParameters | None = None,
                   in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",

@@ -63,18 +63,33 @@ def batch_name(batch_id: object) -> str:
     return batch_id
 
 
+def amount_problem(amount: Decimal, decimals: int) -> str | None:
+    """Why ``amount`` cannot be paid out in a token of ``decimals``, or None: the one
+    rule for a payout amount, for the preparation's rows and the sender's.
+
+    Worked out on the number's digits, never through a Decimal context: rounding or
+    normalizing a 29-digit amount goes through the context's 28 digits (a fraction
+    below the token's unit would vanish, or the context overflows).
+    """
+    if not amount.is_finite() or amount <= 0:
+        return "must be positive"
+    if amount.adjusted() >= MAX_DIGITS:
+        return f"is too large (at most {MAX_DIGITS} digits before the point)"
+    digits, exponent = amount.as_tuple().digits, amount.as_tuple().exponent
+    assert isinstance(exponent, int)  # a finite number's exponent
+    trailing_zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    if exponent + trailing_zeros < -decimals:
+        return f"has more than {decimals} decimals"
+    return None
+
+
 def _units(value: object, decimals: int) -> tuple[Decimal, int]:
     if isinstance(value, float):
         raise ValueError("must be decimal text or an integer, not a float (money is exact)")
     amount = parse_decimal(value, "amount")
-    if not amount.is_finite() or amount <= 0:
-        raise ValueError("must be positive")
-    if amount.adjusted() >= MAX_DIGITS:
-        raise ValueError(f"is too large (at most {MAX_DIGITS} digits before the point)")
-    exponent = amount.normalize().as_tuple().exponent
-    assert isinstance(exponent, int)
-    if exponent < -decimals:
-        raise ValueError(f"has more than {decimals} decimals")
+    problem = amount_problem(amount, decimals)
+    if problem is not None:
+        raise ValueError(problem)
     return amount, int(amount.scaleb(decimals))
 
 

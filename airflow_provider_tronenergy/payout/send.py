@@ -1,10 +1,11 @@
 """Sending a batch of payouts: sign, journal, broadcast; the journal decides every retry.
 
-One pass (:meth:`PayoutSender.send`) looks at each payout's newest attempt and does
-what the chain's rules allow (:func:`next_step`), reading the chain's clock (the head
-block's time), checked against the worker's (:mod:`.trust`: a head ahead of it, going
-backwards or contradicted by its own block read by number stops the pass as an
-:class:`~..node.errors.UnreliableNode`, nothing signed or judged):
+One round (:meth:`PayoutSender.send`) reads each payout's newest attempt and the chain's
+clock (the head block's time, checked against the worker's, :mod:`.trust`: a head ahead
+of it, going backwards or contradicted by its own block read by number stops the round
+as an :class:`~..node.errors.UnreliableNode`, nothing signed or judged) once
+(:meth:`PayoutSender.look`), and asks :func:`~.steps.next_step` once per payout what the
+chain's rules allow:
 
 * **done**: confirmed on chain, or cancelled by a person;
 * **person**: failed on chain (``REVERT``, ``OUT_OF_ENERGY``): never resent by itself;
@@ -18,7 +19,13 @@ backwards or contradicted by its own block read by number stops the pass as an
   the worker's clock plus the chain's 24 h), **journal the txID, the expiration and
   the signed bytes**, and only then broadcast.
 
-A worker killed anywhere leaves a journal the next pass reads the same way.
+In that order: the judge and rebroadcast work goes to :meth:`~.verdict.Judge.settle`
+(the watch's hand-over too); the payouts left to sign are cleared once (the caller's
+pre-flight, :func:`~.preflight.clear_to_sign`, else the node's estimates) at what the
+chain charges now, and signed in chunks, each under a fresh head (the reference block
+and the expiration: clearing and earlier chunks take time).
+
+A worker killed anywhere leaves a journal the next round reads the same way.
 """
 
 from __future__ import annotations
@@ -26,12 +33,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from enum import Enum
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
+from airflow_provider_tronenergy.node.protocol import Node
 from airflow_provider_tronenergy.node.transactions import RefBlock, UnsignedTransfer, token_transfer
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
@@ -51,49 +58,19 @@ from airflow_provider_tronenergy.payout.journal import (
 )
 from airflow_provider_tronenergy.payout.lease import Lease
 from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.steps import JUDGED, Step, next_step
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
-from airflow_provider_tronenergy.payout.verdict import Judge, offer
-from airflow_provider_tronenergy.payout.watch import PayoutNode
+from airflow_provider_tronenergy.payout.verdict import Answer, Judge, offer
 from airflow_provider_tronenergy.signer import Signer, SignerError, signature_for
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600
+__all__ = ["MAX_EXPIRATION_S", "Clear", "Look", "PayoutConflict", "PayoutSender", "SendPass",
+           "SendSettings", "Step", "next_step", "scope_name"]
 
 
 class PayoutConflict(PayoutJournalError):
     """A payout identity was journaled for another recipient, amount, token or sender."""
-
-
-class Step(str, Enum):
-    """What a pass does with one payout, from its newest attempt."""
-
-    DONE = "done"
-    PERSON = "person"
-    WAIT = "wait"
-    REBROADCAST = "rebroadcast"
-    JUDGE = "judge"
-    SIGN = "sign"
-
-
-def next_step(attempt: Attempt | None, head_ms: int, *, now: float, lease_s: float) -> Step:
-    """The chain's rule for one payout: what may be done next, given its newest attempt,
-    the checked head's time (``head_ms``) and the journal's clock (``now``, for leases).
-
-    ``JUDGE`` is not yet a verdict: :class:`~.verdict.Judge` turns it into ``DONE``,
-    ``PERSON``, ``SIGN`` (proven dead) or ``WAIT``."""
-    if attempt is None or attempt.state.may_sign_next():
-        return Step.SIGN
-    state = attempt.state
-    if state in (PayoutState.CONFIRMED, PayoutState.CANCELLED):
-        return Step.DONE
-    if state is PayoutState.FAILED:
-        return Step.PERSON
-    if state is PayoutState.SIGNING:
-        return Step.SIGN if now - attempt.updated_at > lease_s else Step.WAIT
-    assert attempt.expiration_ms is not None
-    if attempt.expiration_ms >= head_ms:
-        return Step.REBROADCAST if state is PayoutState.SIGNED else Step.WAIT
-    return Step.JUDGE
 
 
 @dataclass(frozen=True)
@@ -135,15 +112,33 @@ class SendPass:
     """Receipts or a confirming node's word not believed: those payouts wait."""
     fee_energy_floor: int = 0
     """The energy every ``fee_limit`` of the pass covers (a transfer to an emptied address)."""
+    after: dict[str, Attempt] = field(default_factory=dict)
+    """Each payout's newest attempt as the round left it (its txID, batch and state),
+    kept as the round wrote it rather than read again."""
 
     def count(self, step: Step) -> int:
         """Payouts the pass found at ``step``."""
         return sum(1 for s in self.steps.values() if s is step)
 
 
-_STEP_OF: Final = {PayoutState.CONFIRMED: Step.DONE, PayoutState.FAILED: Step.PERSON,
-                   PayoutState.EXPIRED: Step.SIGN, None: Step.WAIT}
-"""What a pass does next with a judged payout (:class:`~.verdict.Judged`)."""
+@dataclass(frozen=True)
+class Look:
+    """What a round decides on, read once: each payout's newest attempt, the checked
+    head, and the step each payout is at (:func:`~.steps.next_step`, once each)."""
+
+    latest: dict[str, Attempt]
+    head: Block
+    steps: dict[str, Step]
+
+    def attempts(self, step: Step) -> list[Attempt]:
+        """The newest attempts of the payouts at ``step`` (those that have one)."""
+        return [self.latest[i] for i, s in self.steps.items() if s is step and i in self.latest]
+
+
+Clear = Callable[[Sequence[Payout], Look], tuple[list[Payout], int | None]]
+"""A round's pre-flight, given the payouts left to sign and what the round read: those
+payouts at what the chain charges now (``energy``), and the energy a transfer to an
+emptied address costs now (None: no estimate)."""
 
 
 def newest_reference(attempts: Iterable[Attempt]) -> int:
@@ -161,10 +156,10 @@ class PayoutSender:
         permission's threshold needs several keys.
     """
 
-    def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
+    def __init__(self, journal: PayoutJournal, node: Node, signer: Signer,
                  settings: SendSettings, *, scope: str, energy_fee_sun: int,
                  log: Any = log, clock: Callable[[], float] = time.time,
-                 confirm_node: PayoutNode | None = None, lease: Lease | None = None,
+                 confirm_node: Node | None = None, lease: Lease | None = None,
                  cosigners: Sequence[Signer] = ()) -> None:
         self.journal, self.node, self.signer = journal, node, signer
         self.signers: tuple[Signer, ...] = (signer, *cosigners)
@@ -210,52 +205,54 @@ class PayoutSender:
                                  "(nothing was signed):\n  " + "\n  ".join(wrong[:50]))
         return latest
 
-    def send(self, payouts: Sequence[Payout], *, sender: str, token: str,
-             batch_id: str) -> SendPass:
-        """One pass over the batch: see the module's rules."""
-        done = SendPass()
+    def look(self, payouts: Sequence[Payout], sender: str, token: str) -> Look:
+        """The round's one read of the journal and of the head, and each payout's step."""
         latest = self.check_journaled(payouts, sender, token)
         self.check_permission(sender)
         head = self.checked_head(latest.values())
         now = time.time()  # leases are on the journal's clock
-        by_step: dict[Step, list[Payout]] = {s: [] for s in Step}
-        for payout in payouts:
-            step = next_step(latest.get(payout.identity), head.timestamp_ms, now=now,
-                             lease_s=self.settings.lease_s)
-            by_step[step].append(payout)
-        stale = [a for p in by_step[Step.SIGN] if (a := latest.get(p.identity)) is not None
-                 and a.state is PayoutState.SIGNING]
+        return Look(latest, head, {p.identity: next_step(
+            latest.get(p.identity), head.timestamp_ms, now=now, lease_s=self.settings.lease_s)
+            for p in payouts})
+
+    def send(self, payouts: Sequence[Payout], *, sender: str, token: str, batch_id: str,
+             clear: Clear | None = None) -> SendPass:
+        """One round over the batch (see the module); ``clear`` is the caller's pre-flight
+        of the payouts left to sign (without one, the node's estimates alone)."""
+        done = SendPass()
+        look = self.look(payouts, sender, token)
+        done.after.update(look.latest)
+        steps = dict(look.steps)
+        stale = [a for a in look.attempts(Step.SIGN) if a.state is PayoutState.SIGNING]
         if stale:
             self.journal.take_over(stale, f"claim by {stale[0].claimed_by} went stale; taken "
                                    f"over by {self.scope}")
-        judged = self.judge.judge([latest[p.identity] for p in by_step[Step.JUDGE]])
+        judged = self.judge.settle(look.attempts(Step.JUDGE), look.attempts(Step.REBROADCAST))
         done.unreliable += judged.unreliable
-        for payout in by_step[Step.JUDGE]:
-            by_step[_STEP_OF[judged.states.get(payout.identity)]].append(payout)
-        by_step[Step.JUDGE] = []
-        self._rebroadcast([latest[p.identity] for p in by_step[Step.REBROADCAST]], done)
-        by_step[Step.SIGN], done.fee_energy_floor = self._estimated(by_step[Step.SIGN], sender)
-        if by_step[Step.SIGN]:
-            # Claims follow the attempts judged above, never a newer read: an attempt another
-            # worker claimed since must make this claim lose, not become the one it follows.
-            for start in range(0, len(by_step[Step.SIGN]), self.settings.chunk):
-                chunk = by_step[Step.SIGN][start:start + self.settings.chunk]
-                # A fresh head per chunk: judging and earlier chunks take time, and an
-                # expiration counted from the pass's first head may be gone on arrival.
-                head = self.checked_head(latest.values())
-                self._sign_and_send(chunk, latest, head, sender, token, batch_id, done)
-        for step, group in by_step.items():
-            for payout in group:
-                done.steps[payout.identity] = step
+        self._count(judged.answers, done)
+        for identity, state in judged.states.items():
+            steps[identity] = JUDGED[state]
+            if state is not None:
+                done.after[identity] = replace(done.after[identity], state=state)
+        to_sign = [p for p in payouts if steps[p.identity] is Step.SIGN]
+        rows, first = (clear(to_sign, look) if clear is not None
+                       else self._estimated(to_sign, sender))
+        done.fee_energy_floor = self._floor(sender, first) if rows else 0
+        # Claims follow the attempts judged above, never a newer read: an attempt another
+        # worker claimed since must make this claim lose, not become the one it follows.
+        for start in range(0, len(rows), self.settings.chunk):
+            # A fresh head per chunk: its reference block and expiration (clearing and
+            # earlier chunks take time: one counted from the round's head may be gone).
+            head = self.checked_head(look.latest.values())
+            self._sign_and_send(rows[start:start + self.settings.chunk], look.latest, head,
+                                sender, token, batch_id, done)
+        done.steps = steps
         return done
 
     # -- broadcasting ------------------------------------------------------------------------
 
-    def _broadcast_all(self, attempts: Sequence[tuple[Attempt, dict[str, Any]]],
-                       done: SendPass) -> None:
-        """Offer each signed transaction (:func:`~.verdict.offer`), counted in ``done``."""
-        answers = offer(self.journal, self.node, attempts,
-                        concurrency=self.settings.concurrency)
+    def _count(self, answers: Sequence[tuple[Attempt, Answer]], done: SendPass) -> None:
+        """The node's answers to offered transactions, counted in ``done``."""
         for attempt, answer in answers:
             if isinstance(answer, BroadcastAnswer) and answer.accepted:
                 done.accepted += 1
@@ -264,22 +261,23 @@ class PayoutSender:
                                                   else answer.describe())
         done.broadcast += len(answers)
 
-    def _rebroadcast(self, attempts: Sequence[Attempt], done: SendPass) -> None:
-        if attempts:
-            self.log.info("broadcasting %d journaled payout transaction(s) again (same "
-                          "bytes, not yet known to the chain)", len(attempts))
-        self._broadcast_all([(a, a.signed_tx) for a in attempts if a.signed_tx], done)
+    def _broadcast_all(self, attempts: Sequence[tuple[Attempt, dict[str, Any]]],
+                       done: SendPass) -> None:
+        """Offer each signed transaction (:func:`~.verdict.offer`), counted in ``done``."""
+        self._count(offer(self.journal, self.node, attempts,
+                          concurrency=self.settings.concurrency), done)
 
     # -- signing -----------------------------------------------------------------------------
 
-    def _estimated(self, payouts: Sequence[Payout], sender: str) -> tuple[list[Payout], int]:
-        """The payouts to sign, each at the larger of its estimate and what the chain
-        charges its kind of transfer now (:func:`~.estimates.energy_now`: a few requests),
-        and the energy every ``fee_limit`` covers (:meth:`_floor`). A row the node gives
-        no estimate for, or one needing more than the ``fee_limit`` cap lets it use:
-        nothing is signed."""
+    def _estimated(self, payouts: Sequence[Payout], sender: str
+                   ) -> tuple[list[Payout], int | None]:
+        """Without a caller's pre-flight: the payouts to sign, each at the larger of its
+        estimate and what the chain charges its kind of transfer now
+        (:func:`~.estimates.energy_now`: a few requests), and a first transfer's energy.
+        A row the node gives no estimate for, or one needing more than the ``fee_limit``
+        cap lets it use: nothing is signed."""
         if not payouts:
-            return [], 0
+            return [], None
         estimated, unestimated = estimate_energy(self.node, sender, payouts,
                                                  concurrency=self.settings.concurrency)
         fresh = frozenset(p.identity for p in payouts if p.energy is None)
@@ -291,7 +289,7 @@ class PayoutSender:
         if short:
             raise PayoutRefused("the batch cannot be signed (nothing more was signed):\n  "
                                 + "\n  ".join(short))
-        return estimated, self._floor(sender, now.first_transfer)
+        return estimated, now.first_transfer
 
     def _floor(self, sender: str, floor: int | None) -> int:
         """:func:`~..node.estimates.first_transfer_energy` (``floor``), or none (each
@@ -333,11 +331,7 @@ class PayoutSender:
         def sign(txid: str) -> tuple[bytes, ...]:
             return tuple(signature_for(s, bytes.fromhex(txid)) for s in self.signers)
 
-        workers = min(self.settings.concurrency, len(txids))
-        if workers <= 1:
-            return [sign(t) for t in txids]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tronenergy-sign") as pool:
-            return list(pool.map(sign, txids))
+        return side_by_side(sign, txids, max_concurrency=self.settings.concurrency, name="sign")
 
     def _sign_and_send(self, chunk: Sequence[Payout], latest: dict[str, Attempt], head: Block,
                        sender: str, token: str, batch_id: str, done: SendPass) -> None:
@@ -345,9 +339,11 @@ class PayoutSender:
                         row=p.row, sender=sender, recipient=p.recipient, token=token,
                         units=p.units) for p in chunk]
         won, lost = self.journal.claim(claims, self.scope, lease=self.lease)
+        done.after.update((a.identity, a) for a in won)
         if lost:
             self.log.info("%d payout(s) were claimed by another worker first: following "
                           "its transactions", len(lost))
+            done.after.update(self.journal.latest(lost))  # the winner's: only in a race
         by_identity = {p.identity: p for p in chunk}
         floor = done.fee_energy_floor
         pending = self._signed(won, by_identity, head, floor)
@@ -356,6 +352,8 @@ class PayoutSender:
             for _ in range(3):  # a txID another payout holds: sign again, one second later
                 kept, refused = self.journal.record_signed(pending)
                 journaled.extend(kept)
+                if not refused:
+                    break
                 refused_ids = {s.attempt.id for s in refused}
                 current = self.journal.latest(s.attempt.identity for s in refused)
                 pending = self._signed(
@@ -371,6 +369,10 @@ class PayoutSender:
 
     def _send_journaled(self, journaled: Sequence[Signed], done: SendPass) -> None:
         done.signed += len(journaled)
+        done.after.update((s.attempt.identity, replace(
+            s.attempt, state=PayoutState.SIGNED, txid=s.txid, expiration_ms=s.expiration_ms,
+            ref_block=s.ref_block, fee_limit_sun=s.fee_limit_sun, signed_tx=s.signed_tx))
+            for s in journaled)
         self._broadcast_all([(s.attempt, s.signed_tx) for s in journaled], done)
 
     def _signed(self, attempts: Sequence[Attempt], by_identity: dict[str, Payout], head: Block,

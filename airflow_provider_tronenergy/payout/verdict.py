@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
+from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
@@ -44,19 +44,6 @@ UNREAD: Final = "unread"
 LATER: Final = "later"
 """A receipt in a block above the one read as the top (a newer block, or a node that
 contradicts itself): not yet counted, and never taken as "no receipt"."""
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def side_by_side(call: Callable[[T], R], items: Sequence[T], concurrency: int,
-                 name: str = "tronenergy-payout") -> list[R]:
-    """``call`` on each item, up to ``concurrency`` at once, in order."""
-    if not items:
-        return []
-    if concurrency <= 1 or len(items) == 1:
-        return [call(item) for item in items]
-    with ThreadPoolExecutor(min(concurrency, len(items)), thread_name_prefix=name) as pool:
-        return list(pool.map(call, items))
 
 
 def offer(journal: PayoutJournal, node: Any, items: Iterable[tuple[Attempt, dict[str, Any]]],
@@ -76,7 +63,7 @@ def offer(journal: PayoutJournal, node: Any, items: Iterable[tuple[Attempt, dict
         except NodeError as exc:
             return item[0], f"no answer ({exc})"
 
-    answers = side_by_side(one, chosen, concurrency)
+    answers = side_by_side(one, chosen, max_concurrency=concurrency, name="payout")
     accepted = [a for a, answer in answers
                 if isinstance(answer, BroadcastAnswer) and answer.accepted]
     other = [(a, answer if isinstance(answer, str) else answer.describe())
@@ -100,6 +87,8 @@ class Judged:
     states: dict[str, PayoutState | None] = field(default_factory=dict)
     unreliable: int = 0
     """Receipts (or a confirming node's word) not believed: those attempts wait."""
+    answers: list[tuple[Attempt, Answer]] = field(default_factory=list)
+    """The node's answers to the transactions :meth:`Judge.settle` offered again."""
 
 
 class Judge:
@@ -111,6 +100,26 @@ class Judge:
                  log: Any = log) -> None:
         self.journal, self.view, self.confirm = journal, view, confirm
         self.concurrency, self.log = concurrency, log
+
+    def settle(self, past: Sequence[Attempt], unacknowledged: Sequence[Attempt],
+               judged: Judged | None = None) -> Judged:
+        """The work a round or a watch step hands over for transactions already signed,
+        as :func:`~.steps.next_step` sorted them, one place for the sender and the watch:
+        ``past`` (``JUDGE``) judged (:meth:`judge`), then ``unacknowledged``
+        (``REBROADCAST``: signed, not expired, no node's acceptance journaled) offered
+        again, the same bytes (the chain takes a txID once: harmless)."""
+        judged = judged if judged is not None else Judged()
+        if past:
+            verdict = self.judge(past)
+            judged.states.update(verdict.states)
+            judged.unreliable += verdict.unreliable
+        again = [(a, a.signed_tx) for a in unacknowledged if a.signed_tx]
+        if again:
+            self.log.info("broadcasting %d journaled payout transaction(s) again (same "
+                          "bytes, not yet known to the chain)", len(again))
+            judged.answers.extend(offer(self.journal, self.view.node, again,
+                                        concurrency=self.concurrency, spend=self.view.spend))
+        return judged
 
     def record(self, found: Mapping[str, tuple[Attempt, TransactionInfo]], *, top: Block,
                solidified: bool, judged: Judged | None = None) -> Judged:
@@ -169,7 +178,7 @@ class Judge:
         due = [a for a in past if a.txid and a.expiration_ms is not None
                and a.expiration_ms < solid.timestamp_ms]
         receipts = side_by_side(lambda a: self.receipt(a, top=solid, solidified=True), due,
-                                self.concurrency, "tronenergy-judge")
+                                max_concurrency=self.concurrency, name="judge")
         found = {a.txid: (a, info) for a, info in zip(due, receipts, strict=True)
                  if isinstance(info, TransactionInfo) and a.txid}
         self.record(found, top=solid, solidified=True, judged=judged)

@@ -11,10 +11,11 @@ so they agree on what the chain says. A step reads, within ``budget`` requests:
   open transaction's receipt; a receipt counts once its block, read by number (once
   per block), holds the transaction and its figures are the chain's; one that does not
   hold up leaves the attempt in flight (``unreliable``);
-* for a transaction past its expiration by that block: :class:`~.verdict.Judge`, the
-  rule the sender uses too (``expired`` only when proven): the operator signs that
-  payout anew, the watch never does;
-* the signed bytes of transactions no node has acknowledged, again (harmless).
+* the rest sorted by :func:`~.steps.next_step` against that block, as the sender sorts
+  them, and handed to :meth:`~.verdict.Judge.settle`, the sender's hand-over too: a
+  transaction past its expiration judged (``expired`` only when proven: the operator
+  signs that payout anew, the watch never does), the signed bytes of transactions no
+  node has acknowledged offered again (harmless).
 
 Every outcome goes to the journal at once, so a watch restarted anywhere (a new
 trigger, a retried task) goes on from what the journal says. A batch whose payout
@@ -28,56 +29,18 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.node.models import (
-    Block,
-    BlockBody,
-    BroadcastAnswer,
-    ChainParameters,
-    TransactionInfo,
-)
-from airflow_provider_tronenergy.node.permissions import AccountPermissions
+from airflow_provider_tronenergy.node.models import Block, TransactionInfo
+from airflow_provider_tronenergy.node.protocol import Node
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
+from airflow_provider_tronenergy.payout.steps import Step, next_step
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, BudgetSpent, ChainView
-from airflow_provider_tronenergy.payout.verdict import UNREAD, Judge, Judged, offer
+from airflow_provider_tronenergy.payout.verdict import UNREAD, Judge, Judged
 
 log = logging.getLogger(__name__)
-__all__ = ["NodeError", "PayoutNode", "PayoutWatch", "WatchStatus", "count", "still_in_flight"]
-
-
-class PayoutNode(Protocol):
-    """What sending and following payouts need of a node (``TronNodeClient``)."""
-
-    def get_now_block(self) -> Block:
-        """The head block."""
-
-    def get_solid_block(self) -> Block:
-        """The newest solidified block."""
-
-    def get_block(self, number: int, *, solidified: bool = False) -> BlockBody | None:
-        """One block read by number: its header and txIDs."""
-
-    def get_chain_parameters(self) -> ChainParameters:
-        """The chain's prices."""
-
-    def get_block_receipts(self, number: int, *,
-                           solidified: bool = False) -> list[TransactionInfo]:
-        """Every receipt of one block."""
-
-    def get_transaction_info(self, tx_hash: str, *,
-                             solidified: bool = False) -> TransactionInfo | None:
-        """One receipt, or None."""
-
-    def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
-        """Offer a signed transaction again."""
-
-    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
-        """Energy one USDT transfer needs now (a new signature's ``fee_limit``)."""
-
-    def get_permissions(self, address: str) -> AccountPermissions:
-        """The sender's permissions, when payouts are signed under one (``permission_id``)."""
+__all__ = ["NodeError", "PayoutWatch", "WatchStatus", "count", "still_in_flight"]
 
 
 @dataclass(frozen=True)
@@ -126,11 +89,11 @@ class PayoutWatch:
     :param confirm_node: a second node that must agree before an attempt is judged dead.
     """
 
-    def __init__(self, journal: PayoutJournal, node: PayoutNode, batch_id: str, *,
+    def __init__(self, journal: PayoutJournal, node: Node, batch_id: str, *,
                  follow: Sequence[str] = (), solidified: bool = False, budget: int = 50,
                  log: Any = log, clock: Callable[[], float] = time.time,
                  tolerance_s: float = DEFAULT_TOLERANCE_S,
-                 confirm_node: PayoutNode | None = None) -> None:
+                 confirm_node: Node | None = None) -> None:
         if budget < 3:
             raise ValueError("a watch needs a budget of at least 3 requests per step")
         self.journal, self.node, self.batch_id = journal, node, batch_id
@@ -175,23 +138,18 @@ class PayoutWatch:
                        self.view.head(floor=max((a.ref_block or 0 for a in attempts),
                                                 default=0), by_number=False))
                 self._receipts(open_, top, judged)
+                # The rest as the sender sorts them (the same rule, the same hand-over).
                 rest = [a for a in open_ if a.identity not in judged.states]
-                self._judge_past([a for a in rest if (a.expiration_ms or 0) < top.timestamp_ms],
-                                judged)
-                offer(self.journal, self.node, [
-                    (a, a.signed_tx) for a in rest if a.state is PayoutState.SIGNED
-                    and a.signed_tx and (a.expiration_ms or 0) >= top.timestamp_ms],
-                    concurrency=1, spend=self._spend)
+                steps = [next_step(a, top.timestamp_ms, now=time.time(), lease_s=0.0)
+                         for a in rest]  # in flight: no claim, no lease to weigh
+                self.judge.settle(
+                    [a for a, s in zip(rest, steps, strict=True) if s is Step.JUDGE],
+                    [a for a, s in zip(rest, steps, strict=True) if s is Step.REBROADCAST],
+                    judged)
             except BudgetSpent:
                 pass  # the next step goes on from the journal
             attempts = self.journal.batch(*self.batches)
         return count(attempts, self._used, judged.unreliable)
-
-    def _judge_past(self, past: Sequence[Attempt], judged: Judged) -> None:
-        """Past their expiration by the top block: :class:`~.verdict.Judge` decides."""
-        if past:
-            verdict = self.judge.judge(past)
-            judged.unreliable += verdict.unreliable
 
     def _receipts(self, open_: Sequence[Attempt], top: Block, judged: Judged) -> None:
         """Receipts of open transactions up to block ``top``, by the cheaper way, each
@@ -233,7 +191,7 @@ class PayoutWatch:
         self.judge.record(read, top=top, solidified=self.solidified, judged=judged)
 
 
-def still_in_flight(journal: PayoutJournal, node: PayoutNode, sender: str, *, after_ms: int,
+def still_in_flight(journal: PayoutJournal, node: Node, sender: str, *, after_ms: int,
                     after_block: int | None = None, solidified: bool = False, budget: int = 50,
                     log: Any = log, clock: Callable[[], float] = time.time,
                     tolerance_s: float = DEFAULT_TOLERANCE_S) -> list[Attempt]:

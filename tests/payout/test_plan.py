@@ -15,6 +15,7 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout import plan as payouts
 from airflow_provider_tronenergy.payout.params import BatchParams
+from airflow_provider_tronenergy.payout.rows import MAX_DIGITS, PayoutInputError
 from airflow_provider_tronenergy.protocol.address import random_address
 
 LIVE_LIMITS = {"energy_per_transfer": 65_000, "min_energy": 32_000, "max_energy": 5_000_000}
@@ -52,7 +53,7 @@ def test_an_amount_of_too_many_digits_is_a_bad_row_named_by_line(amount):
 
 def test_the_largest_amounts_with_six_decimals_are_exact():
     good = random_address()
-    big = "9" * payouts.MAX_AMOUNT_DIGITS + ".000001"
+    big = "9" * MAX_DIGITS + ".000001"
     assert payouts.parse_payouts([[good, big], [good, "10.5000000"]]) == [
         {"recipient": good, "amount": big}, {"recipient": good, "amount": "10.5"}]
 
@@ -130,7 +131,7 @@ def test_a_runs_batch_id_is_its_data_interval_kept_by_retries_and_clears():
     assert payouts.run_batch_id(manual) == payouts.run_batch_id(dict(manual))
     assert payouts.run_batch_id(manual) != payouts.run_batch_id({**manual, "run_id": "y"})
     assert payouts.run_batch_id(manual).startswith("run:")
-    with pytest.raises(AirflowFailException, match="batch_id is empty"):
+    with pytest.raises(PayoutInputError, match="batch_id is empty"):
         payouts.run_batch_id({})
 
 

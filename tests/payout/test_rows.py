@@ -6,7 +6,13 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy.payout.rows import PayoutInputError, payouts, token_decimals
+from airflow_provider_tronenergy.payout.rows import (
+    PayoutInputError,
+    amount_problem,
+    payouts,
+    token_decimals,
+)
+from airflow_provider_tronenergy.protocol.address import random_address
 
 TO = "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"
 
@@ -59,3 +65,18 @@ def test_only_known_tokens():
     assert token_decimals("USDT") == 6
     with pytest.raises(PayoutInputError, match="unknown token 'USDC'"):
         payouts([{"recipient": TO, "amount": "1"}], batch_id="b", token="USDC")
+
+
+@pytest.mark.parametrize("amount", ["1.0000000000000000000000000001",
+                                    "12345678901234.000000000000000000001"])
+def test_a_fraction_below_the_tokens_unit_is_refused_whatever_its_digits(amount):
+    """One amount rule for preparation and sender (``rows.amount_problem``): an amount of
+    more than 28 digits is judged on its digits, not normalized through the Decimal
+    context (which rounded the fraction away: 1 USDT sent for a row asking more)."""
+    from airflow_provider_tronenergy.payout import plan
+
+    with pytest.raises(PayoutInputError, match="more than 6 decimals"):
+        payouts([{"recipient": random_address(), "amount": amount}], batch_id="b")
+    with pytest.raises(Exception, match="more than 6 decimals"):
+        plan.parse_payouts([[random_address(), amount]])
+    assert plan.amount_problem is amount_problem

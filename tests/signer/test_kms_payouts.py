@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.operators.payout import signer_failure
+from airflow_provider_tronenergy.operators.payout_verdict import signer_failure
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.signer import (
     SignerKeyDisabled,
