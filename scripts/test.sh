@@ -53,8 +53,8 @@ else
     start_beside lint bash -c "$(declare -f say lint); lint"
     lint_done=1
   fi
-  if [ -n "${ALONGSIDE_SERIAL:-}" ]; then
-    start_beside alongside bash -c "$ALONGSIDE_SERIAL"
+  if [ -n "${ALONGSIDE_SERIAL:-}" ] && [ "$parts" != "workers" ]; then
+    start_beside alongside env -u ALONGSIDE_SERIAL bash -c "$ALONGSIDE_SERIAL"
   fi
   [ "$parts" = "workers" ] || say "pytest: the end-to-end deployments, one after another"
   if [ -n "${SERIAL_ARGS:-}" ]; then
