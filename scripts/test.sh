@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: pytest (unit, sandbox over HTTP, Airflow, PostgreSQL), then ruff
-# and mypy. Creates and reuses its own virtual environment (.venv, the locked versions).
+# The whole test suite: pytest (unit, sandbox over HTTP, Airflow, PostgreSQL), ruff and
+# mypy. Creates and reuses its own virtual environment (.venv, the locked versions).
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k sandbox`. pytest runs on
 # one worker per core (pytest-xdist), then the end-to-end deployments alone, one after
 # another (tests/support/serial.py; SERIAL_WORKERS=2: two deployments at once, a test
 # module each); PYTEST_WORKERS=0 runs it all in this process,
 # PYTEST_WORKERS=4 on four workers. SERIAL_ARGS, when set, are the serial part's pytest
-# arguments instead of the same ones (CI's lowest-Airflow run: the rest without slow
-# tests, then the real deployment alone). PARTS=workers or PARTS=serial runs only that
+# arguments instead of the same ones (CI's lowest-Airflow real deployment). PARTS=workers or PARTS=serial runs only that
 # part. LINT=0 skips ruff and mypy.
 # The deployments use about one core of two: ruff and mypy run beside them, at a lower
 # priority (nice), and so does ALONGSIDE_SERIAL, a command (CI: the tests of the lowest
