@@ -6,20 +6,22 @@
 # another (tests/support/serial.py; SERIAL_WORKERS=2: two deployments at once, a test
 # module each); PYTEST_WORKERS=0 runs it all in this process,
 # PYTEST_WORKERS=4 on four workers. SERIAL_ARGS, when set, are the serial part's pytest
-# arguments instead of the same ones (CI's lowest-Airflow real deployment). PARTS=workers or PARTS=serial runs only that
-# part. LINT=0 skips ruff and mypy.
+# arguments instead of the same ones (CI's lowest-Airflow real deployment).
+# PARTS=workers or PARTS=serial runs only that part. LINT=0 skips ruff and mypy.
 # The deployments use about one core of two: ruff and mypy run beside them, at a lower
-# priority (nice), and so does ALONGSIDE_SERIAL, a command (CI: the tests of the lowest
-# Airflow release, tests/support/serial.py); its output is printed after the deployments,
-# its failure fails the run.
+# priority (nice 10), and so does ALONGSIDE_SERIAL, a command (.ci/run: the tests of the
+# lowest Airflow release); their output is printed after the deployments, their failure
+# fails the run.
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 
 lint() {
+  local failed=0
   say "ruff (pyproject.toml's rules, Airflow's AIR rules among them)"
-  ruff check airflow_provider_tronenergy tests bench scripts example_dags hatch_build.py || return 1
+  ruff check airflow_provider_tronenergy tests bench scripts example_dags hatch_build.py || failed=1
   say "mypy"
-  mypy airflow_provider_tronenergy || return 1
+  mypy airflow_provider_tronenergy || failed=1
+  return "$failed"
 }
 
 # start_beside NAME COMMAND...: COMMAND in the background at nice 10, its output in a file.
