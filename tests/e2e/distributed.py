@@ -59,6 +59,7 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.client.sync import TronEnergyClient
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from support.metadata_template import create_migrated_database
 
 REDIS = ("127.0.0.1", 6379)
 WORKERS = ("worker-1", "worker-2")
@@ -345,8 +346,6 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
     admin.autocommit = True
     redis_client, redis_db = claim_redis_db()
     dbname = f"tronenergy_e2e_{uuid.uuid4().hex[:12]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{dbname}"')
     (root / "tronenergy_e2e_hostname.py").write_text(HOSTNAME_MODULE)
     home = root / "airflow-home"
     home.mkdir()
@@ -371,10 +370,8 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
         addresses = [random_address() for _ in range(2 * addresses_per_server)]
         base = airflow_env(home, dbname, ports[0], sandbox, store_url, addresses[0])
         env = celery_env(base, dbname, redis_db, root, addresses, _dags_folder(root))
-        migrated = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True,
-                                  text=True, timeout=300)
-        assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-4000:]
-        mark("db migrate")
+        create_migrated_database(admin, _pg, dbname, AIRFLOW, env, timeout=300)
+        mark("metadata database (migrated, or a copy of the session's)")
 
         def add(name: str, args: list[str], **extra: str) -> None:
             own = {**env, "TRONENERGY_E2E_HOSTNAME": name, **extra}

@@ -30,7 +30,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -60,6 +59,7 @@ from airflow_provider_tronenergy.operators.ask import NOT_PLACED, PLACED
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.browser import browser_page, skip_without_browser
+from support.metadata_template import create_migrated_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
 
@@ -183,8 +183,6 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         pytest.skip(f"PostgreSQL is unreachable at 127.0.0.1:5432 as user postgres: {exc}")
     admin.autocommit = True
     dbname = f"tronenergy_hitl_{uuid.uuid4().hex[:12]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{dbname}"')
     tmp = tmp_path_factory.mktemp("hitl-deployment")
     home = tmp / "airflow-home"
     home.mkdir()
@@ -199,9 +197,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
                           random_address())
         keeper_wallet = random_address()
         env.update(keeper_env(sandbox, keeper_wallet))
-        migrated = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True,
-                                  text=True, timeout=240)
-        assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-4000:]
+        create_migrated_database(admin, _pg, dbname, AIRFLOW, env, timeout=240)
         for name, args in [
             ("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(port)]),
             ("dag-processor", ["dag-processor"]),

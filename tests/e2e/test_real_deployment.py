@@ -3,12 +3,14 @@ real deployment"; issue 5, "an AssetWatcher DAG fires once per transfer and not 
 after a restart").
 
 One test boots what an operator would run: a fresh database on the PostgreSQL server
-at 127.0.0.1:5432, ``airflow db migrate``, then the scheduler (LocalExecutor), the
-triggerer, the dag-processor and the api-server, each its own process group, with the
-example DAGs as the DAGs folder and the ``tronenergy`` connection in the environment.
-The sandbox (a child process) sends its callbacks to the receiver plugin inside the
-api-server (``/tronenergy/callbacks``); the callback store is a SQLite file and the
-credited-deposits ledger a table in the fresh PostgreSQL database.
+at 127.0.0.1:5432 migrated by ``airflow db migrate`` (run once per session, on a template
+the deployments copy: tests/support/metadata_template.py), then the scheduler
+(LocalExecutor), the triggerer, the dag-processor and the api-server, each its own
+process group, with the example DAGs as the DAGs folder and the ``tronenergy``
+connection in the environment. The sandbox (a child process) sends its callbacks to
+the receiver plugin inside the api-server (``/tronenergy/callbacks``); the callback
+store is a SQLite file and the credited-deposits ledger a table in the fresh PostgreSQL
+database.
 
 It then drives the deployment from outside, like a user: unpauses the example DAGs,
 registers the deposit address with ``deposit_addresses_register``, runs
@@ -51,6 +53,7 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.airflow_compat import asset_watcher_table, shared_streams
+from support.metadata_template import create_migrated_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 
@@ -79,7 +82,8 @@ def _pg(dbname: str) -> Any:
 
 @pytest.fixture
 def pg_database() -> Iterator[str]:
-    """A fresh, uniquely named database, dropped at the end (with any leftover sessions)."""
+    """A uniquely named database for the test to create (migrated: :func:`migrate`),
+    dropped at the end (with any leftover sessions)."""
     try:
         admin = _pg("postgres")
     except psycopg2.OperationalError as exc:
@@ -87,13 +91,22 @@ def pg_database() -> Iterator[str]:
                     f"{PG['user']}: {exc}")
     admin.autocommit = True
     name = f"tronenergy_e2e_{uuid.uuid4().hex[:12]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
     try:
         yield name
     finally:
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def migrate(dbname: str, env: dict[str, str], timeout: float = 240) -> None:
+    """Create ``dbname`` with Airflow's migrated schema: ``airflow db migrate`` once per
+    session, a copy of its result for every deployment (tests/support/metadata_template.py)."""
+    admin = _pg("postgres")
+    admin.autocommit = True
+    try:
+        create_migrated_database(admin, _pg, dbname, AIRFLOW, env, timeout)
+    finally:
         admin.close()
 
 
@@ -474,10 +487,8 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
     try:
         env = airflow_env(home, pg_database, port, sandbox, store_url, deposit_address,
                           key.hex())
-        migrated = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True,
-                                  text=True, timeout=240)
-        assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-4000:]
-        mark("db migrate")
+        migrate(pg_database, env)
+        mark("metadata database")
 
         for name, args in [
             ("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(port)]),
