@@ -70,7 +70,8 @@ class ChainLedger(ChainState):
         """Bring orders up to now (``OrderBook`` does); reads call it first."""
 
     def _wallet_row(self, address: str) -> Any:
-        return self.db.execute("SELECT * FROM wallets WHERE address = ?", (address,)).fetchone()
+        return self._row_as_read("wallets", address, lambda: self.db.execute(
+            "SELECT * FROM wallets WHERE address = ?", (address,)).fetchone())
 
     def _ensure_wallet(self, address: str) -> None:
         self.db.execute("INSERT OR IGNORE INTO wallets (address, created_at) VALUES (?, ?)",
@@ -148,13 +149,13 @@ class ChainLedger(ChainState):
 
     def resources(self, address: str) -> dict[str, int]:
         """``getaccountresource``'s figures, rented energy counted while it runs, usage
-        recovered to the head block (``recovery``)."""
+        recovered to the head block (``recovery``; the solidified one inside ``solidified``)."""
         self.advance()
         row = self._wallet_row(address)
-        used = self._usage(row, self.head_number())
+        used = self._usage(row, self.read_block())
         return {"freeNetLimit": FREE_NET_LIMIT, "freeNetUsed": used.free_net,
                 "NetLimit": row["net_staked"] if row else 0, "NetUsed": used.net,
-                "EnergyLimit": self._energy_limit(address, self.clock()),
+                "EnergyLimit": self._energy_limit(address, self.read_time()),
                 "EnergyUsed": used.energy}
 
     def _usage(self, row: Any, slot: int) -> Usage:
@@ -188,10 +189,10 @@ class ChainLedger(ChainState):
     def _energy_limit(self, address: str, at: float) -> int:
         """Staked energy plus the delegations running at ``at``."""
         row = self.db.execute(
-            "SELECT COALESCE((SELECT energy_staked FROM wallets WHERE address = ?), 0) + "
-            "(SELECT COALESCE(SUM(energy), 0) FROM delegations "
-            " WHERE address = ? AND at <= ? AND until > ?)", (address, address, at, at)).fetchone()
-        return int(row[0])
+            "SELECT COALESCE(SUM(energy), 0) FROM delegations "
+            "WHERE address = ? AND at <= ? AND until > ?", (address, at, at)).fetchone()
+        wallet = self._wallet_row(address)
+        return int(row[0]) + (int(wallet["energy_staked"]) if wallet else 0)
 
     def _move_usdt(self, from_address: str, to_address: str, units: int) -> None:
         """Inside the transfer's transaction: debit a tracked sender, credit the recipient."""
@@ -240,8 +241,9 @@ class ChainLedger(ChainState):
                 slot = self.head_number(row["until"])
                 used = self._usage(wallet, slot).energy
                 moved = min(int(row["energy"]), used * int(row["energy"]) // limit)
-                self.db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
-                                "WHERE address = ?", (used - moved, slot, row["address"]))
+                with self._writing_in(slot):
+                    self.db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
+                                    "WHERE address = ?", (used - moved, slot, row["address"]))
             self.db.execute("UPDATE delegations SET returned = 1 WHERE tx_hash = ?",
                             (row["tx_hash"],))
 
