@@ -52,6 +52,9 @@ class Usage(NamedTuple):
 
 
 class ChainLedger(ChainState):
+    recovers: bool = True
+    """Whether usage recovers (``recovery``); False: it only grows (``--no-resource-recovery``)."""
+
     def _init_ledger(self) -> None:
         """Create the tables; a state from before staked bandwidth (or recovering usage) gains
         its columns (a usage without its slot, 0, is taken as it stands until next used)."""
@@ -162,6 +165,8 @@ class ChainLedger(ChainState):
         """A wallet row's usage as read at block ``slot``: each decayed from its last slot."""
         if row is None:
             return Usage(0, 0, 0)
+        if not self.recovers:
+            return Usage(int(row["energy_used"]), int(row["net_used"]), int(row["free_net_used"]))
         return Usage(recovered(int(row["energy_used"]), int(row["energy_time"]), slot),
                      recovered(int(row["net_used"]), int(row["net_time"]), slot),
                      recovered(int(row["free_net_used"]), int(row["free_net_time"]), slot))
@@ -174,7 +179,9 @@ class ChainLedger(ChainState):
         charges = [("energy", energy), ("net" if staked_net else "free_net", net)]
         for name, cost in charges:
             if cost:
-                usage = consumed(int(row[f"{name}_used"]), int(row[f"{name}_time"]), slot, cost)
+                before = int(row[f"{name}_used"])
+                usage = consumed(before, int(row[f"{name}_time"]), slot, cost) \
+                    if self.recovers else before + cost
                 self.db.execute(f"UPDATE wallets SET {name}_used = ?, {name}_time = ? "
                                 "WHERE address = ?", (usage, slot, address))
 
