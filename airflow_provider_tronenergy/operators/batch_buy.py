@@ -16,7 +16,10 @@ and goes on with the rest, reusing every order already placed.
 With a ``tron_node`` connection, an order is reused only while the chain still shows
 its energy on the wallet (:class:`~airflow_provider_tronenergy.payout.onchain.WalletEnergy`);
 otherwise the energy missing is bought, once, under the order's key and
-:data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again.
+:data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again. A rerun's
+plan may size an order anew (energy recovered on chain counts as on hand): the journaled
+purchase of its key stands as recorded, and a shortfall is bought once under the key and
+:data:`TOPUP_SUFFIX` (docs/decisions.md "A resized plan meets its journaled purchase").
 """
 
 from __future__ import annotations
