@@ -20,7 +20,7 @@ async function check(name, run) {
 }
 
 async function receipt(txid, confirmed = false) {
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < 800; i += 1) {
     const info = confirmed
       ? await tronWeb.trx.getTransactionInfo(txid)
       : await tronWeb.trx.getUnconfirmedTransactionInfo(txid);

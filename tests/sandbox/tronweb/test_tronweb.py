@@ -27,7 +27,9 @@ CHECKS = Path(__file__).parent / "checks.js"
 
 @pytest.fixture(scope="module")
 def chain() -> Iterator[Chain]:
-    with running_sandbox(time_scale=0.01) as server:  # a block every 30 ms
+    # A block every 150 ms: the transfer check pauses production within 19 blocks (2.85 s)
+    # of seeing its receipt, even on a loaded machine.
+    with running_sandbox(time_scale=0.05) as server:
         yield Chain(server)
 
 
@@ -49,7 +51,7 @@ def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
 
 
 def _solidified(chain: Chain, block: int) -> None:
-    """Wait (blocks every 30 ms) until ``block`` is solidified."""
+    """Wait until ``block`` is solidified (19 blocks of 150 ms)."""
     for _ in range(1000):
         if int(chain.control.call("GET", "/chain")["solidified"]) >= block:
             return
