@@ -23,8 +23,13 @@ each aim is met: no keeper transfer burns TRX for energy, its spend within the d
 budget, no order above the price cap, no purchase made twice (every journaled purchase
 one order at the service, every order one journaled purchase).
 
+``--recovery off,on`` runs the day once per setting, one after the other, on a fresh
+sandbox each (``off``: ``--no-resource-recovery``, usage only grows, the sandbox before
+issue 37; ``on``: usage recovers over java-tron's 24 h window), and prints the two side
+by side.
+
     .venv/bin/python bench/keeper_day.py [--time-scale 0.0025] [--peak 40] [--seed 27]
-        [--floor 400000] [--target 800000]
+        [--floor 400000] [--target 800000] [--recovery on|off|off,on]
 """
 
 from __future__ import annotations
@@ -184,14 +189,33 @@ def main() -> None:
     parser.add_argument("--floor", type=int, default=400_000,
                         help="energy; covers a burst while a wake's rental arrives")
     parser.add_argument("--target", type=int, default=800_000)
+    parser.add_argument("--recovery", default="on",
+                        help="on, off, or both in order (off,on): usage recovering or not")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.recovery.split(",")]
+    if not modes or any(m not in ("on", "off") for m in modes):
+        parser.error("--recovery takes on, off or a list of them (off,on)")
+    results = {}
+    for mode in modes:
+        print(f"\n== resource recovery {mode} ==", flush=True)
+        results[mode] = run_day(args, recovery=mode == "on")
+    if len(results) > 1:
+        print("\nside by side (recovery " + " / ".join(results) + "):")
+        for name in next(iter(results.values())):
+            print(f"  {name:34} " + " / ".join(str(r[name]) for r in results.values()))
+
+
+def run_day(args: argparse.Namespace, *, recovery: bool) -> dict[str, Any]:
+    """One compressed day on a fresh sandbox; the report's figures."""
     scale = args.time_scale
     withdrawals = traffic(args.peak, args.seed)
     fixed_energy = busiest_hour_energy(withdrawals)
     policy = KeeperPolicy(floor=args.floor, target=args.target, price_cap=Decimal("0.5"),
                           daily_budget=Decimal("5000"), renew_before=600 * scale)
     work = Path(tempfile.mkdtemp(prefix="keeper-day-"))
-    process = start_sandbox("--time-scale", str(scale), log_file=str(work / "sandbox.log"))
+    flags = () if recovery else ("--no-resource-recovery",)
+    process = start_sandbox("--time-scale", str(scale), *flags,
+                            log_file=str(work / "sandbox.log"))
     try:
         sandbox = Sandbox(process)
         sandbox.call("POST", "/balance", {"balance": "1000000"})
@@ -228,15 +252,15 @@ def main() -> None:
         stop.set()
         keeper.join(30)
         time.sleep(max(0.5, 60 * scale))  # the last transfers in a block
-        report(sandbox, journal, policy, withdrawals, log, wakes, lag,
-               {"keeper": keeper_w, "burn": burn_w, "fixed": fixed_w})
+        return report(sandbox, journal, policy, withdrawals, log, wakes, lag,
+                      {"keeper": keeper_w, "burn": burn_w, "fixed": fixed_w})
     finally:
         process.stop()
 
 
 def report(sandbox: Sandbox, journal: PurchaseJournal, policy: KeeperPolicy,
            withdrawals: list[Withdrawal], log: Lines, wakes: list[str], lag: float,
-           wallets: dict[str, str]) -> None:
+           wallets: dict[str, str]) -> dict[str, Any]:
     orders = sandbox.call("GET", "/orders")
     rows = {}
     for name, wallet in wallets.items():
@@ -285,6 +309,14 @@ def report(sandbox: Sandbox, journal: PurchaseJournal, policy: KeeperPolicy,
     for aim, met in aims.items():
         print(f"  {'MET ' if met else 'MISSED'} {aim}")
     print(f"\nevery aim: {'MET' if all(aims.values()) else 'MISSED'}")
+    return {"keeper / burn": f"{ratio['keeper']:.3f}", "fixed / burn": f"{ratio['fixed']:.3f}",
+            "keeper / fixed": f"{total['keeper'] / total['fixed']:.3f}",
+            "keeper TRX (rented + burned)": f"{total['keeper']:.2f}",
+            "burn TRX": f"{total['burn']:.2f}", "keeper rentals": rows["keeper"][1],
+            "keeper runs": len(wakes), "keeper transfers burned for energy": rows["keeper"][4],
+            "fixed transfers burned for energy": rows["fixed"][4],
+            "every aim": "MET" if all(aims.values()) else "MISSED",
+            "traffic lag at the end (s)": f"{lag:+.1f}"}
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ and goes on with the rest, reusing every order already placed.
 With a ``tron_node`` connection, an order is reused only while the chain still shows
 its energy on the wallet (:class:`~airflow_provider_tronenergy.payout.onchain.WalletEnergy`);
 otherwise the energy missing is bought, once, under the order's key and
-:data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again.
+:data:`REFILL_SUFFIX`, so a retry reuses that refill instead of buying it again. A rerun's
+plan may size an order anew (energy recovered on chain counts as on hand): the journaled
+purchase of its key stands as recorded, and a shortfall is bought once under the key and
+:data:`TOPUP_SUFFIX` (docs/decisions.md "A resized plan meets its journaled purchase").
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ BATCH_ON_AMBIGUOUS = ON_AMBIGUOUS
 PLAN_ORDER_KINDS = ("count_orders", "buy_orders")
 REFILL_SUFFIX = ":refill"
 """Appended to an order's purchase_key for the energy bought because its own was gone."""
+TOPUP_SUFFIX = ":topup"
+"""Appended to an order's purchase_key for what a rerun's plan needs beyond its journaled
+purchase (which stands as recorded)."""
 
 
 def energy_kept(orders: Any) -> dict[str, int]:
@@ -207,11 +213,12 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         try:
             for index, order in enumerate(orders):
                 client = hook.get_conn()  # one client, one pool for the batch
-                purchase = self._purchase(context, order, index, client, asker, check)
-                try:
-                    results.append(purchase.run())
-                except EnergyGone as gone:
-                    results.append(self._refill(context, order, index, gone, client, asker))
+                result = self._run_order(context, order, index, client, asker, check)
+                results.append(result)
+                topup = _topup(order, result, client.rules.min_energy)
+                if topup is not None:
+                    results.append(self._run_order(context, topup, index, client, asker,
+                                                   check, suffix="__topup"))
         finally:
             hook.close()
             if wallet is not None:
@@ -236,6 +243,16 @@ class TronEnergyBatchBuyOperator(BaseOperator):
             onchain.no_checks(conn_id)
             return None
         return onchain.WalletEnergy(node, energy_kept(self.orders))
+
+    def _run_order(self, context: Context, order: Mapping[str, Any], index: int,
+                   client: TronEnergyClient, asker: Asker, check: EnergyCheck | None,
+                   suffix: str = "") -> dict[str, Any]:
+        """One order placed or reused; its energy gone on chain is bought once (refill)."""
+        purchase = self._purchase(context, order, index, client, asker, check, suffix)
+        try:
+            return purchase.run()
+        except EnergyGone as gone:
+            return self._refill(context, order, index, gone, client, asker)
 
     def _refill(self, context: Context, order: Mapping[str, Any], index: int, gone: EnergyGone,
                 client: TronEnergyClient, asker: Asker) -> dict[str, Any]:
@@ -276,11 +293,29 @@ class TronEnergyBatchBuyOperator(BaseOperator):
             ceiling = max_cost(self.max_cost_trx)
             identity = explicit_identity(order["purchase_key"])
         scope = task_scope(context, f"{self.task_id}__order_{index}{suffix}")
-        settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous)
+        settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous,
+                            keep_journaled=True)  # a rerun's plan may size it anew
         return Purchase(mode, call, client, journal_for(mode.name), settings,
                         identity=identity, explicit=True, scope=scope, log=self.log,
                         ask=lambda unknown: asker.ask(context, unknown), energy_check=check,
                         prices=plan_prices(self.orders))
+
+
+def _topup(order: Mapping[str, Any], result: Mapping[str, Any], min_energy: int
+           ) -> dict[str, Any] | None:
+    """The top-up of an order whose journaled purchase stood for a larger plan: the shortfall,
+    once, under the order's key and :data:`TOPUP_SUFFIX` (docs/decisions.md "A resized plan
+    meets its journaled purchase"). None when nothing is short, or for a top-up itself."""
+    journaled = result.get("journaled_request")
+    if not isinstance(journaled, Mapping) or str(order["purchase_key"]).endswith(TOPUP_SUFFIX):
+        return None
+    field = "count" if "count" in order else "energy_amount"
+    short = int(order[field]) - int(journaled.get(field) or 0)
+    if short <= 0:
+        return None
+    amount = short if field == "count" else max(short, min_energy)
+    return {"target_address": order["target_address"], field: amount,
+            "purchase_key": f"{order['purchase_key']}{TOPUP_SUFFIX}"}
 
 
 def plan_prices(orders: Any) -> BurnPrices:

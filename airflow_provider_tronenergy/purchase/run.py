@@ -91,6 +91,11 @@ class Settings:
     dry_run: bool = False
     on_ambiguous: str = "fail"
     reuse_min_validity: float = 300.0
+    keep_journaled: bool = False
+    """A plan's purchase re-derived on a rerun (docs/decisions.md "A resized plan meets its
+    journaled purchase"): the journaled purchase of its key stands when only its amount
+    differs; its result carries ``journaled_request`` and the caller tops up a shortfall
+    under a key of its own."""
 
 
 @contextmanager
@@ -198,7 +203,7 @@ class Purchase:
                 with journal_errors():
                     journal.abandon(entry, "on_ambiguous='rebuy'")
                 continue
-            if entry.request != self.request:
+            if entry.request != self.request and not self._stands(entry):
                 raise AirflowFailException(
                     f"purchase {identity} already placed order {entry.order_id} for different "
                     f"parameters ({entry.request}); refusing to reuse it for {self.request} or "
@@ -206,6 +211,19 @@ class Purchase:
             reused = self._reuse(entry)
             if reused is not None:
                 return reused
+
+    def _stands(self, entry: Entry) -> bool:
+        """Whether the journaled purchase of this key stands for a request sized anew (only
+        its amount differs, ``keep_journaled``): reused as recorded, never bought again."""
+        amounts = ("energy_amount", "count")
+        if not self.settings.keep_journaled or set(entry.request) != set(self.request):
+            return False
+        if any(entry.request[k] != self.request[k] for k in self.request if k not in amounts):
+            return False
+        self.log.info("purchase %s was placed as %s; this run sizes it %s: the journaled "
+                      "purchase stands", entry.identity, _amount(entry.request),
+                      _amount(self.request))
+        return True
 
     def _refuse_other_purchase_in_scope(self) -> None:
         """A retry whose parameters changed must not buy a second, different purchase."""
@@ -249,8 +267,9 @@ class Purchase:
         self.log.info("order %s (purchase %s, sent %s) is reused: nothing more is bought",
                       entry.order_id, entry.identity, utc(entry.sent_at))
         base = entry.result or self._result_of_order(order, entry)
+        resized = {"journaled_request": entry.request} if entry.request != self.request else {}
         return {**base, "status": order.status.value, "tx_hash": order.tx_hash or "",
-                "purchase_key": entry.identity, "reused": True}
+                "purchase_key": entry.identity, "reused": True, **resized}
 
     def _result_of_order(self, order: Order, entry: Entry) -> dict[str, Any]:
         energy = order.energy_amount
@@ -360,6 +379,12 @@ class Purchase:
         if isinstance(placed, SmartPurchase):
             result["activated"] = placed.activated
         return result
+
+
+def _amount(request: dict[str, Any]) -> str:
+    if "count" in request:
+        return f"{request['count']} transfers"
+    return f"{int(request.get('energy_amount') or 0):,} energy"
 
 
 def describe(mode: Mode, quote: Quote | None) -> str:

@@ -58,6 +58,8 @@ def parser() -> argparse.ArgumentParser:
                    help="trust X-Forwarded-For/-Proto only from these proxy addresses "
                    "(comma-separated; default: trust nobody, whatever FORWARDED_ALLOW_IPS says)")
     p.add_argument("--seed", type=int, help="seed for probabilistic faults")
+    p.add_argument("--no-resource-recovery", dest="resource_recovery", action="store_false",
+                   help="usage never recovers (only grows): to compare a bench with and without")
     p.add_argument("--log-level", default="info")
     return p
 
@@ -72,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         state=args.state, signature_scheme=args.signature_scheme, webhook_url=args.webhook_url,
         allow_remote_control=args.allow_remote_control, callback_timeout=args.callback_timeout,
         seed=args.seed, forwarded_allow_ips=args.forwarded_allow_ips,
+        resource_recovery=args.resource_recovery,
     )
     state = SandboxState.build(config)
     sock = bind_socket(config.host, config.port)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,11 +46,25 @@ def _account_key(request: Request, read: Callable[[], bytes]) -> str | Response 
 
 
 @router.api_route("/wallet/getaccount", methods=["GET", "POST"])
-@router.api_route("/walletsolidity/getaccount", methods=["GET", "POST"])
 async def get_account(request: Request) -> Response:
-    """java-tron's ``GetAccountServlet``; the solidity path answers the same state (the
-    sandbox keeps no account state per solidified block: docs/sandbox.md names the gap)."""
+    """java-tron's ``GetAccountServlet``: the account as of the head block."""
     call = await wire.call(request)
+    return _account(request, call)
+
+
+@router.api_route("/walletsolidity/getaccount", methods=["GET", "POST"])
+async def solid_get_account(request: Request) -> Response:
+    """``GetAccountOnSolidityServlet``: the account as of the solidified block (``solid``)."""
+    call = await wire.call(request)
+    world = wire.world(request)
+    world.advance()
+    with world.solidified():
+        return _account(request, call)
+
+
+def _account(request: Request, call: wire.Call) -> Response:
+    """The account ``address`` names, as ``Wallet.getAccount`` prints it (nothing awaited:
+    a solidity read runs inside ``World.solidified``)."""
     address = _account_key(request, lambda: call.address("address"))
     if not isinstance(address, str):
         return address if isinstance(address, Response) else wire.answer({})
@@ -60,8 +75,8 @@ async def get_account(request: Request) -> Response:
     if wallet["trx_sun"]:
         account["balance"] = wallet["trx_sun"]
     account.update(world.account_permissions_json(address, call.visible))
-    # Usage recovered to the head and the times of last use as block timestamps (ms), as
-    # Wallet.getAccount prints them (updateUsage; genesis + 3 s x slot); zeros left out.
+    # Usage recovered to the read block and the times of last use as block timestamps (ms),
+    # as Wallet.getAccount prints them (updateUsage; genesis + 3 s x slot); zeros left out.
     usage = {"net_usage": wallet["net_used"], "free_net_usage": wallet["free_net_used"],
              "latest_consume_time": times["net"], "latest_consume_free_time": times["free_net"]}
     account.update({k: v for k, v in usage.items() if v})
@@ -168,18 +183,32 @@ def _transaction(owner: str | None, visible: bool) -> dict[str, Any]:
 @router.api_route("/wallet/triggerconstantcontract", methods=["GET", "POST"])
 @router.api_route("/walletsolidity/triggerconstantcontract", methods=["GET", "POST"])
 async def trigger_constant_contract(request: Request) -> Response:
-    """Head state on both paths (the sandbox keeps no state per solidified block)."""
+    """The call run on the head state, or on ``/walletsolidity`` on the solidified state
+    (``TriggerConstantContractOnSolidityServlet`` through ``WalletOnSolidity``)."""
     if request.method == "GET":
         return wire.nothing()  # java-tron's doGet is empty
     call = await wire.call(request)
-    if multicall.named(call.params.get("contract_address")):
-        return _multicall(request, call)
+    world = wire.world(request)
+    world.advance()
+    with _state_of(request, world):
+        if multicall.named(call.params.get("contract_address")):
+            return _multicall(request, call)
+        return _constant(request, call, world)
+
+
+def _state_of(request: Request, world: World) -> AbstractContextManager[Any]:
+    """The solidified state for a ``/walletsolidity`` route, else the head's."""
+    return world.solidified() if request.url.path.startswith("/walletsolidity/") \
+        else nullcontext()
+
+
+def _constant(request: Request, call: wire.Call, world: World) -> Response:
+    """A constant call of USDT (nothing awaited: it may run inside ``solidified``)."""
     constant = _call(request, call)
     if isinstance(constant, Response):
         return constant
     selector, words, visible = constant.selector, constant.words, constant.visible
-    owner, world = constant.owner, wire.world(request)
-    world.advance()
+    owner = constant.owner
     answer: dict[str, Any] = {"result": {"result": True},
                               "transaction": _transaction(owner, visible)}
     if selector == "balanceOf(address)" and len(words) == 1 and _abi_address(words[0]):
@@ -193,7 +222,7 @@ async def trigger_constant_contract(request: Request) -> Response:
         if isinstance(energy, Response):
             return energy
         if energy is None:  # java-tron: the call ran, reverted and used what executing uses
-            usdt = world.parameters.usdt(world.head_number())
+            usdt = world.parameters.usdt(world.read_block())
             reverted = wire.refusal("", "REVERT opcode executed", visible)["message"]
             return wire.answer({"result": {"result": True, "message": reverted},
                                 "energy_used": revert_energy(usdt),
@@ -217,8 +246,7 @@ def _multicall(request: Request, call: wire.Call) -> Response:
     except codec.CodecError as exc:
         return wire.error("OTHER_ERROR", f"{exc.java_class} : {exc}", visible)
     world = wire.world(request)
-    world.advance()
-    answer = multicall.aggregate(world, world.parameters.usdt(world.head_number()), parameter)
+    answer = multicall.aggregate(world, world.parameters.usdt(world.read_block()), parameter)
     transaction = _transaction(owner, visible)
     if "message" in answer["result"]:
         transaction["ret"] = [{"ret": "FAILED"}]
@@ -233,14 +261,20 @@ async def estimate_energy(request: Request) -> Response:
     call = await wire.call(request)
     if not sandbox(request).config.node_estimate_energy:
         return wire.error("OTHER_ERROR", NO_ESTIMATE, call.visible)
+    world = wire.world(request)
+    world.advance()
+    with _state_of(request, world):
+        return _estimate(request, call, world)
+
+
+def _estimate(request: Request, call: wire.Call, world: World) -> Response:
     constant = _call(request, call)
     if isinstance(constant, Response):
         return constant
     if constant.selector != "transfer(address,uint256)":
         return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {constant.selector}",
                           call.visible)
-    wire.world(request).advance()
-    energy = _transfer_energy(wire.world(request), constant.owner, constant.words, call.visible)
+    energy = _transfer_energy(world, constant.owner, constant.words, call.visible)
     if isinstance(energy, Response):
         return energy
     if energy is None:

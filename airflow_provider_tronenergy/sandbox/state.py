@@ -44,6 +44,9 @@ class SandboxConfig:
     """The USDT contract the node API answers for (mainnet's address by default)."""
     node_estimate_energy: bool = True
     """Whether the node API offers ``wallet/estimateenergy`` (many nodes do not)."""
+    resource_recovery: bool = True
+    """Whether energy and bandwidth usage recover over java-tron's 24 h window. Off: usage only
+    grows (the sandbox before issue 37), for benches that compare the two."""
 
     def __repr__(self) -> str:  # never show the secrets
         return (f"SandboxConfig(host={self.host!r}, port={self.port}, state={self.state!r}, "
@@ -68,6 +71,7 @@ class SandboxState:
         world = World(config.state, balance_sun=trx_to_sun(config.balance),
                       time_scale=config.time_scale)
         world.usdt_contract = config.usdt_contract
+        world.recovers = config.resource_recovery
         credentials = world.credentials(
             api_key=config.api_key,
             api_secret=config.api_secret,

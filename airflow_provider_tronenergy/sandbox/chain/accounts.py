@@ -12,24 +12,23 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.chain.blocks import Blocks
 from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
+from airflow_provider_tronenergy.sandbox.chain.solid import SolidState
 
 
-class ChainState(Blocks):
+class ChainState(SolidState):
     parameters: ParameterBook
     """The chain's fees and USDT's energy per block (the world sets it)."""
 
     def is_activated(self, address: str) -> bool:
-        row = self.db.execute(
-            "SELECT activated FROM chain_accounts WHERE address = ?", (address,)
-        ).fetchone()
-        return bool(row and row[0])
+        row = self._row_as_read("chain_accounts", address, lambda: self.db.execute(
+            "SELECT activated FROM chain_accounts WHERE address = ?", (address,)).fetchone())
+        return bool(row and row["activated"])
 
     def holds(self, address: str, token: str = pricing.TOKEN_FOR_ESTIMATES) -> bool:
-        row = self.db.execute(
+        row = self._row_as_read("holdings", f"{address}/{token.upper()}", lambda: self.db.execute(
             "SELECT 1 FROM holdings WHERE address = ? AND token = ?", (address, token.upper())
-        ).fetchone()
+        ).fetchone())
         return row is not None
 
     def set_activated(self, address: str) -> None:
@@ -54,9 +53,10 @@ class ChainState(Blocks):
             "(SELECT 1 FROM wallets WHERE address = ? AND usdt_units = 0)", (address, address))
 
     def transfer_energy(self, to_address: str) -> int:
-        """Energy a USDT transfer to ``to_address`` costs now, by the head block's parameters
-        (the node's estimates): a first transfer writes a new slot."""
-        usdt = self.parameters.usdt(self.head_number())
+        """Energy a USDT transfer to ``to_address`` costs now, by the read block's parameters
+        (the node's estimates; the solidified block's on ``/walletsolidity``): a first
+        transfer writes a new slot."""
+        usdt = self.parameters.usdt(self.read_block())
         return usdt.transfer_energy(new_slot=not self.holds(to_address))
 
     def check_address(self, address: str) -> dict[str, Any]:

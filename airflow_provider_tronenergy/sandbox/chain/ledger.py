@@ -52,6 +52,9 @@ class Usage(NamedTuple):
 
 
 class ChainLedger(ChainState):
+    recovers: bool = True
+    """Whether usage recovers (``recovery``); False: it only grows (``--no-resource-recovery``)."""
+
     def _init_ledger(self) -> None:
         """Create the tables; a state from before staked bandwidth (or recovering usage) gains
         its columns (a usage without its slot, 0, is taken as it stands until next used)."""
@@ -70,7 +73,8 @@ class ChainLedger(ChainState):
         """Bring orders up to now (``OrderBook`` does); reads call it first."""
 
     def _wallet_row(self, address: str) -> Any:
-        return self.db.execute("SELECT * FROM wallets WHERE address = ?", (address,)).fetchone()
+        return self._row_as_read("wallets", address, lambda: self.db.execute(
+            "SELECT * FROM wallets WHERE address = ?", (address,)).fetchone())
 
     def _ensure_wallet(self, address: str) -> None:
         self.db.execute("INSERT OR IGNORE INTO wallets (address, created_at) VALUES (?, ?)",
@@ -148,19 +152,21 @@ class ChainLedger(ChainState):
 
     def resources(self, address: str) -> dict[str, int]:
         """``getaccountresource``'s figures, rented energy counted while it runs, usage
-        recovered to the head block (``recovery``)."""
+        recovered to the head block (``recovery``; the solidified one inside ``solidified``)."""
         self.advance()
         row = self._wallet_row(address)
-        used = self._usage(row, self.head_number())
+        used = self._usage(row, self.read_block())
         return {"freeNetLimit": FREE_NET_LIMIT, "freeNetUsed": used.free_net,
                 "NetLimit": row["net_staked"] if row else 0, "NetUsed": used.net,
-                "EnergyLimit": self._energy_limit(address, self.clock()),
+                "EnergyLimit": self._energy_limit(address, self.read_time()),
                 "EnergyUsed": used.energy}
 
     def _usage(self, row: Any, slot: int) -> Usage:
         """A wallet row's usage as read at block ``slot``: each decayed from its last slot."""
         if row is None:
             return Usage(0, 0, 0)
+        if not self.recovers:
+            return Usage(int(row["energy_used"]), int(row["net_used"]), int(row["free_net_used"]))
         return Usage(recovered(int(row["energy_used"]), int(row["energy_time"]), slot),
                      recovered(int(row["net_used"]), int(row["net_time"]), slot),
                      recovered(int(row["free_net_used"]), int(row["free_net_time"]), slot))
@@ -173,7 +179,9 @@ class ChainLedger(ChainState):
         charges = [("energy", energy), ("net" if staked_net else "free_net", net)]
         for name, cost in charges:
             if cost:
-                usage = consumed(int(row[f"{name}_used"]), int(row[f"{name}_time"]), slot, cost)
+                before = int(row[f"{name}_used"])
+                usage = consumed(before, int(row[f"{name}_time"]), slot, cost) \
+                    if self.recovers else before + cost
                 self.db.execute(f"UPDATE wallets SET {name}_used = ?, {name}_time = ? "
                                 "WHERE address = ?", (usage, slot, address))
 
@@ -188,10 +196,10 @@ class ChainLedger(ChainState):
     def _energy_limit(self, address: str, at: float) -> int:
         """Staked energy plus the delegations running at ``at``."""
         row = self.db.execute(
-            "SELECT COALESCE((SELECT energy_staked FROM wallets WHERE address = ?), 0) + "
-            "(SELECT COALESCE(SUM(energy), 0) FROM delegations "
-            " WHERE address = ? AND at <= ? AND until > ?)", (address, address, at, at)).fetchone()
-        return int(row[0])
+            "SELECT COALESCE(SUM(energy), 0) FROM delegations "
+            "WHERE address = ? AND at <= ? AND until > ?", (address, at, at)).fetchone()
+        wallet = self._wallet_row(address)
+        return int(row[0]) + (int(wallet["energy_staked"]) if wallet else 0)
 
     def _move_usdt(self, from_address: str, to_address: str, units: int) -> None:
         """Inside the transfer's transaction: debit a tracked sender, credit the recipient."""
@@ -240,8 +248,9 @@ class ChainLedger(ChainState):
                 slot = self.head_number(row["until"])
                 used = self._usage(wallet, slot).energy
                 moved = min(int(row["energy"]), used * int(row["energy"]) // limit)
-                self.db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
-                                "WHERE address = ?", (used - moved, slot, row["address"]))
+                with self._writing_in(slot):
+                    self.db.execute("UPDATE wallets SET energy_used = ?, energy_time = ? "
+                                    "WHERE address = ?", (used - moved, slot, row["address"]))
             self.db.execute("UPDATE delegations SET returned = 1 WHERE tx_hash = ?",
                             (row["tx_hash"],))
 

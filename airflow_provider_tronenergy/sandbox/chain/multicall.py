@@ -42,8 +42,8 @@ class Ledger(Protocol):
     def usdt_units(self, address: str) -> int:
         """USDT micro-units of ``address``."""
 
-    def head_number(self, now: float | None = None) -> int:
-        """The head block."""
+    def read_block(self) -> int:
+        """The block the call runs at (the head; the solidified block on ``/walletsolidity``)."""
 
 
 def _call(ledger: Ledger, target: bytes, data: bytes) -> bytes | None:
@@ -101,6 +101,6 @@ def aggregate(ledger: Ledger, usdt: ContractEnergy, parameter: str) -> dict[str,
                     "energy_used": energy,
                     "constant_result": [_revert("Multicall: call failed")]}
         answers.append(returned)
-    result = bytes(encode(["uint256", "bytes[]"], [ledger.head_number(), answers]))
+    result = bytes(encode(["uint256", "bytes[]"], [ledger.read_block(), answers]))
     return {"result": {"result": True}, "energy_used": energy,
             "constant_result": [result.hex()]}

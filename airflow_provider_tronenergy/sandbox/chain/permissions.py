@@ -322,11 +322,13 @@ class AccountPermissions(ChainState):
 
     def permissions(self, address: str) -> tuple[Permission, ...]:
         """The account's permissions: owner first, then its actives."""
-        row = self.db.execute("SELECT owner, actives FROM chain_permissions WHERE address = ?",
-                              (address,)).fetchone()
+        row = self._row_as_read("chain_permissions", address, lambda: self.db.execute(
+            "SELECT owner, actives FROM chain_permissions WHERE address = ?",
+            (address,)).fetchone())
         if row is None:
             return defaults(address)
-        return (_stored(row[0]), *(_stored(json.dumps(a)) for a in json.loads(row[1])))
+        return (_stored(row["owner"]),
+                *(_stored(json.dumps(a)) for a in json.loads(row["actives"])))
 
     def update_permissions(self, address: str, owner: Any, actives: Any) -> tuple[Permission, ...]:
         """``AccountPermissionUpdateContract`` executed: the owner and actives replaced."""

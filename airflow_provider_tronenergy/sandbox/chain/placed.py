@@ -140,7 +140,8 @@ def place(world: World, items: list[Any]) -> list[dict[str, Any]]:
                 " '[]', ?, ?, 'executed', ?)",
                 (tx.txid, t["from"], t["to"], t["token"], str(sum(t["units"])), tx.raw_hex(),
                  t["block"], world.clock(), json.dumps(info)))
-            _move(world, t, tx.txid)
+            with world._writing_in(t["block"]):
+                _move(world, t, tx.txid)
             placed.append({"txid": tx.txid, "block_number": t["block"]})
     return placed
 

@@ -76,9 +76,13 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
         self._init_pending()
 
     def advance(self) -> None:
-        """Orders up to now (``OrderBook``), then every block produced since: lazy packing."""
+        """Orders up to now (``OrderBook``), then every block produced since: lazy packing.
+        Not inside a solidity read (``solidified``): the caller advanced before it."""
+        if self._as_of is not None:
+            return
         super().advance()
         self.produce()
+        self._prune_undo()
 
     # -- broadcast -------------------------------------------------------------------------
 
@@ -221,6 +225,12 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
                                                  "Transaction expired")
         else:
             outcome = self._execute(tx, at, block)
+        with self._writing_in(block):
+            return self._record(row, tx, outcome, block, at)
+
+    def _record(self, row: Any, tx: Decoded, outcome: Outcome | Refusal, block: int,
+                at: float) -> int:
+        """Write a packed transaction's outcome (in its block: ``solid``'s undo records)."""
         if isinstance(outcome, Refusal):
             self.db.execute("UPDATE chain_transactions SET status = 'dropped', info = ? "
                             "WHERE seq = ?", (json.dumps({"code": outcome.code,

@@ -15,6 +15,7 @@ import requests
 from tronpy.keys import to_hex_address
 
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.sandbox.chain.blocks import SOLIDIFY_BLOCKS
 from support.chain import USDT, Chain, manual_chain
 
 USDT_HEX = to_hex_address(USDT)
@@ -73,6 +74,7 @@ def test_a_get_account_read_in_either_form(chain: Chain):
 
 def test_the_solidity_account_read(chain: Chain):
     _, owner = chain.account(trx="7")
+    chain.blocks(SOLIDIFY_BLOCKS)  # the solidity API answers the solidified state
     answer = _call(chain, "walletsolidity/getaccount", {"address": to_hex_address(owner)})
     assert answer["address"] == to_hex_address(owner) and answer["balance"] == 7_000_000
     assert _call(chain, "walletsolidity/getaccount", {"address": owner, "visible": True}
@@ -89,6 +91,7 @@ def test_resources_in_hex(chain: Chain):
 
 def test_a_hex_constant_call_and_estimate(chain: Chain):
     _, owner = chain.account(usdt="4")
+    chain.blocks(SOLIDIFY_BLOCKS)
     word = to_hex_address(owner)[2:].rjust(64, "0")
     answer = _call(chain, "wallet/triggerconstantcontract", {
         "owner_address": to_hex_address(owner), "contract_address": USDT_HEX,
@@ -156,7 +159,7 @@ def test_a_hex_built_trx_transfer_and_its_receipt_in_hex(chain: Chain):
 
 def test_a_usdt_receipt_log_in_both_forms(chain: Chain):
     key, owner = chain.account(usdt="2")
-    txid = chain.sent(chain.usdt(owner, random_address(), 1), key)
+    txid = chain.sent(chain.expiring(chain.usdt(owner, random_address(), 1)), key)
     chain.blocks(1)
     hexed = _call(chain, "wallet/gettransactioninfobyid", get={"value": txid})
     assert hexed["contract_address"] == USDT_HEX

@@ -56,3 +56,23 @@ def test_a_charge_adds_to_the_decayed_usage(chain: Chain):
     chain.blocks(1)
     assert chain.info(second)["blockNumber"] == block + HALF_DAY
     assert chain.wallet(owner)["energy_used"] == 32_142 + 64_285
+
+
+def test_without_recovery_usage_only_grows():
+    """``--no-resource-recovery``: the sandbox before issue 37, for benches that compare."""
+    with manual_chain(resource_recovery=False) as chain:
+        key, owner = chain.account(usdt="5", staked=200_000)
+        _, holder = chain.account(usdt="1")
+        chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)
+        chain.blocks(2 * HALF_DAY)
+        assert chain.wallet(owner)["energy_used"] == 64_285
+        chain.sent(chain.expiring(chain.usdt(owner, holder, 1)), key)
+        chain.blocks(1)
+        assert chain.wallet(owner)["energy_used"] == 2 * 64_285
+
+
+def test_the_sandbox_command_turns_recovery_off():
+    from airflow_provider_tronenergy.sandbox.cli import parser
+
+    assert parser().parse_args([]).resource_recovery is True
+    assert parser().parse_args(["--no-resource-recovery"]).resource_recovery is False

@@ -20,7 +20,7 @@ async function check(name, run) {
 }
 
 async function receipt(txid, confirmed = false) {
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < 800; i += 1) {
     const info = confirmed
       ? await tronWeb.trx.getTransactionInfo(txid)
       : await tronWeb.trx.getUnconfirmedTransactionInfo(txid);
@@ -77,12 +77,22 @@ async function main() {
     trxSigned = await tronWeb.trx.sign(built);
     const sent = await tronWeb.trx.sendRawTransaction(trxSigned);
     const info = await receipt(sent.txid);
+    // Production paused: the solidity API still answers the state before the transfer's
+    // block is solidified (19 blocks), the full node's API the head's.
+    await fetch(`${input.url}/sandbox/chain/pause`, { method: 'POST' });
+    const solidBlock = (await tronWeb.trx.getConfirmedCurrentBlock()).block_header.raw_data.number;
+    const solidBalance = await tronWeb.trx.getBalance(input.holder);
+    const headBalance = await tronWeb.trx.getUnconfirmedBalance(input.holder);
+    await fetch(`${input.url}/sandbox/chain/resume`, { method: 'POST' });
     const confirmed = await receipt(sent.txid, true);
+    const confirmedBalance = await tronWeb.trx.getBalance(input.holder);
     const shown = await tronWeb.trx.getTransaction(sent.txid);
     return { result: sent.result, txid: sent.txid, fee: info.fee || 0,
       block: info.blockNumber, confirmed_block: confirmed.blockNumber,
       to_address: shown.raw_data.contract[0].parameter.value.to_address,
-      contract_ret: shown.ret[0].contractRet };
+      contract_ret: shown.ret[0].contractRet, solid_block: solidBlock,
+      solid_balance: solidBalance, head_balance: headBalance,
+      confirmed_balance: confirmedBalance };
   });
   await check('duplicate', async () => {
     const again = await tronWeb.trx.sendRawTransaction(trxSigned);

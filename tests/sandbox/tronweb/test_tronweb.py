@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ CHECKS = Path(__file__).parent / "checks.js"
 
 @pytest.fixture(scope="module")
 def chain() -> Iterator[Chain]:
-    with running_sandbox(time_scale=0.01) as server:  # a block every 30 ms
+    # A block every 150 ms: the transfer check pauses production within 19 blocks (2.85 s)
+    # of seeing its receipt, even on a loaded machine.
+    with running_sandbox(time_scale=0.05) as server:
         yield Chain(server)
 
 
@@ -35,6 +38,7 @@ def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
     """Every check's result, from one node process."""
     key, owner = chain.account(trx="100", usdt="10")
     _, holder = chain.account(trx="1", usdt="1")
+    _solidified(chain, chain.head())  # TronWeb reads accounts from the solidity API
     spec = {"url": chain.sandbox.root_url, "usdt": USDT, "owner_key": key.hex(),
             "other_key": PrivateKey.random().hex(), "holder": holder}
     done = subprocess.run([tronweb_node, str(CHECKS)], input=json.dumps(spec),  # keys: stdin
@@ -44,6 +48,15 @@ def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
     results: dict[str, Any] = json.loads(done.stdout)
     assert "fatal" not in results, results["fatal"]
     return {**results, "owner": owner, "holder": holder}
+
+
+def _solidified(chain: Chain, block: int) -> None:
+    """Wait until ``block`` is solidified (19 blocks of 150 ms)."""
+    for _ in range(1000):
+        if int(chain.control.call("GET", "/chain")["solidified"]) >= block:
+            return
+        time.sleep(0.03)
+    raise AssertionError(f"block {block} never solidified")
 
 
 def _ok(run: dict[str, Any], name: str) -> dict[str, Any]:
@@ -84,6 +97,12 @@ def test_a_trx_transfer_built_by_tronweb_itself(run):
     assert sent["result"] is True and sent["contract_ret"] == "SUCCESS"
     assert sent["to_address"] == to_hex_address(run["holder"])
     assert sent["confirmed_block"] == sent["block"]  # the solidity API, once solidified
+    # Paused right after the transfer's block: the solidity API's balance is the
+    # solidified state's (before the transfer unless its block was solidified already).
+    assert sent["head_balance"] == sent["confirmed_balance"] == 3_000_000
+    before = sent["solid_block"] < sent["block"]
+    assert sent["solid_balance"] == (1_000_000 if before else 3_000_000)
+    assert before, "the chain ran 19 blocks before the pause: nothing shown (rerun)"
 
 
 def test_a_rebroadcast_is_a_duplicate(run):
