@@ -35,7 +35,7 @@ for name, deferrable, timeout in (
 ):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS) as dag:
         wait = TronEnergyTransferSensor(
-            task_id="wait", address="{{ dag_run.conf['address'] }}",
+            task_id="wait", proven=False, address="{{ dag_run.conf['address'] }}",
             token="{{ dag_run.conf.get('token') }}",
             min_amount="{{ dag_run.conf.get('min_amount') }}",
             from_address="{{ dag_run.conf.get('from_address') }}",
