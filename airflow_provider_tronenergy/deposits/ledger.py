@@ -185,10 +185,14 @@ class DepositLedger:
     # -- reads -------------------------------------------------------------------------------
 
     def credits(self, *, tx_hash: str | None = None, to_address: str | None = None,
-                limit: int = 1000) -> list[Credit]:
-        """Credited rows (newest first), of one transaction or one address if named."""
+                limit: int = 1000, legacy: bool = False) -> list[Credit]:
+        """Credited rows (newest first), of one transaction or one address if named;
+        ``legacy``: only the rows credited before proofs (oldest first)."""
         query = sa.select(CREDITED).order_by(CREDITED.c.credited_at.desc(),
                                              CREDITED.c.tx_hash, CREDITED.c.log_index)
+        if legacy:
+            query = sa.select(CREDITED).where(CREDITED.c.log_index == LEGACY_INDEX).order_by(
+                CREDITED.c.credited_at, CREDITED.c.tx_hash)
         if tx_hash is not None:
             query = query.where(CREDITED.c.tx_hash == tx_hash.lower())
         if to_address is not None:
