@@ -11,9 +11,10 @@ callback means:
   transaction into its address (the chain proved it: :mod:`.proof` through a sweep, or
   the chain scan), with the **chain's** figures (amount, sender, block, log index,
   ``"proven": true``), the filter applied to them, not to the callback's; a callback
-  whose claim is disputed or dismissed is never handed on; any other waits (its block
-  is not solid yet, no sweep has proven it yet). The ledger is only read here: the
-  ``deposit_credit`` DAG's sweeps (or the scan) write it.
+  whose claim is disputed or dismissed is never handed on, nor one the ledger's sweeps
+  have read past without a credit or a claim (a callback into no deposit address); any
+  other waits (its block is not solid yet, no sweep has read it yet). The ledger is only
+  read here: the ``deposit_credit`` DAG's sweeps (or the scan) write it.
 """
 
 from __future__ import annotations
@@ -28,8 +29,15 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
 from airflow_provider_tronenergy.deposits.claims import DISMISSED
-from airflow_provider_tronenergy.deposits.proof import DISPUTED
-from airflow_provider_tronenergy.deposits.schema import CLAIMS, CREDITED, LEGACY_INDEX, LOCATION
+from airflow_provider_tronenergy.deposits.proof import DISPUTED, WAITING
+from airflow_provider_tronenergy.deposits.schema import (
+    CLAIMS,
+    CONSUMER,
+    CREDITED,
+    LEGACY_INDEX,
+    LOCATION,
+    OFFSETS,
+)
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.deposits.ledger import DepositLedger
@@ -130,15 +138,16 @@ class Handover:
             return [(t, HAND, t.to_payload()) if self.filter.matches(t) else (t, SKIP, None)
                     for t in transfers]
         wanted = [t for t in transfers if self.filter.candidate(t)]
-        credits, states = self._standing(sorted({t.tx_hash for t in wanted}))
+        credits, states, swept = self._standing(sorted({t.tx_hash for t in wanted}))
         decided: list[tuple[StoredTransfer, str, dict[str, Any] | None]] = []
         for t in transfers:
             if not self.filter.candidate(t) or states.get(t.tx_hash) in REFUSED:
                 decided.append((t, SKIP, None))
                 continue
             rows = [c for c in credits.get(t.tx_hash, ()) if c["to_address"] == t.to_address]
-            if not rows:  # not proven yet (or a legacy row, credited on a callback's word)
-                decided.append((t, WAIT, None))
+            if not rows:  # not proven yet, or (read past, no claim) into no deposit address
+                passed = t.id <= swept and states.get(t.tx_hash) != WAITING
+                decided.append((t, SKIP if passed else WAIT, None))
                 continue
             match = next((c for c in rows if self.filter.matches_chain(c)), None)
             decided.append((t, SKIP, None) if match is None
@@ -161,9 +170,10 @@ class Handover:
 
     @staticmethod
     def _standing(tx_hashes: list[str]
-                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], int]:
+        """Credits and claim states of these transactions, and how far sweeps have read."""
         if not tx_hashes:
-            return {}, {}
+            return {}, {}, 0
         ledger = open_ledger()
         credits: dict[str, list[dict[str, Any]]] = {}
         with ledger.engine.connect() as conn:
@@ -174,7 +184,9 @@ class Handover:
             states = {tx: state for tx, state in conn.execute(
                 sa.select(CLAIMS.c.tx_hash, CLAIMS.c.state).where(
                     CLAIMS.c.tx_hash.in_(tx_hashes)))}
-        return credits, states
+            swept = conn.execute(sa.select(OFFSETS.c.last_id).where(
+                OFFSETS.c.consumer == CONSUMER)).scalar()
+        return credits, states, int(swept or 0)
 
 
 class HeldStream:

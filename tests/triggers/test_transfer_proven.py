@@ -19,6 +19,7 @@ import pytest
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL
 from airflow_provider_tronenergy.deposits import ENV_LEDGER_URL, handover
+from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 from support.deposits import DepositWorld, open_world
 from support.triggers import Collector, until
@@ -142,5 +143,33 @@ def test_not_proven_fires_the_forged_callback_as_it_said(world, monkeypatch):
         await collector.stop()
         assert [(e["tx_hash"], e["amount"], e["proven"]) for e in collector.payloads] == [
             (forged, "1000", False), (real, "7.25", False)]
+
+    asyncio.run(scenario())
+
+
+def test_a_callback_into_no_deposit_address_is_passed_once_the_sweeps_read_past_it(world,
+                                                                                    monkeypatch):
+    """A watcher on every address: a callback the sweeps read past without a credit or a
+    claim (into an address that is no deposit address) does not hold the offset for ever."""
+    monkeypatch.setattr("airflow_provider_tronenergy.triggers.transfer.RUN_COMMIT_GRACE", 0.0)
+    world.store.start_offset(CONSUMER)
+    other = world.watch(random_address())
+
+    async def scenario() -> None:
+        collector = Collector(TronEnergyTransferWatchTrigger(consumer=CONSUMER,
+                                                             poll_interval=0.02).run())
+        elsewhere = await in_thread(lambda: world.transfer("9", to=other))
+        await in_thread(world.stored, elsewhere)
+        real = await in_thread(lambda: world.transfer("2.5"))
+        await in_thread(world.stored, real)
+        world.solidify()
+        assert [t.tx_hash for t in await in_thread(world.sweep)] == [real]
+        await until(lambda: collector.payloads != [], what="the deposit's event")
+        last = world.store.get_transfer(real)
+        assert last is not None
+        await until(lambda: world.store.start_offset(CONSUMER) == last.id,
+                    what="the offset past both")
+        await collector.stop()
+        assert [(e["tx_hash"], e["amount"]) for e in collector.payloads] == [(real, "2.5")]
 
     asyncio.run(scenario())
