@@ -17,27 +17,17 @@ from typing import Any
 import pytest
 from transfers import DAGS
 
-from airflow_provider_tronenergy.callbacks import access
-from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL
-from airflow_provider_tronenergy.deposits import ENV_LEDGER_URL, handover
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
 from support.dagrun import run_outcome
-from support.deposits import DepositWorld, open_world
+from support.deposits import DepositWorld, settings_world
 
 
 @pytest.fixture
 def world(request: pytest.FixtureRequest, tmp_path: Any,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[DepositWorld]:
     """The deposit world, its store and ledger the DAG run's (the workers' settings)."""
-    for found in open_world(request, tmp_path, "sqlite"):
-        monkeypatch.setenv(ENV_STORE_URL, str(found.store.url))
-        monkeypatch.setenv(ENV_LEDGER_URL, found.ledger_url)
-        access.forget_stores()
-        handover.forget_ledgers()
-        yield found
-    access.forget_stores()
-    handover.forget_ledgers()
+    yield from settings_world(request, tmp_path, monkeypatch)
 
 
 @pytest.fixture

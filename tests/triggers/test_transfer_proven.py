@@ -16,12 +16,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.callbacks import access
-from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL
-from airflow_provider_tronenergy.deposits import ENV_LEDGER_URL, handover
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
-from support.deposits import DepositWorld, open_world
+from support.deposits import DepositWorld, settings_world
 from support.triggers import Collector, until
 
 CONSUMER = "proven-watch"
@@ -31,14 +28,7 @@ CONSUMER = "proven-watch"
 def world(request: pytest.FixtureRequest, tmp_path: Any,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[DepositWorld]:
     """The deposit world, its store and ledger the triggerer's."""
-    for found in open_world(request, tmp_path, "sqlite"):
-        monkeypatch.setenv(ENV_STORE_URL, str(found.store.url))
-        monkeypatch.setenv(ENV_LEDGER_URL, found.ledger_url)
-        access.forget_stores()
-        handover.forget_ledgers()
-        yield found
-    access.forget_stores()
-    handover.forget_ledgers()
+    yield from settings_world(request, tmp_path, monkeypatch)
 
 
 def watcher(world: DepositWorld, **kwargs: Any) -> TronEnergyTransferWatchTrigger:
