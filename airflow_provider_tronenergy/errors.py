@@ -9,7 +9,8 @@ that cannot open. A class keeps the built-in base its callers already catch
     TronEnergyProviderError
     ├── TronEnergyError             client.errors: the service's answer, or none (its tree there)
     ├── NodeError                   node.errors: a TRON node read failed
-    │   └── UnreliableNode          an answer the chain cannot hold (payout.trust checks it)
+    │   ├── UnreliableNode          an answer the chain cannot hold (payout.trust checks it)
+    │   └── LaggingNode             deposits.scan: ``[]`` for a block it has not got (held)
     ├── BodyError (ValueError)      client.bounded: an answer not read whole
     │   ├── AnswerTooLarge
     │   └── UnreadableEncoding

@@ -85,8 +85,11 @@ DEPOSITS = Asset(
     group="tronenergy",
     watchers=[AssetWatcher(
         name="tronenergy_deposits",
-        # Every stored transfer; the credit task keeps those into deposit addresses.
-        trigger=TronEnergyTransferWatchTrigger(consumer="deposit_credit", poll_interval=2.0),
+        # Every stored transfer; the credit task keeps those into deposit addresses. Not
+        # proven: these events only wake the run that proves and credits (waiting for the
+        # proof here would wait for this very DAG).
+        trigger=TronEnergyTransferWatchTrigger(
+            proven=False, consumer="deposit_credit", poll_interval=2.0),
     )],
 )
 

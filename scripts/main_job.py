@@ -173,7 +173,7 @@ class Watcher:
 
         configure_logging(output=(WORK / "watcher.log").open("a", encoding="utf-8"),
                           colored_console_log=False)
-        trigger = TronEnergyTransferWatchTrigger(addresses=[self.address],
+        trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[self.address],
                                                  consumer=self.consumer,
                                                  store_url=self.store_url, poll_interval=0.2)
 

@@ -130,9 +130,9 @@ class StoredTransfer:
         "block_timestamp_ms", "received_at", "proven"}``; the amount travels as the decimal
         text as sent, never as a JSON number, and ``received_at`` as ISO 8601 (UTC).
         ``proven`` is always False: these are the callback's words, verified as the
-        service's (its signature) but not checked against the chain. Act on money only
-        once the deposit ledger credited it (``airflow_provider_tronenergy.deposits``,
-        which proves each callback on chain first).
+        service's (its signature) but not checked against the chain: what consumers set
+        to ``proven=False`` hand on. Left at ``proven=True`` they hand on the deposit
+        ledger's credit instead (``deposits.handover.chain_payload``, the chain's figures).
         """
         return {
             "id": self.id,

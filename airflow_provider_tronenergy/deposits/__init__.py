@@ -40,6 +40,7 @@ from airflow_provider_tronenergy.deposits.schema import (
     MIGRATIONS,
     SCHEMA,
 )
+from airflow_provider_tronenergy.deposits.sweep import ProofBudget
 
 __all__ = [
     "CONF_KEY",
@@ -51,6 +52,7 @@ __all__ = [
     "SCHEMA",
     "Credit",
     "DepositLedger",
+    "ProofBudget",
     "ProofSettings",
     "Prover",
     "Said",

@@ -79,9 +79,10 @@ def record(conn: Connection, insert: Any, said: Said, verdict: Verdict, now: str
 
 
 def waiting(conn: Connection, limit: int) -> list[Said]:
-    """The claims a sweep tries again, oldest first."""
+    """The claims a sweep tries again, least recently tried first (then oldest): a flood of
+    claims that wait long is taken in turns, not the same oldest ones every sweep."""
     rows = conn.execute(sa.select(CLAIMS.c.said).where(CLAIMS.c.state == WAITING)
-                        .order_by(CLAIMS.c.store_id).limit(limit)).scalars()
+                        .order_by(CLAIMS.c.last_tried, CLAIMS.c.store_id).limit(limit)).scalars()
     return [Said.from_json(text) for text in rows]
 
 

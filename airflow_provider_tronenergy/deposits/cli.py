@@ -6,6 +6,7 @@
     tronenergy-deposits recheck 9f3a... --conn-id tron_node_default
     tronenergy-deposits dismiss 9f3a... --note "forged: the service confirmed a breach"
     tronenergy-deposits credits --address T...     # what was credited, and from which log
+    tronenergy-deposits prove-legacy --conn-id tron_node_default   # rows credited before proofs
 
 The ledger is the one the workers use: ``--ledger``, else ``$TRONENERGY_DEPOSITS_DB``,
 else ``[tronenergy] deposits_ledger``, else the SQLite file in ``$AIRFLOW_HOME``.
@@ -14,6 +15,10 @@ There is no manual credit. A deposit is credited only by what the chain proves:
 ``recheck`` reads the chain again (through the workers' ``tron_node`` connection, or
 ``--node-url``) and credits the transaction's transfers if the chain now proves the
 callback; ``dismiss`` closes a claim as not credited, with a note and the login kept.
+``prove-legacy`` proves the rows a ledger of version 2 credited on a callback's word
+(``legacy``): proven, each is replaced by the chain's credits keyed by ``(tx_hash,
+log_index)``; contradicted, it stays (the money was credited) and a disputed claim says
+why (:mod:`.legacy`).
 """
 
 from __future__ import annotations
@@ -48,16 +53,11 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true")
     recheck = sub.add_parser("recheck", help="prove one open claim against the chain again")
     recheck.add_argument("tx_hash")
-    node = recheck.add_mutually_exclusive_group()
-    node.add_argument("--conn-id", help="the tron_node connection (default: tron_node_default)")
-    node.add_argument("--node-url", help="a node's HTTP root instead of a connection")
-    recheck.add_argument("--usdt-contract", help="with --node-url: the token contract")
-    recheck.add_argument("--confirmations", type=int,
-                         help="accept a block this deep (default: solidified only)")
-    recheck.add_argument("--address", action="append", default=[],
-                         help="another deposit address whose transfers in the same "
-                              "transaction are credited too (repeatable)")
-    recheck.add_argument("--by", help="who rechecks (default: the login name)")
+    _chain_arguments(recheck)
+    legacy = sub.add_parser("prove-legacy", help="prove the rows credited before proofs")
+    legacy.add_argument("--tx", dest="tx_hash", help="only this transaction's row")
+    legacy.add_argument("--limit", type=int, default=100, help="rows per call (oldest first)")
+    _chain_arguments(legacy)
     dismiss = sub.add_parser("dismiss", help="close an open claim as not credited")
     dismiss.add_argument("tx_hash")
     dismiss.add_argument("--note", required=True, help="why: kept with the claim")
@@ -68,6 +68,20 @@ def parser() -> argparse.ArgumentParser:
     credits.add_argument("--limit", type=int, default=100)
     credits.add_argument("--json", action="store_true")
     return p
+
+
+def _chain_arguments(p: argparse.ArgumentParser) -> None:
+    """How a sub-command that proves reads the chain, and who asks."""
+    node = p.add_mutually_exclusive_group()
+    node.add_argument("--conn-id", help="the tron_node connection (default: tron_node_default)")
+    node.add_argument("--node-url", help="a node's HTTP root instead of a connection")
+    p.add_argument("--usdt-contract", help="with --node-url: the token contract")
+    p.add_argument("--confirmations", type=int,
+                   help="accept a block this deep (default: solidified only)")
+    p.add_argument("--address", action="append", default=[],
+                   help="another deposit address whose transfers in the same transaction "
+                        "are credited too (repeatable)")
+    p.add_argument("--by", help="who asks (default: the login name)")
 
 
 def _line(claim: Claim) -> str:
@@ -127,6 +141,8 @@ def _run(args: argparse.Namespace, ledger: DepositLedger) -> int:
             print(f"{c.amount} {c.token} to {c.to_address}  tx {c.tx_hash}  {proof}  "
                   f"via {c.source}, {c.credited_at}")
         return 0
+    if args.command == "prove-legacy":
+        return _prove_legacy(args, ledger)
     claim = ledger.claim(args.tx_hash)
     if claim is None:
         print(f"tronenergy-deposits: no claim for {args.tx_hash}", file=sys.stderr)
@@ -153,6 +169,30 @@ def _run(args: argparse.Namespace, ledger: DepositLedger) -> int:
     for t in credited:
         print(f"  credited {t.units} units to {t.to_address} (block {t.block_number}, "
               f"log {t.index})")
+    return 0
+
+
+def _prove_legacy(args: argparse.Namespace, ledger: DepositLedger) -> int:
+    from airflow_provider_tronenergy.deposits import legacy
+
+    with _node(args) as node:
+        prover = Prover(node, ProofSettings(confirmations=args.confirmations))
+        outcomes = legacy.prove_legacy(ledger, prover, tx_hash=args.tx_hash,
+                                       addresses=frozenset(args.address), limit=args.limit,
+                                       credited_by=f"prove-legacy by {args.by or _login()}")
+    for o in outcomes:
+        v = o.verdict
+        what = f"{o.row.tx_hash}  {o.row.amount} {o.row.token} to {o.row.to_address}"
+        if o.converted:
+            logs = ", ".join(f"log {t.index}: {t.units} units" for t in o.credited)
+            print(f"PROVEN     {what}: now credited by the chain's record ({logs or 'none new'})")
+        elif v.state == "proven":
+            print(f"PROVEN     {what}: converted already")
+        else:
+            kept = "; the row stays, a disputed claim says why" if v.state == "disputed" else ""
+            print(f"{v.state.upper():<10} {what}: {v.meaning}"
+                  f"{f' ({v.detail})' if v.detail else ''}{kept}")
+    print(f"{legacy.count(ledger)} legacy rows left")
     return 0
 
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.events import StoredTransfer
     from airflow_provider_tronenergy.callbacks.store import CallbackStore
     from airflow_provider_tronenergy.deposits.proof import Prover, Verdict
+    from airflow_provider_tronenergy.deposits.sweep import ProofBudget
 
 log = logging.getLogger(__name__)
 DECIMALS = 6
@@ -184,10 +185,14 @@ class DepositLedger:
     # -- reads -------------------------------------------------------------------------------
 
     def credits(self, *, tx_hash: str | None = None, to_address: str | None = None,
-                limit: int = 1000) -> list[Credit]:
-        """Credited rows (newest first), of one transaction or one address if named."""
+                limit: int = 1000, legacy: bool = False) -> list[Credit]:
+        """Credited rows (newest first), of one transaction or one address if named;
+        ``legacy``: only the rows credited before proofs (oldest first)."""
         query = sa.select(CREDITED).order_by(CREDITED.c.credited_at.desc(),
                                              CREDITED.c.tx_hash, CREDITED.c.log_index)
+        if legacy:
+            query = sa.select(CREDITED).where(CREDITED.c.log_index == LEGACY_INDEX).order_by(
+                CREDITED.c.credited_at, CREDITED.c.tx_hash)
         if tx_hash is not None:
             query = query.where(CREDITED.c.tx_hash == tx_hash.lower())
         if to_address is not None:
@@ -259,24 +264,26 @@ class DepositLedger:
     # -- from the callback store -------------------------------------------------------------
 
     def credit_from_store(self, addresses: Iterable[str], *, prover: Prover,
-                          credited_by: str | None = None,
-                          store: CallbackStore | None = None) -> list[ChainTransfer]:
+                          credited_by: str | None = None, store: CallbackStore | None = None,
+                          budget: ProofBudget | None = None) -> list[ChainTransfer]:
         """Prove each callback stored since the ledger's offset into ``addresses`` on chain
         and credit what the chain holds; retry the claims still waiting; return the
-        transfers this call credited. See :mod:`.sweep`."""
+        transfers this call credited. At most ``budget.max_requests`` node requests
+        (default :class:`~.sweep.ProofBudget`); the rest waits for the next call. See
+        :mod:`.sweep`."""
         from airflow_provider_tronenergy.deposits.sweep import Sweep
 
-        return Sweep(self, prover, credited_by).run(addresses, None, store)
+        return Sweep(self, prover, credited_by, budget).run(addresses, None, store)
 
     def credit_earlier(self, addresses: Iterable[str], *, prover: Prover, after: int = 0,
-                       credited_by: str | None = None,
-                       store: CallbackStore | None = None) -> list[ChainTransfer]:
+                       credited_by: str | None = None, store: CallbackStore | None = None,
+                       budget: ProofBudget | None = None) -> list[ChainTransfer]:
         """As :meth:`credit_from_store` for the stored callbacks with ids above ``after``,
         leaving the offset where it is: for an address made a deposit address after the
-        sweeps had read its callbacks."""
+        sweeps had read its callbacks (call again for what a budget did not reach)."""
         from airflow_provider_tronenergy.deposits.sweep import Sweep
 
-        return Sweep(self, prover, credited_by).run(addresses, after, store)
+        return Sweep(self, prover, credited_by, budget).run(addresses, after, store)
 
     def move_offset(self, conn: sa.engine.Connection, offset: int) -> None:
         """Inside a write: the offset forward to ``offset`` (never back: a slower sweep)."""

@@ -148,6 +148,10 @@ class Prover:
         self.contract = self.settings.contract or node.usdt_contract
         self._clock = clock
 
+    def with_node(self, node: Any) -> Prover:
+        """The same proof through another node (a sweep's, which counts its requests)."""
+        return Prover(node, self.settings, clock=self._clock)
+
     def prove(self, said: Said, addresses: frozenset[str]) -> Verdict:
         """Read the chain once for ``said`` and decide; a node failure is ``waiting``."""
         if said.token not in (USDT, TRX):

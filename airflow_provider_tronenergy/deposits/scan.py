@@ -16,6 +16,19 @@ and the next run reads it again. A run reads at most ``max_blocks_per_run`` bloc
 rest waits for the next run); a first run starts at ``start`` (a block number, or
 ``"solid"``: the head it may trust now; never the chain's genesis by default).
 
+A node behind a load balancer may answer from a backend that lags: java-tron answers
+``gettransactioninfobyblocknum`` with ``[]`` for a block it has not got, exactly as for a
+block without transactions (``Wallet.getTransactionInfoByBlockNum``: no receipts stored,
+``getBlockByNum`` throws ``ItemNotFoundException``, caught and logged, and the empty list is
+printed; ``framework/src/main/java/org/tron/core/Wallet.java`` and
+``services/http/GetTransactionInfoByBlockNumServlet.java``, java-tron at
+``1e35f79a165424bbae319799d9aca92948b8f5c2``). So a page's ``[]`` blocks are checked with
+one ``getblockbylimitnext`` over their span (at most 100 blocks a request): each must be
+there and hold no transaction. A block missing, or one with transactions, means the
+backend lagged: the page is not credited, the checkpoint stays before it, and the next
+round reads it again (logged). Blocks with transactions, the normal case on mainnet, cost
+nothing more; a page with empty blocks one request more.
+
 The checkpoint is per token, not per address: a block is judged once, against the
 addresses the run was given. An address added later is not looked for in blocks already
 passed; :meth:`DepositScan.rescan` reads a given range again on purpose, leaving the
@@ -36,6 +49,7 @@ from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
 from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.numbers import parse_int
@@ -54,6 +68,11 @@ REPORTED: Final = 100
 
 class ScanSettingsError(TronEnergyProviderError, ValueError):
     """A scan's settings or addresses that cannot be followed: refused before any read."""
+
+
+class LaggingNode(NodeError):
+    """A block read answered ``[]`` for a block the chain holds transactions in, or that
+    the node has not got: the scan holds its checkpoint and reads it again next round."""
 
 
 @dataclass(frozen=True)
@@ -237,12 +256,20 @@ class DepositScan:
         found = done = 0
         pages = [(s, min(end, s + self.settings.page_blocks - 1))
                  for s in range(first, end + 1, self.settings.page_blocks)]
+        done = first - 1
         with ThreadPoolExecutor(self.settings.concurrency,
                                 thread_name_prefix="deposit-scan") as pool:
-            for (_, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
-                found += len(transfers)
-                credited += self._credit(transfers, stop if move else None, credited_by)
-                done = stop
+            try:
+                for (_, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
+                    found += len(transfers)
+                    credited += self._credit(transfers, stop if move else None, credited_by)
+                    done = stop
+            except LaggingNode as exc:
+                self.log.warning("deposit scan %s: %s; checkpoint held at block %d, read again "
+                                 "next round", self.scope, exc, done)
+        if done < first:
+            return ScanReport(self.token, None, None, tip, self.budget.used, found,
+                              tuple(credited))
         self.log.info("deposit scan %s: blocks %d to %d read (%d requests), %d transfers into "
                       "deposit addresses found, %d credited now; %d blocks behind the tip %d",
                       self.scope, first, done, self.budget.used, found, len(credited),
@@ -254,7 +281,7 @@ class DepositScan:
               ) -> Iterator[list[ChainTransfer]]:
         """Each page's transfers into the addresses, in page order; reads run ahead of the
         credits by a few pages (enough to keep every thread busy)."""
-        ahead: deque[list[Future[list[ChainTransfer]]]] = deque()
+        ahead: deque[list[Future[tuple[int, list[ChainTransfer] | None]]]] = deque()
         todo = iter(pages)
         per_page = -(-self.settings.page_blocks // self.settings.blocks_per_range) \
             if self.token == TRX else self.settings.page_blocks
@@ -268,13 +295,17 @@ class DepositScan:
                     ahead.append([pool.submit(read) for read in self._reads(*page)])
                 if not ahead:
                     return
-                yield [t for future in ahead.popleft() for t in future.result()]
+                reads = [future.result() for future in ahead.popleft()]
+                if self.token != TRX:
+                    self._check_empty([n for n, found in reads if found is None])
+                yield [t for _, found in reads for t in found or ()]
         finally:
             for futures in ahead:
                 for future in futures:
                     future.cancel()
 
-    def _reads(self, start: int, stop: int) -> list[Callable[[], list[ChainTransfer]]]:
+    def _reads(self, start: int, stop: int
+               ) -> list[Callable[[], tuple[int, list[ChainTransfer] | None]]]:
         """The reads one page needs: a block each (a token), a range each (TRX)."""
         if self.token == TRX:
             step = self.settings.blocks_per_range
@@ -282,22 +313,44 @@ class DepositScan:
                     for s in range(start, stop + 1, step)]
         return [partial(self._token_block, n) for n in range(start, stop + 1)]
 
-    def _token_block(self, number: int) -> list[ChainTransfer]:
+    def _token_block(self, number: int) -> tuple[int, list[ChainTransfer] | None]:
+        """The block's transfers into the addresses; None when it answered ``[]``."""
         self.budget.slot()
         read = self.node.get_block_token_transfers(
             number, contract=self.contract, solidified=self.settings.confirmations is None)
-        return [t for t in read.transfers if t.to_address in self.addresses]
+        if not read.txids:
+            return number, None
+        return number, [t for t in read.transfers if t.to_address in self.addresses]
 
-    def _trx_range(self, start: int, end: int) -> list[ChainTransfer]:
+    def _check_empty(self, numbers: list[int]) -> None:
+        """The blocks that answered ``[]`` exist and hold no transaction: one range read per
+        100 blocks of their span (module docstring); else :class:`LaggingNode`."""
+        solid = self.settings.confirmations is None
+        while numbers:
+            low = numbers[0]
+            span = [n for n in numbers if n < low + MAX_BLOCK_RANGE]
+            numbers = numbers[len(span):]
+            self.budget.slot()
+            blocks = {b.block.number: b for b in self.node.get_blocks(low, span[-1] + 1,
+                                                                      solidified=solid)}
+            missing = [n for n in span if n not in blocks]
+            if missing:
+                raise LaggingNode(f"the node has not got block {missing[0]} (it answered "
+                                  "no receipts for it)", path="getblockbylimitnext")
+            full = [n for n in span if blocks[n].txids]
+            if full:
+                raise LaggingNode(f"block {full[0]} holds {len(blocks[full[0]].txids)} "
+                                  "transactions, yet its receipts were answered as none",
+                                  path="gettransactioninfobyblocknum")
+
+    def _trx_range(self, start: int, end: int) -> tuple[int, list[ChainTransfer] | None]:
         self.budget.slot()
         blocks = self.node.get_blocks(start, end,
                                       solidified=self.settings.confirmations is None)
         if len(blocks) != end - start:  # the node has not these blocks yet: never skip them
-            from airflow_provider_tronenergy.node.errors import NodeError
-
-            raise NodeError(f"node answered {len(blocks)} of blocks {start} to {end - 1}, "
-                            "all at or below the tip it reported", path="getblockbylimitnext")
-        return [t for b in blocks for t in b.trx if t.to_address in self.addresses]
+            raise LaggingNode(f"node answered {len(blocks)} of blocks {start} to {end - 1}, "
+                              "all at or below the tip it reported", path="getblockbylimitnext")
+        return start, [t for b in blocks for t in b.trx if t.to_address in self.addresses]
 
     def _credit(self, transfers: list[ChainTransfer], checkpoint: int | None,
                 credited_by: str | None) -> list[ChainTransfer]:

@@ -1,5 +1,10 @@
 """Wait for a transfer to arrive at an address, from the stored callbacks.
 
+With ``proven=True`` (the default) a transfer is handed on only once the deposit ledger
+credited it (the chain proved it), with the chain's figures; a disputed callback never
+is: the rule of :class:`~airflow_provider_tronenergy.deposits.handover.Handover`, the same
+for a poke and for the trigger.
+
 "After the sensor started" is made durable: the store's last id when the
 sensor first runs is kept in ``task_state_store`` (when Airflow has it), so a
 rescheduled or retried sensor still counts transfers from the same point.
@@ -27,7 +32,12 @@ from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 from airflow_provider_tronenergy.templated import is_unset, optional_text
-from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from airflow_provider_tronenergy.triggers.transfer import (
+    STREAM_BATCH,
+    Handover,
+    TransferFilter,
+    TronEnergyTransferTrigger,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -46,8 +56,14 @@ class TronEnergyTransferSensor(BaseSensorOperator):
         after the sensor first ran.
     :param store_url: the callback store; default from ``TRONENERGY_CALLBACK_STORE``
         or ``[tronenergy] callback_store`` (a URL with a password is refused).
-    :param deferrable: wait in the triggerer, sharing one store poll with every
-        other waiting sensor.
+    :param deferrable: wait in the triggerer (with ``proven=False``, sharing one store
+        poll with every other waiting sensor).
+    :param proven: hand on a transfer only once the deposit ledger credited it (proven
+        on chain by a sweep's proof or the scan), its payload the chain's figures
+        (``"proven": true``, the filters applied to them); a disputed callback is never
+        handed on. False hands on the callback's word at once (``"proven": false``).
+        The ledger is the workers' (``TRONENERGY_DEPOSITS_DB`` / ``[tronenergy]
+        deposits_ledger``), written by the DAG that credits deposits.
     """
 
     template_fields: Sequence[str] = ("address", "token", "min_amount", "from_address",
@@ -59,7 +75,7 @@ class TronEnergyTransferSensor(BaseSensorOperator):
                  poke_interval: timedelta | float = 5.0,
                  deferrable: bool = conf.getboolean("operators", "default_deferrable",
                                                     fallback=False),
-                 **kwargs: Any) -> None:
+                 proven: bool = True, **kwargs: Any) -> None:
         super().__init__(poke_interval=poke_interval, **kwargs)
         self.address = address
         self.token = token
@@ -68,6 +84,7 @@ class TronEnergyTransferSensor(BaseSensorOperator):
         self.after_id = after_id
         self.store_url = checked_store_url(store_url)
         self.deferrable = deferrable
+        self.proven = proven
         self._start_id: int | None = None
 
     def _validate(self) -> None:
@@ -120,20 +137,30 @@ class TronEnergyTransferSensor(BaseSensorOperator):
                 min_amount=self.min_amount, from_address=self.from_address,
                 store_url=self.store_url,
                 poll_interval=float(self.poke_interval),
-                end_time=time.time() + timeout,
+                end_time=time.time() + timeout, proven=self.proven,
             ),
             method_name="execute_complete",
         )
 
     def poke(self, context: Context) -> PokeReturnValue:
-        found = open_store(self.store_url).list_transfers(
-            self.address, self._start_id or 0, 1, token=self.token,
-            min_amount=self.min_amount, from_address=self.from_address)
-        if not found:
+        store = open_store(self.store_url)
+        after = self._start_id or 0
+        if not self.proven:
+            found = store.list_transfers(self.address, after, 1, token=self.token,
+                                         min_amount=self.min_amount,
+                                         from_address=self.from_address)
+            payload = found[0].to_payload() if found else None
+        else:
+            rows = store.list_transfers(self.address, after, STREAM_BATCH, token=self.token)
+            handover = Handover(TransferFilter.of(self.address, self.token, self.min_amount,
+                                                  self.from_address), proven=True)
+            payload, settled = handover.first(rows)
+            if settled:  # decided for good (disputed, or not matching on chain)
+                self._start_id = rows[settled - 1].id
+        if payload is None:
             return PokeReturnValue(is_done=False)
-        payload = found[0].to_payload()
-        self.log.info("transfer %s of %s %s arrived", payload["tx_hash"], payload["amount"],
-                      payload["token"])
+        self.log.info("transfer %s of %s %s arrived (%s)", payload["tx_hash"], payload["amount"],
+                      payload["token"], "proven on chain" if payload["proven"] else "not proven")
         return PokeReturnValue(is_done=True, xcom_value=payload)
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:

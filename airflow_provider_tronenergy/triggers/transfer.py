@@ -13,6 +13,12 @@ On Airflow >= 3.3 every trigger on one store shares one poll of it (the
 triggerer's shared streams), so 500 waiting sensors cost the database what one
 does. Older releases run each trigger's own poll loop (``run``).
 
+With ``proven=True`` (the default) a transfer is handed on only once the deposit ledger
+credited it, with the chain's figures; a disputed callback never
+(:mod:`airflow_provider_tronenergy.deposits.handover`, the one rule the sensor's poke
+follows too). The ledger is the triggerer's (``TRONENERGY_DEPOSITS_DB`` or ``[tronenergy]
+deposits_ledger``); no kwarg names it.
+
 Store URLs in trigger kwargs are stored in the metadata database, so a URL with
 a password is refused: leave ``store_url`` unset and configure
 ``TRONENERGY_CALLBACK_STORE`` or ``[tronenergy] callback_store`` in the triggerer.
@@ -25,18 +31,23 @@ import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Hashable, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, TypeVar
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from sqlalchemy.exc import SQLAlchemyError
 
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
-from airflow_provider_tronenergy.callbacks.events import StoredTransfer, threshold_micro
+from airflow_provider_tronenergy.callbacks.events import StoredTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.deposits.handover import (
+    Handover,
+    HeldStream,
+    TransferFilter,
+)
 from airflow_provider_tronenergy.templated import optional_text
 
+__all__ = ["Handover", "TransferFilter", "TronEnergyTransferTrigger",
+           "TronEnergyTransferWatchTrigger"]
 STREAM_BATCH = 500
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -50,34 +61,6 @@ try:  # Airflow >= 3.3: ack-mode shared streams
 except ImportError:  # pragma: no cover - exercised on the lowest supported Airflow
     SharedStreamProducer = object  # type: ignore[assignment,misc]
     AdvanceItem = Any  # type: ignore[assignment,misc]
-
-
-@dataclass(frozen=True)
-class TransferFilter:
-    addresses: frozenset[str] | None = None
-    token: str | None = None
-    min_micro: int | None = None
-    from_address: str | None = None
-
-    @classmethod
-    def of(cls, addresses: Sequence[str] | str | None, token: str | None,
-           min_amount: Decimal | str | None, from_address: str | None) -> TransferFilter:
-        if isinstance(addresses, str):
-            addresses = [addresses]
-        return cls(
-            addresses=frozenset(addresses) if addresses else None,
-            token=token.upper() if token else None,
-            min_micro=None if min_amount in (None, "") else threshold_micro(min_amount),
-            from_address=from_address or None,
-        )
-
-    def matches(self, transfer: StoredTransfer) -> bool:
-        return (
-            (self.addresses is None or transfer.to_address in self.addresses)
-            and (self.token is None or transfer.token == self.token)
-            and (self.min_micro is None or transfer.amount_micro >= self.min_micro)
-            and (self.from_address is None or transfer.from_address == self.from_address)
-        )
 
 
 async def until_done(what: str, poll_interval: float, call: Callable[..., T], *args: Any) -> T:
@@ -120,13 +103,16 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
     """Fires once, with the first stored transfer after ``after_id`` that matches.
 
     Events: ``{"status": "success", "transfer": {...}}`` or
-    ``{"status": "timeout", "message": ...}`` past ``end_time``.
+    ``{"status": "timeout", "message": ...}`` past ``end_time``. With ``proven`` (the
+    default) "matches" is judged on the chain's figures once the deposit ledger credited
+    the transfer (:class:`~airflow_provider_tronenergy.deposits.handover.Handover`); such
+    a trigger polls on its own (the store and the ledger), not in the shared poll.
     """
 
     def __init__(self, *, address: str, after_id: int, token: str | None = None,
                  min_amount: str | None = None, from_address: str | None = None,
                  store_url: str | None = None, poll_interval: float = 2.0,
-                 end_time: float | None = None) -> None:
+                 end_time: float | None = None, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.address = address
         self.after_id = int(after_id)
@@ -136,19 +122,24 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         self.store_url = checked_store_url(store_url)
         self.poll_interval = float(poll_interval)
         self.end_time = end_time
+        self.proven = bool(proven)
         self.filter = TransferFilter.of(address, self.token, self.min_amount, self.from_address)
+        self.handover = Handover(self.filter, proven=self.proven)
+        self._settled = self.after_id  # callbacks up to here are decided for good
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "address": self.address, "after_id": self.after_id, "token": self.token,
             "min_amount": self.min_amount, "from_address": self.from_address,
             "store_url": self.store_url, "poll_interval": self.poll_interval,
-            "end_time": self.end_time,
+            "end_time": self.end_time, "proven": self.proven,
         })
 
     # -- one poll shared by every waiting trigger on the same store (Airflow >= 3.3) ---------
 
     def shared_stream_key(self) -> Hashable | None:
+        if self.proven:  # a held callback is judged again every poll: its own loop
+            return None
         return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval)
 
     @classmethod
@@ -167,7 +158,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         if found is not None:
             yield self._event(found)
             return
-        iterator = aiter(shared_stream)
+        iterator = aiter(shared_stream)  # proven=False only: see shared_stream_key
         while True:
             try:
                 transfer = await asyncio.wait_for(anext(iterator), timeout=self._remaining())
@@ -175,7 +166,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
                 yield self._timeout()
                 return
             if transfer.id > self.after_id and self.filter.matches(transfer):
-                yield self._event(transfer)
+                yield self._event(transfer.to_payload())
                 return
 
     # -- standalone poll (Airflow < 3.3, or when the triggerer does not share) ----------------
@@ -193,43 +184,74 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
             await asyncio.sleep(self.poll_interval if remaining is None
                                 else min(self.poll_interval, remaining))
 
-    async def _first_stored(self) -> StoredTransfer | None:
+    async def _first_stored(self) -> dict[str, Any] | None:
+        """The first transfer to hand on (its payload), by the one rule of ``Handover``."""
         store = open_store(self.store_url)
-        rows = await asyncio.to_thread(
-            lambda: store.list_transfers(self.address, self.after_id, 1, token=self.token,
-                                         min_amount=self.min_amount,
-                                         from_address=self.from_address))
-        return rows[0] if rows else None
+        if not self.proven:
+            rows = await asyncio.to_thread(
+                lambda: store.list_transfers(self.address, self.after_id, 1, token=self.token,
+                                             min_amount=self.min_amount,
+                                             from_address=self.from_address))
+            return rows[0].to_payload() if rows else None
+        rows = await asyncio.to_thread(lambda: store.list_transfers(
+            self.address, self._settled, STREAM_BATCH, token=self.token))
+        payload, settled = await asyncio.to_thread(self.handover.first, rows)
+        if settled:
+            self._settled = rows[settled - 1].id
+        return payload
 
     def _remaining(self) -> float | None:
         return None if self.end_time is None else max(0.0, self.end_time - time.time())
 
-    def _event(self, transfer: StoredTransfer) -> TriggerEvent:
-        self.log.info("transfer %s of %s %s to %s arrived", transfer.tx_hash,
-                      transfer.amount_text, transfer.token, transfer.to_address)
+    def _event(self, transfer: dict[str, Any]) -> TriggerEvent:
+        self.log.info("transfer %s of %s %s to %s arrived (%s)", transfer["tx_hash"],
+                      transfer["amount"], transfer["token"], transfer["to"],
+                      "proven on chain" if transfer["proven"] else "not proven")
         return TriggerEvent(  # type: ignore[no-untyped-call]
-            {"status": "success", "transfer": transfer.to_payload()})
+            {"status": "success", "transfer": transfer})
 
     def _timeout(self) -> TriggerEvent:
         return TriggerEvent({"status": "timeout",  # type: ignore[no-untyped-call]
                              "message": f"no matching transfer to {self.address} in time"})
 
 
+async def held_stream(store: CallbackStore, held: HeldStream, poll_interval: float
+                      ) -> AsyncIterator[tuple[dict[str, Any] | None, int]]:
+    """Every stored transfer once decided (``proven``): its payload (None: not handed on)
+    and the offset that may be committed, forever; held callbacks judged again each poll."""
+    while True:
+        batch = await until_done("the poll", poll_interval, store.list_transfers, None,
+                                 held.cursor, STREAM_BATCH)
+        for item in await until_done("the ledger read", poll_interval, held.take, batch):
+            yield item
+        if len(batch) < STREAM_BATCH:
+            await asyncio.sleep(poll_interval)
+
+
 class _OffsetProducer(SharedStreamProducer):
     """Reads the store from a consumer's committed offset; commits as Airflow confirms."""
 
-    def __init__(self, store_url: str | None, consumer: str, poll_interval: float) -> None:
+    def __init__(self, store_url: str | None, consumer: str, poll_interval: float,
+                 handover: Handover | None = None) -> None:
         self.store_url = store_url
         self.consumer = consumer
         self.poll_interval = poll_interval
+        self.handover = handover
         self.store: CallbackStore | None = None
 
     async def open_stream(self) -> AsyncIterator[tuple[Any, Any]]:
+        """``(transfer, id)``; with a proven ``handover``, ``(payload or None, offset)``: each
+        callback once decided, the offset never past one still held."""
         self.store = open_store(self.store_url)
         start = await until_done("the start offset", self.poll_interval,
                                  self.store.start_offset, self.consumer)
-        async for transfer in poll_store(self.store, start, self.poll_interval):
-            yield transfer, transfer.id
+        if self.handover is None or not self.handover.proven:
+            async for transfer in poll_store(self.store, start, self.poll_interval):
+                yield transfer, transfer.id
+            return
+        async for item in held_stream(self.store, HeldStream(self.handover, start),
+                                      self.poll_interval):
+            yield item
 
     async def advance(self, batch: Sequence[Any]) -> None:
         last = None
@@ -260,12 +282,17 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
     restart resumes where it left off; a crash between persisting and committing
     can deliver those few events again, which is why consumers record deposits
     keyed by ``tx_hash``.
+
+    With ``proven`` (the default) a transfer fires once the deposit ledger credited it, its
+    payload the chain's figures; a disputed callback never fires; the offset is not
+    committed past a callback still waiting. A watcher that only *wakes* the DAG that
+    credits (``deposit_credit``) sets ``proven=False``: it must fire before the proof.
     """
 
     def __init__(self, *, addresses: Sequence[str] | str | None = None,
                  token: str | None = None, min_amount: str | None = None,
                  consumer: str = "tronenergy-watch", store_url: str | None = None,
-                 poll_interval: float = 2.0) -> None:
+                 poll_interval: float = 2.0, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(addresses, str):
             addresses = [addresses]
@@ -275,29 +302,39 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         self.consumer = consumer
         self.store_url = checked_store_url(store_url)
         self.poll_interval = float(poll_interval)
+        self.proven = bool(proven)
         self.filter = TransferFilter.of(self.addresses, self.token, self.min_amount, None)
+        self.handover = Handover(self.filter, proven=self.proven)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "addresses": self.addresses, "token": self.token, "min_amount": self.min_amount,
             "consumer": self.consumer, "store_url": self.store_url,
-            "poll_interval": self.poll_interval,
+            "poll_interval": self.poll_interval, "proven": self.proven,
         })
 
     def shared_stream_key(self) -> Hashable | None:
-        return ("tronenergy.watch", _store_identity(self.store_url), self.consumer)
+        return ("tronenergy.watch", _store_identity(self.store_url), self.consumer,
+                self.proven)
 
     @classmethod
     def create_shared_stream_producer(cls, kwargs: dict[str, Any]) -> Any:
+        handover = None
+        if kwargs.get("proven", True):  # the consumer's one filter decides in the producer
+            handover = Handover(TransferFilter.of(kwargs.get("addresses"), kwargs.get("token"),
+                                                  kwargs.get("min_amount"), None), proven=True)
         return _OffsetProducer(kwargs.get("store_url"), kwargs["consumer"],
-                               float(kwargs["poll_interval"]))
+                               float(kwargs["poll_interval"]), handover)
 
     async def filter_shared_stream(
         self, shared_stream: AsyncIterator[Any]
     ) -> AsyncIterator[TriggerEvent]:
-        async for transfer in shared_stream:
-            if self.filter.matches(transfer):
-                yield self._event(transfer)
+        async for item in shared_stream:
+            if self.proven:
+                if item is not None:
+                    yield self._event(item)
+            elif self.filter.matches(item):
+                yield self._event(item.to_payload())
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Without shared streams (Airflow < 3.3) Airflow never says an event was persisted.
@@ -311,24 +348,39 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         cursor = committed = await until_done("the start offset", self.poll_interval,
                                               store.start_offset, self.consumer)
         handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
+        if self.proven:
+            async for payload, offset in held_stream(store, HeldStream(self.handover, cursor),
+                                                     self.poll_interval):
+                if payload is not None:
+                    yield self._event(payload)
+                handed.append((time.monotonic(), offset))
+                committed = await self._commit_due(store, handed, committed)
+            return
         while True:
             batch = await until_done("the poll", self.poll_interval, store.list_transfers,
                                      None, cursor, STREAM_BATCH)
             for transfer in batch:
                 cursor = transfer.id
                 if self.filter.matches(transfer):
-                    yield self._event(transfer)
+                    yield self._event(transfer.to_payload())
                 handed.append((time.monotonic(), transfer.id))
-            due, upto = time.monotonic() - RUN_COMMIT_GRACE, committed
-            while handed and handed[0][0] <= due:
-                upto = handed.popleft()[1]
-            if upto > committed:
-                committed = await until_done("the offset commit", self.poll_interval,
-                                             store.commit_offset, self.consumer, upto)
+            committed = await self._commit_due(store, handed, committed)
             if len(batch) < STREAM_BATCH:
                 await asyncio.sleep(self.poll_interval)
 
-    def _event(self, transfer: StoredTransfer) -> TriggerEvent:
-        self.log.info("transfer %s: %s %s to %s", transfer.tx_hash, transfer.amount_text,
-                      transfer.token, transfer.to_address)
-        return TriggerEvent(transfer.to_payload())  # type: ignore[no-untyped-call]
+    async def _commit_due(self, store: CallbackStore, handed: deque[tuple[float, int]],
+                          committed: int) -> int:
+        """Commit the offset of what was handed over at least ``RUN_COMMIT_GRACE`` ago."""
+        due, upto = time.monotonic() - RUN_COMMIT_GRACE, committed
+        while handed and handed[0][0] <= due:
+            upto = max(upto, handed.popleft()[1])
+        if upto > committed:
+            return int(await until_done("the offset commit", self.poll_interval,
+                                        store.commit_offset, self.consumer, upto))
+        return committed
+
+    def _event(self, transfer: dict[str, Any]) -> TriggerEvent:
+        self.log.info("transfer %s: %s %s to %s (%s)", transfer["tx_hash"], transfer["amount"],
+                      transfer["token"], transfer["to"],
+                      "proven on chain" if transfer["proven"] else "not proven")
+        return TriggerEvent(transfer)  # type: ignore[no-untyped-call]

@@ -35,7 +35,7 @@ for name, deferrable, timeout in (
 ):
     with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS) as dag:
         wait = TronEnergyTransferSensor(
-            task_id="wait", address="{{ dag_run.conf['address'] }}",
+            task_id="wait", proven=False, address="{{ dag_run.conf['address'] }}",
             token="{{ dag_run.conf.get('token') }}",
             min_amount="{{ dag_run.conf.get('min_amount') }}",
             from_address="{{ dag_run.conf.get('from_address') }}",
@@ -48,4 +48,15 @@ for name, fail_on_gap in (("te_reconcile_strict", True), ("te_reconcile_report",
         # Unset in conf, the status renders as "None": every monitored address.
         TronEnergyReconcileCallbacksOperator(task_id="reconcile", fail_on_gap=fail_on_gap,
                                              status="{{ dag_run.conf.get('status') }}")
+    DAGS[name] = dag
+
+for name, deferrable in (("te_transfer_sensor_proven_poke", False),
+                         ("te_transfer_sensor_proven_deferrable", True)):
+    with DAG(name, schedule=None, start_date=START, catchup=False, default_args=ARGS) as dag:
+        # proven left at its default (True): handed on once the deposit ledger credited it.
+        wait = TronEnergyTransferSensor(
+            task_id="wait", address="{{ dag_run.conf['address'] }}",
+            min_amount="{{ dag_run.conf.get('min_amount') }}",
+            poke_interval=0.05, timeout=120.0, deferrable=deferrable)
+        credit(wait.output)
     DAGS[name] = dag

@@ -186,3 +186,31 @@ def test_n_confirmations_scan_ahead_of_solidification(chain, node, ledger):
     scan = DepositScan(ledger, node, [to], settings=ScanSettings(start=head - 10,
                                                                  confirmations=3))
     assert [t.tx_hash for t in scan.run().credited] == [placed[0]["txid"]]
+
+
+@pytest.mark.parametrize("ranges_lag", [True, False], ids=["whole-backend", "receipts-only"])
+def test_a_lagging_backends_empty_answer_holds_the_checkpoint_until_it_catches_up(
+        chain, node, ledger, ranges_lag):
+    """A node behind a load balancer answers ``[]`` for blocks its backend has not got
+    (java-tron's ``Wallet.getTransactionInfoByBlockNum``), as for an empty block. Before the
+    check, the scan took them as empty, moved its checkpoint past both deposits and never
+    read them again. ``receipts-only``: the range read that checks them reached an
+    up-to-date backend, which shows the blocks hold transactions."""
+    to = random_address()
+    solid = chain.head() - 19
+    placed = place(chain, [{"block": solid - 8, "to": to, "units": 5_000_000},
+                           {"block": solid - 3, "to": to, "units": 7_000_000}])
+    control = Control(chain.sandbox)
+    control.post("/chain/lag", {"blocks": 10, "ranges": ranges_lag})
+    scan = DepositScan(ledger, node, [to], settings=ScanSettings(start=solid - 19,
+                                                                 page_blocks=5))
+    held = scan.run()
+    assert held.credited == ()
+    assert scan.checkpoint() == solid - 10  # the pages the backend has, and no further
+    assert held.last_block == solid - 10
+    control.post("/chain/lag", {"blocks": 0})
+    caught_up = scan.run()
+    assert sorted((t.tx_hash, t.units) for t in caught_up.credited) == sorted(
+        [(placed[0]["txid"], 5_000_000), (placed[1]["txid"], 7_000_000)])
+    assert scan.checkpoint() == caught_up.tip
+    assert ledger.totals("USDT") == {to: 12_000_000}

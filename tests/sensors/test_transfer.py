@@ -16,7 +16,8 @@ store_url = store_fixtures.store_url
 
 
 def _sensor(**kwargs):
-    return TronEnergyTransferSensor(task_id="wait", address=random_address(), **kwargs)
+    return TronEnergyTransferSensor(
+        proven=False, task_id="wait", address=random_address(), **kwargs)
 
 
 def test_store_url_with_password_is_refused(store_url):

@@ -116,3 +116,22 @@ def open_world(request: pytest.FixtureRequest, tmp_path: Any,
         finally:
             world.close()
             store.close()
+
+
+def settings_world(request: pytest.FixtureRequest, tmp_path: Any,
+                   monkeypatch: pytest.MonkeyPatch) -> Iterator[DepositWorld]:
+    """A deposit world on SQLite whose store and ledger are the process's settings (as a
+    worker's or the triggerer's: ``TRONENERGY_CALLBACK_STORE``, ``TRONENERGY_DEPOSITS_DB``),
+    the per-process stores and ledgers forgotten around it."""
+    from airflow_provider_tronenergy.callbacks import access
+    from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL
+    from airflow_provider_tronenergy.deposits import ENV_LEDGER_URL, handover
+
+    for found in open_world(request, tmp_path, "sqlite"):
+        monkeypatch.setenv(ENV_STORE_URL, str(found.store.url))
+        monkeypatch.setenv(ENV_LEDGER_URL, found.ledger_url)
+        access.forget_stores()
+        handover.forget_ledgers()
+        yield found
+    access.forget_stores()
+    handover.forget_ledgers()

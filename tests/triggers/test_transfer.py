@@ -51,18 +51,18 @@ def test_transfer_trigger_serialize_round_trip(store_url):
     assert kwargs == {"address": address, "after_id": 41, "token": "usdt",
                       "min_amount": "10.000001", "from_address": sender,
                       "store_url": store_url, "poll_interval": 0.5,
-                      "end_time": 1_900_000_000.5}
+                      "end_time": 1_900_000_000.5, "proven": True}
     again = rebuild(trigger)
     assert again.serialize() == (classpath, kwargs)
     assert again.filter == trigger.filter == TransferFilter(
         addresses=frozenset({address}), token="USDT", min_micro=10_000_001,
         from_address=sender)
-    assert again.shared_stream_key() == trigger.shared_stream_key()
+    assert again.shared_stream_key() == trigger.shared_stream_key() is None  # its own poll
 
 
 def test_watch_trigger_serialize_round_trip(store_url):
     first, second = random_address(), random_address()
-    trigger = TronEnergyTransferWatchTrigger(addresses=[second, first], token="TRX",
+    trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[second, first], token="TRX",
                                              min_amount="0.5", consumer="deposits",
                                              store_url=store_url, poll_interval=1)
     classpath, kwargs = trigger.serialize()
@@ -71,19 +71,20 @@ def test_watch_trigger_serialize_round_trip(store_url):
     # Sorted: the same watcher always serializes (and hashes, for AssetWatcher) the same.
     assert kwargs == {"addresses": sorted([first, second]), "token": "TRX",
                       "min_amount": "0.5", "consumer": "deposits", "store_url": store_url,
-                      "poll_interval": 1.0}
+                      "poll_interval": 1.0, "proven": False}
     again = rebuild(trigger)
     assert again.serialize() == (classpath, kwargs)
     assert again.filter == trigger.filter
     assert again.shared_stream_key() == trigger.shared_stream_key()
-    single = TronEnergyTransferWatchTrigger(addresses=first)
+    single = TronEnergyTransferWatchTrigger(proven=False, addresses=first)
     assert single.serialize()[1]["addresses"] == [first]
     assert single.serialize()[1]["store_url"] is None  # the triggerer's own setting
 
 
 @pytest.mark.parametrize("make", [
-    lambda **kw: TronEnergyTransferTrigger(address=random_address(), after_id=0, **kw),
-    lambda **kw: TronEnergyTransferWatchTrigger(addresses=[random_address()], **kw),
+    lambda **kw: TronEnergyTransferTrigger(
+        proven=False, address=random_address(), after_id=0, **kw),
+    lambda **kw: TronEnergyTransferWatchTrigger(proven=False, addresses=[random_address()], **kw),
 ], ids=["trigger", "watch"])
 def test_store_url_with_password_is_refused(make, store_url):
     store_fixtures.assert_store_password_refused(make, store_url)
@@ -144,14 +145,16 @@ def test_unset_optional_filters_mean_any(store: CallbackStore):
     """Templates render a missing value as "None" or "": no filter, in every path."""
     to = random_address()
     usdt = record(store, to, "1", "USDT")
-    trigger = TronEnergyTransferTrigger(address=to, after_id=0, token="None", min_amount="",
-                                        from_address="None")
+    trigger = TronEnergyTransferTrigger(
+        proven=False, address=to, after_id=0, token="None", min_amount="",
+        from_address="None")
     assert (trigger.token, trigger.min_amount, trigger.from_address) == (None, None, None)
     assert trigger.filter == TransferFilter.of(to, None, None, None)
     assert trigger.filter.matches(usdt)
     event = asyncio.run(anext(trigger.run()))
     assert event.payload["transfer"]["tx_hash"] == usdt.tx_hash
-    watch = TronEnergyTransferWatchTrigger(addresses=[to], token="", min_amount="None")
+    watch = TronEnergyTransferWatchTrigger(
+        proven=False, addresses=[to], token="", min_amount="None")
     assert (watch.token, watch.min_amount) == (None, None)
 
 
@@ -167,7 +170,7 @@ def test_run_fires_with_the_first_match_after_after_id(store: CallbackStore):
     record(store, to, "50", "USDT")                # another token
     first = record(store, to, "5")                 # the boundary matches
     record(store, to, "60")
-    trigger = TronEnergyTransferTrigger(address=to, after_id=after_id, token="trx",
+    trigger = TronEnergyTransferTrigger(proven=False, address=to, after_id=after_id, token="trx",
                                         min_amount="5", poll_interval=0.01)
 
     async def run_all():
@@ -190,7 +193,8 @@ def test_run_waits_for_a_transfer_stored_later(counting_store, poll_clock: PollC
     store = counting_store.store
     to = random_address()
     record(store, to, "100")
-    trigger = TronEnergyTransferTrigger(address=to, after_id=store.max_id(), min_amount="10")
+    trigger = TronEnergyTransferTrigger(
+        proven=False, address=to, after_id=store.max_id(), min_amount="10")
 
     async def scenario():
         collector = Collector(trigger.run())
@@ -221,15 +225,18 @@ def test_run_times_out_past_end_time(store: CallbackStore):
     async def first_event(trigger):
         return (await anext(trigger.run())).payload
 
-    past = TronEnergyTransferTrigger(address=to, after_id=after_id, end_time=time.time() - 1)
+    past = TronEnergyTransferTrigger(
+        proven=False, address=to, after_id=after_id, end_time=time.time() - 1)
     assert asyncio.run(first_event(past)) == {
         "status": "timeout", "message": f"no matching transfer to {to} in time"}
-    soon = TronEnergyTransferTrigger(address=to, after_id=after_id, poll_interval=0.02,
-                                     end_time=time.time() + 0.2)
+    soon = TronEnergyTransferTrigger(
+        proven=False, address=to, after_id=after_id, poll_interval=0.02,
+        end_time=time.time() + 0.2)
     assert asyncio.run(first_event(soon))["status"] == "timeout"
     # A match already stored wins over an end_time already past.
     found = record(store, to, "2")
-    late = TronEnergyTransferTrigger(address=to, after_id=after_id, end_time=time.time() - 1)
+    late = TronEnergyTransferTrigger(
+        proven=False, address=to, after_id=after_id, end_time=time.time() - 1)
     event = asyncio.run(first_event(late))
     assert event["status"] == "success" and event["transfer"]["tx_hash"] == found.tx_hash
 
@@ -243,7 +250,8 @@ def test_watch_run_fires_new_transfers_only_and_resumes(store, poll_clock, monke
     old = record(store, a, "5")
 
     def watcher():
-        return TronEnergyTransferWatchTrigger(addresses=[a, b], min_amount="1", consumer="c")
+        return TronEnergyTransferWatchTrigger(
+            proven=False, addresses=[a, b], min_amount="1", consumer="c")
 
     async def scenario():
         first = Collector(watcher().run())
@@ -278,14 +286,16 @@ def test_watch_run_never_loses_an_event_it_could_not_confirm(store, poll_clock):
     a = random_address()
 
     async def scenario():
-        first = Collector(TronEnergyTransferWatchTrigger(addresses=[a], consumer="c").run())
+        first = Collector(TronEnergyTransferWatchTrigger(
+            proven=False, addresses=[a], consumer="c").run())
         await poll_clock.wait_for_sleeps(1)
         start = store.committed_offset("c")
         t1 = record(store, a, "1")
         await poll_clock.tick()
         fired = list(first.payloads)
         await first.stop()  # the triggerer dies before the grace period is over
-        second = Collector(TronEnergyTransferWatchTrigger(addresses=[a], consumer="c").run())
+        second = Collector(TronEnergyTransferWatchTrigger(
+            proven=False, addresses=[a], consumer="c").run())
         await poll_clock.wait_for_sleeps(poll_clock.sleeps + 1)
         again = list(second.payloads)
         await second.stop()
@@ -305,11 +315,13 @@ def test_consumer_started_on_an_empty_store_gets_transfers_stored_while_down(
     a = random_address()
 
     async def scenario():
-        first = Collector(TronEnergyTransferWatchTrigger(addresses=[a], consumer="c").run())
+        first = Collector(TronEnergyTransferWatchTrigger(
+            proven=False, addresses=[a], consumer="c").run())
         await poll_clock.wait_for_sleeps(1)
         await first.stop()
         while_down = record(store, a, "1")  # the triggerer was down
-        second = Collector(TronEnergyTransferWatchTrigger(addresses=[a], consumer="c").run())
+        second = Collector(TronEnergyTransferWatchTrigger(
+            proven=False, addresses=[a], consumer="c").run())
         await until(lambda: second.payloads != [], what="the event stored while down")
         await second.stop()
         return while_down, second.payloads
@@ -322,7 +334,7 @@ def test_consumer_started_on_an_empty_store_gets_transfers_stored_while_down(
 def test_the_poll_without_shared_streams_waits_out_a_store_outage(store: CallbackStore):
     """``run()`` (Airflow < 3.3) retries a failed poll instead of failing the watcher."""
     address = random_address()
-    trigger = TronEnergyTransferWatchTrigger(addresses=[address], consumer="deposits",
+    trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[address], consumer="deposits",
                                              poll_interval=0.01)
     store.start_offset("deposits")
     stored = record(store, address, "3")

@@ -44,7 +44,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
 
 def waiting_trigger(i: int, address: str, after_id: int, **kw) -> TronEnergyTransferTrigger:
     """Odd triggers want >= 10, every third one TRX only; the rest take any transfer."""
-    return TronEnergyTransferTrigger(address=address, after_id=after_id,
+    return TronEnergyTransferTrigger(proven=False, address=address, after_id=after_id,
                                      min_amount="10" if i % 2 else None,
                                      token="TRX" if i % 3 == 0 else None,
                                      poll_interval=2.0, **kw)
@@ -120,7 +120,7 @@ def measure(counting_store: CountingStore, poll_clock: PollClock, waiting: int,
     """Shared-poll store queries per poll cycle with ``waiting`` triggers, and poll loops."""
     store = counting_store.store
     after_id = store.max_id()
-    triggers = [TronEnergyTransferTrigger(address=random_address(), after_id=after_id,
+    triggers = [TronEnergyTransferTrigger(proven=False, address=random_address(), after_id=after_id,
                                           poll_interval=2.0) for _ in range(waiting)]
 
     async def scenario():
@@ -162,13 +162,14 @@ def test_a_trigger_joining_late_catches_up_on_what_was_already_broadcast(
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronEnergyTransferTrigger(address=watched, after_id=start))
+        triggerer.start(1, TronEnergyTransferTrigger(proven=False, address=watched, after_id=start))
         await poll_clock.wait_for_sleeps(1)
         missed = record(store, late_address, "5")
         await poll_clock.tick()  # broadcast before the second trigger subscribed
         await until(lambda: triggerer.pulled[1] == 1, what="the broadcast")
         assert triggerer.events == []
-        triggerer.start(2, TronEnergyTransferTrigger(address=late_address, after_id=start))
+        triggerer.start(2, TronEnergyTransferTrigger(
+            proven=False, address=late_address, after_id=start))
         await until(lambda: triggerer.tasks[2].done(), what="the late trigger")
         fired = triggerer.fired()
         await triggerer.stop()
@@ -187,10 +188,11 @@ def test_shared_triggers_time_out_on_their_own(counting_store, poll_clock, opene
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronEnergyTransferTrigger(address=patient, after_id=after_id))
-        triggerer.start(2, TronEnergyTransferTrigger(address=past, after_id=after_id,
+        triggerer.start(1, TronEnergyTransferTrigger(
+            proven=False, address=patient, after_id=after_id))
+        triggerer.start(2, TronEnergyTransferTrigger(proven=False, address=past, after_id=after_id,
                                                      end_time=time.time() - 1))
-        triggerer.start(3, TronEnergyTransferTrigger(address=soon, after_id=after_id,
+        triggerer.start(3, TronEnergyTransferTrigger(proven=False, address=soon, after_id=after_id,
                                                      end_time=time.time() + 0.2))
         await until(lambda: triggerer.tasks[2].done() and triggerer.tasks[3].done(),
                     what="both deadlines")
@@ -221,11 +223,12 @@ def test_a_transfer_stored_before_the_trigger_started_never_fires_it(
 
     async def scenario():
         triggerer = Triggerer(SharedStreamManager())
-        triggerer.start(1, TronEnergyTransferTrigger(address=random_address(),
+        triggerer.start(1, TronEnergyTransferTrigger(proven=False, address=random_address(),
                                                      after_id=store.max_id()))
         await poll_clock.wait_for_sleeps(1)
         before = record(store, watched, "5")  # not polled yet ...
-        triggerer.start(2, TronEnergyTransferTrigger(address=watched, after_id=store.max_id()))
+        triggerer.start(2, TronEnergyTransferTrigger(
+            proven=False, address=watched, after_id=store.max_id()))
         await until(lambda: counting_store.lookup == 2, what="the second catch-up lookup")
         await poll_clock.tick()  # ... broadcast now, after the sensor started
         await until(lambda: triggerer.pulled[2] == 1, what="the broadcast")

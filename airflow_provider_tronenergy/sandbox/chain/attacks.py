@@ -36,28 +36,30 @@ from airflow_provider_tronenergy.protocol.address import decode_address, encode_
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.sandbox.chain import codec
 from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
+from airflow_provider_tronenergy.sandbox.chain.views import (
+    UNITS,
+    USDT_CALL_ENERGY,
+    raw_data,
+    reverted,
+    succeeded,
+    transfer_call_data,
+    transfer_log,
+)
 from airflow_provider_tronenergy.sandbox.errors import WorldError
 
 if TYPE_CHECKING:
     import sqlite3
 
-TRANSFER_TOPIC: Final = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 LOOKALIKE_USDT: Final = encode_address(hashlib.sha256(b"sandbox look-alike USDT").digest()[:20])
 """A second TRC-20 contract whose ``symbol()`` is ``USDT`` too: fake-USDT sent to deposit
 addresses is a known attack on exchanges. Its transfers are not USDT's."""
-UNITS: Final = Decimal(1_000_000)
 SHAPES_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS transfer_shapes (
     tx_hash TEXT PRIMARY KEY, contract TEXT, failed INTEGER NOT NULL DEFAULT 0,
     times INTEGER NOT NULL DEFAULT 1);
 """
-_REVERT: Final = b"REVERT opcode executed".hex()
 _SHAPE: Final = ("s.contract AS shape_contract, COALESCE(s.failed, 0) AS failed, "
                  "COALESCE(s.times, 1) AS times")
-
-
-def _word(address: str) -> str:
-    return decode_address(address)[1:].rjust(32, b"\0").hex()
 
 
 class SimulatedTransfers(ChainState):
@@ -85,20 +87,11 @@ class SimulatedTransfers(ChainState):
         contract = row["shape_contract"] or self.usdt_contract
         info["contract_address"] = contract if visible else decode_address(contract).hex()
         if row["failed"]:
-            info["receipt"] = {"energy_usage_total": 29_650, "energy_usage": 29_650,
-                               "net_usage": 345, "result": "REVERT"}
-            info["result"] = "FAILED"
-            info["resMessage"] = _REVERT
-            return info
-        info["receipt"] = {"energy_usage_total": 29_650, "energy_usage": 29_650,
-                           "net_usage": 345, "result": "SUCCESS"}
+            return reverted(info, USDT_CALL_ENERGY)
+        succeeded(info, USDT_CALL_ENERGY)
         units = int(Decimal(row["amount"]) * UNITS)
-        # java-tron prints a log's address, with visible, as a T-address
-        # (Util.convertLogAddressToTronAddress), else its 20 bytes in hex.
-        info["log"] = [{"address": contract if visible else decode_address(contract)[1:].hex(),
-                        "topics": [TRANSFER_TOPIC, _word(row["from_address"]),
-                                   _word(row["to_address"])],
-                        "data": f"{units:064x}"}] * int(row["times"])
+        info["log"] = [transfer_log(contract, row["from_address"], row["to_address"], units,
+                                    visible=visible)] * int(row["times"])
         return info
 
     def simulated_transaction(self, tx_hash: str, *, solidified: bool,
@@ -116,19 +109,14 @@ class SimulatedTransfers(ChainState):
                                      "amount": units}
         else:
             kind = codec.TRIGGER
-            data = codec.TRANSFER_SELECTOR.hex() + _word(row["to_address"]) + f"{units:064x}"
+            data = transfer_call_data(row["to_address"], units)
             value = {"owner_address": owner,
                      "contract_address": row["shape_contract"] or self.usdt_contract,
                      "data": data}
-        block_id = self.block_id(int(row["block_number"]))
-        raw_data = {"contract": [{"parameter": {"value": value,
-                                                "type_url": codec.TYPE_URL + kind},
-                                  "type": kind}],
-                    "ref_block_bytes": block_id[12:16], "ref_block_hash": block_id[16:32],
-                    "expiration": int(row["block_timestamp"]) + 60_000,
-                    "timestamp": int(row["block_timestamp"]) - 3_000}
+        raw = raw_data(kind, value, int(row["block_timestamp"]),
+                       ref_block_id=self.block_id(int(row["block_number"])))
         shown = codec.transaction_json(  # raw_data names its addresses in base58
-            codec.decode(codec.pack_raw(raw_data, visible=True), []), visible)
+            codec.decode(codec.pack_raw(raw, visible=True), []), visible)
         shown.pop("visible")
         shown["txID"] = row["tx_hash"]  # the simulated hash names it (a random one)
         return {"ret": [{"contractRet": "REVERT" if row["failed"] else "SUCCESS"}], **shown}

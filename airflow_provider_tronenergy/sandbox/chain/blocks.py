@@ -149,6 +149,21 @@ class Blocks(Database):
         """Whether block production is stopped (``POST /sandbox/chain/pause``)."""
         return self._segments()[-1][2] is not None
 
+    def lag(self, ranges: bool = False) -> int:
+        """Blocks a lagging backend lacks below the head it is asked about
+        (``POST /sandbox/chain/lag``): its receipt reads (and, unless ``ranges`` is off, its
+        range reads) answer as for a chain that short."""
+        blocks = int(self._meta("block_lag") or 0)
+        return blocks if not ranges or self._meta("block_lag_ranges") != "0" else 0
+
+    def set_lag(self, blocks: int, *, ranges: bool = True) -> None:
+        self._set_meta("block_lag", str(blocks))
+        self._set_meta("block_lag_ranges", "1" if ranges else "0")
+
+    def served_last(self, solidified: bool, *, ranges: bool = False) -> int:
+        """The newest block a block read serves: the (solid) head, less the lag."""
+        return (self.solid_number() if solidified else self.head_number()) - self.lag(ranges)
+
     def pause_blocks(self) -> int:
         """Stop producing blocks: the head stays where it is. Returns the head."""
         head = self.head_number()

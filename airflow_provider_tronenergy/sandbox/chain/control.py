@@ -44,6 +44,22 @@ async def transactions(request: Request) -> Response:
                                                                     status=status))
 
 
+@router.post("/lag")
+async def lag(request: Request) -> Response:
+    """``{"blocks": N, "ranges": true}``: block reads (``gettransactioninfobyblocknum``, and
+    ``getblockbylimitnext`` unless ``ranges`` is false: the balancer sent those to an
+    up-to-date backend) answer as a backend N blocks behind the head the head reads
+    report, as one behind a load balancer does (``[]`` for a block it has not got); 0 ends
+    it."""
+    body = params.json_object(await request.body())
+    blocks = params.integer(body.get("blocks"), "blocks", 0)
+    if not 0 <= blocks <= 100_000:
+        raise params.invalid("blocks must be between 0 and 100000")
+    world = sandbox(request).world
+    world.set_lag(blocks, ranges=body.get("ranges", True) is not False)
+    return reply(request, {"lag": blocks})
+
+
 @router.post("/pause")
 async def pause(request: Request) -> Response:
     """Stop producing blocks (a node that lags): broadcasts wait for the next block."""

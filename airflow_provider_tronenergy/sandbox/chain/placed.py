@@ -31,9 +31,16 @@ from airflow_provider_tronenergy.protocol.address import decode_address, random_
 from airflow_provider_tronenergy.sandbox import params
 from airflow_provider_tronenergy.sandbox.api import sandbox
 from airflow_provider_tronenergy.sandbox.chain import codec
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, TYPE_URL
+from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER
 from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS
-from airflow_provider_tronenergy.sandbox.chain.views import TRANSFER_TOPIC
+from airflow_provider_tronenergy.sandbox.chain.views import (
+    USDT_CALL_ENERGY,
+    raw_data,
+    reverted,
+    succeeded,
+    transfer_call_data,
+    transfer_log,
+)
 from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
 from airflow_provider_tronenergy.sandbox.world import World
 
@@ -43,22 +50,12 @@ MAX_PLACED = 50_000
 """Transfers one request may place."""
 MAX_AHEAD = 100_000
 """How far past the head a transfer may be placed (blocks)."""
-USDT_CALL_ENERGY = 29_631
-"""A USDT transfer's energy to an address holding USDT (mainnet, 2025)."""
-
-
-def _word(address: str) -> str:
-    return decode_address(address)[1:].rjust(32, b"\0").hex()
 
 
 def _raw(kind: str, value: dict[str, Any], block_ms: int) -> codec.Decoded:
     """A transaction of ``kind``; 8 random bytes of memo keep equal transfers apart."""
-    raw_data = {"contract": [{"parameter": {"value": value, "type_url": TYPE_URL + kind},
-                              "type": kind}],
-                "ref_block_bytes": "0000", "ref_block_hash": "0" * 16,
-                "expiration": block_ms + 60_000, "timestamp": block_ms - 1_000,
-                "data": secrets.token_hex(8)}
-    return codec.decode(codec.pack_raw(raw_data), [])
+    return codec.decode(codec.pack_raw(raw_data(kind, value, block_ms,
+                                                memo=secrets.token_hex(8))), [])
 
 
 def _checked(world: World, item: Any) -> dict[str, Any]:
@@ -92,26 +89,17 @@ def _token_transaction(world: World, t: dict[str, Any], block_ms: int
     contract's call that makes the token pay ``to`` several times (one log each)."""
     several = len(t["units"]) > 1
     called = random_address() if several else t["contract"]
-    data = secrets.token_hex(36) if several else \
-        "a9059cbb" + _word(t["to"]) + f"{t['units'][0]:064x}"
+    data = secrets.token_hex(36) if several else transfer_call_data(t["to"], t["units"][0])
     tx = _raw(TRIGGER, {"owner_address": decode_address(t["from"]).hex(),
                         "contract_address": decode_address(called).hex(), "data": data},
               block_ms)
     energy = USDT_CALL_ENERGY * len(t["units"])
     info: dict[str, Any] = {"id": tx.txid, "contractResult": [f"{1:064x}"],
-                            "contract_address": decode_address(called).hex(),
-                            "receipt": {"energy_usage": energy, "energy_usage_total": energy,
-                                        "net_usage": 345, "result": "SUCCESS"}}
+                            "contract_address": decode_address(called).hex()}
     if t["failed"]:
-        info["receipt"]["result"] = "REVERT"
-        info["contractResult"] = [""]
-        info["result"] = "FAILED"
-        info["resMessage"] = b"REVERT opcode executed".hex()
-    else:
-        token = decode_address(t["contract"])[1:].hex()
-        info["log"] = [{"address": token, "data": f"{u:064x}",
-                        "topics": [TRANSFER_TOPIC, _word(t["from"]), _word(t["to"])]}
-                       for u in t["units"]]
+        return tx, reverted(info, energy)
+    succeeded(info, energy)
+    info["log"] = [transfer_log(t["contract"], t["from"], t["to"], u) for u in t["units"]]
     return tx, info
 
 

@@ -32,7 +32,7 @@ async def _range(request: Request, *, solidified: bool) -> Response:
     world = wire.world(request)
     world.advance()
     visible = wire.visible(body)
-    last = world.solid_number() if solidified else world.head_number()
+    last = world.served_last(solidified, ranges=True)  # a lagging backend: at its own head
     blocks = []
     for number in range(max(start, 1), min(end, last + 1)):
         block = world.block(number)

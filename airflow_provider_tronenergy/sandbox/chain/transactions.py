@@ -313,10 +313,11 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
                        visible: bool = True) -> list[dict[str, Any]]:
         """``gettransactioninfobyblocknum``: the receipts of block ``number``'s transactions in
         block order; ``[]`` for a block without any or not produced yet (not solid yet, on the
-        solidity API), as java-tron answers both. One read for a whole block: a sender
-        following a batch reads blocks, not one receipt per transfer."""
+        solidity API), as java-tron answers both; a lagging backend (``lag``) answers ``[]``
+        for the blocks it lacks. One read for a whole block: a sender following a batch
+        reads blocks, not one receipt per transfer."""
         self.advance()
-        last = self.solid_number() if solidified else self.head_number()
+        last = self.served_last(solidified)
         if not 0 < number <= last:
             return []
         rows = self.db.execute("SELECT info FROM chain_transactions WHERE block_number = ? AND "

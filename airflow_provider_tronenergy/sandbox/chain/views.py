@@ -24,14 +24,67 @@ TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3
 BLOCK_VERSION = 32
 UNITS = Decimal(1_000_000)
 """TRX (sun) and USDT (micro-units) both have 6 decimals."""
+USDT_CALL_ENERGY = 29_631
+"""A USDT transfer's energy to an address holding none (mainnet, 2025): what a receipt the
+sandbox writes without executing the call (a simulated or placed transfer) charges."""
+REVERT_MESSAGE = b"REVERT opcode executed".hex()
 
 
 def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in (0, "", None, [], {})}
 
 
-def _word(address: str) -> str:
+def word(address: str) -> str:
+    """An address as an ABI word (32 bytes, hex): a topic, or an argument of a call."""
     return decode_address(address)[1:].rjust(32, b"\0").hex()
+
+
+def transfer_call_data(to: str, units: int) -> str:
+    """``transfer(to, units)``'s call data, hex (the token's selector and two words)."""
+    return codec.TRANSFER_SELECTOR.hex() + word(to) + f"{units:064x}"
+
+
+def transfer_log(contract: str, sender: str, to: str, units: int, *,
+                 visible: bool = False) -> dict[str, Any]:
+    """A ``Transfer(address,address,uint256)`` log of ``contract``; its address as java-tron
+    prints it: with ``visible`` a T-address (``Util.convertLogAddressToTronAddress``), else
+    the contract's 20 bytes in hex."""
+    address = contract if visible else decode_address(contract)[1:].hex()
+    return {"address": address, "topics": [TRANSFER_TOPIC, word(sender), word(to)],
+            "data": f"{units:064x}"}
+
+
+def raw_data(kind: str, value: dict[str, Any], block_ms: int, *, ref_block_id: str | None = None,
+             memo: str | None = None) -> dict[str, Any]:
+    """A one-contract transaction's ``raw_data`` as made for block time ``block_ms``: made
+    3 s before, valid a minute; ``ref_block_id`` (hex) its TaPoS block, ``memo`` its data."""
+    raw: dict[str, Any] = {
+        "contract": [{"parameter": {"value": value, "type_url": codec.TYPE_URL + kind},
+                      "type": kind}],
+        "ref_block_bytes": ref_block_id[12:16] if ref_block_id else "0000",
+        "ref_block_hash": ref_block_id[16:32] if ref_block_id else "0" * 16,
+        "expiration": block_ms + 60_000, "timestamp": block_ms - 3_000}
+    if memo is not None:
+        raw["data"] = memo
+    return raw
+
+
+def reverted(info: dict[str, Any], energy: int) -> dict[str, Any]:
+    """``info`` as the receipt of a contract call that reverted (no log), ``energy`` spent."""
+    info["receipt"] = {"energy_usage_total": energy, "energy_usage": energy, "net_usage": 345,
+                       "result": "REVERT"}
+    info["contractResult"] = [""]
+    info["result"] = "FAILED"
+    info["resMessage"] = REVERT_MESSAGE
+    info.pop("log", None)
+    return info
+
+
+def succeeded(info: dict[str, Any], energy: int) -> dict[str, Any]:
+    """``info`` with the receipt of a contract call that succeeded, ``energy`` spent."""
+    info["receipt"] = {"energy_usage_total": energy, "energy_usage": energy, "net_usage": 345,
+                       "result": "SUCCESS"}
+    return info
 
 
 def transaction_info(tx: Decoded, outcome: Outcome, usdt_contract: str) -> dict[str, Any]:
@@ -46,9 +99,8 @@ def transaction_info(tx: Decoded, outcome: Outcome, usdt_contract: str) -> dict[
         info["contract_address"] = decode_address(usdt_contract).hex()
     info["receipt"] = receipt
     if outcome.result == "SUCCESS" and outcome.recipient is not None and tx.owner is not None:
-        info["log"] = [{"address": decode_address(usdt_contract)[1:].hex(),
-                        "topics": [TRANSFER_TOPIC, _word(tx.owner), _word(outcome.recipient)],
-                        "data": f"{outcome.usdt_moved:064x}"}]
+        info["log"] = [transfer_log(usdt_contract, tx.owner, outcome.recipient,
+                                    outcome.usdt_moved)]
     if outcome.failed:
         info["result"] = "FAILED"
         info["resMessage"] = outcome.res_message.encode().hex()
