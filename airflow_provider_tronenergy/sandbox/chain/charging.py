@@ -17,19 +17,25 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
   the owner's energy first and burns ``energy_fee`` per energy for the rest. A
   call that needs more fails ``OUT_OF_ENERGY`` having used all of its limit (so
   up to ``fee_limit`` is burned); a USDT transfer of more than the owner holds
-  fails ``REVERT`` and pays for the energy it used.
+  fails ``REVERT`` and pays for the energy it used;
+- a permission update (``AccountPermissionUpdateActuator``): refused with the
+  ``validate`` message the caller found, else ``getUpdateAccountPermissionFee`` is
+  taken from the balance (``Commons.adjustBalance``: an ``insufficient balance``
+  refusal when it cannot be).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airflow_provider_tronenergy.protocol.address import decode_address
 from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
 from airflow_provider_tronenergy.sandbox.chain.parameters import (
     FACTOR_DECIMAL,
     ChainParameters,
     ContractEnergy,
 )
+from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
 
 MAX_FEE_LIMIT = 15_000_000_000
 """``getMaxFeeLimit``: the highest ``fee_limit`` a call may name (15,000 TRX)."""
@@ -132,11 +138,12 @@ def _bandwidth(tx: Decoded, owner: AccountState, params: ChainParameters,
 
 def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
             usdt_contract: str, params: ChainParameters,
-            contract: ContractEnergy) -> Outcome | Refusal:
+            contract: ContractEnergy, update_refusal: str | None = None) -> Outcome | Refusal:
     """Execute ``tx`` against these states: a refusal, or the receipt and its moves.
 
     ``recipient`` is the TRX transfer's ``to`` or the USDT transfer's ``to`` (None when
-    the call names none).
+    the call names none); ``update_refusal``: why a permission update's ``validate``
+    refuses it (the caller reads the account's permissions), None when it does not.
     """
     if tx.contract_type is None:
         return Refusal(VALIDATE, VALIDATE_PREFIX + "No contract!")
@@ -149,6 +156,8 @@ def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
     balance = owner.trx_sun - paid.net_fee
     if tx.contract_type == TRANSFER:
         return _transfer_trx(tx, owner, recipient, balance, paid, params)
+    if tx.contract_type == UPDATE:
+        return _update_permissions(owner, balance, paid, params, update_refusal)
     assert tx.contract_type == TRIGGER
     return _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
 
@@ -168,6 +177,22 @@ def _transfer_trx(tx: Decoded, owner: AccountState, recipient: AccountState | No
     return Outcome(None, net_usage=paid.net_usage, net_fee=paid.net_fee,
                    staked_net=paid.staked_net, system_fee=fee, trx_moved=tx.amount,
                    recipient=recipient.address, creates_account=not recipient.exists)
+
+
+def _update_permissions(owner: AccountState, balance: int, paid: Outcome,
+                        params: ChainParameters, refusal: str | None) -> Outcome | Refusal:
+    """``AccountPermissionUpdateActuator``: ``validate``, then the fee from the balance
+    (``execute``'s ``BalanceInsufficientException``, a ``ContractExeException`` at broadcast;
+    the message ``Commons.adjustBalance``'s, the account in hex)."""
+    if refusal is not None:
+        return Refusal(VALIDATE, VALIDATE_PREFIX + refusal)
+    fee = params.update_account_permission_fee
+    if balance < fee:
+        return Refusal("CONTRACT_EXE_ERROR", "Contract execute error : "
+                       f"{decode_address(owner.address).hex()} insufficient balance, "
+                       f"balance: {balance}, amount: {fee}")
+    return Outcome(None, net_usage=paid.net_usage, net_fee=paid.net_fee,
+                   staked_net=paid.staked_net, system_fee=fee)
 
 
 def _call_usdt(tx: Decoded, owner: AccountState, recipient: AccountState | None,
