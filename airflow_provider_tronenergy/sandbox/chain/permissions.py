@@ -363,13 +363,13 @@ class AccountPermissions(ChainState):
         """``AccountPermissionUpdateContract`` checked and executed (``updatePermissions``):
         the owner and actives replaced; :class:`PermissionUpdateError` when refused."""
         checked = self.new_permissions(update)
-        with self.db:
-            self.db.execute(
-                "INSERT INTO chain_permissions (address, owner, actives) VALUES (?, ?, ?) "
-                "ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, "
-                "actives = excluded.actives",
-                (address, _stored_text(checked[0]),
-                 json.dumps([json.loads(_stored_text(p)) for p in checked[1:]])))
+        # One statement: atomic by itself, and part of a block's transaction when packed.
+        self.db.execute(
+            "INSERT INTO chain_permissions (address, owner, actives) VALUES (?, ?, ?) "
+            "ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, "
+            "actives = excluded.actives",
+            (address, _stored_text(checked[0]),
+             json.dumps([json.loads(_stored_text(p)) for p in checked[1:]])))
         return checked
 
     def new_permissions(self, update: Any) -> tuple[Permission, ...]:
