@@ -283,7 +283,8 @@ def transaction_json(decoded: Decoded, visible: bool, *,
     return shown
 
 
-__all__ = ["NULL_POINTER", "PARSE_EXCEPTION", "TRANSFER", "TRIGGER", "TYPE_URL", "UPDATE", "CodecError",
-           "Decoded", "address_key", "contract_json", "decode", "from_base58_check", "from_hex",
+__all__ = ["MAX_RESULT_SIZE_IN_TX", "NULL_POINTER", "PARSE_EXCEPTION", "TRANSFER",
+           "TRANSFER_SELECTOR", "TRIGGER", "TYPE_URL", "UPDATE", "CodecError", "Decoded",
+           "address_key", "contract_json", "decode", "from_base58_check", "from_hex",
            "from_hex_string", "from_json", "json_address", "pack_raw", "raw_address", "raw_json",
            "shown_address", "signer", "transaction_json", "txid_of"]

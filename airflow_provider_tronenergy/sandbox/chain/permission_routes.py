@@ -22,7 +22,11 @@ from airflow_provider_tronenergy.sandbox.chain.permissions import (
     approved_list,
     update_message,
 )
-from airflow_provider_tronenergy.sandbox.chain.routes import CONTRACT_VALIDATE, unsigned
+from airflow_provider_tronenergy.sandbox.chain.routes import (
+    CONTRACT_VALIDATE,
+    permission_id,
+    unsigned,
+)
 from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
 
 router = APIRouter(include_in_schema=False)
@@ -47,10 +51,9 @@ async def account_permission_update(request: Request) -> Response:
         world.new_permissions(update)
     except PermissionUpdateError as exc:
         return wire.answer({"Error": CONTRACT_VALIDATE + str(exc)})
-    permission_id = call.params.get("Permission_id")
     return wire.answer(unsigned(
         world, update_contract.UPDATE, update_contract.to_json(update, False), call.visible,
-        permission_id=permission_id if isinstance(permission_id, int) else 0))
+        permission_id=permission_id(call.params)))
 
 
 @router.post("/wallet/getapprovedlist")

@@ -178,6 +178,13 @@ def unsigned(world: World, contract_type: str, value: dict[str, Any], visible: b
     return codec.transaction_json(codec.decode(codec.pack_raw(raw_data), []), visible)
 
 
+def permission_id(body: dict[str, Any]) -> int:
+    """The body's ``Permission_id``, which the building servlets set on the contract
+    (``Util.setTransactionPermissionId``); 0 when absent or not a number."""
+    value = body.get("Permission_id")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _integer(body: dict[str, Any], name: str) -> int:
     value = body.get(name, 0)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -216,7 +223,7 @@ async def trigger_smart_contract(request: Request) -> Response:
                           visible)
     value = {"owner_address": owner.hex(), "contract_address": contract.hex(), "data": data,
              "call_value": call_value}
-    transaction = unsigned(world, TRIGGER, value, visible, fee_limit)
+    transaction = unsigned(world, TRIGGER, value, visible, fee_limit, permission_id(body))
     return wire.answer({"result": {"result": True}, "transaction": transaction})
 
 
@@ -241,7 +248,8 @@ async def create_transaction(request: Request) -> Response:
     if refused is not None:
         return _error(CONTRACT_VALIDATE + refused)
     value = {"owner_address": owner.hex(), "to_address": to.hex(), "amount": amount}
-    return wire.answer(unsigned(world, TRANSFER, value, call.visible))
+    return wire.answer(unsigned(world, TRANSFER, value, call.visible,
+                                permission_id=permission_id(body)))
 
 
 @router.api_route("/wallet/getsignweight", methods=["GET", "POST"])

@@ -159,7 +159,8 @@ def test_the_node_sets_permission_id_on_an_update_it_builds(chain: Chain):
     (lambda b: b["owner"].update(type="Active"), "owner permission type is error"),
     (lambda b: b["actives"][0].update(operations="00" * 31), "operations size must 32"),
     (lambda b: b["owner"].update(operations=TRIGGER_ONLY), "Owner permission needn't operations"),
-    (lambda b: b["actives"][0]["keys"][0].update(weight=0), "key's weight should be greater than 0"),
+    (lambda b: b["actives"][0]["keys"][0].update(weight=0),
+     "key's weight should be greater than 0"),
     (lambda b: b["actives"][0].update(parent_id=2), "permission's parent should be owner"),
     (lambda b: b["actives"][0].update(permission_name="x" * 33), "permission's name is too long"),
     (lambda b: b.update(actives=b["actives"] * 9), "active permission is too many"),
@@ -201,7 +202,7 @@ def test_an_update_built_offline_that_the_actuator_refuses_is_refused_at_broadca
 
 
 def test_an_update_signed_by_a_stranger_is_refused(chain: Chain):
-    key, owner = chain.account(trx="200")
+    _, owner = chain.account(trx="200")
     stranger = PrivateKey.random()
     txn = update(chain, owner, hot_wallet(stranger, stranger))
     txn.set_signature([stranger.sign_msg_hash(bytes.fromhex(txn.txid)).hex()])
