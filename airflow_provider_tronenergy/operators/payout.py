@@ -150,8 +150,8 @@ class TronPayoutOperator(BaseOperator):
     :param permission_id: the sender's permission the transfers are signed under: 0 (the
         owner, default) or an active one (2 and up) holding the signer's key; checked on
         chain before anything is signed (the keys, their weight, TriggerSmartContract).
-    :param cosigner_conn_ids: more ``tron_signer`` connections whose signatures every
-        transfer carries, where the permission's threshold needs several keys.
+    :param cosigner_conn_ids: more ``tron_signer`` connections, where the permission's
+        threshold needs several keys: they sign in order until its threshold is reached.
     """
 
     template_fields: Sequence[str] = (

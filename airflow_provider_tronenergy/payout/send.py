@@ -157,8 +157,9 @@ class PayoutSender:
     :param clock: the worker's clock (epoch seconds): the node's block times are checked
         against it, and no expiration is set past it plus the chain's 24 h.
     :param confirm_node: a second node that must agree before an attempt is judged dead.
-    :param cosigners: more signers whose signatures every transfer carries, where the
-        permission's threshold needs several keys.
+    :param cosigners: more signers, where the permission's threshold needs several keys:
+        after ``signer`` they sign in order until the threshold is reached
+        (:meth:`check_permission`).
     """
 
     def __init__(self, journal: PayoutJournal, node: PayoutNode, signer: Signer,
