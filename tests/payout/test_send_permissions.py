@@ -17,11 +17,16 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.funds import PayoutRefused
 from airflow_provider_tronenergy.payout.journal import PayoutState
-from airflow_provider_tronenergy.signer import LocalKeySigner, SignerError, recovered_address
+from airflow_provider_tronenergy.signer import (
+    LocalKeySigner,
+    SignerError,
+    recovered_address,
+    signature_for,
+)
 from airflow_provider_tronenergy.signer.kms import KmsSigner
 from support import kms as aws
 from support.payouts import Payouts
-from support.permissions import TRANSFER_ONLY, active, permit
+from support.permissions import TRANSFER_ONLY, TRIGGER_ONLY, active, permit
 
 
 def send(world: Payouts, **settings):
@@ -65,6 +70,39 @@ def test_a_kms_key_pays_under_an_active_permission_limited_to_contract_calls(wor
     assert kms.address != world.address
     assert signers_of(world) == [[kms.address]] * 3
     assert permission_ids(world) == {2}
+
+
+def test_a_permission_set_by_a_signed_update_bounds_a_kms_key_to_payouts(world):
+    """The whole set-up through the chain: the owner signs an AccountPermissionUpdateContract
+    (tronpy; executed in its block for 100 TRX) giving a KMS key an active permission limited
+    to TriggerSmartContract; the KMS key's TRX transfer is then refused as java-tron refuses
+    it, and a USDT payout batch under permission 2 is paid."""
+    chain = world.chain
+    chain.control.wallet(world.address, trx="200")
+    with aws.aws_kms():
+        client = aws.client()
+        kms = KmsSigner(client, aws.new_key(client))
+        perm = {"owner": {"permission_name": "owner", "threshold": 1,
+                          "keys": [{"address": world.address, "weight": 1}]},
+                "actives": [{"type": "Active", "permission_name": "payouts", "threshold": 1,
+                             "operations": TRIGGER_ONLY,
+                             "keys": [{"address": kms.address, "weight": 1}]}]}
+        update = chain.expiring(chain.tron.trx.account_permission_update(world.address, perm)
+                                ).build().sign(world.key)
+        assert chain.raw_broadcast(update).get("result") is True
+        chain.blocks(1)
+        assert chain.info(update.txid)["fee"] == 100_000_000
+        trx = chain.expiring(chain.trx(world.address, world.recipients(1)[0], 1_000_000)
+                             .permission_id(2)).build()
+        trx.set_signature([signature_for(kms, bytes.fromhex(trx.txid)).hex()])
+        refused = chain.raw_broadcast(trx)
+        assert (refused["code"], refused["message"]) == (
+            "SIGERROR", "Validate signature error: Permission denied")
+        world.signer = kms
+        rows, sent = send(world, permission_id=2)
+        assert (sent.signed, sent.accepted) == (3, 3)
+    settled_once(world, rows)
+    assert signers_of(world) == [[kms.address]] * 3 and permission_ids(world) == {2}
 
 
 def test_a_two_of_three_permission_collects_two_signatures(world):
