@@ -11,6 +11,14 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
   recipient uses staked bandwidth or burns ``create_account_fee`` instead (free
   bandwidth never pays for an account), and pays
   ``create_new_account_fee_in_system_contract`` on top (``TransferActuator``);
+- the multi-sign fee (``Manager.consumeMultiSignFee``, right after the bandwidth and
+  before the contract runs): a transaction with more than one signature pays
+  ``multi_sign_fee`` from the balance left, shown only in the receipt's ``fee``; a
+  balance short of it is refused as the bandwidth is (``AccountResourceInsufficientException``,
+  ``Account resource insufficient error.`` at broadcast). java-tron at commit
+  1e35f79a165424bbae319799d9aca92948b8f5c2: ``framework/.../db/Manager.java``
+  (``processTransaction``, ``consumeMultiSignFee``), ``chainbase/.../capsule/utils/
+  TransactionUtil.java`` (``buildTransactionInfoInstance``: ``fee`` adds ``multiSignFee``);
 - energy (``VMActuator.getAccountEnergyLimitWithFixRatio``,
   ``ReceiptCapsule.payEnergyBill``): the call may use at most
   ``min(energy left + balance / energy_fee, fee_limit / energy_fee)``; it uses
@@ -26,7 +34,7 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from airflow_provider_tronenergy.protocol.address import decode_address
 from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
@@ -88,6 +96,8 @@ class Outcome:
     net_fee: int = 0
     system_fee: int = 0
     """What the contract itself charges (a new account's 1 TRX)."""
+    multi_sign_fee: int = 0
+    """``getMultiSignFee``, paid by a transaction with more than one signature."""
     staked_net: bool = False
     """Whether ``net_usage`` came from staked bandwidth (else from free)."""
     trx_moved: int = 0
@@ -103,7 +113,7 @@ class Outcome:
     @property
     def fee(self) -> int:
         """Everything burned: ``fee`` of ``gettransactioninfobyid``."""
-        return self.energy_fee + self.net_fee + self.system_fee
+        return self.energy_fee + self.net_fee + self.system_fee + self.multi_sign_fee
 
     @property
     def owner_trx_spent(self) -> int:
@@ -154,12 +164,18 @@ def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
     if isinstance(paid, Refusal):
         return paid
     balance = owner.trx_sun - paid.net_fee
+    multi_sign = params.multi_sign_fee if len(tx.signatures) > 1 else 0
+    if balance < multi_sign:
+        return Refusal("BANDWITH_ERROR", "Account resource insufficient error.")
+    balance -= multi_sign
     if tx.contract_type == TRANSFER:
-        return _transfer_trx(tx, owner, recipient, balance, paid, params)
-    if tx.contract_type == UPDATE:
-        return _update_permissions(owner, balance, paid, params, update_refusal)
-    assert tx.contract_type == TRIGGER
-    return _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
+        done = _transfer_trx(tx, owner, recipient, balance, paid, params)
+    elif tx.contract_type == UPDATE:
+        done = _update_permissions(owner, balance, paid, params, update_refusal)
+    else:
+        assert tx.contract_type == TRIGGER
+        done = _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
+    return done if isinstance(done, Refusal) else replace(done, multi_sign_fee=multi_sign)
 
 
 def _transfer_trx(tx: Decoded, owner: AccountState, recipient: AccountState | None,
