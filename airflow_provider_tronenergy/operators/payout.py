@@ -309,7 +309,8 @@ class TronPayoutOperator(BaseOperator):
                     signer_address=sender if permitted else signer.address,
                     token=str(self.token), decimals=token_decimals(str(self.token)),
                     max_burn_trx=max_burn, policy=settings.fee_policy, prices=prices,
-                    in_flight=in_flight, read_recipients=self._read_recipients)
+                    in_flight=in_flight, read_recipients=self._read_recipients,
+                    signatures=len(sending.signing))
             except PayoutRefused as exc:
                 raise AirflowFailException(str(exc)) from None
             except FundsInFlight as exc:
