@@ -57,7 +57,7 @@ that cannot open. A class keeps the built-in base its callers already catch
         ├── ForbiddenError          sandbox.control
         ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
         ├── PermissionUpdateError (ValueError)  sandbox.chain.permissions: an update refused
-        └── CodecError (ValueError)      sandbox.chain.codec: a transaction that cannot be read
+        └── CodecError (ValueError)      sandbox.chain.jsonbytes: a transaction that cannot be read
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
 them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.

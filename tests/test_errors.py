@@ -98,7 +98,7 @@ def test_every_room_in_the_tree_of_the_root_module(provider_exceptions):
     ("sandbox.errors.WorldError", Exception, "sandbox.errors.SandboxError"),
     ("sandbox.control.ForbiddenError", Exception, "sandbox.errors.SandboxError"),
     ("sandbox.chain.parameters.ParameterError", ValueError, "sandbox.errors.SandboxError"),
-    ("sandbox.chain.codec.CodecError", ValueError, "sandbox.errors.SandboxError"),
+    ("sandbox.chain.jsonbytes.CodecError", ValueError, "sandbox.errors.SandboxError"),
     ("payout.funds.FundsInFlight", RuntimeError, None),
 ])
 def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,

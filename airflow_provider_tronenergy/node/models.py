@@ -347,6 +347,8 @@ MAX_BANDWIDTH_FEE = 100_000
 """Sun per bandwidth byte: 1,000 since 2020 (10 at genesis)."""
 MAX_ACCOUNT_FEE = 100 * SUN_PER_TRX
 """Sun to create an account: 1 TRX (plus 0.1 TRX without bandwidth) today."""
+MAX_MULTI_SIGN_FEE = 100 * SUN_PER_TRX
+"""Sun per transaction with several signatures: 1 TRX (java-tron's default, mainnet's today)."""
 MAX_FREE_NET = 100_000
 """java-tron's own range for ``getFreeNetLimit`` (a proposal cannot set more)."""
 MAX_ENERGY_FACTOR = 100_000
@@ -371,6 +373,9 @@ class ChainParameters:
     """Sun a transfer pays to create its recipient (``getCreateNewAccountFeeInSystemContract``)."""
     free_net_limit: int
     """Free bandwidth per account per day (``getFreeNetLimit``)."""
+    multi_sign_fee: int
+    """Sun a transaction with more than one signature pays (``getMultiSignFee``: java-tron's
+    ``Manager.consumeMultiSignFee``, commit 1e35f79a165424bbae319799d9aca92948b8f5c2)."""
 
     @classmethod
     def from_node(cls, payload: dict[str, Any]) -> ChainParameters:
@@ -402,6 +407,8 @@ class ChainParameters:
                 "sun per account created by a transfer"),
             free_net_limit=bounded(values, "getFreeNetLimit", 0, MAX_FREE_NET,
                                    "free bandwidth per day"),
+            multi_sign_fee=bounded(values, "getMultiSignFee", 0, MAX_MULTI_SIGN_FEE,
+                                   "sun per multi-signed transaction"),
         )
 
     @property
@@ -411,7 +418,8 @@ class ChainParameters:
 
 
 _PARAMETER_KEYS = ("getEnergyFee", "getTransactionFee", "getCreateAccountFee",
-                   "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit")
+                   "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit",
+                   "getMultiSignFee")
 
 
 @dataclass(frozen=True)

@@ -112,3 +112,17 @@ class AccountPermissions:
             return (f"the signers' weight {weight} is under the threshold "
                     f"{permission.threshold} of {what}: configure more signers")
         return None
+
+    def signing(self, permission_id: int, signers: Sequence[str]) -> int:
+        """How many of ``signers``, taken in order, sign under ``permission_id``: the fewest
+        whose weights reach the threshold (a transaction carries no more signatures than
+        it needs); all of them when they do not (:meth:`refusal` says so)."""
+        permission = self.get(permission_id)
+        if permission is None:
+            return len(signers)
+        weight = 0
+        for count, signer in enumerate(signers, 1):
+            weight += permission.weight_of(signer)
+            if weight >= permission.threshold:
+                return count
+        return len(signers)

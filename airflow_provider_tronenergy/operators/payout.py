@@ -139,8 +139,8 @@ class TronPayoutOperator(BaseOperator):
     :param permission_id: the sender's permission the transfers are signed under: 0 (the
         owner, default) or an active one (2 and up) holding the signer's key; checked on
         chain before anything is signed (the keys, their weight, TriggerSmartContract).
-    :param cosigner_conn_ids: more ``tron_signer`` connections whose signatures every
-        transfer carries, where the permission's threshold needs several keys.
+    :param cosigner_conn_ids: more ``tron_signer`` connections, where the permission's
+        threshold needs several keys: they sign in order until its threshold is reached.
     """
 
     template_fields: Sequence[str] = (
@@ -302,7 +302,8 @@ class TronPayoutOperator(BaseOperator):
                 node, sender, to_sign, signer_address=signer_address,
                 token=batch.token, decimals=token_decimals(batch.token),
                 max_burn_trx=given.max_burn, policy=settings.fee_policy, prices=prices,
-                in_flight=in_flight, read_recipients=self._read_recipients)
+                in_flight=in_flight, read_recipients=self._read_recipients,
+                signatures=len(sending.signing))
             self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                           batch.batch_id, len(batch.rows), len(to_sign), round_,
                           cleared.to_dict())

@@ -3,10 +3,14 @@
 Read once from the chain (the sender's tokens, TRX, energy and bandwidth, and the
 chain's prices), checked against the payouts still to send, each at what the chain
 charges it now (:mod:`~.preflight`). Every shortfall is named at once and nothing is
-signed: tokens, TRX for bandwidth and any burn, energy (or a burn above
-``max_burn_trx``), a transfer needing more than the ``fee_limit`` cap, and a signer
-that is not the sender. Bandwidth is paid per transaction, whole from the staked
-bandwidth or whole from the free allowance, else every byte burned.
+signed: tokens, TRX for bandwidth, the multi-sign fee and any burn, energy (or a
+burn above ``max_burn_trx``), a transfer needing more than the ``fee_limit`` cap, and a
+signer that is not the sender. Bandwidth is paid per transaction, whole from the staked
+bandwidth or whole from the free allowance, else every byte burned. A transfer carrying
+more than one signature (a permission whose threshold needs several keys) also pays the
+chain's ``getMultiSignFee`` from the TRX, before its contract runs (java-tron's
+``Manager.consumeMultiSignFee``, commit 1e35f79a165424bbae319799d9aca92948b8f5c2), and
+each further signature adds :data:`SIGNATURE_BANDWIDTH` bytes.
 
 A transfer's ``fee_limit`` is the node's energy estimate for it times the chain's
 energy price, with a margin, capped by the policy: never a constant, so a rental plus
@@ -41,6 +45,8 @@ from airflow_provider_tronenergy.payout.rows import DEFAULT_TOKEN, Payout
 
 TRANSFER_BANDWIDTH: Final = 350
 """Bytes a signed USDT transfer costs in bandwidth (345 measured, with its result)."""
+SIGNATURE_BANDWIDTH: Final = 67
+"""Bytes each further signature adds: 65, and 2 of protobuf framing (tag and length)."""
 ESTIMATE_CONCURRENCY: Final = 16
 """Node estimates asked side by side (a 10,000-row batch without estimates is 10,000)."""
 
@@ -130,6 +136,10 @@ class Funds:
     """At most what their ``fee_limit`` lets them use (a cap on staked energy too)."""
     in_flight_batches: tuple[str, ...] = ()
     transaction_bandwidth: int = TRANSFER_BANDWIDTH
+    multi_sign_fee_sun: int = 0
+    """``getMultiSignFee`` each transfer pays: 0 when one signature signs it."""
+    multi_sign_in_flight_sun: int = 0
+    """The multi-sign fees the transfers in flight pay (those with several signatures)."""
 
     @property
     def bandwidth_needed(self) -> int:
@@ -168,9 +178,15 @@ class Funds:
         return self.energy_burned * self.energy_fee_sun
 
     @property
+    def multi_sign_sun(self) -> int:
+        """TRX (sun) the transfers pay in multi-sign fees."""
+        return self.transactions * self.multi_sign_fee_sun
+
+    @property
     def burn_sun(self) -> int:
-        """TRX (sun) the batch would burn: energy not covered, and bandwidth not covered."""
-        return self.energy_burn_sun + self.bandwidth_burn_sun
+        """TRX (sun) the batch would burn: energy not covered, bandwidth not covered, and
+        the multi-sign fees."""
+        return self.energy_burn_sun + self.bandwidth_burn_sun + self.multi_sign_sun
 
     def after_in_flight(self) -> Funds:
         """The funds left once the transfers in flight execute, each using at most its
@@ -181,14 +197,15 @@ class Funds:
         from_free = min(self.in_flight - from_staked, self.free_bandwidth // size)
         burned = self.in_flight - from_staked - from_free
         their_burn = (max(0, self.energy_in_flight - self.energy_available) * self.energy_fee_sun
-                      + burned * size * self.bandwidth_fee_sun)
+                      + burned * size * self.bandwidth_fee_sun + self.multi_sign_in_flight_sun)
         return replace(
             self, units_held=max(0, self.units_held - self.units_in_flight),
             energy_available=max(0, self.energy_available - self.energy_in_flight),
             staked_bandwidth=self.staked_bandwidth - from_staked * size,
             free_bandwidth=self.free_bandwidth - from_free * size,
             trx_held_sun=max(0, self.trx_held_sun - their_burn), in_flight=0,
-            units_in_flight=0, energy_in_flight=0, in_flight_batches=())
+            units_in_flight=0, energy_in_flight=0, in_flight_batches=(),
+            multi_sign_in_flight_sun=0)
 
     def shortfalls(self, token: str, decimals: int) -> list[str]:
         """Every reason the batch cannot be sent; empty when it can."""
@@ -203,9 +220,13 @@ class Funds:
                          f"{trx_text(self.energy_burn_sun)} TRX, over max_burn_trx "
                          f"{trx_text(self.max_burn_sun)}")
         if self.trx_held_sun < self.burn_sun:
-            short.append(f"TRX: burning for energy and bandwidth needs {trx_text(self.burn_sun)}"
-                         f" TRX, the sender has {trx_text(self.trx_held_sun)} "
-                         f"({self.bandwidth_text()})")
+            fees = (f"; multi-sign fee: {self.transactions} transfer(s) with several "
+                    f"signatures at {trx_text(self.multi_sign_fee_sun)} TRX: "
+                    f"{trx_text(self.multi_sign_sun)} TRX") if self.multi_sign_sun else ""
+            what = " and the multi-sign fee" if self.multi_sign_sun else ""
+            short.append(f"TRX: burning for energy and bandwidth{what} needs "
+                         f"{trx_text(self.burn_sun)} TRX, the sender has "
+                         f"{trx_text(self.trx_held_sun)} ({self.bandwidth_text()}{fees})")
         return short
 
     def bandwidth_text(self) -> str:
@@ -226,6 +247,7 @@ class Funds:
                 "transfers_bandwidth_covers": self.transactions_covered,
                 "bandwidth_burn_trx": trx_text(self.bandwidth_burn_sun),
                 "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun),
+                "multi_sign_fee_trx": trx_text(self.multi_sign_sun),
                 "in_flight": self.in_flight, "units_in_flight": str(self.units_in_flight),
                 "energy_in_flight": self.energy_in_flight}
 
@@ -277,12 +299,16 @@ def unestimated_lines(rows: Sequence[Payout], limit: int = 20) -> list[str]:
 
 def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
                max_burn_trx: Decimal, prices: ChainParameters | None = None,
-               in_flight: Sequence[Attempt] = ()) -> Funds:
+               in_flight: Sequence[Attempt] = (), signatures: int = 1) -> Funds:
     """The sender's funds against the payouts still to send (``to_send``), from the chain;
     the energy counts the rows :func:`estimate_energy` gave an estimate (the others are
     refused by :func:`refuse_unless_payable`). ``in_flight``: the sender's transfers
     signed and not in a block when the chain is read here (read them first: one that
-    lands in between is then counted twice, never missed)."""
+    lands in between is then counted twice, never missed). ``signatures``: how many each
+    transfer carries (the permission's signers up to its threshold), so the multi-sign
+    fee and the bytes are counted."""
+    if signatures < 1:
+        raise ValueError("a transfer carries at least one signature")
     prices = prices or node.get_chain_parameters()
     account = node.get_account(sender)
     resources = node.get_resources(sender)
@@ -300,7 +326,11 @@ def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
         units_in_flight=sum(a.units for a in in_flight if a.token == DEFAULT_TOKEN),  # USDT
         energy_in_flight=sum((a.fee_limit_sun or MAX_FEE_LIMIT_SUN) // max(1, prices.energy_fee)
                              for a in in_flight),
-        in_flight_batches=tuple(sorted({a.batch_id for a in in_flight})))
+        in_flight_batches=tuple(sorted({a.batch_id for a in in_flight})),
+        transaction_bandwidth=TRANSFER_BANDWIDTH + SIGNATURE_BANDWIDTH * (signatures - 1),
+        multi_sign_fee_sun=prices.multi_sign_fee if signatures > 1 else 0,
+        multi_sign_in_flight_sun=prices.multi_sign_fee * sum(
+            1 for a in in_flight if len((a.signed_tx or {}).get("signature") or ()) > 1))
 
 
 def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,

@@ -7,7 +7,8 @@
 2. the prepared rows are raised to what the chain charges now, per kind of row
    (:func:`~.estimates.energy_now`: a few requests, not one per row);
 3. the sender's funds are read (:func:`~.funds.read_funds`), its transfers in flight
-   counted first;
+   counted first, and each transfer's multi-sign fee when it carries several signatures
+   (``signatures``: the permission's signers up to its threshold);
 4. recipients emptied since preparation (a swept deposit address costs a first
    transfer again): each recipient counted as a holder is read (its balance through
    the connection's multicall, many per request, else the node's estimate, one request
@@ -108,7 +109,7 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
                   signer_address: str, token: str, decimals: int, max_burn_trx: Decimal,
                   policy: FeeLimitPolicy, prices: ChainParameters | None = None,
                   in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",
-                  concurrency: int = ESTIMATE_CONCURRENCY) -> Cleared:
+                  concurrency: int = ESTIMATE_CONCURRENCY, signatures: int = 1) -> Cleared:
     """The rows to sign at what the chain charges now, or :class:`~.funds.PayoutRefused`
     (every shortfall) / :class:`~.funds.FundsInFlight` (see the module)."""
     prices = prices or node.get_chain_parameters()
@@ -117,7 +118,7 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
     now = energy_now(node, sender, estimated, fresh=fresh, concurrency=concurrency)
     rows = now.raised(estimated, fresh)
     funds = read_funds(node, sender, rows + unestimated, max_burn_trx=max_burn_trx,
-                       prices=prices, in_flight=in_flight)
+                       prices=prices, in_flight=in_flight, signatures=signatures)
     read, found = 0, frozenset[str]()
     if read_recipients == "always" or (
             read_recipients == "auto" and not funds.shortfalls(token, decimals)

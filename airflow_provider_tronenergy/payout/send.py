@@ -152,8 +152,9 @@ class PayoutSender:
     :param clock: the worker's clock (epoch seconds): the node's block times are checked
         against it, and no expiration is set past it plus the chain's 24 h.
     :param confirm_node: a second node that must agree before an attempt is judged dead.
-    :param cosigners: more signers whose signatures every transfer carries, where the
-        permission's threshold needs several keys.
+    :param cosigners: more signers, where the permission's threshold needs several keys:
+        after ``signer`` they sign in order until the threshold is reached
+        (:meth:`check_permission`).
     """
 
     def __init__(self, journal: PayoutJournal, node: Node, signer: Signer,
@@ -163,6 +164,7 @@ class PayoutSender:
                  cosigners: Sequence[Signer] = ()) -> None:
         self.journal, self.node, self.signer = journal, node, signer
         self.signers: tuple[Signer, ...] = (signer, *cosigners)
+        self.signing = self.signers  # who signs: check_permission keeps those the threshold needs
         self.lease = lease  # the sender's (:mod:`.lease`): every claim checks it is held
         self.settings, self.scope, self.energy_fee_sun = settings, scope, energy_fee_sun
         self.log, self.clock = log, clock
@@ -182,15 +184,21 @@ class PayoutSender:
 
     def check_permission(self, sender: str) -> None:
         """Before anything is signed: the signers can sign a transfer from ``sender`` under
-        the configured permission (its keys, enough weight, TriggerSmartContract allowed);
-        :class:`~.funds.PayoutRefused` naming why not. Without a permission or cosigners,
-        the pre-flight's rule holds instead: the signer is the sender."""
+        the configured permission (every one a key of it, enough weight, TriggerSmartContract
+        allowed); :class:`~.funds.PayoutRefused` naming why not. Then :attr:`signing` holds
+        the signers that sign, in the configured order up to the permission's threshold
+        (its weights read from the chain), no more. Without a permission or cosigners, the
+        pre-flight's rule holds instead: the signer is the sender."""
+        self.signing = self.signers
         if self.settings.permission_id == 0 and len(self.signers) == 1:
             return
-        refused = self.node.get_permissions(sender).refusal(
-            self.settings.permission_id, [s.address for s in self.signers])
+        permissions = self.node.get_permissions(sender)
+        addresses = [s.address for s in self.signers]
+        refused = permissions.refusal(self.settings.permission_id, addresses)
         if refused:
             raise PayoutRefused(f"the batch cannot be signed (nothing was signed): {refused}")
+        self.signing = self.signers[:permissions.signing(self.settings.permission_id,
+                                                          addresses)]
 
     def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
                         ) -> dict[str, Attempt]:
@@ -329,7 +337,7 @@ class PayoutSender:
         would add up to minutes for a large batch. The first refusal is raised once every
         call in flight ended."""
         def sign(txid: str) -> tuple[bytes, ...]:
-            return tuple(signature_for(s, bytes.fromhex(txid)) for s in self.signers)
+            return signatures_of(self.signing, bytes.fromhex(txid))
 
         return side_by_side(sign, txids, max_concurrency=self.settings.concurrency, name="sign")
 
@@ -390,6 +398,27 @@ class PayoutSender:
                        ref_block=u.ref_block, fee_limit_sun=fee_limit,
                        signed_tx=u.signed(*signed))
                 for a, (u, fee_limit), signed in zip(attempts, built, signatures, strict=True)]
+
+
+def signatures_of(signers: Sequence[Signer], txid: bytes) -> tuple[bytes, ...]:
+    """Each signer's checked signature of ``txid``, in order. A cosigner that fails is
+    named (its address; another failure's type, never its text, which may repeat a
+    secret): a :class:`~..signer.SignerError` of the same kind, so the chunk is given up
+    before anything is journaled as signed."""
+    signatures = []
+    for index, signer in enumerate(signers):
+        try:
+            signatures.append(signature_for(signer, txid))
+        except SignerError as exc:
+            if index == 0:
+                raise
+            raise type(exc)(f"cosigner {signer.address}: {exc}") from None
+        except Exception as exc:
+            if index == 0:
+                raise
+            raise SignerError(f"cosigner {signer.address} failed ({type(exc).__name__}): "
+                              "nothing was signed") from None
+    return tuple(signatures)
 
 
 def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:

@@ -24,14 +24,16 @@ FIGURES: Final[Mapping[str, str]] = {
     "payouts[].energy_total": "energy the chain charged this transfer (its receipt)",
     "payouts[].energy_from_stake": "of it, energy drawn from the wallet's stake and rentals",
     "payouts[].energy_burned": "of it, energy the chain burned TRX for",
-    "payouts[].trx_burned": "TRX the transfer burned (energy and bandwidth)",
+    "payouts[].trx_burned": "TRX the transfer burned (energy, bandwidth, and the multi-sign "
+                            "fee of a transfer with several signatures): its receipt's fee",
     "energy_rented": "energy the preparation's orders rented (energy_bought)",
     "energy_charged": "energy the chain charged all transfers (sum of energy_total)",
     "charged_per_rented": "energy_charged / energy_rented",
     "energy_from_rental": "energy the transfers drew that renting provided: energy drawn from "
                           "stake and rentals beyond the energy the wallet already had, at most "
                           "energy_rented",
-    "trx_burned": "TRX the transfers burned anyway (energy not covered, bandwidth)",
+    "trx_burned": "TRX the transfers burned anyway (energy not covered, bandwidth, "
+                  "multi-sign fees)",
     "bandwidth_burned": "TRX the transfers burned for bandwidth: each transfer's bytes come "
                         "whole from staked bandwidth, else whole from the free allowance, "
                         "else all of them are burned",

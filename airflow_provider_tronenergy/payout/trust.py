@@ -59,10 +59,14 @@ def _always() -> bool:
 def figures_problem(info: TransactionInfo, prices: ChainParameters) -> str | None:
     """Why a payout's receipt figures cannot be the chain's, or None.
 
-    A token transfer burns TRX for energy and bandwidth only: ``energy_fee`` is the energy
+    A token transfer burns TRX for energy and bandwidth: ``energy_fee`` is the energy
     burned at the chain's price, ``net_fee`` whole bandwidth bytes at its price, and
-    ``fee`` their sum. (A price changed by a proposal since the receipt's block makes an
-    honest receipt fail this too: it waits, logged, rather than being reported wrong.)
+    ``fee`` their sum, plus the chain's ``getMultiSignFee`` when it carries more than one
+    signature (java-tron's ``TransactionUtil.buildTransactionInfoInstance`` adds the
+    receipt's ``multiSignFee``, which has no field of its own: commit
+    1e35f79a165424bbae319799d9aca92948b8f5c2). (A price changed by a proposal since the
+    receipt's block makes an honest receipt fail this too: it waits, logged, rather than
+    being reported wrong.)
     """
     if info.energy_usage_total > MAX_TRANSFER_ENERGY:
         return (f"it used {info.energy_usage_total:,} energy; no token transfer uses more "
@@ -73,9 +77,10 @@ def figures_problem(info: TransactionInfo, prices: ChainParameters) -> str | Non
     if info.net_fee % prices.transaction_fee:
         return (f"its bandwidth fee {info.net_fee:,} sun is not whole bytes at "
                 f"{prices.transaction_fee:,} sun per byte")
-    if info.fee != info.energy_fee + info.net_fee:
+    if info.fee - info.energy_fee - info.net_fee not in (0, prices.multi_sign_fee):
         return (f"its fee {info.fee:,} sun is not its energy fee {info.energy_fee:,} plus its "
-                f"bandwidth fee {info.net_fee:,}")
+                f"bandwidth fee {info.net_fee:,} (plus, signed by several keys, the "
+                f"multi-sign fee {prices.multi_sign_fee:,})")
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 
 import pytest
 from airflow.sdk import Connection
@@ -115,7 +116,6 @@ def test_a_kms_key_from_the_extra_signs_for_its_address(kms_key):
     ({"password": KEY.hex()}, "not both"),
     ({"extra_": {"signer_class": "support.signers:KmsLikeSigner"}}, "not both"),
     ({"extra_": {"address": "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"}}, "not for TLa2f6"),
-    ({"extra_": {"aws_conn_id": "aws_payouts"}}, "needs the Amazon provider"),
 ])
 def test_an_unusable_kms_connection_is_refused(kms_key, kwargs, message):
     extra = kms_extra(**kwargs.pop("extra_", {}))
@@ -133,3 +133,46 @@ def test_a_kms_refusal_keeps_its_name_and_the_test_button_shows_it(kms_key, monk
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
         {"conn_type": "tron_signer", "extra": json.loads(kms_extra())}))
     assert TronSignerHook().test_connection() == (True, f"Signs for {kms_key[1]}")
+
+
+# -- credentials from an Airflow aws connection (the Amazon provider's AwsBaseHook) -----------
+
+AWS_LOGIN, AWS_SECRET = "AKIAAIRFLOWCONN00001", "airflow-conn-secret/+kms"
+
+
+def aws_connection(monkeypatch, region: str) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_PAYOUTS", json.dumps(
+        {"conn_type": "aws", "login": AWS_LOGIN, "password": AWS_SECRET,
+         "extra": {"region_name": region}}))
+
+
+def test_without_the_amazon_provider_an_aws_conn_id_is_refused_naming_it(kms_key, monkeypatch):
+    monkeypatch.setitem(sys.modules, "airflow.providers.amazon.aws.hooks.base_aws", None)
+    with pytest.raises(TronSignerConnectionError, match="needs the Amazon provider"):
+        TronSignerHook.signer_of(conn(extra=kms_extra(aws_conn_id="aws_payouts")))
+
+
+def test_credentials_and_region_come_from_the_airflow_aws_connection(kms_key, monkeypatch):
+    """The real AwsBaseHook (apache-airflow-providers-amazon, in the dev extra) reads the
+    aws connection; the KMS client signs with its keys, in its region, not boto3's chain's."""
+    pytest.importorskip("airflow.providers.amazon.aws.hooks.base_aws",
+                        reason="the Amazon provider (the dev extra's) is not installed")
+    aws_connection(monkeypatch, aws.REGION)
+    extra = json.dumps({"kms_key_id": "alias/hook-payouts", "aws_conn_id": "aws_payouts"})
+    signer = TronSignerHook.signer_of(conn(extra=extra))
+    assert isinstance(signer, KmsSigner) and signer.address == kms_key[1]
+    client = signer._client
+    credentials = client._request_signer._credentials
+    assert (credentials.access_key, credentials.secret_key) == (AWS_LOGIN, AWS_SECRET)
+    assert client.meta.region_name == aws.REGION
+    assert len(signature_for(signer, hashlib.sha256(b"tx").digest())) == 65
+    assert AWS_SECRET not in repr(signer) + str(signer)
+
+
+def test_the_aws_connections_region_is_where_the_key_is_looked_for(kms_key, monkeypatch):
+    pytest.importorskip("airflow.providers.amazon.aws.hooks.base_aws",
+                        reason="the Amazon provider (the dev extra's) is not installed")
+    aws_connection(monkeypatch, "us-east-1")  # moto's keys live in their region
+    extra = json.dumps({"kms_key_id": "alias/hook-payouts", "aws_conn_id": "aws_payouts"})
+    with pytest.raises(SignerKeyNotFound, match="connection 'signer': KMS GetPublicKey"):
+        TronSignerHook.signer_of(conn(extra=extra))

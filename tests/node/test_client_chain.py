@@ -34,7 +34,8 @@ def node(sandbox):
 def test_the_chains_fees_and_usdts_factor(node):
     assert node.get_chain_parameters() == ChainParameters(
         energy_fee=100, transaction_fee=1_000, create_account_fee=100_000,
-        create_new_account_fee_in_system_contract=1_000_000, free_net_limit=600)
+        create_new_account_fee_in_system_contract=1_000_000, free_net_limit=600,
+        multi_sign_fee=1_000_000)
     info = node.get_contract_info()
     assert info is not None and (info.contract_address, info.energy_factor) == (USDT, 34_000)
     assert node.get_contract_info(random_address()) is None

@@ -14,6 +14,7 @@ MAINNET = {"chainParameter": [
     {"key": "getFreeNetLimit", "value": 600},
     {"key": "getCreateNewAccountFeeInSystemContract", "value": 1_000_000},
     {"key": "getEnergyFee", "value": 100},
+    {"key": "getMultiSignFee", "value": 1_000_000},
     {"key": "getAllowTvmCompatibleEvm"},  # a zero: java-tron leaves the value out
 ]}
 
@@ -28,7 +29,7 @@ def test_mainnets_answer_is_read_exactly():
     assert fees == ChainParameters(energy_fee=100, transaction_fee=1_000,
                                    create_account_fee=100_000,
                                    create_new_account_fee_in_system_contract=1_000_000,
-                                   free_net_limit=600)
+                                   free_net_limit=600, multi_sign_fee=1_000_000)
     assert fees.activation_sun == 1_100_000
 
 
@@ -46,6 +47,8 @@ def test_a_zero_fee_the_chain_may_hold_is_read_as_zero():
     ("getTransactionFee", -1, "non-negative integer"),
     ("getCreateNewAccountFeeInSystemContract", 10**12, "account created"),
     ("getFreeNetLimit", 100_001, "free bandwidth"),
+    ("getMultiSignFee", 101_000_000, "multi-signed transaction"),
+    ("getMultiSignFee", -1, "non-negative integer"),
 ])
 def test_figures_outside_the_chains_range_are_refused(key, value, words):
     with pytest.raises(ValueError, match=words):

@@ -6,15 +6,19 @@ from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.node.models import ChainAccount, ChainParameters, Resources
+from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
     Funds,
     FundsInFlight,
     PayoutRefused,
     estimate_energy,
+    read_funds,
     refuse_unless_payable,
     transfer_energy,
 )
+from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.protocol.address import random_address
 
@@ -209,3 +213,53 @@ def test_a_cap_below_a_transfers_need_names_the_rows_and_figures():
     with pytest.raises(PayoutRefused, match="fee_limit: 1 transfer"):
         refuse_unless_payable(funds(), signer_address=SENDER, token="USDT", decimals=6,
                               more=policy.over_cap(rows, 100))
+
+
+class Wallet:
+    """A node answering one sender's funds: 5 TRX, 100 USDT units, energy and bandwidth
+    staked for anything."""
+
+    def get_account(self, address):
+        return ChainAccount(address=address, activated=True, trx_sun=5_000_000)
+
+    def get_resources(self, address):
+        return Resources(address=address, energy_limit=10**7, net_limit=10**5)
+
+    def get_usdt_balance(self, address):
+        return 100
+
+
+PRICES = ChainParameters(energy_fee=100, transaction_fee=1_000, create_account_fee=100_000,
+                         create_new_account_fee_in_system_contract=1_000_000,
+                         free_net_limit=600, multi_sign_fee=1_000_000)
+
+
+def signed(signatures: int, batch: str = "b0") -> Attempt:
+    """A transfer of the sender in flight, carrying ``signatures``."""
+    return Attempt(id=1, identity=f"i{signatures}", attempt=1, state=PayoutState.SIGNED,
+                   batch_id=batch, row=0, sender=SENDER, recipient=random_address(),
+                   token="USDT", units=1, claimed_by="w", created_at=0.0, updated_at=0.0,
+                   txid="00" * 32, fee_limit_sun=1_000_000,
+                   signed_tx={"signature": ["aa"] * signatures})
+
+
+def test_the_multi_sign_fee_is_counted_per_transfer_with_several_signatures():
+    rows = payouts([{"recipient": random_address(), "amount": "0.00001", "energy": 64_285}
+                    for _ in range(5)], batch_id="b1")
+    one = read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES)
+    two = read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
+                     signatures=2)
+    assert (one.multi_sign_sun, one.transaction_bandwidth) == (0, 350)
+    assert (two.multi_sign_sun, two.transaction_bandwidth, two.burn_sun) == (
+        5_000_000, 417, 5_000_000)  # 5 TRX held: exactly payable
+    refuse_unless_payable(two, signer_address=SENDER, token="USDT", decimals=6)
+    # Transfers in flight with two signatures pay it first; one with one signature does not.
+    waiting = read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
+                         signatures=2, in_flight=[signed(2), signed(1)])
+    assert waiting.multi_sign_in_flight_sun == 1_000_000
+    assert waiting.after_in_flight().trx_held_sun == 4_000_000
+    with pytest.raises(FundsInFlight, match="and the multi-sign fee needs 5 TRX"):
+        refuse_unless_payable(waiting, signer_address=SENDER, token="USDT", decimals=6)
+    with pytest.raises(ValueError, match="at least one signature"):
+        read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
+                   signatures=0)

@@ -115,6 +115,22 @@ def test_a_receipt_with_invented_figures_is_not_recorded(world):
     assert world.successes_per_recipient() == Counter([rows[0].recipient])
 
 
+def test_a_fee_beyond_energy_bandwidth_and_the_multi_sign_fee_is_not_recorded(world):
+    """The fee may exceed the energy and bandwidth fees by the chain's getMultiSignFee (a
+    transfer signed by several keys), by nothing else."""
+    rows = world.rows(world.recipients(1))
+    send(world, rows)
+    world.chain.blocks(1)
+    [attempt] = world.journal.batch("b1")
+    fee = int(world.chain.info(attempt.txid)["fee"])
+    tamper(world, "/wallet/gettransactioninfobyblocknum", **{"0__fee": str(fee + 500_000)})
+    watch = world.watch()
+    assert (watch.step().confirmed, world.journal.batch("b1")[0].receipt) == (0, None)
+    world.chain.control.clear_faults()
+    assert watch.step().confirmed == 1
+    assert world.journal.batch("b1")[0].receipt["trx_burned_sun"] == fee
+
+
 def test_a_head_thirty_days_ahead_signs_nothing(world):
     """Finding 3: one head answer 30 days ahead was signed into a transfer expiring 30
     days later, which the chain refuses until then (and `resolve --resend` too)."""

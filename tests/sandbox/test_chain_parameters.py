@@ -51,7 +51,9 @@ def test_to_wallet_has_java_trons_shape():
     assert rows == {"getEnergyFee": 210, "getTransactionFee": 1_000,
                     "getCreateAccountFee": 100_000,
                     "getCreateNewAccountFeeInSystemContract": 1_000_000,
-                    "getFreeNetLimit": None}  # proto3 JSON leaves a zero out
+                    "getFreeNetLimit": None,  # proto3 JSON leaves a zero out
+                    "getUpdateAccountPermissionFee": 100_000_000,
+                    "getMultiSignFee": 1_000_000}
 
 
 @pytest.mark.parametrize("changes", [

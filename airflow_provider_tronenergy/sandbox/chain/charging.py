@@ -11,25 +11,39 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
   recipient uses staked bandwidth or burns ``create_account_fee`` instead (free
   bandwidth never pays for an account), and pays
   ``create_new_account_fee_in_system_contract`` on top (``TransferActuator``);
+- the multi-sign fee (``Manager.consumeMultiSignFee``, right after the bandwidth and
+  before the contract runs): a transaction with more than one signature pays
+  ``multi_sign_fee`` from the balance left, shown only in the receipt's ``fee``; a
+  balance short of it is refused as the bandwidth is (``AccountResourceInsufficientException``,
+  ``Account resource insufficient error.`` at broadcast). java-tron at commit
+  1e35f79a165424bbae319799d9aca92948b8f5c2: ``framework/.../db/Manager.java``
+  (``processTransaction``, ``consumeMultiSignFee``), ``chainbase/.../capsule/utils/
+  TransactionUtil.java`` (``buildTransactionInfoInstance``: ``fee`` adds ``multiSignFee``);
 - energy (``VMActuator.getAccountEnergyLimitWithFixRatio``,
   ``ReceiptCapsule.payEnergyBill``): the call may use at most
   ``min(energy left + balance / energy_fee, fee_limit / energy_fee)``; it uses
   the owner's energy first and burns ``energy_fee`` per energy for the rest. A
   call that needs more fails ``OUT_OF_ENERGY`` having used all of its limit (so
   up to ``fee_limit`` is burned); a USDT transfer of more than the owner holds
-  fails ``REVERT`` and pays for the energy it used.
+  fails ``REVERT`` and pays for the energy it used;
+- a permission update (``AccountPermissionUpdateActuator``): refused with the
+  ``validate`` message the caller found, else ``getUpdateAccountPermissionFee`` is
+  taken from the balance (``Commons.adjustBalance``: an ``insufficient balance``
+  refusal when it cannot be).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from airflow_provider_tronenergy.protocol.address import decode_address
 from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
 from airflow_provider_tronenergy.sandbox.chain.parameters import (
     FACTOR_DECIMAL,
     ChainParameters,
     ContractEnergy,
 )
+from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
 
 MAX_FEE_LIMIT = 15_000_000_000
 """``getMaxFeeLimit``: the highest ``fee_limit`` a call may name (15,000 TRX)."""
@@ -82,6 +96,8 @@ class Outcome:
     net_fee: int = 0
     system_fee: int = 0
     """What the contract itself charges (a new account's 1 TRX)."""
+    multi_sign_fee: int = 0
+    """``getMultiSignFee``, paid by a transaction with more than one signature."""
     staked_net: bool = False
     """Whether ``net_usage`` came from staked bandwidth (else from free)."""
     trx_moved: int = 0
@@ -97,7 +113,7 @@ class Outcome:
     @property
     def fee(self) -> int:
         """Everything burned: ``fee`` of ``gettransactioninfobyid``."""
-        return self.energy_fee + self.net_fee + self.system_fee
+        return self.energy_fee + self.net_fee + self.system_fee + self.multi_sign_fee
 
     @property
     def owner_trx_spent(self) -> int:
@@ -132,11 +148,12 @@ def _bandwidth(tx: Decoded, owner: AccountState, params: ChainParameters,
 
 def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
             usdt_contract: str, params: ChainParameters,
-            contract: ContractEnergy) -> Outcome | Refusal:
+            contract: ContractEnergy, update_refusal: str | None = None) -> Outcome | Refusal:
     """Execute ``tx`` against these states: a refusal, or the receipt and its moves.
 
     ``recipient`` is the TRX transfer's ``to`` or the USDT transfer's ``to`` (None when
-    the call names none).
+    the call names none); ``update_refusal``: why a permission update's ``validate``
+    refuses it (the caller reads the account's permissions), None when it does not.
     """
     if tx.contract_type is None:
         return Refusal(VALIDATE, VALIDATE_PREFIX + "No contract!")
@@ -147,10 +164,18 @@ def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
     if isinstance(paid, Refusal):
         return paid
     balance = owner.trx_sun - paid.net_fee
+    multi_sign = params.multi_sign_fee if len(tx.signatures) > 1 else 0
+    if balance < multi_sign:
+        return Refusal("BANDWITH_ERROR", "Account resource insufficient error.")
+    balance -= multi_sign
     if tx.contract_type == TRANSFER:
-        return _transfer_trx(tx, owner, recipient, balance, paid, params)
-    assert tx.contract_type == TRIGGER
-    return _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
+        done = _transfer_trx(tx, owner, recipient, balance, paid, params)
+    elif tx.contract_type == UPDATE:
+        done = _update_permissions(owner, balance, paid, params, update_refusal)
+    else:
+        assert tx.contract_type == TRIGGER
+        done = _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
+    return done if isinstance(done, Refusal) else replace(done, multi_sign_fee=multi_sign)
 
 
 def _transfer_trx(tx: Decoded, owner: AccountState, recipient: AccountState | None,
@@ -168,6 +193,22 @@ def _transfer_trx(tx: Decoded, owner: AccountState, recipient: AccountState | No
     return Outcome(None, net_usage=paid.net_usage, net_fee=paid.net_fee,
                    staked_net=paid.staked_net, system_fee=fee, trx_moved=tx.amount,
                    recipient=recipient.address, creates_account=not recipient.exists)
+
+
+def _update_permissions(owner: AccountState, balance: int, paid: Outcome,
+                        params: ChainParameters, refusal: str | None) -> Outcome | Refusal:
+    """``AccountPermissionUpdateActuator``: ``validate``, then the fee from the balance
+    (``execute``'s ``BalanceInsufficientException``, a ``ContractExeException`` at broadcast;
+    the message ``Commons.adjustBalance``'s, the account in hex)."""
+    if refusal is not None:
+        return Refusal(VALIDATE, VALIDATE_PREFIX + refusal)
+    fee = params.update_account_permission_fee
+    if balance < fee:
+        return Refusal("CONTRACT_EXE_ERROR", "Contract execute error : "
+                       f"{decode_address(owner.address).hex()} insufficient balance, "
+                       f"balance: {balance}, amount: {fee}")
+    return Outcome(None, net_usage=paid.net_usage, net_fee=paid.net_fee,
+                   staked_net=paid.staked_net, system_fee=fee)
 
 
 def _call_usdt(tx: Decoded, owner: AccountState, recipient: AccountState | None,

@@ -5,9 +5,10 @@ sandbox computes (SHA-256 of the encoded ``raw_data``) is the one tronpy compute
 offline, and signatures are recovered with tronpy's ``keys`` (secp256k1 through
 coincurve): no hand-written crypto (docs/decisions.md). As java-tron does, the
 node re-encodes the JSON it is sent and ignores the ``txID`` field in it.
-Two contracts are understood, the ones a payout needs: ``TransferContract`` (TRX)
-and ``TriggerSmartContract`` (a call such as USDT's ``transfer``); a contract of
-another type is dropped, as java-tron drops one it cannot parse.
+Three contracts are understood: the two a payout needs, ``TransferContract`` (TRX)
+and ``TriggerSmartContract`` (a call such as USDT's ``transfer``), and
+``AccountPermissionUpdateContract`` (``update_contract``), which bounds a payout key;
+a contract of another type is dropped, as java-tron drops one it cannot parse.
 """
 
 from __future__ import annotations
@@ -22,14 +23,24 @@ from tronpy.exceptions import BadSignature
 from tronpy.keys import Signature
 from tronpy.proto import tron_pb2
 
-from airflow_provider_tronenergy.protocol.address import (
-    ADDRESS_PREFIX,
-    ALPHABET,
-    AddressError,
-    decode_address,
-    encode_address,
+from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from airflow_provider_tronenergy.sandbox.chain import update_contract
+
+# The JSON readers the routes know as codec's (jsonbytes), re-exported (__all__ below).
+from airflow_provider_tronenergy.sandbox.chain.jsonbytes import (
+    NULL_POINTER,
+    PARSE_EXCEPTION,
+    CodecError,
+    address_key,
+    from_base58_check,
+    from_hex_string,
+    json_address,
+    raw_address,
+    shown_address,
 )
-from airflow_provider_tronenergy.sandbox.errors import SandboxError
+from airflow_provider_tronenergy.sandbox.chain.jsonbytes import hex_field as _hex
+from airflow_provider_tronenergy.sandbox.chain.jsonbytes import integer as _integer
+from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
 
 TRANSFER = "TransferContract"
 TRIGGER = "TriggerSmartContract"
@@ -41,103 +52,6 @@ MAX_RESULT_SIZE_IN_TX = 64
 
 _Raw = Any  # tron_pb2.Transaction.raw: protobuf's generated classes carry no static types
 _CONTRACT_TYPES = tron_pb2.Transaction.Contract.ContractType
-
-
-class CodecError(SandboxError, ValueError):
-    """The transaction cannot be read (bad JSON shape, hex or protobuf); ``java_class`` is
-    the exception java-tron throws there, printed before the message in its ``Error``."""
-
-    def __init__(self, message: str, *,
-                 java_class: str = "class java.lang.IllegalArgumentException") -> None:
-        super().__init__(message)
-        self.java_class = java_class
-
-
-PARSE_EXCEPTION = "class org.tron.core.services.http.JsonFormat$ParseException"
-NULL_POINTER = "class java.lang.NullPointerException"
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-
-
-def address_key(raw: bytes) -> str | None:
-    """The base58 form of a 21-byte ``0x41`` address; None for bytes no account can have."""
-    if len(raw) != 21 or raw[0] != ADDRESS_PREFIX:
-        return None
-    return encode_address(raw)
-
-
-def shown_address(address: str, visible: bool) -> str:
-    """An address as java-tron prints it: base58 with ``visible``, else hex ``41...``."""
-    return address if visible else decode_address(address).hex()
-
-
-def from_hex_string(value: str) -> bytes:
-    """java-tron's ``ByteArray.fromHexString``: ``0x`` dropped, an odd length padded with 0."""
-    text = value[2:] if value.startswith("0x") else value
-    if len(text) % 2:
-        text = "0" + text
-    if not _HEX_DIGITS.issuperset(text):
-        raise CodecError("INVALID hex String", java_class=PARSE_EXCEPTION)
-    return bytes.fromhex(text)
-
-
-def from_base58_check(value: str) -> bytes:
-    """``Commons.decodeFromBase58Check`` as ``JsonFormat`` calls it: an illegal character is
-    ``Base58``'s ``IllegalArgumentException``; a bad checksum or a decoded payload that is no
-    21-byte ``0x41`` address is ``null``, which java-tron then dereferences."""
-    for index, char in enumerate(value):
-        if char not in ALPHABET:
-            raise CodecError(f"Illegal character {char} at {index}",
-                             java_class="class java.lang.IllegalArgumentException")
-    try:
-        return decode_address(value)
-    except AddressError:
-        raise CodecError("null", java_class=NULL_POINTER) from None
-
-
-def json_address(value: Any, visible: bool) -> bytes:
-    """An address field as java-tron's ``JsonFormat.merge`` reads it (``consumeByteString``):
-    hex (``ByteArray.fromHexString``) by default, base58check with ``visible``. Absent is
-    empty bytes (proto3's default). Rules from java-tron's
-    ``framework/.../services/http/JsonFormat.java`` (``unescapeBytes``,
-    ``unescapeBytesSelfType``) and ``chainbase/.../common/utils/Commons.java``."""
-    if value is None:
-        return b""
-    if not isinstance(value, str):
-        raise CodecError("Expected string.", java_class=PARSE_EXCEPTION)
-    if not visible:
-        return from_hex_string(value)
-    try:
-        return from_base58_check(value)
-    except CodecError as exc:
-        if exc.java_class == NULL_POINTER:
-            raise
-        raise CodecError(f"INVALID base58 String, {exc}", java_class=PARSE_EXCEPTION) from None
-
-
-def raw_address(value: Any, visible: bool = False) -> bytes:
-    """A 21-byte address in the form ``visible`` names (:func:`json_address`), or refused
-    (bytes of another length: the sandbox refuses what java-tron's actuators refuse later)."""
-    raw = json_address(value, visible)
-    if address_key(raw) is None:
-        raise CodecError(f"{value!r} is not a TRON address")
-    return raw
-
-
-def _hex(value: Any, name: str) -> bytes:
-    if not isinstance(value, str):
-        raise CodecError(f"{name} must be a hex string")
-    try:
-        return bytes.fromhex(value)
-    except ValueError:
-        raise CodecError(f"{name} is not hex") from None
-
-
-def _integer(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise CodecError(f"{name} must be an integer")
-    if not -(2**63) <= value < 2**63:
-        raise CodecError(f"{name} is out of range")
-    return value
 
 
 @dataclass(frozen=True)
@@ -155,6 +69,8 @@ class Decoded:
     data: bytes = b""
     call_value: int = 0
     permission_id: int = 0
+    update: Any = None
+    """An ``AccountPermissionUpdateContract``'s protobuf (``update_contract``)."""
 
     @property
     def expiration(self) -> int:
@@ -197,7 +113,7 @@ def _contract(entry: Any, visible: bool) -> Any | None:
         raise CodecError("a contract must be an object")
     kind = entry.get("type")
     value = (entry.get("parameter") or {}).get("value")
-    if kind not in (TRANSFER, TRIGGER):
+    if kind not in (TRANSFER, TRIGGER, UPDATE):
         return None
     if not isinstance(value, dict):
         raise CodecError("contract parameter value must be an object")
@@ -216,7 +132,9 @@ def _contract(entry: Any, visible: bool) -> Any | None:
 
 def _contract_message(kind: str, value: dict[str, Any], visible: bool) -> Any:
     message: Any
-    if kind == TRANSFER:
+    if kind == UPDATE:
+        message = update_contract.from_json(value, visible)
+    elif kind == TRANSFER:
         message = tron_pb2.TransferContract(
             owner_address=raw_address(value.get("owner_address"), visible),
             to_address=raw_address(value.get("to_address"), visible),
@@ -273,6 +191,10 @@ def decode(raw: _Raw, signatures: list[bytes]) -> Decoded:
                        contract_address=encode_address(call.contract_address),
                        data=bytes(call.data), call_value=call.call_value,
                        permission_id=contract.Permission_id, **base)
+    if kind == UPDATE:
+        update = update_contract.from_bytes(contract.parameter.value)
+        return Decoded(contract_type=kind, owner=address_key(bytes(update.owner_address)),
+                       update=update, permission_id=contract.Permission_id, **base)
     return Decoded(contract_type=None, **base)
 
 
@@ -312,6 +234,8 @@ def _address_json(raw: bytes, visible: bool) -> str:
 def contract_json(decoded: Decoded, visible: bool) -> dict[str, Any]:
     """The ``parameter.value`` of the transaction's contract, zero fields left out."""
     contract = decoded.raw.contract[0]
+    if decoded.contract_type == UPDATE:
+        return update_contract.to_json(decoded.update, visible)
     if decoded.contract_type == TRANSFER:
         message = tron_pb2.TransferContract.FromString(contract.parameter.value)
         value: dict[str, Any] = {
@@ -357,3 +281,10 @@ def transaction_json(decoded: Decoded, visible: bool, *,
         shown["signature"] = [s.hex() for s in decoded.signatures]
     shown.update(extra or {})
     return shown
+
+
+__all__ = ["MAX_RESULT_SIZE_IN_TX", "NULL_POINTER", "PARSE_EXCEPTION", "TRANSFER",
+           "TRANSFER_SELECTOR", "TRIGGER", "TYPE_URL", "UPDATE", "CodecError", "Decoded",
+           "address_key", "contract_json", "decode", "from_base58_check", "from_hex",
+           "from_hex_string", "from_json", "json_address", "pack_raw", "raw_address", "raw_json",
+           "shown_address", "signer", "transaction_json", "txid_of"]

@@ -60,6 +60,10 @@ class ChainParameters:
     """Sun a transfer creating its recipient pays (``getCreateNewAccountFeeInSystemContract``)."""
     free_net_limit: int = 600
     """Free bandwidth per account per day (``getFreeNetLimit``)."""
+    update_account_permission_fee: int = 100_000_000
+    """Sun an ``AccountPermissionUpdateContract`` pays (``getUpdateAccountPermissionFee``)."""
+    multi_sign_fee: int = 1_000_000
+    """Sun a transaction with more than one signature pays (``getMultiSignFee``)."""
 
     def to_wallet(self) -> dict[str, Any]:
         """java-tron's ``wallet/getchainparameters`` answer (proto3 JSON omits a zero value)."""
@@ -89,6 +93,8 @@ WALLET_KEYS: Final[dict[str, str]] = {
     "create_account_fee": "getCreateAccountFee",
     "create_new_account_fee_in_system_contract": "getCreateNewAccountFeeInSystemContract",
     "free_net_limit": "getFreeNetLimit",
+    "update_account_permission_fee": "getUpdateAccountPermissionFee",
+    "multi_sign_fee": "getMultiSignFee",
 }
 FIELD_BY_KEY: Final[dict[str, str]] = {key: name for name, key in WALLET_KEYS.items()}
 

@@ -22,8 +22,8 @@ from typing import Any, Final
 
 from tronpy.proto import tron_pb2
 
-from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
-from airflow_provider_tronenergy.sandbox.chain import codec
+from airflow_provider_tronenergy.protocol.address import decode_address
+from airflow_provider_tronenergy.sandbox.chain import codec, update_contract
 from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
 from airflow_provider_tronenergy.sandbox.chain.charging import Refusal
 from airflow_provider_tronenergy.sandbox.chain.codec import Decoded
@@ -39,8 +39,6 @@ TOTAL_SIGN_NUM: Final = 5
 """The chain's ``TOTAL_SIGN_NUM``: at most 5 keys in a permission, 5 signatures."""
 MAX_ACTIVES: Final = 8
 _TYPES = tron_pb2.Transaction.Contract.ContractType
-_TYPE_NAMES: Final[dict[Any, str]] = {0: OWNER, "Owner": OWNER, 1: "Witness",
-                                      "Witness": "Witness", 2: ACTIVE, "Active": ACTIVE}
 
 PERMISSIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chain_permissions (
@@ -96,84 +94,117 @@ def defaults(address: str) -> tuple[Permission, ...]:
 
 
 # -- an update, checked as AccountPermissionUpdateActuator checks it ----------------------
+# java-tron's actuator/src/main/java/org/tron/core/actuator/AccountPermissionUpdateActuator.java
+# (validate, checkPermission, calcFee) and AccountCapsule.updatePermissions, at commit
+# 029e709e537363e24f574e5dc92b6ec3392b6c8a: the rules in its order, its messages.
 
-def _key(entry: Any) -> tuple[str, int]:
-    if not isinstance(entry, dict):
-        raise PermissionUpdateError("key is not a validate address")
-    try:
-        value = entry.get("address")  # the control API takes either form, as tronpy prints it
-        address = encode_address(codec.raw_address(
-            value, visible=isinstance(value, str) and value.startswith("T")))
-    except (codec.CodecError, ValueError):
-        raise PermissionUpdateError("key is not a validate address") from None
-    weight = entry.get("weight", 0)
-    if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
-        raise PermissionUpdateError("key's weight should be greater than 0")
-    return address, weight
-
-
-def _permission(body: Any, kind: str, permission_id: int) -> Permission:
-    """``checkPermission``: keys 1..5 distinct with positive weights summing to at least a
-    positive threshold; a name of at most 32; operations (32 bytes, only contract types
-    the chain has) for an active permission and none for the owner."""
-    if not isinstance(body, dict):
-        raise PermissionUpdateError(f"{kind.lower()} permission is missed")
-    if _TYPE_NAMES.get(body.get("type", 0 if kind == OWNER else None)) != kind:
-        raise PermissionUpdateError(f"{kind.lower()} permission type is error")
-    entries = body.get("keys") or []
-    if not isinstance(entries, list) or len(entries) > TOTAL_SIGN_NUM:
+def _checked_permission(message: Any, permission_id: int) -> Permission:
+    """``checkPermission``: 1..5 distinct valid keys with positive weights summing to at
+    least a positive threshold; a name of at most 32; no parent; operations (32 bytes, only
+    contract types the chain has) for an active permission and none for another."""
+    kind = update_contract.PERMISSION_TYPES[message.type]
+    if len(message.keys) > TOTAL_SIGN_NUM:
         raise PermissionUpdateError("number of keys in permission should not be greater than "
                                     f"{TOTAL_SIGN_NUM}")
-    if not entries:
+    if not message.keys:
         raise PermissionUpdateError("key's count should be greater than 0")
-    threshold = body.get("threshold", 0)
-    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold <= 0:
+    if kind == "Witness" and len(message.keys) != 1:
+        raise PermissionUpdateError("Witness permission's key count should be 1")
+    if message.threshold <= 0:
         raise PermissionUpdateError("permission's threshold should be greater than 0")
-    name = str(body.get("permission_name") or "")
-    if len(name) > 32:
+    if len(message.permission_name) > 32:
         raise PermissionUpdateError("permission's name is too long")
-    if body.get("parent_id", 0) != 0:
+    if message.parent_id != 0:
         raise PermissionUpdateError("permission's parent should be owner")
-    keys = tuple(_key(e) for e in entries)
-    if len({a for a, _ in keys}) != len(keys):
+    if len({bytes(k.address) for k in message.keys}) != len(message.keys):
         raise PermissionUpdateError(f"address should be distinct in permission {kind}")
-    if sum(w for _, w in keys) < threshold:
+    keys = []
+    for key in message.keys:
+        address = codec.address_key(bytes(key.address))
+        if address is None:
+            raise PermissionUpdateError("key is not a validate address")
+        if key.weight <= 0:
+            raise PermissionUpdateError("key's weight should be greater than 0")
+        keys.append((address, int(key.weight)))
+    total = sum(w for _, w in keys)
+    if total >= 2**63:
+        raise PermissionUpdateError("long overflow")  # Math.addExact's message
+    if total < message.threshold:
         raise PermissionUpdateError("sum of all key's weight should not be less than threshold "
                                     f"in permission {kind}")
-    operations = _operations(body.get("operations"), kind)
-    return Permission(permission_id, kind, name, threshold, keys, operations)
-
-
-def _operations(value: Any, kind: str) -> bytes:
+    operations = bytes(message.operations)
     if kind != ACTIVE:
-        if value:
+        if operations:
             raise PermissionUpdateError(f"{kind} permission needn't operations")
-        return b""
-    try:
-        operations = bytes.fromhex(str(value or ""))
-    except ValueError:
-        operations = b""
+    else:
+        _check_operations(operations)
+    return Permission(permission_id, kind, message.permission_name, int(message.threshold),
+                      tuple(keys), operations)
+
+
+def _check_operations(operations: bytes) -> None:
     if len(operations) != 32:
         raise PermissionUpdateError("operations size must 32")
     available = bytes.fromhex(DEFAULT_OPERATIONS)
     for bit in range(256):
         if operations[bit // 8] & (1 << (bit % 8)) and not available[bit // 8] & (1 << (bit % 8)):
             raise PermissionUpdateError(f"{bit} isn't a validate ContractType")
-    return operations
 
 
-def checked_update(owner: Any, actives: Any) -> tuple[Permission, ...]:
-    """The account's new permissions (owner id 0, actives 2, 3, ... in order), or
-    :class:`PermissionUpdateError` with java-tron's message."""
-    if not owner:
+def checked_update(update: Any, *, exists: bool, is_witness: bool) -> tuple[Permission, ...]:
+    """An ``AccountPermissionUpdateContract`` (protobuf) as ``validate`` checks it: the
+    account's new permissions (owner id 0, actives 2, 3, ... in order; a witness's own
+    permission, id 1, is checked, not kept), or :class:`PermissionUpdateError`."""
+    if codec.address_key(bytes(update.owner_address)) is None:
+        raise PermissionUpdateError("invalidate ownerAddress")
+    if not exists:
+        raise PermissionUpdateError("ownerAddress account does not exist")
+    if not update.HasField("owner"):
         raise PermissionUpdateError("owner permission is missed")
-    if not isinstance(actives, list) or not actives:
+    if is_witness and not update.HasField("witness"):
+        raise PermissionUpdateError("witness permission is missed")
+    if not is_witness and update.HasField("witness"):
+        raise PermissionUpdateError("account isn't witness can't set witness permission")
+    if not update.actives:
         raise PermissionUpdateError("active permission is missed")
-    if len(actives) > MAX_ACTIVES:
+    if len(update.actives) > MAX_ACTIVES:
         raise PermissionUpdateError("active permission is too many")
-    checked = [_permission(owner, OWNER, 0)]
-    checked += [_permission(a, ACTIVE, 2 + i) for i, a in enumerate(actives)]
+    if update.owner.type != 0:
+        raise PermissionUpdateError("owner permission type is error")
+    checked = [_checked_permission(update.owner, 0)]
+    if is_witness:
+        if update.witness.type != 1:
+            raise PermissionUpdateError("witness permission type is error")
+        _checked_permission(update.witness, 1)
+    for index, active in enumerate(update.actives):
+        if active.type != 2:
+            raise PermissionUpdateError("active permission type is error")
+        checked.append(_checked_permission(active, 2 + index))
     return tuple(checked)
+
+
+def update_message(address: str, owner: Any, actives: Any) -> Any:
+    """The control API's ``{"owner": ..., "actives": [...]}`` as the contract's protobuf
+    (each key's address in either form; an owner without ``type`` is the owner's)."""
+    def hex_keys(permission: Any) -> Any:
+        if not isinstance(permission, dict):
+            return permission
+        keys = []
+        for entry in permission.get("keys") or []:
+            value = entry.get("address") if isinstance(entry, dict) else None
+            try:
+                raw = codec.raw_address(value, isinstance(value, str) and value.startswith("T"))
+            except codec.CodecError:
+                raw = b""
+            keys.append({**(entry if isinstance(entry, dict) else {}), "address": raw.hex()})
+        return {**permission, "keys": keys}
+
+    body = {"owner_address": decode_address(address).hex(), "owner": hex_keys(owner) or None,
+            "actives": [hex_keys(a) for a in actives] if isinstance(actives, list) else actives}
+    try:
+        return update_contract.from_json(body, False)
+    except codec.CodecError as exc:
+        raise PermissionUpdateError(str(exc)) from None
 
 
 # -- signatures against a permission ------------------------------------------------------
@@ -330,19 +361,24 @@ class AccountPermissions(ChainState):
         return (_stored(row["owner"]),
                 *(_stored(json.dumps(a)) for a in json.loads(row["actives"])))
 
-    def update_permissions(self, address: str, owner: Any, actives: Any) -> tuple[Permission, ...]:
-        """``AccountPermissionUpdateContract`` executed: the owner and actives replaced."""
-        if not self.is_activated(address):
-            raise PermissionUpdateError("ownerAddress account does not exist")
-        checked = checked_update(owner, actives)
-        with self.db:
-            self.db.execute(
-                "INSERT INTO chain_permissions (address, owner, actives) VALUES (?, ?, ?) "
-                "ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, "
-                "actives = excluded.actives",
-                (address, _stored_text(checked[0]),
-                 json.dumps([json.loads(_stored_text(p)) for p in checked[1:]])))
+    def update_permissions(self, address: str, update: Any) -> tuple[Permission, ...]:
+        """``AccountPermissionUpdateContract`` checked and executed (``updatePermissions``):
+        the owner and actives replaced; :class:`PermissionUpdateError` when refused."""
+        checked = self.new_permissions(update)
+        # One statement: atomic by itself, and part of a block's transaction when packed.
+        self.db.execute(
+            "INSERT INTO chain_permissions (address, owner, actives) VALUES (?, ?, ?) "
+            "ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, "
+            "actives = excluded.actives",
+            (address, _stored_text(checked[0]),
+             json.dumps([json.loads(_stored_text(p)) for p in checked[1:]])))
         return checked
+
+    def new_permissions(self, update: Any) -> tuple[Permission, ...]:
+        """The permissions ``update`` sets, checked against the account as it stands."""
+        owner = codec.address_key(bytes(update.owner_address))
+        return checked_update(update, exists=owner is not None and self.is_activated(owner),
+                              is_witness=owner == self.witness())
 
     def permission_refusal(self, tx: Decoded) -> Refusal | None:
         """The broadcast's refusal of ``tx``'s signatures under its owner's permission."""

@@ -159,18 +159,30 @@ async def node_info(request: Request) -> Response:
 
 # -- building -----------------------------------------------------------------------------
 
-def _unsigned(world: World, contract_type: str, value: dict[str, Any], visible: bool,
-              fee_limit: int = 0) -> dict[str, Any]:
-    """A new transaction as java-tron builds it: head block as reference, 60 s to live."""
+def unsigned(world: World, contract_type: str, value: dict[str, Any], visible: bool,
+             fee_limit: int = 0, permission_id: int = 0) -> dict[str, Any]:
+    """A new transaction as java-tron builds it: head block as reference, 60 s to live;
+    ``permission_id`` as ``Util.setTransactionPermissionId`` sets it (when above 0)."""
     head = world.head_number()
     block_id = world.block_id(head)
     head_ms = int(world.block_time(head) * 1000)
-    raw_data = {"contract": [{"parameter": {"value": value, "type_url": TYPE_URL + contract_type},
-                              "type": contract_type}],
+    contract: dict[str, Any] = {
+        "parameter": {"value": value, "type_url": TYPE_URL + contract_type},
+        "type": contract_type}
+    if permission_id > 0:
+        contract["Permission_id"] = permission_id
+    raw_data = {"contract": [contract],
                 "ref_block_bytes": block_id[12:16], "ref_block_hash": block_id[16:32],
                 "expiration": head_ms + EXPIRATION_MS, "fee_limit": fee_limit,
                 "timestamp": int(world.clock() * 1000)}
     return codec.transaction_json(codec.decode(codec.pack_raw(raw_data), []), visible)
+
+
+def permission_id(body: dict[str, Any]) -> int:
+    """The body's ``Permission_id``, which the building servlets set on the contract
+    (``Util.setTransactionPermissionId``); 0 when absent or not a number."""
+    value = body.get("Permission_id")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _integer(body: dict[str, Any], name: str) -> int:
@@ -211,7 +223,7 @@ async def trigger_smart_contract(request: Request) -> Response:
                           visible)
     value = {"owner_address": owner.hex(), "contract_address": contract.hex(), "data": data,
              "call_value": call_value}
-    transaction = _unsigned(world, TRIGGER, value, visible, fee_limit)
+    transaction = unsigned(world, TRIGGER, value, visible, fee_limit, permission_id(body))
     return wire.answer({"result": {"result": True}, "transaction": transaction})
 
 
@@ -236,7 +248,8 @@ async def create_transaction(request: Request) -> Response:
     if refused is not None:
         return _error(CONTRACT_VALIDATE + refused)
     value = {"owner_address": owner.hex(), "to_address": to.hex(), "amount": amount}
-    return wire.answer(_unsigned(world, TRANSFER, value, call.visible))
+    return wire.answer(unsigned(world, TRANSFER, value, call.visible,
+                                permission_id=permission_id(body)))
 
 
 @router.api_route("/wallet/getsignweight", methods=["GET", "POST"])

@@ -38,7 +38,12 @@ from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
 from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS, ChainLedger
 from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
 from airflow_provider_tronenergy.sandbox.chain.pending import PendingEffects, effects
-from airflow_provider_tronenergy.sandbox.chain.permissions import AccountPermissions, sign_weight
+from airflow_provider_tronenergy.sandbox.chain.permissions import (
+    AccountPermissions,
+    PermissionUpdateError,
+    sign_weight,
+)
+from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
 from airflow_provider_tronenergy.sandbox.deliveries import DeliveryQueue
 from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
 
@@ -184,7 +189,19 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
             owner = self._with_pending(owner)
             recipient = None if recipient is None else self._with_pending(recipient)
         return execute(tx, owner, recipient, usdt_contract=self.usdt_contract, params=params,
-                       contract=self.parameters.usdt(block))
+                       contract=self.parameters.usdt(block),
+                       update_refusal=self._update_refusal(tx))
+
+    def _update_refusal(self, tx: Decoded) -> str | None:
+        """Why ``AccountPermissionUpdateActuator.validate`` refuses ``tx`` (None: it does
+        not, or ``tx`` is no permission update)."""
+        if tx.contract_type != UPDATE:
+            return None
+        try:
+            self.new_permissions(tx.update)
+        except PermissionUpdateError as exc:
+            return str(exc)
+        return None
 
     def next_packing_at(self) -> float | None:
         """When the next block holding a waiting transaction is produced (None: none waits)."""
@@ -258,6 +275,8 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
                       staked_net=outcome.staked_net)
         if outcome.usdt_moved:
             self.release_if_emptied(owner)
+        if tx.contract_type == UPDATE:  # the permissions govern signatures from now on
+            self.update_permissions(owner, tx.update)
         to = outcome.recipient
         if to is None or outcome.failed:
             return
@@ -389,8 +408,11 @@ def stored(row: Any) -> Decoded:
 
 
 def _what_moves(tx: Decoded) -> tuple[str, str | None, int]:
-    """``(token, recipient, amount)``: TRX in sun, USDT in micro-units."""
+    """``(token, recipient, amount)``: TRX in sun, USDT in micro-units (a permission
+    update moves no token: TRX, 0)."""
     if tx.contract_type == TRANSFER:
         return "TRX", tx.to, tx.amount
+    if tx.contract_type == UPDATE:
+        return "TRX", None, 0
     call = tx.transfer_call()
     return "USDT", None if call is None else call[0], 0 if call is None else call[1]

@@ -17,7 +17,7 @@ from airflow_provider_tronenergy.protocol.address import decode_address, encode_
 from airflow_provider_tronenergy.sandbox.chain import codec
 from airflow_provider_tronenergy.sandbox.chain.blocks import BlockRef
 from airflow_provider_tronenergy.sandbox.chain.charging import Outcome
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
+from airflow_provider_tronenergy.sandbox.chain.codec import TRIGGER, Decoded
 
 TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 """keccak256 of ``Transfer(address,address,uint256)``: the USDT event's first topic."""
@@ -95,7 +95,7 @@ def transaction_info(tx: Decoded, outcome: Outcome, usdt_contract: str) -> dict[
         "net_fee": outcome.net_fee, "result": outcome.result})
     info: dict[str, Any] = {"id": tx.txid, "fee": outcome.fee,
                             "contractResult": [outcome.contract_result]}
-    if tx.contract_type != TRANSFER:
+    if tx.contract_type == TRIGGER:
         info["contract_address"] = decode_address(usdt_contract).hex()
     info["receipt"] = receipt
     if outcome.result == "SUCCESS" and outcome.recipient is not None and tx.owner is not None:

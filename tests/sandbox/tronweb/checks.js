@@ -1,7 +1,7 @@
 // TronWeb (the official JavaScript SDK, unchanged) against the sandbox's chain.
 // One process runs every check and prints one JSON object: {check: result | {error}}.
 // Input (stdin, JSON; keys never on the command line): url, usdt, owner_key, other_key,
-// holder (a USDT holder).
+// holder (a USDT holder), wallet_key (a hot wallet's owner key, 150 TRX), payout_key.
 'use strict';
 const { TronWeb } = require('tronweb');
 
@@ -114,6 +114,39 @@ async function main() {
     const signed = tronWeb.utils.crypto.signTransaction(input.other_key, built);
     const sent = await tronWeb.trx.sendRawTransaction(signed);
     return { code: sent.code, result: sent.result || false };
+  });
+  await check('permission_update', async () => {
+    // The hot wallet's owner gives the payout key an active permission limited to
+    // TriggerSmartContract (operations bit 31), through a signed AccountPermissionUpdate.
+    const wallet = tronWeb.address.fromPrivateKey(input.wallet_key);
+    const payout = tronWeb.address.fromPrivateKey(input.payout_key);
+    const operations = '0000008000000000000000000000000000000000000000000000000000000000';
+    const built = await tronWeb.transactionBuilder.updateAccountPermissions(
+      tronWeb.address.toHex(wallet),
+      { type: 0, permission_name: 'owner', threshold: 1,
+        keys: [{ address: tronWeb.address.toHex(wallet), weight: 1 }] },
+      null,
+      [{ type: 2, permission_name: 'payouts', threshold: 1, operations,
+        keys: [{ address: tronWeb.address.toHex(payout), weight: 1 }] }]);
+    const signed = tronWeb.utils.crypto.signTransaction(input.wallet_key, built);
+    const sent = await tronWeb.trx.sendRawTransaction(signed);
+    const info = await receipt(sent.txid || signed.txID);
+    const account = await tronWeb.trx.getAccount(wallet);
+    // Under the new permission: the payout key's USDT transfer is taken, its TRX refused.
+    const call = await tronWeb.transactionBuilder.triggerSmartContract(
+      input.usdt, 'transfer(address,uint256)', { feeLimit: 30000000, permissionId: 2 },
+      transferParams(input.holder, 1000000), wallet);
+    const usdtSent = await tronWeb.trx.sendRawTransaction(
+      tronWeb.utils.crypto.signTransaction(input.payout_key, call.transaction));
+    const usdtInfo = await receipt(usdtSent.txid);
+    const trx = await tronWeb.transactionBuilder.sendTrx(input.holder, 1000000, wallet,
+      { permissionId: 2 });
+    const trxSent = await tronWeb.trx.sendRawTransaction(
+      tronWeb.utils.crypto.signTransaction(input.payout_key, trx));
+    return { result: sent.result || false, code: sent.code, fee: info.fee,
+      active: account.active_permission, balance: account.balance,
+      usdt_result: usdtInfo.receipt.result, trx_code: trxSent.code,
+      trx_message: trxSent.message ? Buffer.from(trxSent.message, 'hex').toString() : '' };
   });
   process.stdout.write(JSON.stringify(results));
 }

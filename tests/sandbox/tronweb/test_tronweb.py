@@ -38,16 +38,20 @@ def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
     """Every check's result, from one node process."""
     key, owner = chain.account(trx="100", usdt="10")
     _, holder = chain.account(trx="1", usdt="1")
+    wallet_key, wallet = chain.account(trx="150", usdt="10")
+    payout = PrivateKey.random()
     _solidified(chain, chain.head())  # TronWeb reads accounts from the solidity API
     spec = {"url": chain.sandbox.root_url, "usdt": USDT, "owner_key": key.hex(),
-            "other_key": PrivateKey.random().hex(), "holder": holder}
+            "other_key": PrivateKey.random().hex(), "holder": holder,
+            "wallet_key": wallet_key.hex(), "payout_key": payout.hex()}
     done = subprocess.run([tronweb_node, str(CHECKS)], input=json.dumps(spec),  # keys: stdin
                           capture_output=True, text=True, timeout=120, check=False,
                           cwd=CHECKS.parent)
     assert done.returncode == 0, done.stderr
     results: dict[str, Any] = json.loads(done.stdout)
     assert "fatal" not in results, results["fatal"]
-    return {**results, "owner": owner, "holder": holder}
+    return {**results, "owner": owner, "holder": holder, "wallet": wallet,
+            "payout": payout.public_key.to_hex_address()}
 
 
 def _solidified(chain: Chain, block: int) -> None:
@@ -115,3 +119,19 @@ def test_an_expired_transaction_is_refused(run):
 
 def test_a_wrong_signer_is_refused(run):
     assert _ok(run, "wrong_signer") == {"code": "SIGERROR", "result": False}
+
+
+def test_a_permission_update_built_by_tronweb_bounds_a_payout_key(run):
+    """TronWeb encodes the AccountPermissionUpdateContract itself: the sandbox computes the
+    same txID (the owner's signature recovers), executes it for 100 TRX, and then refuses
+    the payout key's TRX transfer as java-tron does while taking its USDT transfer."""
+    done = _ok(run, "permission_update")
+    assert done["result"] is True and done["fee"] == 100_000_000
+    assert done["balance"] == 50_000_000
+    assert done["active"] == [{
+        "type": "Active", "id": 2, "permission_name": "payouts", "threshold": 1,
+        "operations": (1 << 31).to_bytes(32, "little").hex(),
+        "keys": [{"address": run["payout"], "weight": 1}]}]
+    assert done["usdt_result"] == "SUCCESS"
+    assert (done["trx_code"], done["trx_message"]) == (
+        "SIGERROR", "Validate signature error: Permission denied")
