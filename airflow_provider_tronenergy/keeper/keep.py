@@ -20,10 +20,8 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, NoReturn
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
-
 from airflow_provider_tronenergy.client import TronEnergyClient, TronEnergyError
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.book import KeeperBook
 from airflow_provider_tronenergy.keeper.decide import Action, Decision, WalletView, decide
@@ -42,7 +40,7 @@ from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, Unknow
 from airflow_provider_tronenergy.purchase.run import Log
 
 
-class KeeperBlind(TronEnergyProviderError, RuntimeError):
+class KeeperBlind(Retryable, RuntimeError):
     """The service's price or the chain could not be read: the run buys nothing blind."""
 
 
@@ -152,7 +150,7 @@ class Keeper:
                             log=self.log, ask=_unknown)
         try:
             result = purchase.run()
-        except (AirflowFailException, AirflowException, UnknownOutcome) as exc:
+        except (NotRetryable, Retryable, UnknownOutcome) as exc:
             self._mark_unknown(identity, str(exc))
             return replace(decision, action=Action.REFUSED,
                            reason=f"{decision.reason}; nothing bought: {exc}")

@@ -33,6 +33,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.journal import (
@@ -169,7 +170,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
         """Place (or reuse) each order in turn, through one client."""
-        return self._place_all(context, may_ask=True)
+        with as_airflow():
+            return self._place_all(context, may_ask=True)
 
     def execute_answer(self, context: Context, event: dict[str, Any], identity: str,
                        attempt: int) -> list[dict[str, Any]]:
@@ -180,8 +182,9 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         outcome in this try is not asked about (Airflow keeps one request per try): it
         fails this try, and the next try asks.
         """
-        self._asker(may_ask=False).record_answer(event, identity, attempt)
-        return self._place_all(context, may_ask=False)
+        with as_airflow():
+            self._asker(may_ask=False).record_answer(event, identity, attempt)
+            return self._place_all(context, may_ask=False)
 
     def _asker(self, *, may_ask: bool) -> Asker:
         return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,

@@ -16,17 +16,17 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import (
-    AirflowException,
     AirflowFailException,
     AirflowSkipException,
     BaseOperator,
 )
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.keeper.book import checked_name
-from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind, summary
+from airflow_provider_tronenergy.keeper.keep import Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.operators.purchase import task_scope
@@ -100,14 +100,12 @@ class TronEnergyKeeperOperator(BaseOperator):
         node = TronNodeHook(self.tron_node_conn_id)
         registry = KeeperRegistry()
         try:
-            keeper = Keeper(name, policy,
-                            service.get_conn(), node, journal_for("keeper"),
-                            scope=task_scope(context, self.task_id), log=self.log,
-                            hour_seconds=hour_seconds, registry=registry)
-            try:
+            with as_airflow():  # KeeperBlind is retryable: the next try, or wake, reads again
+                keeper = Keeper(name, policy,
+                                service.get_conn(), node, journal_for("keeper"),
+                                scope=task_scope(context, self.task_id), log=self.log,
+                                hour_seconds=hour_seconds, registry=registry)
                 decisions = keeper.keep(wallets, approved)
-            except KeeperBlind as exc:  # retryable: the next try, or wake, reads again
-                raise AirflowException(str(exc)) from None
             return {**summary(decisions), "policy": policy.to_dict()}
         finally:
             registry.close()

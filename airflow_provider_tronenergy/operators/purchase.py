@@ -23,6 +23,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.journal import default_identity, explicit_identity, scope_of
@@ -134,7 +135,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Buy, or reuse what an earlier attempt bought, or stop when nobody knows."""
         try:
-            return self._execute(context)
+            with as_airflow():
+                return self._execute(context)
         finally:
             self.hook.close()
 
@@ -229,8 +231,9 @@ class TronEnergyPurchaseOperator(BaseOperator):
                        attempt: int) -> dict[str, Any]:
         """Back from a person's answer (``on_ambiguous="ask"``): record it, then go on."""
         try:
-            self._asker().record_answer(event, identity, attempt)
-            return self._execute(context)
+            with as_airflow():
+                self._asker().record_answer(event, identity, attempt)
+                return self._execute(context)
         finally:
             self.hook.close()
 

@@ -23,7 +23,6 @@ from decimal import Decimal
 from typing import Any, NoReturn, Protocol
 
 import sqlalchemy as sa
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
@@ -62,6 +61,8 @@ from airflow_provider_tronenergy.purchase.outcomes import (
     RESOLVE_COMMAND,
     EnergyCheck,
     EnergyGone,
+    PurchaseRetry,
+    PurchaseStopped,
     UnknownOutcome,
     journal_errors,
     order_energy,
@@ -99,7 +100,7 @@ def refused(mode: str) -> Iterator[None]:
     try:
         yield
     except (ValidationError, IdentityError) as exc:
-        raise AirflowFailException(f"{mode}: {exc}") from None
+        raise PurchaseStopped(f"{mode}: {exc}") from None
 
 
 def journal_for(mode: str) -> PurchaseJournal:
@@ -107,7 +108,7 @@ def journal_for(mode: str) -> PurchaseJournal:
     try:
         return open_journal()
     except Exception as exc:
-        raise AirflowException(
+        raise PurchaseRetry(
             f"{mode}: the purchase journal cannot be opened ({exc}); nothing "
             "was bought") from None
 
@@ -191,7 +192,7 @@ class Purchase:
                 if self.settings.on_ambiguous == "ask":
                     raise UnknownOutcome(entry)
                 if self.settings.on_ambiguous != "rebuy":
-                    raise AirflowFailException(unknown_outcome(entry))
+                    raise PurchaseStopped(unknown_outcome(entry))
                 self.log.warning("purchase %s sent at %s has an unknown outcome; "
                                  "on_ambiguous='rebuy': buying again", identity,
                                  utc(entry.sent_at))
@@ -199,7 +200,7 @@ class Purchase:
                     journal.abandon(entry, "on_ambiguous='rebuy'")
                 continue
             if entry.request != self.request:
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"purchase {identity} already placed order {entry.order_id} for different "
                     f"parameters ({entry.request}); refusing to reuse it for {self.request} or "
                     "to buy twice under one purchase_key. Use a new key for a new purchase.")
@@ -213,7 +214,7 @@ class Purchase:
             active = self.journal.active_in_scope(self.scope)
         for other in active:
             if other.identity != self.identity:
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"an earlier try of this task instance sent a different purchase "
                     f"({other.description}, {other.state.value}, journal identity "
                     f"{other.identity}); refusing to buy another in the same task instance. "
@@ -225,12 +226,12 @@ class Purchase:
         try:
             order = self.client.get_order(entry.order_id)
         except NotFoundError:
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"purchase {entry.identity} is recorded as order {entry.order_id}, which the "
                 "service does not know. Nothing was bought now. If that order id was entered "
                 "by hand, check it in the service's console.") from None
         except TronEnergyError as exc:
-            raise AirflowException(f"cannot look up order {entry.order_id}: {exc}") from None
+            raise PurchaseRetry(f"cannot look up order {entry.order_id}: {exc}") from None
         if order.status in (OrderStatus.FAILED, OrderStatus.CANCELLED):
             self.log.info("order %s of purchase %s ended %s: it bought nothing; buying anew",
                           entry.order_id, entry.identity, order.status.value)
@@ -283,7 +284,7 @@ class Purchase:
         energy, activates = self.mode.quote_energy(self.client, self.request,
                                                    price.energy_per_transfer)
         if not price.min_energy <= energy <= price.max_energy:
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"{self.mode.name}: {energy:,} energy is outside what the service sells "
                 f"({price.min_energy:,} to {price.max_energy:,}); nothing bought")
         return Quote(
@@ -299,7 +300,7 @@ class Purchase:
         ceiling = self.settings.max_cost
         if quote is None:
             if ceiling is not None:
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"max_cost_trx is set but {self.mode.name} for "
                     f"{hours(Decimal(self.request['rent_time']))} cannot be quoted (the price "
                     "endpoint does not offer that rent_time); nothing bought")
@@ -317,23 +318,23 @@ class Purchase:
                 self.ask(UnknownOutcome(entry, str(exc)))
             message = f"{exc}. {unknown_outcome(entry)}"
             if self.settings.on_ambiguous == "rebuy":
-                raise AirflowException(
+                raise PurchaseRetry(
                     message + " on_ambiguous='rebuy': a retry buys again.") from None
-            raise AirflowFailException(message) from None
+            raise PurchaseStopped(message) from None
         except (RateLimitedError, ServiceUnreachableError) as exc:
             with journal_errors():
                 self.journal.record_refused(entry, str(exc))
-            raise AirflowException(f"{self.mode.name}: nothing was bought ({exc})") from None
+            raise PurchaseRetry(f"{self.mode.name}: nothing was bought ({exc})") from None
         except TronEnergyError as exc:
             with journal_errors():
                 self.journal.record_refused(entry, str(exc))
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"{self.mode.name} refused, nothing bought: {exc}") from None
         result = {**self._result(placed, quote), "purchase_key": entry.identity}
         try:
             self.journal.record_placed(entry, placed.order_id, result)
         except sa.exc.SQLAlchemyError as exc:  # bought, but the journal did not hear it
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"bought: order {placed.order_id} ({human_line(result)}), but the "
                 f"journal could not record it ({type(exc).__name__}). Resolve it: "
                 f"{RESOLVE_COMMAND} '{entry.identity}' --order-id {placed.order_id}"
