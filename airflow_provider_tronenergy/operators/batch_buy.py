@@ -41,13 +41,13 @@ from airflow_provider_tronenergy.journal import (
     PurchaseJournal,
     explicit_identity,
     open_journal,
+    task_scope,
 )
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.money.quote import trx_exact
 from airflow_provider_tronenergy.operators.ask import Asker
 from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
-from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,

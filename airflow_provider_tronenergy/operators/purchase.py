@@ -26,7 +26,11 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import default_identity, explicit_identity, scope_of
+from airflow_provider_tronenergy.journal import (  # task_scope: operators.payout's, for now
+    default_identity,
+    explicit_identity,
+    task_scope,
+)
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.operators.ask import Asker
 from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
@@ -253,7 +257,4 @@ def _map_index(ti: Any) -> int:
     return int(index) if index is not None else -1
 
 
-def task_scope(context: Context, task_id: str) -> str:
-    """The task instance a purchase belongs to; one order of a batch task is its own."""
-    ti = context["ti"]
-    return scope_of(ti.dag_id, ti.run_id, task_id, _map_index(ti))
+__all__ = ["TronEnergyPurchaseOperator", "task_scope"]

@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.client import (
     NotFoundError,
     Order,
     OrderStatus,
+    Price,
     RateLimitedError,
     ServiceUnreachableError,
     SmartPurchase,
@@ -136,6 +137,9 @@ class Purchase:
     energy_check: EnergyCheck | None = None
     prices: BurnPrices = DEFAULT_PRICES
     """What burning costs, for the saving this purchase reports (a payout plan's chain prices)."""
+    price: Price | None = None
+    """The service's price for the call's ``rent_time``, read already by the caller (a
+    keeper's run): the quote is made from it, not read again."""
     request: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -276,7 +280,7 @@ class Purchase:
     def _quote(self) -> Quote | None:
         rent_time = Decimal(self.request["rent_time"])
         try:
-            price = self.client.get_price(rent_time)
+            price = self.price or self.client.get_price(rent_time)
         except ValidationError:
             self.log.warning("the price endpoint does not quote %s rentals; no quote",
                              hours(rent_time))
