@@ -112,7 +112,10 @@ class TronEnergyKeeperOperator(BaseOperator):
                                 scope=task_scope(context, self.task_id), log=self.log,
                                 hour_seconds=hour_seconds, registry=registry,
                                 wake_max_age=self.wake_max_age)
-                decisions = keeper.keep(wallets, approved, seen=wakes(context, name))
+                # A run buying what a person approved reads the chain again: it moved
+                # while they read.
+                seen = {} if self.approved is not None else wakes(context, name)
+                decisions = keeper.keep(wallets, approved, seen=seen)
             return {**summary(decisions), "policy": policy.to_dict()}
         finally:
             registry.close()
