@@ -4,60 +4,13 @@
 else. Each room keeps its own family under it, so a caller picks the room it means:
 the service's errors are not the node's, and a journal that refuses is not a store
 that cannot open. A class keeps the built-in base its callers already catch
-(``ValueError`` for a bad value, ``RuntimeError`` for a state that refuses)::
+(``ValueError`` for a bad value, ``RuntimeError`` for a state that refuses).
 
-    TronEnergyProviderError
-    ├── TronEnergyError             client.errors: the service's answer, or none (its tree there)
-    ├── NodeError                   node.errors: a TRON node read failed
-    │   ├── UnreliableNode          an answer the chain cannot hold (payout.trust checks it)
-    │   └── LaggingNode             deposits.scan: ``[]`` for a block it has not got (held)
-    ├── BodyError (ValueError)      client.bounded: an answer not read whole
-    │   ├── AnswerTooLarge
-    │   └── UnreadableEncoding
-    ├── DeadlineExceeded (TimeoutError)   client.deadline: no answer within the deadline
-    ├── ProtocolError (ValueError)  text the wire rules refuse
-    │   ├── AddressError            protocol.address
-    │   ├── NumberError             protocol.numbers
-    │   └── ExplorerError           protocol.explorer: an explorer_url that is no explorer's root
-    ├── TronEnergyConnectionError (ValueError)   hooks.tronenergy: an unusable connection
-    │   ├── TronNodeConnectionError              hooks.tron_node
-    │   └── TronSignerConnectionError            hooks.tron_signer
-    ├── SignerError (ValueError)    signer: a key or signer that cannot sign for its address
-    │   ├── SignerKeyNotFound       no such key (signer.kms maps the service's answers)
-    │   ├── SignerKeyUnsuitable     not a secp256k1 signing key
-    │   ├── SignerNotPermitted      the credentials may not use the key
-    │   ├── SignerKeyDisabled       disabled or pending deletion
-    │   ├── SignerThrottled         retryable: the service asked to slow down
-    │   └── SignerUnavailable       retryable: no answer, or the service failed inside
-    ├── JournalError (RuntimeError) journal.store: the purchase journal refuses
-    │   ├── JournalRace
-    │   └── OrderMismatch           journal.verify
-    ├── IdentityError (ValueError)  journal.identity: a purchase_key that names nothing
-    ├── StoreError (RuntimeError)   sqlstore: a store that cannot be used as configured
-    ├── CallbackError               the callback receiver and its store
-    │   ├── ConfigError (ValueError)     callbacks.config
-    │   ├── Rejection                    callbacks.verify: a callback refused, with its status
-    │   ├── Overloaded (RuntimeError)    callbacks.batcher
-    │   └── CommitTimeout (RuntimeError) callbacks.batcher
-    ├── UnknownOutcome, EnergyGone  purchase.outcomes: a purchase stops to ask, or buys anew
-    ├── PayoutInputError (ValueError)  payout.rows: payouts that cannot be sent as given
-    ├── PayoutRefused (RuntimeError)   payout.funds: a batch the sender cannot pay
-    ├── FundsInFlight (RuntimeError)   payout.funds: payable only if transfers in flight fail
-    ├── WalletBusy (RuntimeError)   payout.lease: another task holds the sender's lease
-    │   └── LeaseLost               this task's lease lapsed and was taken: nothing claimed
-    ├── BudgetSpent                 payout.trust: a watch step's requests ran out (inside the watch)
-    ├── ScanSettingsError (ValueError)  deposits.scan: a scan's settings or addresses refused
-    ├── KeeperPolicyError (ValueError)  keeper.policy: a keeper's rules that cannot be followed
-    ├── KeeperBlind (RuntimeError)  keeper.keep: the price or the chain unread, nothing bought
-    ├── PayoutJournalError (RuntimeError)  payout.journal: the payout journal refuses
-    │   ├── PayoutRace
-    │   └── PayoutConflict          payout.send: an identity journaled for another payout
-    └── SandboxError                sandbox.errors: the emulated service refuses
-        ├── WorldError
-        ├── ForbiddenError          sandbox.control
-        ├── ParameterError (ValueError)  sandbox.chain.parameters: a change the chain refuses
-        ├── PermissionUpdateError (ValueError)  sandbox.chain.permissions: an update refused
-        └── CodecError (ValueError)      sandbox.chain.jsonbytes: a transaction that cannot be read
+Three branches say what a task does with an error, so the domain rooms need none of
+Airflow's exceptions: :class:`NotRetryable` (fail at once), :class:`Retryable` (retry),
+:class:`NothingToDo` (skip); ``airflow_errors`` is the one place they become Airflow's.
+The whole tree is drawn from the classes in docs/architecture.md ("Errors";
+``tests/support/error_tree.py`` draws it, ``tests/test_errors.py`` holds it).
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
 them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.
@@ -66,9 +19,33 @@ This module imports nothing of the package, so any room can import it.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class TronEnergyProviderError(Exception):
     """Base of every exception the provider raises; never carries a secret."""
+
+
+class NotRetryable(TronEnergyProviderError):
+    """A retry would meet the same: bad input, a refusal, a state only a person changes.
+
+    A task fails at once (``airflow_errors``: ``AirflowFailException``); the message says
+    what was, and was not, done.
+    """
+
+    retryable: ClassVar[bool] = False
+
+
+class Retryable(TronEnergyProviderError):
+    """Nothing was done that a retry would repeat, and a later try may pass (a store or a
+    service unreachable for now): a task is retried (``AirflowException``)."""
+
+    retryable: ClassVar[bool] = True
+
+
+class NothingToDo(TronEnergyProviderError):
+    """There is nothing for the task to do (no payouts, a person rejected): it is skipped
+    (``AirflowSkipException``), and so are the tasks after it."""
 
 
 class ProtocolError(TronEnergyProviderError, ValueError):

@@ -56,6 +56,7 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.keep import Keeper
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
+from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.keeper.watch import KeeperWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
@@ -152,19 +153,20 @@ def run_keeper(sandbox: Sandbox, wallet: str, scale: float, policy: KeeperPolicy
     watch = KeeperWatch(rewake_after=600 * scale)
     runs = 0
 
-    def keep(why: str) -> None:
+    def keep(why: str, seen: dict[str, Seen] | None = None) -> None:
         nonlocal runs
         runs += 1
         wakes.append(why)
         Keeper("bench", policy, client, node, journal, scope=f"run-{runs}", log=log.log,
-               hour_seconds=3600 * scale, registry=registry).keep([wallet])
+               hour_seconds=3600 * scale, registry=registry,
+               wake_max_age=60 * scale).keep([wallet], seen=seen)
 
     keep("the first scheduled run")
     next_safety = time.monotonic() + 1800 * scale
     while not stop.is_set():
         wakes_now = watch.poll(registry.watched("bench"), node, 20, time.monotonic())
-        if wakes_now:
-            keep(wakes_now[0].reason)
+        if wakes_now:  # the run starts from what the watcher read, as the operator's does
+            keep(wakes_now[0].reason, seen_in([w.to_dict() for w in wakes_now], "bench"))
         elif time.monotonic() >= next_safety:
             keep("the scheduled safety net")
         if time.monotonic() >= next_safety:

@@ -89,6 +89,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, Param, task
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
@@ -169,8 +170,9 @@ with DAG(
                     **context: Any) -> dict[str, Any]:
         hook = TronEnergyHook(CONN_ID)
         try:
-            return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain,
-                                     context=context)
+            with as_airflow():  # a refused spend fails the task at once
+                return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain,
+                                         context=context)
         finally:
             hook.close()
 

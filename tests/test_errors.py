@@ -68,13 +68,25 @@ def test_the_node_is_not_the_service():
     assert not issubclass(TronEnergyError, NodeError)
 
 
-def test_every_room_in_the_tree_of_the_root_module(provider_exceptions):
-    """The docstring of ``errors`` draws the tree: a new public class must appear in it."""
-    doc = errors.__doc__ or ""
+def test_the_tree_in_the_docs_is_the_classes(provider_exceptions):
+    """docs/architecture.md draws the tree from the classes: a new class, a moved one or a
+    changed base fails here until ``python tests/support/error_tree.py`` redraws it."""
+    from support import error_tree
+
+    drawn = error_tree.draw()
     public = {cls.__name__ for cls in provider_exceptions.values()
-              if not cls.__name__.startswith("_")
-              and not cls.__module__.endswith(".client.errors")}  # drawn in client.errors
-    assert sorted(name for name in public if name not in doc) == []
+              if not cls.__name__.startswith("_")}
+    assert sorted(name for name in public if name not in drawn) == []  # nothing left out
+    assert error_tree.in_docs() == drawn, "run: python tests/support/error_tree.py"
+
+
+def test_the_drawing_sees_a_class_move():
+    """The check above could pass on a blind reader: a changed block is told apart."""
+    from support import error_tree
+
+    text = error_tree.DOCS.read_text(encoding="utf-8")
+    assert error_tree.in_docs(text.replace("SpendRefused (RuntimeError)",
+                                           "SpendRefused (ValueError)")) != error_tree.draw()
 
 
 @pytest.mark.parametrize(("dotted", "builtin", "room"), [
@@ -100,6 +112,11 @@ def test_every_room_in_the_tree_of_the_root_module(provider_exceptions):
     ("sandbox.chain.parameters.ParameterError", ValueError, "sandbox.errors.SandboxError"),
     ("sandbox.chain.jsonbytes.CodecError", ValueError, "sandbox.errors.SandboxError"),
     ("payout.funds.FundsInFlight", RuntimeError, None),
+    ("money.guard.SpendRefused", RuntimeError, "errors.NotRetryable"),
+    ("purchase.outcomes.PurchaseStopped", RuntimeError, "errors.NotRetryable"),
+    ("purchase.outcomes.PurchaseRetry", RuntimeError, "errors.Retryable"),
+    ("keeper.policy.KeeperPolicyError", ValueError, "errors.NotRetryable"),
+    ("keeper.keep.KeeperBlind", RuntimeError, "errors.Retryable"),
 ])
 def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,
                                                           room):

@@ -13,6 +13,7 @@ from airflow_provider_tronenergy.journal.identity import (
     default_identity,
     explicit_identity,
     scope_of,
+    task_scope,
 )
 from airflow_provider_tronenergy.journal.policy import Decision, Verdict, decide
 from airflow_provider_tronenergy.journal.store import (
@@ -44,4 +45,5 @@ __all__ = [
     "read_order",
     "resolve_placed",
     "scope_of",
+    "task_scope",
 ]

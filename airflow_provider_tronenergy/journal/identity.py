@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
@@ -60,3 +61,11 @@ def default_identity(dag_id: str, task_id: str, map_index: int, mode: str,
 def scope_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
     """The task instance that sent a purchase: tries and clears of it share this."""
     return f"{dag_id}/{run_id}/{task_id}/{map_index}"
+
+
+def task_scope(context: Mapping[str, Any], task_id: str) -> str:
+    """The scope of the task instance in a task's ``context``, under ``task_id`` (one order of
+    a batch task is its own: ``<task>__order_<n>``); for every operator and the keeper."""
+    ti = context["ti"]
+    index = getattr(ti, "map_index", -1)
+    return scope_of(ti.dag_id, ti.run_id, task_id, int(index) if index is not None else -1)

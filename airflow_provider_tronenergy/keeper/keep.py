@@ -6,6 +6,10 @@ script can call without Airflow). A wallet's purchase is a
 before it is sent, under the keeper's identity for the wallet's shortfall
 (``keeper.book``), its cost quoted and capped before it is placed.
 
+A run woken by its watcher starts from what the watcher read of the woken wallets (the
+wake's figures, while at most ``wake_max_age`` chain seconds old: ``keeper.reading``);
+the service's price is read once per run, and each purchase is quoted from it.
+
 What cannot be read stops the run before anything is bought (the service's price, the
 chain's head): a keeper never buys blind. A wallet whose purchase the service refuses,
 or whose outcome is unknown, is reported and the others go on; nothing is retried in the
@@ -20,10 +24,8 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, NoReturn
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
-
-from airflow_provider_tronenergy.client import TronEnergyClient, TronEnergyError
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.client import Price, TronEnergyClient, TronEnergyError
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.book import KeeperBook
 from airflow_provider_tronenergy.keeper.decide import Action, Decision, WalletView, decide
@@ -31,7 +33,8 @@ from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import (
     UNKNOWN_NOTE,
     Node,
-    read_market,
+    Seen,
+    market_of,
     read_wallets,
 )
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
@@ -42,7 +45,7 @@ from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, Unknow
 from airflow_provider_tronenergy.purchase.run import Log
 
 
-class KeeperBlind(TronEnergyProviderError, RuntimeError):
+class KeeperBlind(Retryable, RuntimeError):
     """The service's price or the chain could not be read: the run buys nothing blind."""
 
 
@@ -72,17 +75,22 @@ class Keeper:
     hour_seconds: float = 3600.0
     registry: KeeperRegistry | None = None
     """Where the keeper's watcher reads the wallets, floors and wake times (None: no watcher)."""
+    wake_max_age: float = 60.0
+    """Chain seconds a wake's reading of a wallet is used for, instead of reading it again."""
 
-    def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None
-             ) -> list[Decision]:
+    def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None,
+             seen: Mapping[str, Seen] | None = None) -> list[Decision]:
         """Decide for every wallet and buy what was decided; ``approved``: the most a person
-        allowed per wallet for a purchase above ``approval_above``."""
+        allowed per wallet for a purchase above ``approval_above``; ``seen``: what the
+        wakes of this run read (``keeper.reading.seen_in``)."""
         book = KeeperBook(self.journal, self.name)
         try:
-            market = read_market(self.client, self.policy.rent_time)
+            price = self.client.get_price(self.policy.rent_time)
+            market = market_of(price)
             now, readings = read_wallets(self.node, self.client, book, wallets,
                                          rent_time=self.policy.rent_time,
-                                         hour_seconds=self.hour_seconds, scope=self.scope)
+                                         hour_seconds=self.hour_seconds, scope=self.scope,
+                                         seen=seen, max_age=self.wake_max_age)
             policies = {address: self._policy_for(address) for address in wallets}
         except NodeError as exc:
             raise KeeperBlind(f"keeper: the chain could not be read ({exc}); nothing was "
@@ -99,9 +107,12 @@ class Keeper:
                                     max(Decimal(0), self.policy.daily_budget - spent),
                                     reading.blocked)
             else:
+                if reading.seen_age is not None:
+                    self.log.info("keeper %s: the wake's reading of the chain, %.0f s old",
+                                  address, reading.seen_age)
                 decision = decide(policy, reading.view, market, spent)
                 if self._may_buy(decision, approved or {}):
-                    decision = self._buy(book, decision)
+                    decision = self._buy(book, decision, price)
                     if decision.action is Action.BUY:
                         spent += decision.cost
             self.log.info(decision.line())
@@ -140,7 +151,7 @@ class Keeper:
         return (decision.action is Action.ASK and allowed is not None
                 and decision.cost <= allowed)
 
-    def _buy(self, book: KeeperBook, decision: Decision) -> Decision:
+    def _buy(self, book: KeeperBook, decision: Decision, price: Price) -> Decision:
         """One purchase for the wallet's shortfall; what happened, as the decision says it."""
         identity = book.next_identity(decision.address)
         mode = Buy(rent_time=self.policy.rent_time, target_address=decision.address,
@@ -149,10 +160,10 @@ class Keeper:
                             reuse_min_validity=0.0)
         purchase = Purchase(mode, mode.call(self.client.endpoints), self.client, self.journal,
                             settings, identity=identity, explicit=True, scope=self.scope,
-                            log=self.log, ask=_unknown)
+                            log=self.log, ask=_unknown, price=price)
         try:
             result = purchase.run()
-        except (AirflowFailException, AirflowException, UnknownOutcome) as exc:
+        except (NotRetryable, Retryable, UnknownOutcome) as exc:
             self._mark_unknown(identity, str(exc))
             return replace(decision, action=Action.REFUSED,
                            reason=f"{decision.reason}; nothing bought: {exc}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.templated import as_decimal, as_int, is_unset
 
@@ -19,7 +19,7 @@ RENT_TIMES = (Decimal("0.08"), Decimal("0.17"), Decimal("1"))
 """The durations the service's ``buy`` and price endpoints accept (hours)."""
 
 
-class KeeperPolicyError(TronEnergyProviderError, ValueError):
+class KeeperPolicyError(NotRetryable, ValueError):
     """A keeper's policy that cannot be followed: refused before anything is read or bought."""
 
 

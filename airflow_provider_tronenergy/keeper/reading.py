@@ -8,16 +8,25 @@ and the order bounds from the service.
 Its orders are read before the chain, so an order delegated in between is counted twice
 (the keeper holds; the next wake sees the truth), never missed (it would buy again).
 
+A run woken by its watcher starts from what the watcher read (:class:`Seen`, the wake's
+payload): a wallet's ``EnergyLimit`` and ``EnergyUsed`` at the chain's time of the
+reading. The run uses it instead of reading the wallet again while it is at most
+``max_age`` seconds old by the chain's clock, and only when none of the keeper's orders
+for the wallet ended within :data:`SETTLE` seconds before it was read: an order whose
+delegation may have landed after the reading would be counted nowhere (and bought again),
+so then the chain is read, as by a scheduled run.
+
 A figure that cannot be read stops the wallet's decision: the keeper never buys blind.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
 from airflow_provider_tronenergy.client import Order, OrderStatus, Price
 from airflow_provider_tronenergy.journal import EntryState
@@ -50,25 +59,62 @@ class Reading:
 
     view: WalletView | None
     blocked: str = ""
+    seen_age: float | None = None
+    """How old (chain seconds) the wake's figures it used were; None: read by this run."""
 
 
-def read_market(service: Service, rent_time: Decimal) -> Market:
-    """The service's price per 10,000 energy for ``rent_time`` and its order bounds."""
-    price = service.get_price(rent_time)
+@dataclass(frozen=True)
+class Seen:
+    """What a keeper's watcher read of a wallet, carried by its wake to the run."""
+
+    wallet: str
+    limit: int
+    used: int
+    read_at: float
+    """The chain's clock (head block time, seconds) when the watcher read it."""
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def seen_in(payloads: Iterable[Any], keeper: str) -> dict[str, Seen]:
+    """The newest reading per wallet among the wake payloads of ``keeper``; a payload of
+    another keeper, or one that is not a whole reading, gives nothing (the chain is read)."""
+    found: dict[str, Seen] = {}
+    for payload in payloads:
+        if not isinstance(payload, Mapping) or payload.get("keeper") != keeper:
+            continue
+        wallet, read_at = payload.get("wallet"), payload.get("read_at")
+        limit, used = _count(payload.get("limit")), _count(payload.get("used"))
+        if (not isinstance(wallet, str) or limit is None or used is None
+                or not isinstance(read_at, (int, float)) or isinstance(read_at, bool)
+                or not math.isfinite(read_at)):
+            continue
+        seen = Seen(wallet, limit, used, float(read_at))
+        if wallet not in found or found[wallet].read_at < seen.read_at:
+            found[wallet] = seen
+    return found
+
+
+def market_of(price: Price) -> Market:
+    """The service's price per 10,000 energy for a rent time, and its order bounds."""
     return Market(price.price_per_10k, price.min_energy, price.max_energy)
 
 
 def read_wallet(node: Node, service: Service, book: KeeperBook, address: str, *,
                 now: float, rent_time: Decimal, hour_seconds: float = 3600.0,
-                scope: str = "") -> Reading:
+                scope: str = "", seen: Seen | None = None) -> Reading:
     """The wallet at the chain's ``now`` (head block time): chain figures and own orders.
 
     :param hour_seconds: seconds of chain time a rented hour lasts (3,600; less only on a
         time-compressed sandbox).
     :param scope: this run's journal scope: its own attempt in progress is not another's.
+    :param seen: the wake's reading of the wallet, fresh enough to use (see the module).
     """
     window = float(rent_time) * hour_seconds + STALE_SENDING
-    incoming, rentals = 0, []
+    incoming, rentals, last_end = 0, [], -math.inf
     for entry in book.entries(address, since=time.time() - window):
         if entry.state is EntryState.SENDING:
             unknown = UNKNOWN_NOTE in (entry.note or "")
@@ -87,16 +133,20 @@ def read_wallet(node: Node, service: Service, book: KeeperBook, address: str, *,
             incoming += energy
         elif order.status is OrderStatus.SUCCESS:
             started = order.updated_at.timestamp() if order.updated_at else entry.sent_at
+            last_end = max(last_end, started)
             if delegation_pending(node, order, started):
                 incoming += energy
                 continue
             ends_at = started + float(entry.rent_hours) * hour_seconds
             if ends_at > now:
                 rentals.append(Rental(order.order_id, energy, ends_at))
-    resources = node.get_resources(address)
-    return Reading(WalletView(address, limit=resources.energy_limit,
-                              used=resources.energy_used, now=now, incoming=incoming,
-                              rentals=tuple(rentals)))
+    if seen is not None and last_end + SETTLE <= seen.read_at:
+        limit, used, age = seen.limit, seen.used, max(0.0, now - seen.read_at)
+    else:
+        resources = node.get_resources(address)
+        limit, used, age = resources.energy_limit, resources.energy_used, None
+    return Reading(WalletView(address, limit=limit, used=used, now=now, incoming=incoming,
+                              rentals=tuple(rentals)), seen_age=age)
 
 
 def delegation_pending(node: Node, order: Order, done_at: float) -> bool:
@@ -114,11 +164,15 @@ def chain_now(node: Node) -> float:
 
 
 def read_wallets(node: Node, service: Service, book: KeeperBook, wallets: Sequence[str], *,
-                 rent_time: Decimal, hour_seconds: float = 3600.0, scope: str = ""
+                 rent_time: Decimal, hour_seconds: float = 3600.0, scope: str = "",
+                 seen: Mapping[str, Seen] | None = None, max_age: float = 0.0
                  ) -> tuple[float, dict[str, Reading]]:
-    """The chain's ``now`` and every wallet's reading (one head block for all of them)."""
+    """The chain's ``now`` and every wallet's reading (one head block for all of them);
+    ``seen``: the wakes' readings, each used while at most ``max_age`` chain seconds old."""
     now = chain_now(node)
+    fresh = {wallet: reading for wallet, reading in (seen or {}).items()
+             if now - reading.read_at <= max_age}
     return now, {address: read_wallet(node, service, book, address, now=now,
                                       rent_time=rent_time, hour_seconds=hour_seconds,
-                                      scope=scope)
+                                      scope=scope, seen=fresh.get(address))
                  for address in wallets}

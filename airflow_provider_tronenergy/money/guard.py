@@ -3,7 +3,7 @@
 One rule for purchases, activations and payout plans: refuse before any call that
 spends when the cost is over ``max_cost_trx`` or over the available balance, with
 a message that says what would have been bought and that nothing was. Refusals are
-:class:`AirflowFailException`: a retry cannot change a quote or a balance.
+:class:`SpendRefused`, not retryable: a retry cannot change a quote or a balance.
 """
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Protocol
 
-from airflow.providers.common.compat.sdk import AirflowFailException
-
 from airflow_provider_tronenergy.client import UnexpectedResponseError
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.templated import as_decimal, is_unset
+
+
+class SpendRefused(NotRetryable, RuntimeError):
+    """A spend over ``max_cost_trx`` or the balance, or priced by an answer that cannot be
+    trusted: refused before any call that spends; the message says what was not done."""
 
 
 class _AccountReader(Protocol):
@@ -33,7 +37,7 @@ def trusted_answers(what: str, nothing: str = "nothing bought") -> Iterator[None
     try:
         yield
     except UnexpectedResponseError as exc:
-        raise AirflowFailException(
+        raise SpendRefused(
             f"{what}: the service's answer cannot be trusted ({exc}); {nothing}") from None
 
 
@@ -50,13 +54,13 @@ def guard_cost(client: _AccountReader, total: Decimal, *, what: str, ceiling: De
     returned (None when not read), so a plan can show the person who approves it.
     """
     if ceiling is not None and total > ceiling:
-        raise AirflowFailException(
+        raise SpendRefused(
             f"{what} would cost {total} TRX, over max_cost_trx {ceiling} TRX; {nothing}")
     if check_balance and total > 0:
         with trusted_answers(what, nothing):
             available = client.get_account().available_balance
         if available < total:
-            raise AirflowFailException(
+            raise SpendRefused(
                 f"available balance {available} TRX is short by {total - available} TRX "
                 f"for {what}; {nothing}")
         return Decimal(available)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.fanout import RateGate, failure_report
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -91,8 +92,9 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
         total = ACTIVATION_COST * len(needed)
         self.log.info("%d of %d addresses need activation (%s)", len(needed), len(addresses),
                       trx(total))
-        guard_cost(client, total, what=f"activating {len(needed)} addresses", ceiling=ceiling,
-                   check_balance=check_balance, nothing="nothing activated")
+        with as_airflow():
+            guard_cost(client, total, what=f"activating {len(needed)} addresses",
+                       ceiling=ceiling, check_balance=check_balance, nothing="nothing activated")
         if dry_run:
             return {"dry_run": True, "to_activate": needed, "cost": text(total)}
 

@@ -36,6 +36,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.journal import (
@@ -43,13 +44,13 @@ from airflow_provider_tronenergy.journal import (
     PurchaseJournal,
     explicit_identity,
     open_journal,
+    task_scope,
 )
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.money.quote import trx_exact
 from airflow_provider_tronenergy.operators.ask import Asker
 from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
-from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
@@ -175,7 +176,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
         """Place (or reuse) each order in turn, through one client."""
-        return self._place_all(context, may_ask=True)
+        with as_airflow():
+            return self._place_all(context, may_ask=True)
 
     def execute_answer(self, context: Context, event: dict[str, Any], identity: str,
                        attempt: int) -> list[dict[str, Any]]:
@@ -186,8 +188,9 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         outcome in this try is not asked about (Airflow keeps one request per try): it
         fails this try, and the next try asks.
         """
-        self._asker(may_ask=False).record_answer(event, identity, attempt)
-        return self._place_all(context, may_ask=False)
+        with as_airflow():
+            self._asker(may_ask=False).record_answer(event, identity, attempt)
+            return self._place_all(context, may_ask=False)
 
     def _asker(self, *, may_ask: bool) -> Asker:
         return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,

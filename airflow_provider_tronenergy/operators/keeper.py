@@ -2,7 +2,9 @@
 
 :class:`TronEnergyKeeperOperator` reads the task's values once, builds a
 :class:`~airflow_provider_tronenergy.keeper.keep.Keeper` and calls it; the keeper reads,
-decides, buys and logs one line per wallet. :class:`TronEnergyKeeperApprovalOperator`
+decides, buys and logs one line per wallet. A run woken by the keeper's watcher hands it
+what the watcher read (the triggering Asset events' payloads), so a fresh reading is
+not read again. :class:`TronEnergyKeeperApprovalOperator`
 is the standard ``ApprovalOperator`` asking a person about the purchases the keeper left
 for one (above ``approval_above``); a second keeper task then buys what was approved, up
 to the cost the person saw.
@@ -16,20 +18,21 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import (
-    AirflowException,
     AirflowFailException,
     AirflowSkipException,
     BaseOperator,
 )
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.journal import task_scope
 from airflow_provider_tronenergy.keeper.book import checked_name
-from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind, summary
+from airflow_provider_tronenergy.keeper.keep import Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
+from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.templated import as_decimal
@@ -60,6 +63,8 @@ class TronEnergyKeeperOperator(BaseOperator):
         registry (default: the DAG id).
     :param hour_seconds: seconds of chain time a rented hour lasts (3,600; a
         time-compressed sandbox has fewer); templated.
+    :param wake_max_age: seconds (of chain time) a wake's reading of a wallet is used
+        instead of reading the wallet again; older, or 0: the run reads the chain.
     """
 
     template_fields: Sequence[str] = ("wallets", "floor", "target", "price_cap",
@@ -70,7 +75,7 @@ class TronEnergyKeeperOperator(BaseOperator):
     def __init__(self, *, wallets: Any, floor: Any, target: Any, price_cap: Any,
                  daily_budget: Any, approval_above: Any = None, renew_before: Any = 600,
                  rent_time: Any = "1", approved: Any = None, keeper_name: str | None = None,
-                 hour_seconds: Any = 3600,
+                 hour_seconds: Any = 3600, wake_max_age: float = 60.0,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  tron_node_conn_id: str = TronNodeHook.default_conn_name,
                  **kwargs: Any) -> None:
@@ -86,6 +91,7 @@ class TronEnergyKeeperOperator(BaseOperator):
         self.approved = approved
         self.keeper_name = keeper_name
         self.hour_seconds = hour_seconds
+        self.wake_max_age = float(wake_max_age)
         self.tronenergy_conn_id = tronenergy_conn_id
         self.tron_node_conn_id = tron_node_conn_id
 
@@ -100,14 +106,16 @@ class TronEnergyKeeperOperator(BaseOperator):
         node = TronNodeHook(self.tron_node_conn_id)
         registry = KeeperRegistry()
         try:
-            keeper = Keeper(name, policy,
-                            service.get_conn(), node, journal_for("keeper"),
-                            scope=task_scope(context, self.task_id), log=self.log,
-                            hour_seconds=hour_seconds, registry=registry)
-            try:
-                decisions = keeper.keep(wallets, approved)
-            except KeeperBlind as exc:  # retryable: the next try, or wake, reads again
-                raise AirflowException(str(exc)) from None
+            with as_airflow():  # KeeperBlind is retryable: the next try, or wake, reads again
+                keeper = Keeper(name, policy,
+                                service.get_conn(), node, journal_for("keeper"),
+                                scope=task_scope(context, self.task_id), log=self.log,
+                                hour_seconds=hour_seconds, registry=registry,
+                                wake_max_age=self.wake_max_age)
+                # A run buying what a person approved reads the chain again: it moved
+                # while they read.
+                seen = {} if self.approved is not None else wakes(context, name)
+                decisions = keeper.keep(wallets, approved, seen=seen)
             return {**summary(decisions), "policy": policy.to_dict()}
         finally:
             registry.close()
@@ -139,6 +147,15 @@ class TronEnergyKeeperOperator(BaseOperator):
         if hour_seconds <= 0:
             raise AirflowFailException(f"hour_seconds must be above 0; {NOTHING_BOUGHT}")
         return policy, wallets, approved, hour_seconds
+
+
+def wakes(context: Mapping[str, Any], keeper: str) -> dict[str, Seen]:
+    """What the watcher read, per wallet, in the Asset events that triggered this run (the
+    newest per wallet; none for a scheduled or manual run)."""
+    triggering = context.get("triggering_asset_events") or {}
+    payloads = [(getattr(event, "extra", None) or {}).get("payload")
+                for events in triggering.values() for event in events]
+    return seen_in(payloads, keeper)
 
 
 def approved_costs(answer: Any) -> dict[str, Decimal]:

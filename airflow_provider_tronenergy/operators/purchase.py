@@ -23,9 +23,14 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import default_identity, explicit_identity, scope_of
+from airflow_provider_tronenergy.journal import (  # task_scope: operators.payout's, for now
+    default_identity,
+    explicit_identity,
+    task_scope,
+)
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.operators.ask import Asker
 from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
@@ -134,7 +139,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Buy, or reuse what an earlier attempt bought, or stop when nobody knows."""
         try:
-            return self._execute(context)
+            with as_airflow():
+                return self._execute(context)
         finally:
             self.hook.close()
 
@@ -229,8 +235,9 @@ class TronEnergyPurchaseOperator(BaseOperator):
                        attempt: int) -> dict[str, Any]:
         """Back from a person's answer (``on_ambiguous="ask"``): record it, then go on."""
         try:
-            self._asker().record_answer(event, identity, attempt)
-            return self._execute(context)
+            with as_airflow():
+                self._asker().record_answer(event, identity, attempt)
+                return self._execute(context)
         finally:
             self.hook.close()
 
@@ -250,7 +257,4 @@ def _map_index(ti: Any) -> int:
     return int(index) if index is not None else -1
 
 
-def task_scope(context: Context, task_id: str) -> str:
-    """The task instance a purchase belongs to; one order of a batch task is its own."""
-    ti = context["ti"]
-    return scope_of(ti.dag_id, ti.run_id, task_id, _map_index(ti))
+__all__ = ["TronEnergyPurchaseOperator", "task_scope"]

@@ -14,6 +14,8 @@ from airflow_provider_tronenergy.purchase.outcomes import (
     RESOLVE_COMMAND,
     EnergyCheck,
     EnergyGone,
+    PurchaseRetry,
+    PurchaseStopped,
     UnknownOutcome,
 )
 from airflow_provider_tronenergy.purchase.run import Purchase, Settings, journal_for, refused
@@ -28,6 +30,8 @@ __all__ = [
     "EnergyGone",
     "Mode",
     "Purchase",
+    "PurchaseRetry",
+    "PurchaseStopped",
     "Settings",
     "SmartBuy",
     "UnknownOutcome",

@@ -1,9 +1,12 @@
 """What a purchase's life says when it stops: an unknown outcome, energy gone, the journal down.
 
 The words a person reads when a purchase cannot go on (the resolve command, the
-time an attempt was sent) and the two stops a caller acts on: :class:`UnknownOutcome`
-(``on_ambiguous="ask"``: a person is to be asked) and :class:`EnergyGone` (a placed
-order's energy is no longer on chain: the batch buys the shortfall once).
+time an attempt was sent); the two verdicts a purchase ends with when it cannot go on,
+:class:`PurchaseStopped` (a retry would meet the same) and :class:`PurchaseRetry`
+(nothing bought by this attempt; a retry may buy); and the two stops a caller acts on:
+:class:`UnknownOutcome` (``on_ambiguous="ask"``: a person is to be asked) and
+:class:`EnergyGone` (a placed order's energy is no longer on chain: the batch buys the
+shortfall once).
 """
 
 from __future__ import annotations
@@ -14,16 +17,25 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import sqlalchemy as sa
-from airflow.providers.common.compat.sdk import AirflowException
 
 from airflow_provider_tronenergy.client import Order
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable, TronEnergyProviderError
 from airflow_provider_tronenergy.journal import Entry
 
 ON_AMBIGUOUS = ("fail", "rebuy", "ask")
 RESOLVE_COMMAND = "tronenergy-purchases resolve"
 # A purchase sent this recently may still be waiting for its answer in another worker.
 IN_FLIGHT_SECONDS = 120
+
+
+class PurchaseStopped(NotRetryable, RuntimeError):
+    """A purchase that stops for good: a value refused, the service's refusal, an outcome
+    a person must resolve; the message says what was (not) bought."""
+
+
+class PurchaseRetry(Retryable, RuntimeError):
+    """Nothing was bought by this attempt and a retry may buy: the journal or the service
+    unreachable for now, or an ambiguous answer with ``on_ambiguous="rebuy"``."""
 
 
 class UnknownOutcome(TronEnergyProviderError):
@@ -64,7 +76,7 @@ def journal_errors() -> Iterator[None]:
     try:
         yield
     except sa.exc.SQLAlchemyError as exc:
-        raise AirflowException(
+        raise PurchaseRetry(
             f"the purchase journal is unavailable ({type(exc).__name__}); nothing was bought "
             "by this attempt") from None
 

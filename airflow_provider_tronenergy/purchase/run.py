@@ -23,13 +23,13 @@ from decimal import Decimal
 from typing import Any, NoReturn, Protocol
 
 import sqlalchemy as sa
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
     NotFoundError,
     Order,
     OrderStatus,
+    Price,
     RateLimitedError,
     ServiceUnreachableError,
     SmartPurchase,
@@ -62,6 +62,8 @@ from airflow_provider_tronenergy.purchase.outcomes import (
     RESOLVE_COMMAND,
     EnergyCheck,
     EnergyGone,
+    PurchaseRetry,
+    PurchaseStopped,
     UnknownOutcome,
     journal_errors,
     order_energy,
@@ -104,7 +106,7 @@ def refused(mode: str) -> Iterator[None]:
     try:
         yield
     except (ValidationError, IdentityError) as exc:
-        raise AirflowFailException(f"{mode}: {exc}") from None
+        raise PurchaseStopped(f"{mode}: {exc}") from None
 
 
 def journal_for(mode: str) -> PurchaseJournal:
@@ -112,7 +114,7 @@ def journal_for(mode: str) -> PurchaseJournal:
     try:
         return open_journal()
     except Exception as exc:
-        raise AirflowException(
+        raise PurchaseRetry(
             f"{mode}: the purchase journal cannot be opened ({exc}); nothing "
             "was bought") from None
 
@@ -140,6 +142,9 @@ class Purchase:
     energy_check: EnergyCheck | None = None
     prices: BurnPrices = DEFAULT_PRICES
     """What burning costs, for the saving this purchase reports (a payout plan's chain prices)."""
+    price: Price | None = None
+    """The service's price for the call's ``rent_time``, read already by the caller (a
+    keeper's run): the quote is made from it, not read again."""
     request: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -196,7 +201,7 @@ class Purchase:
                 if self.settings.on_ambiguous == "ask":
                     raise UnknownOutcome(entry)
                 if self.settings.on_ambiguous != "rebuy":
-                    raise AirflowFailException(unknown_outcome(entry))
+                    raise PurchaseStopped(unknown_outcome(entry))
                 self.log.warning("purchase %s sent at %s has an unknown outcome; "
                                  "on_ambiguous='rebuy': buying again", identity,
                                  utc(entry.sent_at))
@@ -204,7 +209,7 @@ class Purchase:
                     journal.abandon(entry, "on_ambiguous='rebuy'")
                 continue
             if entry.request != self.request and not self._stands(entry):
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"purchase {identity} already placed order {entry.order_id} for different "
                     f"parameters ({entry.request}); refusing to reuse it for {self.request} or "
                     "to buy twice under one purchase_key. Use a new key for a new purchase.")
@@ -231,7 +236,7 @@ class Purchase:
             active = self.journal.active_in_scope(self.scope)
         for other in active:
             if other.identity != self.identity:
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"an earlier try of this task instance sent a different purchase "
                     f"({other.description}, {other.state.value}, journal identity "
                     f"{other.identity}); refusing to buy another in the same task instance. "
@@ -243,12 +248,12 @@ class Purchase:
         try:
             order = self.client.get_order(entry.order_id)
         except NotFoundError:
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"purchase {entry.identity} is recorded as order {entry.order_id}, which the "
                 "service does not know. Nothing was bought now. If that order id was entered "
                 "by hand, check it in the service's console.") from None
         except TronEnergyError as exc:
-            raise AirflowException(f"cannot look up order {entry.order_id}: {exc}") from None
+            raise PurchaseRetry(f"cannot look up order {entry.order_id}: {exc}") from None
         if order.status in (OrderStatus.FAILED, OrderStatus.CANCELLED):
             self.log.info("order %s of purchase %s ended %s: it bought nothing; buying anew",
                           entry.order_id, entry.identity, order.status.value)
@@ -294,7 +299,7 @@ class Purchase:
     def _quote(self) -> Quote | None:
         rent_time = Decimal(self.request["rent_time"])
         try:
-            price = self.client.get_price(rent_time)
+            price = self.price or self.client.get_price(rent_time)
         except ValidationError:
             self.log.warning("the price endpoint does not quote %s rentals; no quote",
                              hours(rent_time))
@@ -302,7 +307,7 @@ class Purchase:
         energy, activates = self.mode.quote_energy(self.client, self.request,
                                                    price.energy_per_transfer)
         if not price.min_energy <= energy <= price.max_energy:
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"{self.mode.name}: {energy:,} energy is outside what the service sells "
                 f"({price.min_energy:,} to {price.max_energy:,}); nothing bought")
         return Quote(
@@ -318,7 +323,7 @@ class Purchase:
         ceiling = self.settings.max_cost
         if quote is None:
             if ceiling is not None:
-                raise AirflowFailException(
+                raise PurchaseStopped(
                     f"max_cost_trx is set but {self.mode.name} for "
                     f"{hours(Decimal(self.request['rent_time']))} cannot be quoted (the price "
                     "endpoint does not offer that rent_time); nothing bought")
@@ -336,23 +341,23 @@ class Purchase:
                 self.ask(UnknownOutcome(entry, str(exc)))
             message = f"{exc}. {unknown_outcome(entry)}"
             if self.settings.on_ambiguous == "rebuy":
-                raise AirflowException(
+                raise PurchaseRetry(
                     message + " on_ambiguous='rebuy': a retry buys again.") from None
-            raise AirflowFailException(message) from None
+            raise PurchaseStopped(message) from None
         except (RateLimitedError, ServiceUnreachableError) as exc:
             with journal_errors():
                 self.journal.record_refused(entry, str(exc))
-            raise AirflowException(f"{self.mode.name}: nothing was bought ({exc})") from None
+            raise PurchaseRetry(f"{self.mode.name}: nothing was bought ({exc})") from None
         except TronEnergyError as exc:
             with journal_errors():
                 self.journal.record_refused(entry, str(exc))
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"{self.mode.name} refused, nothing bought: {exc}") from None
         result = {**self._result(placed, quote), "purchase_key": entry.identity}
         try:
             self.journal.record_placed(entry, placed.order_id, result)
         except sa.exc.SQLAlchemyError as exc:  # bought, but the journal did not hear it
-            raise AirflowFailException(
+            raise PurchaseStopped(
                 f"bought: order {placed.order_id} ({human_line(result)}), but the "
                 f"journal could not record it ({type(exc).__name__}). Resolve it: "
                 f"{RESOLVE_COMMAND} '{entry.identity}' --order-id {placed.order_id}"

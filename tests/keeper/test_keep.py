@@ -4,6 +4,7 @@ real HTTP, the purchase journal on SQLite. Orders are counted at the sandbox."""
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -16,10 +17,12 @@ from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.decide import Action
 from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
+from airflow_provider_tronenergy.keeper.reading import Seen
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from support.chain import USDT
 from support.control import Control
 from support.sandbox import sandbox_fixture
+from support.waiting import wait_until
 
 sandbox = sandbox_fixture(scope="module")
 HOUR = 36.0  # a rented hour at the sandbox's time scale (0.01)
@@ -225,3 +228,70 @@ def test_a_floor_in_transfers_without_an_estimate_buys_nothing(sandbox, control,
     with pytest.raises(KeeperBlind, match="cannot estimate a USDT transfer"):
         run.keep([wallet])
     assert control.orders(wallet) == []
+
+
+class Counting:
+    """A client or a node whose calls are counted by name, each passed on."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.calls = inner, Counter[str]()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return attr(*args, **kwargs)
+
+        return call
+
+
+def counted(run: Keeper) -> tuple[Counting, Counting, float]:
+    """The run's service and node, counted; and the chain's time now."""
+    run.client, run.node = Counting(run.client), Counting(run.node)  # type: ignore[assignment]
+    now = run.node.inner.get_now_block().timestamp_ms / 1000  # type: ignore[attr-defined]
+    return run.client, run.node, now  # type: ignore[return-value]
+
+
+def test_a_wakes_fresh_reading_is_used_not_read_again(sandbox, control, journal):
+    """The watcher read 150,000 available (the chain has 100,000 by now): the run decides
+    on the wake's figures and reads no wallet; the price is read once for the purchase."""
+    wallet = control.wallet(trx="10", staked=100_000)
+    run, log = keeper(sandbox, journal)
+    service, node, now = counted(run)
+    [decision] = run.keep([wallet], seen={wallet: Seen(wallet, 150_000, 0, read_at=now)})
+    assert (decision.action, decision.energy) == (Action.BUY, 350_000)
+    assert node.calls["get_resources"] == 0 and node.calls["get_now_block"] == 1
+    assert service.calls["get_price"] == 1  # the market's reading, quoted from: not twice
+    assert any(line.startswith(f"keeper {wallet}: the wake's reading of the chain")
+               for line in log.lines)
+
+
+def test_a_wakes_reading_older_than_the_bound_is_read_again(sandbox, control, journal):
+    wallet = control.wallet(trx="10", staked=100_000)
+    run, _ = keeper(sandbox, journal)
+    _, node, now = counted(run)
+    stale = Seen(wallet, 150_000, 0, read_at=now - run.wake_max_age - 1)
+    [decision] = run.keep([wallet], seen={wallet: stale})
+    assert (decision.action, decision.energy) == (Action.BUY, 400_000)  # the chain's 100,000
+    assert node.calls["get_resources"] == 1
+
+
+def test_a_wake_read_as_an_own_order_landed_is_read_again(sandbox, control, journal):
+    """A reading taken right after an order of the keeper's ended may not show its
+    delegation; used, it would count that energy nowhere and buy again. Read again."""
+    wallet = control.wallet(trx="10", staked=100_000)
+    run, _ = keeper(sandbox, journal)
+    [first] = run.keep([wallet])
+    assert (first.action, first.energy) == (Action.BUY, 400_000)
+    control.settle()
+    [order] = control.orders(wallet)
+    wait_until(lambda: run.node.get_transaction_info(order["tx_hash"]) is not None,
+               message="the delegation in a block")
+    again, _ = keeper(sandbox, journal, scope="run-2")
+    _, node, now = counted(again)
+    [second] = again.keep([wallet], seen={wallet: Seen(wallet, 100_000, 0, read_at=now)})
+    assert second.action is Action.HOLD, second
+    assert node.calls["get_resources"] == 1 and len(control.orders(wallet)) == 1

@@ -12,7 +12,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.client import (
     RetryPolicy,
@@ -21,7 +20,12 @@ from airflow_provider_tronenergy.client import (
     UnexpectedResponseError,
     ValidationError,
 )
-from airflow_provider_tronenergy.money.guard import guard_cost, max_cost, trusted_answers
+from airflow_provider_tronenergy.money.guard import (
+    SpendRefused,
+    guard_cost,
+    max_cost,
+    trusted_answers,
+)
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
 from support.clients import API_KEY, API_SECRET
 from support.hostile_server import HostileServer, answer
@@ -70,7 +74,7 @@ def test_a_bad_max_cost_is_refused_naming_the_field(bad: str):
 
 def test_over_the_ceiling_is_refused_before_any_call():
     with service(200, account(1000)) as (server, client):
-        with pytest.raises(AirflowFailException) as refused:
+        with pytest.raises(SpendRefused) as refused:
             guard_cost(client, Decimal("2.925"), what=WHAT, ceiling=Decimal("2.924999"),
                        check_balance=True)
         assert server.received == []
@@ -88,7 +92,7 @@ def test_at_the_ceiling_and_within_the_balance_passes_and_tells_the_balance():
 
 def test_a_short_balance_is_refused_saying_by_how_much():
     with (service(200, account("2.924999")) as (_, client),
-          pytest.raises(AirflowFailException) as refused):
+          pytest.raises(SpendRefused) as refused):
         guard_cost(client, Decimal("2.925"), what=WHAT, ceiling=None, check_balance=True,
                    nothing="nothing activated")
     assert str(refused.value) == ("available balance 2.924999 TRX is short by 0.000001 TRX "
@@ -110,7 +114,7 @@ def test_the_balance_is_read_only_when_something_is_to_be_paid(total: Decimal,
 def test_a_balance_out_of_range_fails_for_good():
     """A negative balance is the service's answer, not a passing fault: no retry."""
     with (service(200, account("-5")) as (_, client),
-          pytest.raises(AirflowFailException) as refused):
+          pytest.raises(SpendRefused) as refused):
         guard_cost(client, Decimal("2.925"), what=WHAT, ceiling=None, check_balance=True,
                    nothing="no payout sent")
     message = str(refused.value)
@@ -121,7 +125,7 @@ def test_a_balance_out_of_range_fails_for_good():
 
 
 def test_trusted_answers_turns_only_an_untrusted_answer_into_a_final_failure():
-    with pytest.raises(AirflowFailException, match=r"^quote: the service's answer cannot be "
+    with pytest.raises(SpendRefused, match=r"^quote: the service's answer cannot be "
                        r"trusted \(.*bad figure.*\); nothing bought$"), trusted_answers("quote"):
         raise UnexpectedResponseError("bad figure")
     with trusted_answers("quote"):

@@ -13,9 +13,12 @@ from airflow.providers.common.compat.sdk import AirflowSkipException
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 
+from airflow_provider_tronenergy.keeper.reading import Seen
+from airflow_provider_tronenergy.keeper.watch import Wake
 from airflow_provider_tronenergy.operators.keeper import (
     TronEnergyKeeperApprovalOperator,
     approved_costs,
+    wakes,
 )
 
 AT = datetime(2026, 11, 26, 6, 0, tzinfo=timezone.utc)
@@ -61,3 +64,23 @@ def test_a_rejection_skips_the_buying_task():
              "responded_by_user": {"id": "7", "name": "alice"}}
     with pytest.raises(DownstreamTasksSkipped):
         gate.execute_complete(context, event)
+
+
+def _event(payload):
+    return SimpleNamespace(extra={"from_trigger": True, "payload": payload})
+
+
+def test_a_woken_run_hands_the_keeper_what_its_watcher_read():
+    """The triggering Asset events carry the watcher's reading (the trigger's payload): the
+    newest per wallet of this keeper; another keeper's, or a payload that is not a whole
+    reading (hand-made, an older watcher's), gives nothing and the run reads the chain."""
+    older = Wake("hot", W1, 300_000, 250_000, 1_000.0, 200_000, "below the floor")
+    newer = Wake("hot", W1, 300_000, 280_000, 1_030.0, 200_000, "below the floor, still")
+    other = Wake("cold", W2, 1, 1, 1_030.0, 200_000, "below the floor")
+    context = {"triggering_asset_events": {"asset": [
+        _event(newer.to_dict()), _event(older.to_dict()), _event(other.to_dict()),
+        _event({"keeper": "hot", "wallet": W2, "available": 5}),  # no figures to use
+        _event({"keeper": "hot", "wallet": W2, "limit": True, "used": 0, "read_at": 1.0}),
+        SimpleNamespace(extra=None)]}}
+    assert wakes(context, "hot") == {W1: Seen(W1, 300_000, 280_000, 1_030.0)}
+    assert wakes({}, "hot") == {}  # a scheduled or manual run: nothing woke it

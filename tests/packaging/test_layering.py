@@ -1,5 +1,7 @@
 """The package's rooms import only what docs/architecture.md's "Layers" table allows, and no
-module imports itself back through others.
+module imports itself back through others; the table allows nothing no import uses, lists
+the rooms from the top floor down, and says truly which rooms import Airflow and which may
+raise its exceptions (the domain rooms raise the provider's errors only).
 
 Every import is read with ``ast``: at module level, inside functions, and under
 ``TYPE_CHECKING`` (an annotation is an arrow a reader follows too). The table is the rule,
@@ -17,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "airflow_provider_tronenergy"
 NAME = PACKAGE.name
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-ROW = re.compile(r"^\| `(?P<room>[\w.]+?)(?:/|\.py)?` \|(?P<allowed>[^|\n]*)\|", re.MULTILINE)
+ROW = re.compile(r"^\| `(?P<room>[\w.]+?)(?:/|\.py)?` \|(?P<allowed>[^|\n]*)\|"
+                 r"(?P<airflow>[^|\n]*)\|", re.MULTILINE)
 TOP = "__init__"
 
 def module_name(path: Path) -> str:
@@ -66,19 +69,26 @@ GRAPH = {module: {target for target, _ in imports(module) if target != module}
          for module in MODULES}
 
 
-def allowed() -> dict[str, set[str]]:
-    """The Layers table: each room and the rooms it may import (``errors`` for every room)."""
+def rows() -> list[re.Match[str]]:
+    """The Layers table's rows, from the top floor down."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text[text.index("## Layers"):]
     section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    return list(ROW.finditer(section))
+
+
+def allowed() -> dict[str, set[str]]:
+    """The Layers table: each room and the rooms it may import (``errors`` for every room)."""
     table = {}
-    for row in ROW.finditer(section):
+    for row in rows():
         names = re.findall(r"`([\w.]+?)(?:/|\.py)?`", row["allowed"])
         table[row["room"]] = {*names, "errors"} - {row["room"]}
     return table
 
 
 TABLE = allowed()
+FLOORS = [row["room"] for row in rows()]
+AIRFLOW = {row["room"]: row["airflow"].strip() for row in rows()}
 
 
 def test_every_room_is_in_the_table() -> None:
@@ -166,3 +176,75 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     assert "hooks.tron_node" in GRAPH["payout.onchain"]  # TYPE_CHECKING and in a function
     assert "client.aio" in GRAPH["hooks.tronenergy"]  # in a method
     assert "errors" in GRAPH["protocol.numbers"]
+
+
+def test_every_permission_is_used() -> None:
+    """A permission no import uses is an arrow a reader follows for nothing: drop it."""
+    used: dict[str, set[str]] = {name: set() for name in TABLE}
+    for module in MODULES:
+        for target, _ in imports(module):
+            used[room(module)].add(room(target))
+    idle = [f"{name} may import {sorted(TABLE[name] - used[name] - {'errors'})}, which no "
+            "module of it does" for name in TABLE if TABLE[name] - used[name] - {"errors"}]
+    assert idle == [], "\n".join(idle)
+
+
+def test_the_table_lists_the_floors_from_the_top() -> None:
+    """Each room is above every room it may import, as the docs say ("From the top")."""
+    below = [f"{name} may import {target}, listed above it" for at, name in enumerate(FLOORS)
+             for target in TABLE[name] if target in FLOORS[:at]]
+    assert below == [], "\n".join(below)
+
+
+def airflow_imports(module: str) -> Iterator[tuple[str, str, int]]:
+    """Each name ``module`` imports from Airflow (``airflow.x`` for ``import airflow.x``)."""
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "airflow" or alias.name.startswith("airflow."):
+                    yield alias.name, alias.name, node.lineno
+        elif (isinstance(node, ast.ImportFrom) and not node.level and node.module
+              and (node.module == "airflow" or node.module.startswith("airflow."))):
+            for alias in node.names:
+                yield node.module, alias.name, node.lineno
+
+
+def is_airflow_exception(source: str, name: str) -> bool:
+    return bool(re.fullmatch(r"Airflow\w*Exception", name)) or source == "airflow.exceptions"
+
+
+# callbacks.config reads a connection when Airflow is there: it catches the lookup's
+# not-found (an absent connection is no secrets) and raises none of Airflow's.
+CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException")}
+
+
+def test_the_table_says_which_rooms_import_airflow() -> None:
+    """"no": nothing of Airflow; "yes": some module does; "yes, its exceptions": the room
+    may raise Airflow's exceptions, and does. Every other room raises the provider's
+    errors only, which the Airflow-facing rooms translate (``airflow_errors``)."""
+    wrong = []
+    for name, says in AIRFLOW.items():
+        found = [(module, source, imported, line) for module in MODULES
+                 if room(module) == name for source, imported, line in airflow_imports(module)]
+        raising = [f for f in found if is_airflow_exception(f[1], f[2])
+                   and (f[0], f[2]) not in CATCHES_ONLY]
+        if says not in ("no", "yes", "yes, its exceptions"):
+            wrong.append(f"{name}: say no, yes or yes, its exceptions, not {says!r}")
+        elif says == "no" and found:
+            wrong.append(f"{name} says no, but {found[0][0]}:{found[0][3]} imports "
+                         f"{found[0][1]}.{found[0][2]}")
+        elif says != "no" and not found:
+            wrong.append(f"{name} says {says!r}, but imports nothing of Airflow")
+        elif says == "yes" and raising:
+            wrong.append(f"{name} raises the provider's errors only, but {raising[0][0]}:"
+                         f"{raising[0][3]} imports {raising[0][2]} (raise a class of "
+                         "errors.py's tree; airflow_errors translates it)")
+        elif says == "yes, its exceptions" and not raising:
+            wrong.append(f"{name} says it may raise Airflow's exceptions, but imports none")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_domain_rooms_raise_no_airflow_exception() -> None:
+    """The rooms where money moves are not Airflow's: their errors are the provider's."""
+    for name in ("purchase", "money", "keeper", "journal", "deposits"):
+        assert AIRFLOW[name] == "no", name

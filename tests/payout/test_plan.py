@@ -12,6 +12,7 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
 
 from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout import plan as payouts
 from airflow_provider_tronenergy.payout.params import BatchParams
@@ -202,10 +203,10 @@ def test_plan_energy_quotes_at_the_services_price_and_keys_each_order(sandbox, c
 def test_plan_energy_refuses_over_the_ceiling_or_the_balance(sandbox, control):
     rows, checks, params = _batch(control)
     with _client(sandbox) as client:
-        with pytest.raises(AirflowFailException, match="over max_cost_trx 1 TRX"):
+        with pytest.raises(NotRetryable, match="over max_cost_trx 1 TRX"):
             payouts.plan_energy(client, rows, checks, {**params, "max_cost_trx": "1"})
         control.balance("2")
-        with pytest.raises(AirflowFailException, match="available balance 2"):
+        with pytest.raises(NotRetryable, match="available balance 2"):
             payouts.plan_energy(client, rows, checks, params)
 
 
@@ -224,7 +225,7 @@ def test_plan_energy_refuses_a_quote_it_cannot_trust(sandbox, control, patch):
     rows, checks, params = _batch(control)
     control.fault(kind="tamper", path="/energy/price", method="GET", patch=patch)
     try:
-        with _client(sandbox) as client, pytest.raises(AirflowFailException,
+        with _client(sandbox) as client, pytest.raises(NotRetryable,
                                                        match="cannot be trusted"):
             payouts.plan_energy(client, rows, checks, params)
     finally:

@@ -55,11 +55,14 @@ def test_a_wallet_crossing_its_floor_wakes_the_keeper_once(control, node_conn, r
     # 30 ms here): a few dozen energy back by the time the watcher reads it.
     spent = fired[1]["available"] if len(fired) == 2 else None
     assert spent is not None and 150_000 <= spent < 151_000, fired
+    # Each wake carries what the watcher read, at the chain's time: the run uses it.
+    read_at = [event.pop("read_at") for event in fired]
+    assert all(isinstance(at, float) and at > 1.7e9 for at in read_at), read_at
     assert fired == [
-        {"keeper": "hot", "wallet": low, "available": 50_000, "floor": 200_000,
-         "reason": "below the floor"},
-        {"keeper": "hot", "wallet": high, "available": spent, "floor": 200_000,
-         "reason": "below the floor"}]
+        {"keeper": "hot", "wallet": low, "available": 50_000, "limit": 50_000, "used": 0,
+         "floor": 200_000, "reason": "below the floor"},
+        {"keeper": "hot", "wallet": high, "available": spent, "limit": 300_000,
+         "used": 300_000 - spent, "floor": 200_000, "reason": "below the floor"}]
 
 
 def test_a_blind_watcher_wakes_nobody(control, registry, monkeypatch, capfd):
