@@ -4,7 +4,7 @@ without importing each other."""
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import Retryable, TronEnergyProviderError
 
 
 class NodeError(TronEnergyProviderError):
@@ -22,7 +22,7 @@ class NodeError(TronEnergyProviderError):
         self.path = path
 
 
-class UnreliableNode(NodeError):
+class UnreliableNode(NodeError, Retryable):
     """A node answered what the chain cannot hold together: a block ahead of this worker's
     clock, one older than a block already seen, a header its own block-by-number read
     contradicts, or a receipt its block does not hold. Nothing is signed or judged on it;

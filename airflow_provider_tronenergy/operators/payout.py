@@ -28,13 +28,13 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+from airflow_provider_tronenergy.journal import task_scope
 from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
 from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.operators.payout_verdict import (
     NOTHING_SIGNED,
     as_task,
 )
-from airflow_provider_tronenergy.operators.purchase import task_scope
 from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,

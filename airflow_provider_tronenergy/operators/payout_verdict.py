@@ -12,11 +12,9 @@ from typing import Any, Final
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
+from airflow_provider_tronenergy.airflow_errors import to_airflow
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.payout.funds import FundsInFlight, PayoutRefused
-from airflow_provider_tronenergy.payout.lease import WalletBusy
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.payout.send import PayoutConflict
 from airflow_provider_tronenergy.payout.trust import UnreliableNode
 from airflow_provider_tronenergy.signer import SignerError
 
@@ -34,27 +32,31 @@ def as_task(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 def task_verdict(exc: TronEnergyProviderError) -> BaseException:
-    """What the task does with an error of the payout room.
+    """What the task does with an error of the payout room: the provider's rule
+    (:func:`~..airflow_errors.to_airflow`: its errors say whether a retry may help), with
+    what the payout task adds to the message.
 
-    **Never retried** (``AirflowFailException``): bad input (the rows, a setting, a
-    payout id journaled for another payout), a batch the sender cannot pay, a signer
-    that cannot sign for good: a retry would fail the same way, and money must not move
-    on a guess. **Retried** as they are: what time may fix (a node that lies, lags or
-    does not answer, transfers in flight, the sender's lease held by another task, a
-    signer throttled or unreachable). Nothing was signed in either case, or what was is
-    in the journal, which the retry reads first."""
-    if isinstance(exc, PayoutInputError):
-        return AirflowFailException(f"bad input ({NOTHING_SIGNED}): {exc}")
-    if isinstance(exc, PayoutConflict | PayoutRefused):
-        return AirflowFailException(str(exc))
+    **Never retried**: bad input (the rows, a setting, a payout id journaled for another
+    payout), a batch the sender cannot pay, a signer that cannot sign for good: a retry
+    would fail the same way, and money must not move on a guess. **Retried**: what time
+    may fix (a node that lies, lags or does not answer, transfers in flight, the sender's
+    lease held by another task, a signer throttled or unreachable). Nothing was signed in
+    either case, or what was is in the journal, which the retry reads first."""
     if isinstance(exc, SignerError):
         return signer_failure(exc)
+    verdict = to_airflow(exc)
+    if verdict is exc:
+        return exc
+    return type(verdict)(_message(exc))
+
+
+def _message(exc: TronEnergyProviderError) -> str:
+    if isinstance(exc, PayoutInputError):
+        return f"bad input ({NOTHING_SIGNED}): {exc}"
     if isinstance(exc, UnreliableNode):
-        return AirflowException(f"the node is not believed ({NOTHING_SIGNED} or judged on its "
-                                f"word): {exc}; a retry asks again")
-    if isinstance(exc, FundsInFlight | WalletBusy):
-        return AirflowException(str(exc))
-    return exc
+        return (f"the node is not believed ({NOTHING_SIGNED} or judged on its word): {exc}; "
+                "a retry asks again")
+    return str(exc)
 
 
 def signer_failure(exc: SignerError) -> AirflowException:

@@ -26,7 +26,7 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (  # task_scope: operators.payout's, for now
+from airflow_provider_tronenergy.journal import (
     default_identity,
     explicit_identity,
     task_scope,
@@ -257,4 +257,4 @@ def _map_index(ti: Any) -> int:
     return int(index) if index is not None else -1
 
 
-__all__ = ["TronEnergyPurchaseOperator", "task_scope"]
+__all__ = ["TronEnergyPurchaseOperator"]

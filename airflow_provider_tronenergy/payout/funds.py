@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final
 
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import (
     SUN_PER_TRX,
@@ -51,11 +51,11 @@ ESTIMATE_CONCURRENCY: Final = 16
 """Node estimates asked side by side (a 10,000-row batch without estimates is 10,000)."""
 
 
-class PayoutRefused(TronEnergyProviderError, RuntimeError):
+class PayoutRefused(NotRetryable, RuntimeError):
     """The batch cannot be sent as it stands; every shortfall is named, nothing was signed."""
 
 
-class FundsInFlight(TronEnergyProviderError, RuntimeError):
+class FundsInFlight(Retryable, RuntimeError):
     """The batch is payable only if the sender's payouts in flight fail: nothing was
     signed, and a later try (once they are in blocks) reads the chain again."""
 

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import Retryable
 
 DEFAULT_LEASE_S: Final = 60
 """A lease's length; renewed every third of it while held."""
@@ -36,7 +36,7 @@ DEFAULT_WAIT_S: Final = 300
 POLL_S: Final = 1.0
 
 
-class WalletBusy(TronEnergyProviderError, RuntimeError):
+class WalletBusy(Retryable, RuntimeError):
     """Another worker holds the sender's lease (its pre-flight and signing); nothing was
     signed here, and a later try reads the chain again."""
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.node.client import MAX_TRANSFER_ENERGY
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
@@ -30,7 +30,7 @@ MAX_DIGITS: Final = 15
 """Digits before the point: more than the token's supply is a typo, not a payout."""
 
 
-class PayoutInputError(TronEnergyProviderError, ValueError):
+class PayoutInputError(NotRetryable, ValueError):
     """The payouts cannot be sent as given; every problem is in the message."""
 
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
 from airflow_provider_tronenergy.node.protocol import Node
@@ -69,7 +70,7 @@ __all__ = ["MAX_EXPIRATION_S", "Clear", "Look", "PayoutConflict", "PayoutSender"
            "SendSettings", "Step", "next_step", "scope_name"]
 
 
-class PayoutConflict(PayoutJournalError):
+class PayoutConflict(PayoutJournalError, NotRetryable):
     """A payout identity was journaled for another recipient, amount, token or sender."""
 
 
