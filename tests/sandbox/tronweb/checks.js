@@ -131,7 +131,8 @@ async function main() {
     const signed = tronWeb.utils.crypto.signTransaction(input.wallet_key, built);
     const sent = await tronWeb.trx.sendRawTransaction(signed);
     const info = await receipt(sent.txid || signed.txID);
-    const account = await tronWeb.trx.getAccount(wallet);
+    // At the head: getAccount reads the solidity API, where the update is not yet.
+    const account = await tronWeb.trx.getUnconfirmedAccount(tronWeb.address.toHex(wallet));
     // Under the new permission: the payout key's USDT transfer is taken, its TRX refused.
     const call = await tronWeb.transactionBuilder.triggerSmartContract(
       input.usdt, 'transfer(address,uint256)', { feeLimit: 30000000, permissionId: 2 },
