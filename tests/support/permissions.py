@@ -7,7 +7,9 @@ from typing import Any
 
 import requests
 from tronpy.keys import PrivateKey
+from tronpy.tron import Transaction
 
+from support.chain import Chain
 from support.control import Control
 
 TRIGGER_ONLY = (1 << 31).to_bytes(32, "little").hex()
@@ -36,3 +38,17 @@ def permit(control: Control, owner: str, owner_keys: list[PrivateKey],
                       "keys": [{"address": addr(k), "weight": 1} for k in owner_keys]},
             "actives": actives}
     return requests.post(f"{control.root}/chain/permissions/{owner}", json=body, timeout=10)
+
+
+def signed(chain: Chain, builder: Any, keys: list[PrivateKey], permission_id: int
+           ) -> Transaction:
+    """A transaction built under ``permission_id`` and signed by ``keys``."""
+    txn = chain.expiring(builder.permission_id(permission_id)).build()
+    txn.set_signature([k.sign_msg_hash(bytes.fromhex(txn.txid)).hex() for k in keys])
+    return txn
+
+
+def answer(chain: Chain, txn: Transaction) -> tuple[str, str]:
+    """The node's code and message for a broadcast (``SUCCESS`` when it has none)."""
+    got = chain.raw_broadcast(txn)
+    return got.get("code", "SUCCESS"), got.get("message", "")

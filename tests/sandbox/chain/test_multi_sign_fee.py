@@ -13,16 +13,14 @@ adds it (``TransactionUtil.buildTransactionInfoInstance``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import requests
 from tronpy.keys import PrivateKey
-from tronpy.tron import Transaction
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
-from support.permissions import TRANSFER_ONLY, active, permit
+from support.permissions import TRANSFER_ONLY, active, answer, permit, signed
 
 FEE = 1_000_000
 """Mainnet's ``getMultiSignFee``: 1 TRX."""
@@ -45,18 +43,6 @@ def two_of_three(chain: Chain, trx: str, operations: str | None = None
                   **({"operations": operations} if operations else {}))
     assert permit(chain.control, owner, [cold], [perm]).status_code == 200
     return owner, [cold, *keys]
-
-
-def signed(chain: Chain, builder: Any, keys: list[PrivateKey], permission_id: int
-           ) -> Transaction:
-    txn = chain.expiring(builder.permission_id(permission_id)).build()
-    txn.set_signature([k.sign_msg_hash(bytes.fromhex(txn.txid)).hex() for k in keys])
-    return txn
-
-
-def answer(chain: Chain, txn: Transaction) -> tuple[str, str]:
-    got = chain.raw_broadcast(txn)
-    return got.get("code", "SUCCESS"), got.get("message", "")
 
 
 def balance(chain: Chain, address: str) -> int:

@@ -21,7 +21,7 @@ from tronpy.tron import Transaction
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
-from support.permissions import TRANSFER_ONLY, TRIGGER_ONLY, addr
+from support.permissions import TRANSFER_ONLY, TRIGGER_ONLY, addr, answer, signed
 
 FEE = 100_000_000
 """100 TRX: mainnet's ``getUpdateAccountPermissionFee`` (spec/chain-facts.md)."""
@@ -48,18 +48,6 @@ def hot_wallet(owner_key: PrivateKey, payout: PrivateKey | str,
 def update(chain: Chain, owner: str, perm: dict[str, Any]) -> Transaction:
     """The update built by tronpy (online: the node's txID through getsignweight)."""
     return chain.expiring(chain.tron.trx.account_permission_update(owner, perm)).build()
-
-
-def signed(chain: Chain, builder: Any, keys: list[PrivateKey], permission_id: int
-           ) -> Transaction:
-    txn = chain.expiring(builder.permission_id(permission_id)).build()
-    txn.set_signature([k.sign_msg_hash(bytes.fromhex(txn.txid)).hex() for k in keys])
-    return txn
-
-
-def answer(chain: Chain, txn: Transaction) -> tuple[str, str]:
-    got = chain.raw_broadcast(txn)
-    return got.get("code", "SUCCESS"), got.get("message", "")
 
 
 def test_the_chain_names_the_fee(chain: Chain):
