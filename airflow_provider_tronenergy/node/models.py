@@ -374,8 +374,7 @@ class ChainParameters:
     free_net_limit: int
     """Free bandwidth per account per day (``getFreeNetLimit``)."""
     multi_sign_fee: int
-    """Sun a transaction with more than one signature pays (``getMultiSignFee``: java-tron's
-    ``Manager.consumeMultiSignFee``, commit 1e35f79a165424bbae319799d9aca92948b8f5c2)."""
+    """Sun a multi-signed transaction pays (``getMultiSignFee``; java-tron 1e35f79a)."""
 
     @classmethod
     def from_node(cls, payload: dict[str, Any]) -> ChainParameters:
@@ -418,8 +417,7 @@ class ChainParameters:
 
 
 _PARAMETER_KEYS = ("getEnergyFee", "getTransactionFee", "getCreateAccountFee",
-                   "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit",
-                   "getMultiSignFee")
+                   "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit", "getMultiSignFee")
 
 
 @dataclass(frozen=True)
