@@ -187,9 +187,7 @@ def _words() -> frozenset[str]:
                 words.add(node.id)
             elif isinstance(node, ast.Attribute):
                 words.add(node.attr)
-            elif isinstance(node, ast.arg):
-                words.add(node.arg)
-            elif isinstance(node, ast.keyword) and node.arg:
+            elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:
                 words.add(node.arg)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 words.add(node.name)
