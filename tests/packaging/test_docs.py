@@ -248,7 +248,9 @@ def _path(reference: str) -> bool:
 
 def resolves(reference: str) -> bool | None:
     """Whether a backticked reference names code that exists; None: it is no code reference
-    (a state in quotes, a command, an identity's shape)."""
+    (a state in quotes, a command, an identity's shape). A bare lower-case name (a field,
+    a state) need only be a word of the code; a call, a class, a private helper must be
+    defined; a dotted name is followed module by module, then class and member."""
     reference = reference.strip()
     if reference.endswith(".py") or reference.endswith("/") or (
             "/" in reference and " " not in reference and not reference.startswith("/")
@@ -260,7 +262,7 @@ def resolves(reference: str) -> bool | None:
         return None
     if "." in name:
         return _dotted(name)
-    if call or name[0].isupper():
+    if call or name[0].isupper() or name.startswith("_"):
         return name in _everywhere() or any(name in _names_in(tree.body)
                                             for tree in _modules().values())
     return name in _words()
@@ -275,14 +277,14 @@ def test_the_reference_rule_resolves_and_refuses():
     assert resolves("operators/payout.py") and resolves("keeper/")
     assert resolves("payout.send.PayoutSender.send") and resolves("Judge.settle")
     assert resolves("rows.amount_problem") and resolves("as_airflow()")
-    assert resolves("KeeperWatch.poll") and resolves("signing")
+    assert resolves("KeeperWatch.poll") and resolves("signing") and resolves("_rounds")
     assert resolves("keeper:<name>:<wallet>:<n>") is None
     assert resolves('"payout batch ready"') is None
     assert not resolves("operators/payout_moved.py")
     assert not resolves("payout.send.PayoutSender.sends")
     assert not resolves("payout.nowhere.PayoutSender")
     assert not resolves("NoSuchClass") and not resolves("no_such_function()")
-    assert not resolves("Judge.no_such_method")
+    assert not resolves("Judge.no_such_method") and not resolves("_no_such_helper")
 
 
 def test_the_walks_name_code_that_exists():
