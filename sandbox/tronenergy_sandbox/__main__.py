@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from airflow_provider_tronenergy.sandbox.cli import main
+from tronenergy_sandbox.cli import main
 
 sys.exit(main())

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.database import Database
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox import pricing
+from tronenergy_sandbox.database import Database
+from tronenergy_sandbox.errors import WorldError
 
 IN_FLIGHT = ("pending", "processing")
 """Order statuses whose energy cost is frozen: not yet spent, not yet available."""

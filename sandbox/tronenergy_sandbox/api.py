@@ -11,11 +11,11 @@ from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol import signing
 from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, ErrorCode
-from airflow_provider_tronenergy.sandbox import params, schemas
-from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.jsonout import dumps
-from airflow_provider_tronenergy.sandbox.pricing import PRICE_RENT_TIMES, PURCHASE_RENT_TIMES
-from airflow_provider_tronenergy.sandbox.state import SandboxState
+from tronenergy_sandbox import params, schemas
+from tronenergy_sandbox.errors import WorldError
+from tronenergy_sandbox.jsonout import dumps
+from tronenergy_sandbox.pricing import PRICE_RENT_TIMES, PURCHASE_RENT_TIMES
+from tronenergy_sandbox.state import SandboxState
 
 router = APIRouter(prefix="/v1", responses=schemas.ERROR_RESPONSES)
 

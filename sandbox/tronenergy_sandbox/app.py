@@ -15,21 +15,21 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox import api, control, node
-from airflow_provider_tronenergy.sandbox.chain import (
+from tronenergy_sandbox import api, control, node
+from tronenergy_sandbox.chain import (
     attack_routes,
     parameter_routes,
     permission_routes,
     placed,
     range_routes,
 )
-from airflow_provider_tronenergy.sandbox.chain import control as chain_control
-from airflow_provider_tronenergy.sandbox.chain import routes as chain_routes
-from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
-from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
-from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.faults import FaultMiddleware
-from airflow_provider_tronenergy.sandbox.state import SandboxState
+from tronenergy_sandbox.chain import control as chain_control
+from tronenergy_sandbox.chain import routes as chain_routes
+from tronenergy_sandbox.chain.producer import BlockProducer
+from tronenergy_sandbox.dispatcher import Dispatcher
+from tronenergy_sandbox.errors import WorldError
+from tronenergy_sandbox.faults import FaultMiddleware
+from tronenergy_sandbox.state import SandboxState
 
 access_log = logging.getLogger("tronenergy.sandbox.access")
 log = logging.getLogger("tronenergy.sandbox")

@@ -11,10 +11,10 @@ import uvicorn
 
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.protocol.signing import SCHEMES
-from airflow_provider_tronenergy.sandbox.app import create_app
-from airflow_provider_tronenergy.sandbox.server import base_url
-from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
 from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
+from tronenergy_sandbox.app import create_app
+from tronenergy_sandbox.server import base_url
+from tronenergy_sandbox.state import SandboxConfig, SandboxState
 
 
 def _decimal(text: str) -> Decimal:

@@ -13,11 +13,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox import params
-from airflow_provider_tronenergy.sandbox.api import json_response, sandbox
-from airflow_provider_tronenergy.sandbox.errors import SandboxError, WorldError
-from airflow_provider_tronenergy.sandbox.faults import ERROR_CODES, KINDS
-from airflow_provider_tronenergy.sandbox.pricing import trx_to_sun
+from tronenergy_sandbox import params
+from tronenergy_sandbox.api import json_response, sandbox
+from tronenergy_sandbox.errors import SandboxError, WorldError
+from tronenergy_sandbox.faults import ERROR_CODES, KINDS
+from tronenergy_sandbox.pricing import trx_to_sun
 
 
 class ForbiddenError(SandboxError):

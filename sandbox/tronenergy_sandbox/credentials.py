@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-from airflow_provider_tronenergy.sandbox.database import Database
+from tronenergy_sandbox.database import Database
 
 
 @dataclass(frozen=True, repr=False)

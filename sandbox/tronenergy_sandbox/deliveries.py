@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox.database import Database, iso
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox.database import Database, iso
+from tronenergy_sandbox.errors import WorldError
 
 # Callback retries after the first attempt fails (spec section 6).
 RETRY_DELAYS = (10.0, 60.0, 300.0)

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 
 from airflow_provider_tronenergy.protocol.signing import sign_callback
-from airflow_provider_tronenergy.sandbox.credentials import Credentials
-from airflow_provider_tronenergy.sandbox.deliveries import DueDelivery
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.credentials import Credentials
+from tronenergy_sandbox.deliveries import DueDelivery
+from tronenergy_sandbox.world import World
 
 log = logging.getLogger("tronenergy.sandbox.callbacks")
 

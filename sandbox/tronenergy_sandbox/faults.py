@@ -29,7 +29,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox.jsonout import dumps
+from tronenergy_sandbox.jsonout import dumps
 
 log = logging.getLogger("tronenergy.sandbox.faults")
 

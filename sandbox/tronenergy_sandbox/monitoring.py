@@ -2,7 +2,7 @@
 
 A subscription decides whether a confirmed transfer to its address owes a
 callback (:meth:`Monitoring._watching_url`); the deliveries themselves live in
-:mod:`~airflow_provider_tronenergy.sandbox.deliveries`.
+:mod:`~tronenergy_sandbox.deliveries`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox.database import Database, iso
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox.database import Database, iso
+from tronenergy_sandbox.errors import WorldError
 
 
 class Monitoring(Database):

@@ -22,10 +22,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import codec, multicall, wire
-from airflow_provider_tronenergy.sandbox.chain.charging import revert_energy
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain import codec, multicall, wire
+from tronenergy_sandbox.chain.charging import revert_energy
+from tronenergy_sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
 NO_ESTIMATE = "this node does not support estimate energy"

@@ -14,11 +14,11 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT, AccountLedger
-from airflow_provider_tronenergy.sandbox.chain.ledger import ChainLedger
-from airflow_provider_tronenergy.sandbox.database import iso
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox import pricing
+from tronenergy_sandbox.account import IN_FLIGHT, AccountLedger
+from tronenergy_sandbox.chain.ledger import ChainLedger
+from tronenergy_sandbox.database import iso
+from tronenergy_sandbox.errors import WorldError
 
 # Order progression at time-scale 1.0, in seconds after creation.
 PROCESSING_AFTER = 1.0

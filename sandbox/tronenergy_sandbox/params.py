@@ -14,7 +14,7 @@ from typing import Any
 from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.numbers import NumberError, is_ascii_digits, parse_decimal
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox.errors import WorldError
 
 MISSING: Any = object()
 # No integer parameter means anything near this; checked before any conversion, so

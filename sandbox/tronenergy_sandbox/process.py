@@ -52,10 +52,10 @@ class SandboxProcess:
 
 def start_sandbox(*args: str, log_level: str = "warning",
                   log_file: str | None = None) -> SandboxProcess:
-    """Start ``python -m airflow_provider_tronenergy.sandbox --port 0 ARGS`` and wait for it."""
+    """Start ``python -m tronenergy_sandbox --port 0 ARGS`` and wait for it."""
     stderr = open(log_file, "a") if log_file else subprocess.DEVNULL  # noqa: SIM115
     process = subprocess.Popen(
-        [sys.executable, "-m", "airflow_provider_tronenergy.sandbox", "--port", "0",
+        [sys.executable, "-m", "tronenergy_sandbox", "--port", "0",
          "--log-level", log_level, *args],
         stdout=subprocess.PIPE, stderr=stderr, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

@@ -8,9 +8,9 @@ from types import TracebackType
 
 import uvicorn
 
-from airflow_provider_tronenergy.sandbox.app import create_app
-from airflow_provider_tronenergy.sandbox.state import SandboxConfig, SandboxState
 from airflow_provider_tronenergy.serving import bind_socket, proxy_settings
+from tronenergy_sandbox.app import create_app
+from tronenergy_sandbox.state import SandboxConfig, SandboxState
 
 
 def base_url(host: str, port: int) -> str:

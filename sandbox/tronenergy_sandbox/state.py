@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from airflow_provider_tronenergy.sandbox.credentials import Credentials
-from airflow_provider_tronenergy.sandbox.faults import FaultRegistry
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.credentials import Credentials
+from tronenergy_sandbox.faults import FaultRegistry
+from tronenergy_sandbox.world import World
 
 if TYPE_CHECKING:
-    from airflow_provider_tronenergy.sandbox.chain.producer import BlockProducer
-    from airflow_provider_tronenergy.sandbox.dispatcher import Dispatcher
+    from tronenergy_sandbox.chain.producer import BlockProducer
+    from tronenergy_sandbox.dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class SandboxState:
 
     @classmethod
     def build(cls, config: SandboxConfig) -> SandboxState:
-        from airflow_provider_tronenergy.sandbox.pricing import trx_to_sun
+        from tronenergy_sandbox.pricing import trx_to_sun
 
         if config.state:
             protect_state_file(config.state)

@@ -18,17 +18,17 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.account import IN_FLIGHT
-from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS
-from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
-from airflow_provider_tronenergy.sandbox.chain.transactions import ChainTransactions
-from airflow_provider_tronenergy.sandbox.credentials import Credentials, CredentialStore
-from airflow_provider_tronenergy.sandbox.database import SCHEMA, iso
-from airflow_provider_tronenergy.sandbox.deliveries import RETRY_DELAYS, DeliveryQueue, DueDelivery
-from airflow_provider_tronenergy.sandbox.errors import WorldError
-from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
-from airflow_provider_tronenergy.sandbox.orders import PROCESSING_AFTER, SUCCESS_AFTER, OrderBook
+from tronenergy_sandbox import pricing
+from tronenergy_sandbox.account import IN_FLIGHT
+from tronenergy_sandbox.chain.ledger import USDT_UNITS
+from tronenergy_sandbox.chain.parameters import ParameterBook
+from tronenergy_sandbox.chain.transactions import ChainTransactions
+from tronenergy_sandbox.credentials import Credentials, CredentialStore
+from tronenergy_sandbox.database import SCHEMA, iso
+from tronenergy_sandbox.deliveries import RETRY_DELAYS, DeliveryQueue, DueDelivery
+from tronenergy_sandbox.errors import WorldError
+from tronenergy_sandbox.monitoring import Monitoring
+from tronenergy_sandbox.orders import PROCESSING_AFTER, SUCCESS_AFTER, OrderBook
 
 __all__ = [
     "IN_FLIGHT",

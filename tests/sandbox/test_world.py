@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import airflow_provider_tronenergy.sandbox as sandbox_pkg
-from airflow_provider_tronenergy.sandbox import (
+import tronenergy_sandbox as sandbox_pkg
+from tronenergy_sandbox import (
     account,
     credentials,
     database,

@@ -11,9 +11,9 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
-from airflow_provider_tronenergy.sandbox.chain.solid import SolidState
+from tronenergy_sandbox import pricing
+from tronenergy_sandbox.chain.parameters import ParameterBook
+from tronenergy_sandbox.chain.solid import SolidState
 
 
 class ChainState(SolidState):

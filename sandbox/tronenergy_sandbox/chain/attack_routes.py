@@ -9,10 +9,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.sandbox import params
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain.attacks import LOOKALIKE_USDT
-from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
+from tronenergy_sandbox import params
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain.attacks import LOOKALIKE_USDT
+from tronenergy_sandbox.control import loopback_only, reply
 
 router = APIRouter(prefix="/sandbox/attacks", include_in_schema=False,
                    dependencies=[Depends(loopback_only)])

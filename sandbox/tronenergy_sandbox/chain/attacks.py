@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.sandbox.chain import codec
-from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
-from airflow_provider_tronenergy.sandbox.chain.views import (
+from tronenergy_sandbox.chain import codec
+from tronenergy_sandbox.chain.accounts import ChainState
+from tronenergy_sandbox.chain.views import (
     UNITS,
     USDT_CALL_ENERGY,
     raw_data,
@@ -45,7 +45,7 @@ from airflow_provider_tronenergy.sandbox.chain.views import (
     transfer_call_data,
     transfer_log,
 )
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox.errors import WorldError
 
 if TYPE_CHECKING:
     import sqlite3

@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
-from airflow_provider_tronenergy.sandbox.database import Database
+from tronenergy_sandbox.database import Database
 
 BLOCK_SECONDS = 3.0
 """One block every 3 s (times the time-scale)."""

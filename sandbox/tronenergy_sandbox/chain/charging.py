@@ -37,13 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from airflow_provider_tronenergy.protocol.address import decode_address
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
-from airflow_provider_tronenergy.sandbox.chain.parameters import (
+from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
+from tronenergy_sandbox.chain.parameters import (
     FACTOR_DECIMAL,
     ChainParameters,
     ContractEnergy,
 )
-from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
+from tronenergy_sandbox.chain.update_contract import UPDATE
 
 MAX_FEE_LIMIT = 15_000_000_000
 """``getMaxFeeLimit``: the highest ``fee_limit`` a call may name (15,000 TRX)."""

@@ -24,10 +24,10 @@ from tronpy.keys import Signature
 from tronpy.proto import tron_pb2
 
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
-from airflow_provider_tronenergy.sandbox.chain import update_contract
+from tronenergy_sandbox.chain import update_contract
 
 # The JSON readers the routes know as codec's (jsonbytes), re-exported (__all__ below).
-from airflow_provider_tronenergy.sandbox.chain.jsonbytes import (
+from tronenergy_sandbox.chain.jsonbytes import (
     NULL_POINTER,
     PARSE_EXCEPTION,
     CodecError,
@@ -38,9 +38,9 @@ from airflow_provider_tronenergy.sandbox.chain.jsonbytes import (
     raw_address,
     shown_address,
 )
-from airflow_provider_tronenergy.sandbox.chain.jsonbytes import hex_field as _hex
-from airflow_provider_tronenergy.sandbox.chain.jsonbytes import integer as _integer
-from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
+from tronenergy_sandbox.chain.jsonbytes import hex_field as _hex
+from tronenergy_sandbox.chain.jsonbytes import integer as _integer
+from tronenergy_sandbox.chain.update_contract import UPDATE
 
 TRANSFER = "TransferContract"
 TRIGGER = "TriggerSmartContract"

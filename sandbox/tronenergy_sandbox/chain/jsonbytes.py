@@ -16,7 +16,7 @@ from airflow_provider_tronenergy.protocol.address import (
     decode_address,
     encode_address,
 )
-from airflow_provider_tronenergy.sandbox.errors import SandboxError
+from tronenergy_sandbox.errors import SandboxError
 
 
 class CodecError(SandboxError, ValueError):

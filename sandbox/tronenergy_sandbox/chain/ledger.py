@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
-from airflow_provider_tronenergy.sandbox import pricing
-from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
-from airflow_provider_tronenergy.sandbox.chain.recovery import consumed, recovered
-from airflow_provider_tronenergy.sandbox.errors import WorldError
+from tronenergy_sandbox import pricing
+from tronenergy_sandbox.chain.accounts import ChainState
+from tronenergy_sandbox.chain.recovery import consumed, recovered
+from tronenergy_sandbox.errors import WorldError
 
 USDT_UNITS = 1_000_000
 """USDT's 6 decimals."""

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
-from airflow_provider_tronenergy.sandbox.chain.charging import scaled
-from airflow_provider_tronenergy.sandbox.chain.parameters import ContractEnergy
+from tronenergy_sandbox.chain.charging import scaled
+from tronenergy_sandbox.chain.parameters import ContractEnergy
 
 MULTICALL: Final = "TGXuuKAb4bnrn137u39EKbYzKNXvdCes98"
 AGGREGATE: Final = "aggregate((address,bytes)[])"

@@ -15,16 +15,16 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.sandbox import params
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import codec, wire
-from airflow_provider_tronenergy.sandbox.chain.parameters import (
+from tronenergy_sandbox import params
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain import codec, wire
+from tronenergy_sandbox.chain.parameters import (
     ChainParameters,
     ContractEnergy,
     ParameterError,
 )
-from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.control import loopback_only, reply
+from tronenergy_sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
 control_router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,

@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
-from airflow_provider_tronenergy.sandbox.errors import SandboxError
+from tronenergy_sandbox.errors import SandboxError
 
 FACTOR_DECIMAL: Final = 10_000
 """java-tron's ``DYNAMIC_ENERGY_FACTOR_DECIMAL``: an energy_factor of 10,000 adds 100 %."""

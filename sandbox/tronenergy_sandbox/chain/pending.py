@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from airflow_provider_tronenergy.sandbox.chain.charging import AccountState, Outcome
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
-from airflow_provider_tronenergy.sandbox.database import Database
+from tronenergy_sandbox.chain.charging import AccountState, Outcome
+from tronenergy_sandbox.chain.codec import TRANSFER, Decoded
+from tronenergy_sandbox.database import Database
 
 PENDING_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chain_pending_effects (

@@ -15,19 +15,19 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.sandbox import params
-from airflow_provider_tronenergy.sandbox.chain import codec, update_contract, wire
-from airflow_provider_tronenergy.sandbox.chain.permissions import (
+from tronenergy_sandbox import params
+from tronenergy_sandbox.chain import codec, update_contract, wire
+from tronenergy_sandbox.chain.permissions import (
     PermissionUpdateError,
     approved_list,
     update_message,
 )
-from airflow_provider_tronenergy.sandbox.chain.routes import (
+from tronenergy_sandbox.chain.routes import (
     CONTRACT_VALIDATE,
     permission_id,
     unsigned,
 )
-from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
+from tronenergy_sandbox.control import loopback_only, reply
 
 router = APIRouter(include_in_schema=False)
 control_router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,

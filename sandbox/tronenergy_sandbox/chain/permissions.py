@@ -23,11 +23,11 @@ from typing import Any, Final
 from tronpy.proto import tron_pb2
 
 from airflow_provider_tronenergy.protocol.address import decode_address
-from airflow_provider_tronenergy.sandbox.chain import codec, update_contract
-from airflow_provider_tronenergy.sandbox.chain.accounts import ChainState
-from airflow_provider_tronenergy.sandbox.chain.charging import Refusal
-from airflow_provider_tronenergy.sandbox.chain.codec import Decoded
-from airflow_provider_tronenergy.sandbox.errors import SandboxError
+from tronenergy_sandbox.chain import codec, update_contract
+from tronenergy_sandbox.chain.accounts import ChainState
+from tronenergy_sandbox.chain.charging import Refusal
+from tronenergy_sandbox.chain.codec import Decoded
+from tronenergy_sandbox.errors import SandboxError
 
 OWNER: Final = "Owner"
 ACTIVE: Final = "Active"

@@ -28,12 +28,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol.address import decode_address, random_address
-from airflow_provider_tronenergy.sandbox import params
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import codec
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER
-from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS
-from airflow_provider_tronenergy.sandbox.chain.views import (
+from tronenergy_sandbox import params
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain import codec
+from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER
+from tronenergy_sandbox.chain.ledger import USDT_UNITS
+from tronenergy_sandbox.chain.views import (
     USDT_CALL_ENERGY,
     raw_data,
     reverted,
@@ -41,8 +41,8 @@ from airflow_provider_tronenergy.sandbox.chain.views import (
     transfer_call_data,
     transfer_log,
 )
-from airflow_provider_tronenergy.sandbox.control import loopback_only, reply
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.control import loopback_only, reply
+from tronenergy_sandbox.world import World
 
 router = APIRouter(prefix="/sandbox/chain", include_in_schema=False,
                    dependencies=[Depends(loopback_only)])

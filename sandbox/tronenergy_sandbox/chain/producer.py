@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.world import World
 
 log = logging.getLogger("tronenergy.sandbox.chain")
 

@@ -16,7 +16,7 @@ import json
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.sandbox.chain import views, wire
+from tronenergy_sandbox.chain import views, wire
 
 router = APIRouter(include_in_schema=False)
 BLOCK_LIMIT_NUM = 100

@@ -20,10 +20,10 @@ from fastapi.responses import Response
 from tronpy.keys import keccak256
 
 from airflow_provider_tronenergy.protocol.address import encode_address
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import codec, views, wire
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, TRIGGER, TYPE_URL
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain import codec, views, wire
+from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, TYPE_URL
+from tronenergy_sandbox.world import World
 
 router = APIRouter(include_in_schema=False)
 EXPIRATION_MS = 60_000

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from airflow_provider_tronenergy.sandbox.chain.blocks import Blocks
+from tronenergy_sandbox.chain.blocks import Blocks
 
 UNDO_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chain_undo (

@@ -26,26 +26,26 @@ from typing import Any
 
 from tronpy.proto import tron_pb2
 
-from airflow_provider_tronenergy.sandbox.chain import codec, views
-from airflow_provider_tronenergy.sandbox.chain.attacks import SimulatedTransfers
-from airflow_provider_tronenergy.sandbox.chain.charging import (
+from tronenergy_sandbox.chain import codec, views
+from tronenergy_sandbox.chain.attacks import SimulatedTransfers
+from tronenergy_sandbox.chain.charging import (
     AccountState,
     Outcome,
     Refusal,
     execute,
 )
-from airflow_provider_tronenergy.sandbox.chain.codec import TRANSFER, Decoded
-from airflow_provider_tronenergy.sandbox.chain.ledger import USDT_UNITS, ChainLedger
-from airflow_provider_tronenergy.sandbox.chain.parameters import ParameterBook
-from airflow_provider_tronenergy.sandbox.chain.pending import PendingEffects, effects
-from airflow_provider_tronenergy.sandbox.chain.permissions import (
+from tronenergy_sandbox.chain.codec import TRANSFER, Decoded
+from tronenergy_sandbox.chain.ledger import USDT_UNITS, ChainLedger
+from tronenergy_sandbox.chain.parameters import ParameterBook
+from tronenergy_sandbox.chain.pending import PendingEffects, effects
+from tronenergy_sandbox.chain.permissions import (
     AccountPermissions,
     PermissionUpdateError,
     sign_weight,
 )
-from airflow_provider_tronenergy.sandbox.chain.update_contract import UPDATE
-from airflow_provider_tronenergy.sandbox.deliveries import DeliveryQueue
-from airflow_provider_tronenergy.sandbox.monitoring import Monitoring
+from tronenergy_sandbox.chain.update_contract import UPDATE
+from tronenergy_sandbox.deliveries import DeliveryQueue
+from tronenergy_sandbox.monitoring import Monitoring
 
 MAX_TRANSACTION_BYTES = 500 * 1024
 """java-tron's ``TRANSACTION_MAX_BYTE_SIZE``."""

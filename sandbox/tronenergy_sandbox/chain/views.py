@@ -14,10 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
-from airflow_provider_tronenergy.sandbox.chain import codec
-from airflow_provider_tronenergy.sandbox.chain.blocks import BlockRef
-from airflow_provider_tronenergy.sandbox.chain.charging import Outcome
-from airflow_provider_tronenergy.sandbox.chain.codec import TRIGGER, Decoded
+from tronenergy_sandbox.chain import codec
+from tronenergy_sandbox.chain.blocks import BlockRef
+from tronenergy_sandbox.chain.charging import Outcome
+from tronenergy_sandbox.chain.codec import TRIGGER, Decoded
 
 TRANSFER_TOPIC = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 """keccak256 of ``Transfer(address,address,uint256)``: the USDT event's first topic."""

@@ -26,9 +26,9 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.sandbox.api import sandbox
-from airflow_provider_tronenergy.sandbox.chain import codec
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.api import sandbox
+from tronenergy_sandbox.chain import codec
+from tronenergy_sandbox.world import World
 
 
 def answer(payload: dict[str, Any]) -> Response:
