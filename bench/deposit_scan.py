@@ -47,8 +47,8 @@ from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
 from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, wait_for_head
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.chain.blocks import SOLIDIFY_BLOCKS
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 TIME_AIM_S = 300.0
 MAX_REQUESTS_PER_BLOCK = 1.05

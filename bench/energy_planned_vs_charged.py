@@ -50,7 +50,7 @@ from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.payout import plan as payouts
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"

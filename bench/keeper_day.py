@@ -60,7 +60,7 @@ from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.keeper.watch import KeeperWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 HOLDER, FIRST_TIME = 64_285, 130_285  # the sandbox chain's charge at its default factor

@@ -38,7 +38,7 @@ from tronpy.keys import PrivateKey
 from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 FEE_LIMIT = 30_000_000

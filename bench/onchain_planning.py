@@ -30,7 +30,7 @@ from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.payout import plan as payouts
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 
 def _spent(client: TronEnergyClient, plan: dict) -> Decimal:

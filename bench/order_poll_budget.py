@@ -35,8 +35,8 @@ from airflow_provider_tronenergy.client import RetryPolicy, TronEnergyClient
 from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 from airflow_provider_tronenergy.hooks.order_wait import OrderWatch, await_order
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 STARTS: list[tuple[float, str]] = []
 _real_get = TronEnergyAsyncClient.get_order

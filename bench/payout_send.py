@@ -82,9 +82,9 @@ from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
-from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
+from tronenergy_sandbox.chain.multicall import MULTICALL
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Refresh the locked environments: requirements/airflow-X.txt for each Airflow release CI
 # runs, exact versions of everything scripts/bootstrap.sh installs (the provider's
-# dependencies and the dev extra), resolved by uv for every platform (--universal).
+# dependencies and the dev extra), resolved by uv for every platform (--universal). The
+# sandbox's (sandbox/pyproject.toml) are the provider's own, in the same ranges:
+# tests/packaging/test_locks.py fails when one is not locked.
 # Versions already locked stay unless pyproject.toml's ranges exclude them; `--upgrade`
 # (passed on to uv) moves everything to the newest releases the ranges admit. Run the
 # suite on both (CI does) before committing new locks.

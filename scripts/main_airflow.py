@@ -25,7 +25,7 @@ from typing import Any
 
 from main_runner import END
 
-from airflow_provider_tronenergy.sandbox.process import stop_process
+from tronenergy_sandbox.process import stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG_LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<message>.*?)\s+\[[^\]\s]+\]"

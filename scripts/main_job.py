@@ -49,8 +49,8 @@ from main_ui import PAGE
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox, stop_process
+from tronenergy_sandbox.chain.multicall import MULTICALL
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox, stop_process
 
 if TYPE_CHECKING:
     from airflow.triggers.base import TriggerEvent

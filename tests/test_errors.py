@@ -1,4 +1,5 @@
-"""Every exception the provider defines is under one root, in its room's family."""
+"""Every exception the provider defines is under one root, in its room's family; so is
+every exception of its sandbox (``tronenergy_sandbox``, a distribution of its own)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import airflow_provider_tronenergy as package
+import tronenergy_sandbox
 from airflow_provider_tronenergy import errors
 from airflow_provider_tronenergy.errors import (
     CallbackError,
@@ -22,9 +24,10 @@ from airflow_provider_tronenergy.errors import (
 
 def _modules() -> list[str]:
     names = []
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        if info.name.rsplit(".", 1)[-1] != "__main__":  # a console script runs on import
-            names.append(info.name)
+    for home in (package, tronenergy_sandbox):
+        for info in pkgutil.walk_packages(home.__path__, home.__name__ + "."):
+            if info.name.rsplit(".", 1)[-1] != "__main__":  # a console script runs on import
+                names.append(info.name)
     return names
 
 
@@ -41,14 +44,16 @@ def _subclasses(cls: type) -> set[type]:
 
 @pytest.fixture(scope="module")
 def provider_exceptions() -> dict[str, type[BaseException]]:
-    """Every exception class the package defines, by dotted name, every module imported."""
+    """Every exception class the package and the sandbox define, by dotted name, every
+    module imported."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # moved names still importable
         for name in _modules():
             importlib.import_module(name)
     return {f"{cls.__module__}.{cls.__qualname__}": cls
             for cls in _subclasses(BaseException)
-            if cls.__module__.startswith(package.__name__ + ".")}
+            if cls.__module__.startswith((package.__name__ + ".",
+                                          tronenergy_sandbox.__name__ + "."))}
 
 
 def test_every_provider_exception_is_under_the_root(provider_exceptions):
@@ -89,6 +94,9 @@ def test_the_drawing_sees_a_class_move():
                                            "SpendRefused (ValueError)")) != error_tree.draw()
 
 
+SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
+
+
 @pytest.mark.parametrize(("dotted", "builtin", "room"), [
     ("client.errors.ValidationError", ValueError, "client.errors.TronEnergyError"),
     ("client.bounded.BodyError", ValueError, None),
@@ -107,10 +115,10 @@ def test_the_drawing_sees_a_class_move():
     ("callbacks.batcher.Overloaded", RuntimeError, "errors.CallbackError"),
     ("callbacks.batcher.CommitTimeout", RuntimeError, "errors.CallbackError"),
     ("callbacks.verify.Rejection", Exception, "errors.CallbackError"),
-    ("sandbox.errors.WorldError", Exception, "sandbox.errors.SandboxError"),
-    ("sandbox.control.ForbiddenError", Exception, "sandbox.errors.SandboxError"),
-    ("sandbox.chain.parameters.ParameterError", ValueError, "sandbox.errors.SandboxError"),
-    ("sandbox.chain.jsonbytes.CodecError", ValueError, "sandbox.errors.SandboxError"),
+    ("tronenergy_sandbox.errors.WorldError", Exception, SANDBOX_ERROR),
+    ("tronenergy_sandbox.control.ForbiddenError", Exception, SANDBOX_ERROR),
+    ("tronenergy_sandbox.chain.parameters.ParameterError", ValueError, SANDBOX_ERROR),
+    ("tronenergy_sandbox.chain.jsonbytes.CodecError", ValueError, SANDBOX_ERROR),
     ("payout.funds.FundsInFlight", RuntimeError, None),
     ("money.guard.SpendRefused", RuntimeError, "errors.NotRetryable"),
     ("purchase.outcomes.PurchaseStopped", RuntimeError, "errors.NotRetryable"),
@@ -120,10 +128,13 @@ def test_the_drawing_sees_a_class_move():
 ])
 def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,
                                                           room):
-    cls = provider_exceptions[f"{package.__name__}.{dotted}"]
+    def full(name: str) -> str:  # the package's relative, the sandbox's in full
+        return name if name.startswith("tronenergy_sandbox.") else f"{package.__name__}.{name}"
+
+    cls = provider_exceptions[full(dotted)]
     assert issubclass(cls, builtin)
     if room is not None:
-        assert issubclass(cls, provider_exceptions[f"{package.__name__}.{room}"])
+        assert issubclass(cls, provider_exceptions[full(room)])
 
 
 def test_room_roots_are_their_rooms_only():

@@ -8,11 +8,11 @@ from decimal import Decimal
 from airflow_provider_tronenergy.callbacks import CallbackStore, WebhookSecrets, create_app
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import verify_callback
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
 from support import signed
 from support.callbacks import ServedApp, callback_body, post, signed_headers, transfer_data
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
+from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 # Retries after 10 s / 60 s / 300 s become 0.1 s / 0.6 s / 3 s.
 TIME_SCALE = 0.01

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.clients import SANDBOX_CONFIG, BlockingFacade, make_async_client, make_client
 from support.control import Control
 from support.sandbox import sandbox_fixture
+from tronenergy_sandbox import SandboxServer
 
 sandbox = sandbox_fixture(scope="session", **SANDBOX_CONFIG)
 

@@ -13,7 +13,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyConnectionError,
     TronEnergyHook,
 )
-from airflow_provider_tronenergy.sandbox.cli import parser as sandbox_parser
+from tronenergy_sandbox.cli import parser as sandbox_parser
 
 
 @pytest.mark.parametrize("cost", ["٢.٩٢٥", "２.９", "1e3", "NaN"])

@@ -26,9 +26,9 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
 )
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.clients import make_async_client, make_client
 from support.control import Control
+from tronenergy_sandbox import SandboxServer
 
 # A generous retry budget: if any of these failures were resent, it would happen.
 POLICY = RetryPolicy(max_attempts=5, initial_wait=0.001, max_wait=0.01)

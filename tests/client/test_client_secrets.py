@@ -19,7 +19,6 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.clients import (
     API_KEY,
     API_SECRET,
@@ -29,6 +28,7 @@ from support.clients import (
     make_client,
 )
 from support.control import Control
+from tronenergy_sandbox import SandboxServer
 
 SECRETS = (API_KEY, API_SECRET)
 

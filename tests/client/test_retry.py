@@ -33,7 +33,6 @@ from airflow_provider_tronenergy.client import (
     sync,
 )
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.clients import (
     API_KEY,
     API_SECRET,
@@ -43,6 +42,7 @@ from support.clients import (
     make_client,
 )
 from support.control import Control
+from tronenergy_sandbox import SandboxServer
 
 CLIENT_LOG = "airflow_provider_tronenergy.client.core"
 

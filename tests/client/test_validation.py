@@ -15,9 +15,9 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.core import RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.clients import BlockingFacade, make_async_client, make_client
 from support.control import Control
+from tronenergy_sandbox import SandboxServer
 
 GOOD = random_address()
 BAD_CHECKSUM = GOOD[:-1] + ("1" if GOOD[-1] != "1" else "2")

@@ -13,8 +13,8 @@ import json
 
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy.sandbox.chain.attacks import LOOKALIKE_USDT
 from support.deposits import DepositWorld
+from tronenergy_sandbox.chain.attacks import LOOKALIKE_USDT
 
 
 def claims(world: DepositWorld) -> dict[str, tuple[str, str]]:

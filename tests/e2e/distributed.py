@@ -58,8 +58,8 @@ from test_real_deployment import (
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.client.sync import TronEnergyClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.metadata_template import create_migrated_database
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 REDIS = ("127.0.0.1", 6379)
 WORKERS = ("worker-1", "worker-2")

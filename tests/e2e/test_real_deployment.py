@@ -51,9 +51,9 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.airflow_compat import asset_watcher_table, shared_streams
 from support.metadata_template import create_migrated_database
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.sandbox import default_connection, sandbox_fixture
+from tronenergy_sandbox import SandboxServer
 
 sandbox = sandbox_fixture(scope="module", webhook_secret="whsec_hook_tests")
 

@@ -66,7 +66,7 @@ def test_connection_extras_reach_the_client(sandbox, monkeypatch):
 
 
 def test_ts_body_scheme_from_extras(monkeypatch):
-    from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+    from tronenergy_sandbox import SandboxConfig, SandboxServer
 
     with SandboxServer(SandboxConfig(port=0, signature_scheme="ts.body")) as server:
         monkeypatch.setenv("AIRFLOW_CONN_TS", connection_json(server, signature_scheme="ts.body"))

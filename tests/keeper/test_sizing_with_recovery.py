@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_tronenergy.keeper.decide import WalletView
-from airflow_provider_tronenergy.sandbox.chain.recovery import WINDOW_SLOTS, recovered
+from tronenergy_sandbox.chain.recovery import WINDOW_SLOTS, recovered
 
 WALLET = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"
 RENEW_BLOCKS = 200  # 600 s of renew_before, in 3 s blocks

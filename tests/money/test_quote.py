@@ -21,7 +21,7 @@ from airflow_provider_tronenergy.money.quote import (
     text,
     trx,
 )
-from airflow_provider_tronenergy.sandbox import pricing
+from tronenergy_sandbox import pricing
 
 
 def test_the_chain_and_service_figures_in_trx():

@@ -13,11 +13,11 @@ import json
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 from operators.test_payout_preflight import journal, node  # noqa: F401  # fixtures
 from operators.test_payout_preflight import (
     test_recipients_emptied_since_preparation_are_counted_as_first_transfers as swept_case,
 )
+from tronenergy_sandbox.chain.multicall import MULTICALL
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 

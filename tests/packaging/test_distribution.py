@@ -69,9 +69,17 @@ def test_sdist_holds_no_tests(dist):
 def test_wheel_holds_the_package_only(dist):
     [wheel] = dist.glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        tops = {name.split("/")[0] for name in archive.namelist()}
+        names = archive.namelist()
+        scripts = archive.read(
+            f"airflow_provider_tronenergy-{__version__}.dist-info/entry_points.txt").decode()
+    tops = {name.split("/")[0] for name in names}
     assert tops == {"airflow_provider_tronenergy",
                     f"airflow_provider_tronenergy-{__version__}.dist-info"}
+    # No emulator on every Airflow component: the sandbox is its own distribution
+    # (test_sandbox_distribution.py).
+    assert [name for name in names if "sandbox" in name] == []
+    assert "tronenergy-receiver" in scripts
+    assert "sandbox" not in scripts
 
 
 def test_project_urls(dist):

@@ -17,23 +17,25 @@ from pathlib import Path
 from support.framework_free import (
     ALWAYS_FREE,
     ROOMS,
+    SOURCES,
     TESTS,
     file_is_free,
     imports_nothing_of_airflow,
     is_framework_free,
+    module_of,
+    package_room,
+    room_paths,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "airflow_provider_tronenergy"
 
 
 def room_modules() -> list[Path]:
-    """Every module of the framework-free rooms, and of what every room may import."""
-    found = []
-    for name in sorted(ROOMS | ALWAYS_FREE):
-        folder, module = PACKAGE / name, PACKAGE / f"{name}.py"
-        found += sorted(folder.rglob("*.py")) if folder.is_dir() else [module]
+    """Every module of the framework-free rooms (the sandbox's distribution among them), and
+    of what every room may import."""
+    found = [path for name in sorted(ROOMS | ALWAYS_FREE) for path in room_paths(name)]
     assert all(path.is_file() for path in found), found
+    assert any(path.is_relative_to(SOURCES["sandbox"]) for path in found)
     return found
 
 
@@ -70,17 +72,20 @@ def test_the_reader_sees_an_import_in_a_function(tmp_path):
     assert not file_is_free(source)
     source.write_text("from airflow_provider_tronenergy.client import TronEnergyClient\n")
     assert file_is_free(source)
+    # The sandbox's distribution is the room "sandbox", a free one.
+    assert package_room("tronenergy_sandbox.chain.wire") == "sandbox"
+    assert package_room("tronenergy_sandboxes") is None
 
 
 def test_importing_them_loads_no_airflow():
     """What ``ast`` cannot see (a dependency that imports Airflow): a fresh interpreter
     imports every module of the rooms and every test file marked, then looks."""
-    modules = [".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-               for path in room_modules() if path.name != "__main__.py"]  # it would run
+    modules = [module_of(path) for path in room_modules()
+               if path.name != "__main__.py"]  # it would run
     paths = [str(path) for path in free_tests()]
     script = textwrap.dedent(f"""
         import importlib, importlib.util, json, sys
-        sys.path[:0] = {json.dumps([str(ROOT), str(TESTS)])}
+        sys.path[:0] = {json.dumps([str(ROOT), str(SOURCES["sandbox"].parent), str(TESTS)])}
         modules, paths = json.loads(sys.argv[1]), json.loads(sys.argv[2])
         for name in modules:
             importlib.import_module(name)

@@ -18,17 +18,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "airflow_provider_tronenergy"
 NAME = PACKAGE.name
+# The sandbox is a distribution of its own (sandbox/, the package tronenergy_sandbox), read
+# here as the room "sandbox": its imports of the provider follow the table, and a module of
+# the provider that imports it breaks the table (no row may import it).
+SANDBOX = ROOT / "sandbox" / "tronenergy_sandbox"
+SANDBOX_NAME = SANDBOX.name
+SANDBOX_ROOM = "sandbox"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 ROW = re.compile(r"^\| `(?P<room>[\w.]+?)(?:/|\.py)?` \|(?P<allowed>[^|\n]*)\|"
                  r"(?P<airflow>[^|\n]*)\|", re.MULTILINE)
 TOP = "__init__"
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    """``client.aio`` for the package's client/aio.py; ``sandbox.chain.wire`` for the
+    sandbox's tronenergy_sandbox/chain/wire.py."""
+    if path.is_relative_to(SANDBOX):
+        parts = (SANDBOX_ROOM, *path.relative_to(SANDBOX).with_suffix("").parts)
+    else:
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+MODULES = {module_name(path): path
+           for path in sorted([*PACKAGE.rglob("*.py"), *SANDBOX.rglob("*.py")])}
+
+
+def in_tree(dotted: str) -> str | None:
+    """A dotted import as the table names it: the package's relative to it, the sandbox's
+    under its room (``tronenergy_sandbox.api`` -> ``sandbox.api``); None for the rest."""
+    if dotted == NAME or dotted.startswith(NAME + "."):
+        return dotted.removeprefix(NAME).lstrip(".")
+    if dotted == SANDBOX_NAME or dotted.startswith(SANDBOX_NAME + "."):
+        return SANDBOX_ROOM + dotted.removeprefix(SANDBOX_NAME)
+    return None
 
 
 def room(module: str) -> str:
@@ -50,14 +72,14 @@ def imports(module: str) -> Iterator[tuple[str, int]]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == NAME or alias.name.startswith(NAME + "."):
-                    yield known(alias.name.removeprefix(NAME).lstrip(".")), node.lineno
+                if (dotted := in_tree(alias.name)) is not None:
+                    yield known(dotted), node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = here[:len(here) - node.level + 1]
                 source = ".".join([*base, *([node.module] if node.module else [])])
-            elif node.module == NAME or (node.module or "").startswith(NAME + "."):
-                source = (node.module or "").removeprefix(NAME).lstrip(".")
+            elif (found := in_tree(node.module or "")) is not None:
+                source = found
             else:
                 continue
             for alias in node.names:
@@ -176,6 +198,20 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     assert "hooks.tron_node" in GRAPH["payout.onchain"]  # TYPE_CHECKING and in a function
     assert "client.aio" in GRAPH["hooks.tronenergy"]  # in a method
     assert "errors" in GRAPH["protocol.numbers"]
+    assert "protocol.codes" in GRAPH["sandbox.api"]  # the sandbox's distribution, read too
+    assert "sandbox.errors" in GRAPH["sandbox.api"]
+    assert in_tree("tronenergy_sandbox.chain.wire") == "sandbox.chain.wire"
+    assert in_tree("tronenergy_sandboxes") is None
+
+
+def test_nothing_of_the_provider_imports_the_sandbox() -> None:
+    """The provider's wheel holds no sandbox: no module of it imports one, and no row of the
+    table lets a room of the provider do so."""
+    assert [name for name, targets in TABLE.items() if SANDBOX_ROOM in targets] == []
+    wrong = [f"{module} imports {target}" for module, targets in GRAPH.items()
+             if room(module) != SANDBOX_ROOM for target in targets
+             if room(target) == SANDBOX_ROOM]
+    assert wrong == []
 
 
 def test_every_permission_is_used() -> None:

@@ -1,7 +1,8 @@
 """The tests mirror the package, so a newcomer finds a module's tests where the module is.
 
 A folder of tests is named after a room of the package (``tests/hooks`` for
-``airflow_provider_tronenergy/hooks``) or a top-level module with many tests
+``airflow_provider_tronenergy/hooks``; ``tests/sandbox`` for the sandbox's distribution,
+``sandbox/tronenergy_sandbox``) or a top-level module with many tests
 (``tests/<module>/``), or is one of the few groups that test no single room (end-to-end
 deployments, the example DAGs, the main job, the distribution). A test file at the top
 of ``tests/`` names a top-level module (``tests/test_errors.py``).
@@ -19,6 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 PACKAGE = ROOT / "airflow_provider_tronenergy"
+# The sandbox, a distribution of its own, is tested as a room: tests/sandbox.
+SANDBOX = ROOT / "sandbox" / "tronenergy_sandbox"
 
 # Folders that test no single room: what each holds.
 GROUPS = {
@@ -32,7 +35,8 @@ GROUPS = {
 
 
 def _rooms() -> set[str]:
-    return {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    rooms = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    return rooms | ({"sandbox"} if (SANDBOX / "__init__.py").is_file() else set())
 
 
 def _top_level_modules() -> set[str]:

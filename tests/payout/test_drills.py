@@ -26,7 +26,6 @@ from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from airflow_provider_tronenergy.signer import LocalKeySigner
 from support.chain import USDT, Chain, manual_chain
 from support.drills import (
@@ -38,6 +37,7 @@ from support.drills import (
     start_worker,
 )
 from support.waiting import wait_until
+from tronenergy_sandbox import SandboxServer
 
 N = 500
 LOGICAL = pendulum.datetime(2026, 3, 1, tz="UTC")

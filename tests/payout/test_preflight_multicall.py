@@ -21,10 +21,10 @@ import pytest
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import UnreliableNode
 from airflow_provider_tronenergy.payout.funds import PayoutRefused
-from airflow_provider_tronenergy.sandbox.chain.multicall import MULTICALL
 from payout.test_preflight import FIRST, HOLDER, Counting, batch, clear, wallet
 from support.chain import USDT, Chain, manual_chain
 from support.payouts import Payouts
+from tronenergy_sandbox.chain.multicall import MULTICALL
 
 CONSTANT = "/wallet/triggerconstantcontract"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.sandbox import sandbox_config, sandbox_fixture
 from support.signed import Signed, signed_for
+from tronenergy_sandbox import SandboxServer
 
 # One shared sandbox; tests on it use fresh addresses and relative balance checks.
 sandbox_server = sandbox_fixture(scope="session", balance=Decimal("1000000"))

@@ -12,9 +12,9 @@ from tronpy import Tron
 from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.protocol.address import decode_address, random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.orders import ManualClock
 from support.sandbox import running_sandbox
+from tronenergy_sandbox import SandboxServer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 BLOCK = 3.0  # seconds between blocks at time_scale 1

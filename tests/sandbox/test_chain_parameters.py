@@ -6,13 +6,13 @@ import sqlite3
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox.chain.parameters import (
+from tronenergy_sandbox.chain.parameters import (
     ChainParameters,
     ContractEnergy,
     ParameterBook,
     ParameterError,
 )
-from airflow_provider_tronenergy.sandbox.world import World
+from tronenergy_sandbox.world import World
 
 
 def test_defaults_are_the_chains_figures():

@@ -12,7 +12,7 @@ from fastapi.routing import APIRoute
 from jsonschema import Draft202012Validator
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import api as sandbox_api
+from tronenergy_sandbox import api as sandbox_api
 
 HOOK = "http://127.0.0.1:9/callbacks"
 

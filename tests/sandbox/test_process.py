@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox.process import _wait_ready
+from tronenergy_sandbox.process import _wait_ready
 
 
 class SlowFirstHealth(BaseHTTPRequestHandler):

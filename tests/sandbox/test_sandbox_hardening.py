@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
-from airflow_provider_tronenergy.sandbox.process import start_sandbox
+from tronenergy_sandbox import SandboxConfig, SandboxServer
+from tronenergy_sandbox.process import start_sandbox
 
 SPOOFED = "203.0.113.9"
 

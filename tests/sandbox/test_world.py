@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import airflow_provider_tronenergy.sandbox as sandbox_pkg
-from airflow_provider_tronenergy.sandbox import (
+import tronenergy_sandbox as sandbox_pkg
+from tronenergy_sandbox import (
     account,
     credentials,
     database,
@@ -76,7 +76,7 @@ def _package_imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", sorted(SANDBOX_DIR.glob("*.py")), ids=lambda p: p.name)
 def test_sandbox_shares_only_protocol_with_the_client(path: Path) -> None:
     # errors: the provider's exception root, which imports nothing of the package.
-    allowed = ("protocol", "sandbox", "serving", "errors")
+    allowed = ("protocol", "serving", "errors")
     for name in _package_imports(path):
         parts = name.split(".")
         assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {name}"

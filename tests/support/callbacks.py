@@ -24,7 +24,7 @@ import uvicorn
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
-from airflow_provider_tronenergy.sandbox.process import stop_process
+from tronenergy_sandbox.process import stop_process
 
 
 def transfer_data(**overrides: Any) -> dict[str, Any]:

@@ -23,10 +23,10 @@ from tronpy.keys import PrivateKey
 from tronpy.providers import HTTPProvider
 from tronpy.tron import Transaction, TransactionBuilder
 
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.control import Control
 from support.orders import ManualClock
 from support.sandbox import running_sandbox
+from tronenergy_sandbox import SandboxServer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 FEE_LIMIT = 30_000_000

@@ -19,8 +19,8 @@ from airflow_provider_tronenergy.client import (
     TronEnergyAsyncClient,
     TronEnergyClient,
 )
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.sandbox import sandbox_config
+from tronenergy_sandbox import SandboxServer
 
 # Distinctive credentials, so a leak shows up as a plain substring.
 API_KEY = "KEY-" + secrets.token_hex(12)

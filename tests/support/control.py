@@ -15,7 +15,7 @@ import requests
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
+from tronenergy_sandbox import SandboxServer
 
 if TYPE_CHECKING:
     from support.orders import ManualClock

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.control import Control
 from support.sandbox import default_connection, sandbox_fixture
+from tronenergy_sandbox import SandboxServer
 
 sandbox = sandbox_fixture(scope="module")
 

@@ -22,18 +22,25 @@ BEGIN = "<!-- error tree: drawn by tests/support/error_tree.py, held by tests/te
 END = "<!-- end of the error tree -->"
 VERDICTS = ("NotRetryable", "Retryable", "NothingToDo")
 PACKAGE = "airflow_provider_tronenergy"
+SANDBOX = "tronenergy_sandbox"
+"""The sandbox (sandbox/, a distribution of its own) raises under the provider's root: drawn
+too, always imported, so the drawing never depends on what a test imported before."""
+HOMES = {PACKAGE: ROOT / PACKAGE, SANDBOX: ROOT / "sandbox" / SANDBOX}
 
 
 def _classes() -> type:
-    """The root, every module of the package imported (so every class is defined)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    package = importlib.import_module(PACKAGE)
+    """The root, every module of the package and the sandbox imported (so every class is
+    defined)."""
+    for home in (ROOT, HOMES[SANDBOX].parent):
+        if str(home) not in sys.path:
+            sys.path.insert(0, str(home))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for info in pkgutil.walk_packages(package.__path__, PACKAGE + "."):
-            if not info.name.endswith("__main__"):  # a console script runs on import
-                importlib.import_module(info.name)
+        for name in HOMES:
+            package = importlib.import_module(name)
+            for info in pkgutil.walk_packages(package.__path__, name + "."):
+                if not info.name.endswith("__main__"):  # a console script runs on import
+                    importlib.import_module(info.name)
     root: type = importlib.import_module(f"{PACKAGE}.errors").TronEnergyProviderError
     return root
 
@@ -47,9 +54,13 @@ def _builtin(cls: type) -> type | None:
 
 
 def _where(cls: type) -> str:
-    """``client/bounded.py`` for ``airflow_provider_tronenergy.client.bounded``."""
+    """``client/bounded.py`` for ``airflow_provider_tronenergy.client.bounded``; the
+    sandbox's with its package's name, ``tronenergy_sandbox/errors.py``."""
+    home = SANDBOX if cls.__module__.startswith(SANDBOX + ".") else PACKAGE
     module = cls.__module__.removeprefix(PACKAGE + ".")
-    path = ROOT / PACKAGE / module.replace(".", "/")
+    path = HOMES[home].parent / module.replace(".", "/")
+    if home == PACKAGE:
+        path = HOMES[home] / module.replace(".", "/")
     return f"{module.replace('.', '/')}{'/__init__.py' if path.is_dir() else '.py'}"
 
 

@@ -22,6 +22,10 @@ PACKAGE = "airflow_provider_tronenergy"
 
 ROOMS = frozenset({"protocol", "client", "node", "signer", "sandbox", "serving", "fanout"})
 """The rooms whose code never imports Airflow (each a folder or a top-level module)."""
+SANDBOX = "tronenergy_sandbox"
+"""The room "sandbox" is a distribution of its own (sandbox/), its package this one."""
+SOURCES = {"sandbox": ROOT / "sandbox" / SANDBOX}
+"""Where a room's code lives when not in the package."""
 ALWAYS_FREE = frozenset({"errors", "__init__"})
 """What every room may import (docs/architecture.md's Layers): free of Airflow too."""
 
@@ -37,13 +41,28 @@ def imported(path: Path) -> Iterator[str]:
 
 
 def package_room(module: str) -> str | None:
-    """``airflow_provider_tronenergy.client.aio`` -> ``client``; None for another package;
-    ``__init__`` for the package itself and a name it holds (``__version__``)."""
+    """``airflow_provider_tronenergy.client.aio`` -> ``client``; ``tronenergy_sandbox...``
+    -> ``sandbox``; None for another package; ``__init__`` for the package itself and a
+    name it holds (``__version__``)."""
+    if module == SANDBOX or module.startswith(SANDBOX + "."):
+        return "sandbox"
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
     name = [*module.split("."), "__init__"][1]
     source = ROOT / PACKAGE
     return name if (source / name).is_dir() or (source / f"{name}.py").is_file() else "__init__"
+
+
+def room_paths(name: str) -> list[Path]:
+    """The modules of a room: a folder's (the sandbox's in its own distribution), or one."""
+    folder = SOURCES.get(name, ROOT / PACKAGE / name)
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [ROOT / PACKAGE / f"{name}.py"]
+
+
+def module_of(path: Path) -> str:
+    """The dotted name ``path`` is imported as (``tronenergy_sandbox.chain.wire``)."""
+    base = SOURCES["sandbox"].parent if path.is_relative_to(SOURCES["sandbox"]) else ROOT
+    return ".".join(path.relative_to(base).with_suffix("").parts).removesuffix(".__init__")
 
 
 def is_airflow(module: str) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from airflow_provider_tronenergy.sandbox.process import stop_process
+from tronenergy_sandbox.process import stop_process
 
 SECRET = "whsec_hardening"
 

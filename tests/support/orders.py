@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.control import Control
 from support.sandbox import default_connection, running_sandbox
 from support.waiting import wait_until
+from tronenergy_sandbox import SandboxServer
 
 # The order tests' connection: max_retries 0, so every transient failure reaches the
 # sensor / trigger itself (``connection_json(sandbox, secret=..., **CONN_OPTIONS)``).

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
+from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 __all__ = ["SandboxProcess", "start_sandbox"]

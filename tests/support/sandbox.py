@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import pytest
 
-from airflow_provider_tronenergy.sandbox import SandboxConfig, SandboxServer
+from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 # A free loopback port; the service's 10 s / 60 s / 300 s waits become 0.1 / 0.6 / 3 s.
 Scope = Literal["session", "package", "module", "class", "function"]

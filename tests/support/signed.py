@@ -19,7 +19,7 @@ import requests
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_request
-from airflow_provider_tronenergy.sandbox import SandboxServer
+from tronenergy_sandbox import SandboxServer
 
 
 class SignedSession:

@@ -18,9 +18,9 @@ import pytest
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.app import create_app
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.callbacks import ServedApp
 from support.signed import api  # noqa: F401 (fixture, used as store_fixtures.api)
+from tronenergy_sandbox import SandboxServer
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import requests
 from tronpy.keys import to_hex_address
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox.chain.blocks import SOLIDIFY_BLOCKS
 from support.chain import USDT, Chain, manual_chain
+from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
 
 USDT_HEX = to_hex_address(USDT)
 

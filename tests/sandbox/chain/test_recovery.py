@@ -72,7 +72,7 @@ def test_without_recovery_usage_only_grows():
 
 
 def test_the_sandbox_command_turns_recovery_off():
-    from airflow_provider_tronenergy.sandbox.cli import parser
+    from tronenergy_sandbox.cli import parser
 
     assert parser().parse_args([]).resource_recovery is True
     assert parser().parse_args(["--no-resource-recovery"]).resource_recovery is False

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from tronpy.keys import to_hex_address
 
-from airflow_provider_tronenergy.sandbox.chain.blocks import SOLIDIFY_BLOCKS
 from support.chain import USDT, Chain, manual_chain
+from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ from pathlib import Path
 from tronpy.tron import Transaction
 
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
-from airflow_provider_tronenergy.sandbox.database import SCHEMA
-from airflow_provider_tronenergy.sandbox.world import World
 from support.chain import Chain
 from support.sandbox import sandbox_config
+from tronenergy_sandbox import SandboxServer
+from tronenergy_sandbox.database import SCHEMA
+from tronenergy_sandbox.world import World
 
 
 def test_a_restarted_sandbox_continues_its_chain(tmp_path: Path):

@@ -1,0 +1,106 @@
+"""A Multicall contract on the sandbox's chain, answering constant calls as the TVM would.
+
+Deployed at :data:`MULTICALL`, the address a third party's TRON Multicall has on
+mainnet (bolpol/tron-multicall, ``contracts/tron-multicall.sol``; the sandbox's USDT
+sits at mainnet's address too), so a ``tron_node`` connection to the sandbox names
+it as it would on mainnet. One function: ``aggregate((address,bytes)[])`` ->
+``(uint256 blockNumber, bytes[] returnData)``, each call a ``staticcall`` that must
+succeed, else the whole call reverts with ``Multicall: call failed``. The calls run
+against the chain's own state: ``balanceOf(address)`` and ``decimals()`` on USDT
+read its ledger; a call to an address without code succeeds with no data (as the
+EVM's ``staticcall`` does); anything else reverts. A parameter that is not the
+ABI's reverts too. The energy is the sandbox's figure (it runs no bytecode):
+a base, plus each ``balanceOf`` with USDT's dynamic-energy penalty.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Protocol
+
+from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_sandbox.chain.charging import scaled
+from tronenergy_sandbox.chain.parameters import ContractEnergy
+
+MULTICALL: Final = "TGXuuKAb4bnrn137u39EKbYzKNXvdCes98"
+AGGREGATE: Final = "aggregate((address,bytes)[])"
+BALANCE_OF: Final = bytes.fromhex("70a08231")
+DECIMALS: Final = bytes.fromhex("313ce567")
+ERROR_SELECTOR: Final = bytes.fromhex("08c379a0")
+"""``Error(string)``: how a ``require`` with a message reverts."""
+AGGREGATE_BASE_ENERGY: Final = 1_500
+"""Decoding the calls and encoding the answer (the sandbox's figure)."""
+CALL_BASE_ENERGY: Final = 1_100
+"""One ``balanceOf`` through a ``staticcall`` before USDT's penalty (a ``CALL`` and an
+``SLOAD`` at TRON's prices, and the copying): about 4,800 at factor 34,000."""
+
+
+class Ledger(Protocol):
+    """What the contract reads from the chain (the sandbox's ``World``)."""
+
+    usdt_contract: str
+
+    def usdt_units(self, address: str) -> int:
+        """USDT micro-units of ``address``."""
+
+    def read_block(self) -> int:
+        """The block the call runs at (the head; the solidified block on ``/walletsolidity``)."""
+
+
+def _call(ledger: Ledger, target: bytes, data: bytes) -> bytes | None:
+    """One ``staticcall``: its return data, or None when it reverts."""
+    address = encode_address(bytes([ADDRESS_PREFIX]) + target)
+    if address == MULTICALL:
+        return None  # the sandbox runs no nested aggregate
+    if address != ledger.usdt_contract:
+        return b""  # no code there: the call succeeds and returns nothing
+    if data[:4] == BALANCE_OF and len(data) >= 36:
+        holder = encode_address(bytes([ADDRESS_PREFIX]) + data[16:36])
+        return ledger.usdt_units(holder).to_bytes(32, "big")
+    if data[:4] == DECIMALS:
+        return (6).to_bytes(32, "big")
+    return None
+
+
+def named(value: Any) -> bool:
+    """Whether a call's ``contract_address`` (base58, or hex with ``visible`` false) is it."""
+    if not isinstance(value, str):
+        return False
+    if value == MULTICALL:
+        return True
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        return False
+    return len(raw) == 21 and raw[0] == ADDRESS_PREFIX and encode_address(raw) == MULTICALL
+
+
+def _revert(reason: str) -> str:
+    from eth_abi.abi import encode
+
+    return (ERROR_SELECTOR + bytes(encode(["string"], [reason]))).hex() if reason else ""
+
+
+def aggregate(ledger: Ledger, usdt: ContractEnergy, parameter: str) -> dict[str, Any]:
+    """``triggerconstantcontract`` of ``aggregate`` with ``parameter`` (hex): java-tron's
+    answer without its ``transaction`` (the route adds it)."""
+    from eth_abi.abi import decode, encode
+    from eth_abi.exceptions import DecodingError
+
+    try:
+        (calls,) = decode(["(address,bytes)[]"], bytes.fromhex(parameter))
+    except (ValueError, DecodingError):
+        return {"result": {"result": True, "message": "REVERT opcode executed"},
+                "energy_used": AGGREGATE_BASE_ENERGY, "constant_result": [""]}
+    energy = AGGREGATE_BASE_ENERGY
+    answers = []
+    for target, data in calls:
+        energy += scaled(CALL_BASE_ENERGY, usdt)
+        returned = _call(ledger, bytes.fromhex(target[2:]), bytes(data))
+        if returned is None:
+            return {"result": {"result": True, "message": "REVERT opcode executed"},
+                    "energy_used": energy,
+                    "constant_result": [_revert("Multicall: call failed")]}
+        answers.append(returned)
+    result = bytes(encode(["uint256", "bytes[]"], [ledger.read_block(), answers]))
+    return {"result": {"result": True}, "energy_used": energy,
+            "constant_result": [result.hex()]}
