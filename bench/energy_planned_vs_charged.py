@@ -4,7 +4,7 @@ The sandbox runs in its own process and is the TRON node too. Each round makes a
 fresh batch of USDT holders, first-time recipients and a few second payouts to a
 first-time recipient (which by then holds USDT), and plans it twice, as the example
 DAG's ``preflight_on_chain`` and ``plan_energy`` tasks do (``payout.onchain.check_batch``
-then ``payout.plan.plan_energy``): with a ``tron_node`` connection (the chain's
+then ``payout.energy_plan.plan_energy``): with a ``tron_node`` connection (the chain's
 parameters and the node's estimate per recipient) and without one (the documented
 constants of ``protocol/energy.py``, 65,000 / 131,000). Then the hot wallet sends
 every transfer for real with tronpy (built offline on a reference block, signed,
@@ -46,8 +46,7 @@ from tronpy.keys import PrivateKey
 from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout import plan as payouts
+from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
@@ -119,7 +118,7 @@ def plan(client: TronEnergyClient, rows: list[dict[str, str]], checks: list[dict
               "batch_id": f"bench-{label}-{conn_id or 'none'}", "tron_node_conn_id": conn_id,
               "trx_reserve": "0"}
     chain = onchain.check_batch(rows, checks, params)
-    return payouts.plan_energy(client, rows, checks, params, chain)
+    return energy_plan.plan_energy(client, rows, checks, params, chain)
 
 
 def send(tron: Tron, key: PrivateKey, rows: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
@@ -231,7 +230,7 @@ def main() -> None:
                     wait_for_block(control, int(changed["from_block"]))
                 rows = control.batch(args.holders, args.first_time, args.repeats)
                 checks = []
-                for address in payouts.recipients(rows):  # as check_recipients does
+                for address in sheet.recipients(rows):  # as check_recipients does
                     result = client.check_address(address)
                     checks.append({**result.to_dict(),
                                    "transfer_energy": transfer_energy(result.transfer_count)})

@@ -26,8 +26,7 @@ import requests
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout import plan as payouts
+from airflow_provider_tronenergy.payout import energy_plan, onchain
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from tronenergy_sandbox import SandboxConfig, SandboxServer
@@ -78,7 +77,7 @@ def main() -> None:
                 chain = (onchain.preflight(node, wallet, rows, checks,  # type: ignore[arg-type]
                                            trx_reserve_sun=0)
                          if mode == "on-chain" else None)
-                plan = payouts.plan_energy(client, rows, checks, params, chain)
+                plan = energy_plan.plan_energy(client, rows, checks, params, chain)
                 spent[mode] = _spent(client, plan)
                 print(f"{mode:12} energy needed {plan['total_energy']:>10,}  "
                       f"bought {plan['energy_to_buy']:>10,}  "

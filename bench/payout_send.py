@@ -8,7 +8,7 @@ first-time recipients (activated, no USDT yet; each transfer creates a storage s
 about twice the energy). The batch is prepared as the example DAG prepares it, before
 the latency is added and outside the timing: each recipient checked at the service
 (``check_address``), the pre-flight and the node's estimate per recipient
-(``payout.onchain.check_batch``), the plan (``payout.plan.plan_energy``: the rows carry
+(``payout.onchain.check_batch``), the plan (``payout.energy_plan.plan_energy``: the rows carry
 their ``energy``), and the energy RENTED through the service (``TronEnergyClient.buy_energy``
 per planned order), waited for until every order succeeded and the wallet's energy covers
 the batch on chain. "Energy rented" is the energy the delivered orders delegated.
@@ -73,8 +73,7 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout import plan as preparation
+from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
@@ -226,11 +225,11 @@ def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list
         return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
 
     with ThreadPoolExecutor(8) as pool:
-        checks = list(pool.map(check, preparation.recipients(rows)))
+        checks = list(pool.map(check, sheet.recipients(rows)))
     params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "100000000",
               "batch_id": batch_id, "tron_node_conn_id": NODE_CONN, "trx_reserve": "0"}
     chain = onchain.check_batch(rows, checks, params)
-    plan = preparation.plan_energy(client, rows, checks, params, chain)
+    plan = energy_plan.plan_energy(client, rows, checks, params, chain)
     bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
               for o in plan["buy_orders"]]
     rented, paid = 0, Decimal(0)

@@ -69,8 +69,11 @@ endpoint's ``max_energy`` allows (and none under its ``min_energy``):
   energy is bought; smart-buy would add an order per recipient and nothing else.
 
 Energy is rented for ``rent_time`` hours: send the payouts within that window.
-The planning is the provider's :mod:`airflow_provider_tronenergy.payout.plan`; this
-file only wires it into tasks.
+The preparation is the provider's payout room (``airflow_provider_tronenergy.payout``:
+``sheet`` reads the rows, ``onchain`` asks the node, ``energy_plan`` plans and quotes,
+``ready`` makes the event); this file only wires it into tasks, each task's errors
+turned into its verdict by ``as_airflow()`` (bad input fails without retry, a node not
+answering is retried, no batch skips).
 
 ## One task for all orders, or one per order
 
@@ -97,8 +100,7 @@ from airflow_provider_tronenergy.operators.address import (
 )
 from airflow_provider_tronenergy.operators.approval import TronEnergyBatchApprovalOperator
 from airflow_provider_tronenergy.operators.batch_buy import TronEnergyBatchBuyOperator
-from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout import plan as batch
+from airflow_provider_tronenergy.payout import energy_plan, onchain, ready, sheet
 from airflow_provider_tronenergy.sensors.orders import TronEnergyOrdersSensor
 
 PAYOUT_BATCH_READY = Asset("tronenergy://payout-batch-ready", group="tronenergy")
@@ -149,11 +151,12 @@ with DAG(
 
     @task
     def load_payouts(params: dict[str, Any]) -> list[dict[str, str]]:
-        return batch.load_payouts(params)
+        with as_airflow():  # a bad row or parameter fails at once; no batch: skipped
+            return sheet.load_payouts(params)
 
     @task
     def recipients(payouts: list[dict[str, str]]) -> list[str]:
-        return batch.recipients(payouts)
+        return sheet.recipients(payouts)
 
     @task
     def needing_activation(checks: list[dict[str, Any]]) -> list[str]:
@@ -162,7 +165,8 @@ with DAG(
     @task(multiple_outputs=False)
     def preflight_on_chain(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
                            params: dict[str, Any]) -> dict[str, Any]:
-        return onchain.check_batch(payouts, checks, params)
+        with as_airflow():  # a wallet that cannot pay fails at once; a node down retries
+            return onchain.check_batch(payouts, checks, params)
 
     @task(multiple_outputs=False)
     def plan_energy(payouts: list[dict[str, str]], checks: list[dict[str, Any]],
@@ -171,25 +175,26 @@ with DAG(
         hook = TronEnergyHook(CONN_ID)
         try:
             with as_airflow():  # a refused spend fails the task at once
-                return batch.plan_energy(hook.get_conn(), payouts, checks, params, chain,
-                                         context=context)
+                return energy_plan.plan_energy(hook.get_conn(), payouts, checks, params,
+                                               chain, context=context)
         finally:
             hook.close()
 
     @task(multiple_outputs=False)
     def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]],
                          params: dict[str, Any]) -> dict[str, Any]:
-        return onchain.confirm_batch(plan, orders, params)
+        with as_airflow():  # a delegation failed or not seen fails at once
+            return onchain.confirm_batch(plan, orders, params)
 
     @task(outlets=[PAYOUT_BATCH_READY], multiple_outputs=False)
     def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]],
                             activations: list[dict[str, Any]],
                             confirmation: dict[str, Any], approval: dict[str, Any],
                             outlet_events: Any = None) -> dict[str, Any]:
-        ready = batch.batch_ready(plan, orders, activations, confirmation, approval)
+        event = ready.batch_ready(plan, orders, activations, confirmation, approval)
         if outlet_events is not None:
-            outlet_events[PAYOUT_BATCH_READY].extra = ready
-        return ready
+            outlet_events[PAYOUT_BATCH_READY].extra = event
+        return event
 
     payouts = load_payouts()
     checked = TronEnergyCheckAddressOperator(

@@ -25,6 +25,10 @@ from airflow_provider_tronenergy.errors import (
 from airflow_provider_tronenergy.keeper.keep import KeeperBlind
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicyError
 from airflow_provider_tronenergy.money.guard import SpendRefused
+from airflow_provider_tronenergy.payout.energy_plan import PlanRefused
+from airflow_provider_tronenergy.payout.onchain import ChainRefused, ChainUnread
+from airflow_provider_tronenergy.payout.rows import PayoutInputError
+from airflow_provider_tronenergy.payout.sheet import NoPayouts
 from airflow_provider_tronenergy.purchase import PurchaseRetry, PurchaseStopped
 
 
@@ -71,6 +75,11 @@ def test_each_provider_verdict_becomes_its_airflow_exception(cls):
     (PurchaseRetry("the journal is unavailable"), AirflowException),
     (KeeperBlind("the chain could not be read"), AirflowException),
     (NothingToDo("no payouts"), AirflowSkipException),
+    (PayoutInputError("bad payout rows (nothing was bought)"), AirflowFailException),
+    (PlanRefused("under the service's min_energy"), AirflowFailException),
+    (ChainRefused("the hot wallet cannot send this batch"), AirflowFailException),
+    (ChainUnread("cannot read the wallet's energy on chain"), AirflowException),
+    (NoPayouts("no payouts_file and no payouts"), AirflowSkipException),
 ])
 def test_the_rooms_verdicts(error, airflow):
     """Bad input and refusals never retried, a store or a read down retried, nothing: skip."""

@@ -72,6 +72,25 @@ class TronNodeHook(BaseHook):
         return f"TronNodeHook(tron_node_conn_id={self.tron_node_conn_id!r})"
 
     @classmethod
+    def if_defined(cls, conn_id: str) -> TronNodeHook | None:
+        """The hook of ``conn_id``, or None when it is empty or no such connection exists.
+
+        A node is optional where this is asked (a payout batch without one runs with no
+        on-chain checks, and says so): Airflow's "not found" is answered here, so the
+        payout room that asks never sees one of Airflow's exceptions.
+        """
+        from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+        if not conn_id:
+            return None
+        hook = cls(conn_id)
+        try:
+            hook.get_connection(conn_id)
+        except AirflowNotFoundException:
+            return None
+        return hook
+
+    @classmethod
     def node_settings(cls, conn: Connection) -> dict[str, Any]:
         """Keyword arguments for :class:`~..node.client.TronNodeClient`, checked."""
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 class TronEnergyBatchApprovalOperator(ApprovalOperator):
     """Wait for a person's approval when a batch's quote is above ``approval_above_trx``.
 
-    :param plan: the batch's plan (:func:`~airflow_provider_tronenergy.payout.plan.plan_energy`),
-        usually the planning task's output.
+    :param plan: the batch's plan
+        (:func:`~airflow_provider_tronenergy.payout.energy_plan.plan_energy`), usually the
+        planning task's output.
     :param approval_above_trx: ask when the quote (activations + energy) is above this
         many TRX (templated); empty or ``None``: never ask.
     :param response_timeout: how long to wait for an answer; then the batch is

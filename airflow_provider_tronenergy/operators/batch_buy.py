@@ -133,8 +133,9 @@ class TronEnergyBatchBuyOperator(BaseOperator):
 
     :param orders: the orders (templated; e.g. a plan task's XComArg): dicts with
         ``target_address``, ``purchase_key`` and either ``energy_amount`` (a buy) or
-        ``count`` (a buy-count), as :func:`~airflow_provider_tronenergy.payout.plan.plan_energy`
-        plans them; or the plan itself (its ``count_orders``, then its ``buy_orders``).
+        ``count`` (a buy-count), as
+        :func:`~airflow_provider_tronenergy.payout.energy_plan.plan_energy` plans them; or
+        the plan itself (its ``count_orders``, then its ``buy_orders``).
     :param tronenergy_conn_id: connection of type ``tronenergy``.
     :param rent_time: hours the energy is rented for.
     :param max_cost_trx: refuse an order, before buying it, when its quote is higher.

@@ -1,9 +1,11 @@
-"""Preparing a USDT payout batch, the library half of the payout example DAG.
+"""USDT payouts from a hot wallet: a batch prepared, then sent.
 
-``params`` (the run's parameters, checked), ``plan`` (rows, the quote against
-``max_cost_trx`` and the balance, the orders, the "batch ready" payload), ``onchain``
-(what a TRON node says: pre-flight, energy on hand, delegations confirmed) and
-``approvals`` (what a person sees and answers before money moves). Below the
-operators that run it; it imports only downwards (``money``, ``fanout``, hooks, node,
-client, protocol), never an operator.
+Preparation, the library half of the payout example DAG: ``params`` (the run's
+parameters, checked), ``sheet`` (the CSV or the rows, checked), ``onchain`` (what a TRON
+node says: pre-flight, energy on hand, delegations confirmed), ``energy_plan`` (the
+quote against ``max_cost_trx`` and the balance, the orders), ``identity`` (which batch
+its purchases belong to), ``approvals`` (what a person sees and answers before money
+moves) and ``ready`` (the "batch ready" payload). Sending takes a ``batch.PayoutBatch``
+(see docs/architecture.md's Parts). Below the operators that run it, the room raises
+the provider's errors only (``errors``), never Airflow's, and imports no operator.
 """

@@ -1,6 +1,6 @@
 """What a person sees and answers before money moves: the approval of a payout plan.
 
-Pure functions over a :func:`~airflow_provider_tronenergy.payout.plan.plan_energy`
+Pure functions over a :func:`~airflow_provider_tronenergy.payout.energy_plan.plan_energy`
 plan, so the operator that asks
 (:class:`~airflow_provider_tronenergy.operators.approval.TronEnergyBatchApprovalOperator`)
 only wires them to Airflow's human-in-the-loop request:

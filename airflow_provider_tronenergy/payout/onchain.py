@@ -18,7 +18,10 @@ explorer, read from a TRON full node (:class:`~.hooks.tron_node.TronNodeHook`):
 
 Without a node connection nothing here runs, and the run's log and its "batch
 ready" event say that no on-chain checks were made. All amounts are integers
-(sun, USDT micro-units, energy) or exact decimal text.
+(sun, USDT micro-units, energy) or exact decimal text. What the chain says against the
+batch is a :class:`ChainRefused` (not retried); a node that does not answer is a
+:class:`ChainUnread` (retried); the task's code turns them into its verdict
+(``airflow_errors``).
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
-
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.fanout import failure_report, run_batch
 from airflow_provider_tronenergy.money.burn import CHAIN, BurnPrices
 from airflow_provider_tronenergy.node.errors import NodeError
@@ -61,20 +63,23 @@ NODE_CONCURRENCY = 16
 """Node calls in flight at once while estimating a batch's transfers."""
 
 
-def node_hook(conn_id: str) -> TronNodeHook | None:
-    """The node hook of ``conn_id``, or None when it is empty or no such connection exists."""
-    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+class ChainRefused(NotRetryable, RuntimeError):
+    """What the chain says stops the batch (a wallet short, a node's figures not believed,
+    a delegation failed or not seen): a retry would read the same; the message names each
+    reason and what was not bought, activated or published."""
 
+
+class ChainUnread(Retryable, RuntimeError):
+    """The node did not answer what the batch's preparation asked: nothing was bought or
+    activated by this attempt, and a later try reads the chain again."""
+
+
+def node_hook(conn_id: str) -> TronNodeHook | None:
+    """The node hook of ``conn_id``, or None when it is empty or no such connection exists
+    (:meth:`~..hooks.tron_node.TronNodeHook.if_defined`)."""
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
-    if not conn_id:
-        return None
-    hook = TronNodeHook(conn_id)
-    try:
-        hook.get_connection(conn_id)
-    except AirflowNotFoundException:
-        return None
-    return hook
+    return TronNodeHook.if_defined(conn_id)
 
 
 def no_checks(conn_id: str) -> dict[str, Any]:
@@ -109,10 +114,10 @@ def read_prices(node: TronNodeHook) -> BurnPrices:
         fees = node.get_chain_parameters()
         contract = node.get_contract_info()
     except ValueError as exc:
-        raise AirflowFailException(f"the node's chain parameters are not believed ({exc}); "
-                                   f"{NOTHING_MOVED}") from None
+        raise ChainRefused(f"the node's chain parameters are not believed ({exc}); "
+                           f"{NOTHING_MOVED}") from None
     if contract is None:
-        raise AirflowFailException(
+        raise ChainRefused(
             f"the node knows no contract at {node.usdt_contract} (the connection's "
             f"usdt_contract): its estimates cannot be for USDT; {NOTHING_MOVED}")
     prices = BurnPrices(energy_sun=fees.energy_fee, bandwidth_sun=fees.transaction_fee,
@@ -154,7 +159,7 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
             f"activations {trx_text(activation_sun)}, bandwidth burn {trx_text(bandwidth_sun)},"
             f" reserve {trx_text(trx_reserve_sun)})")
     if shortfalls:
-        raise AirflowFailException(
+        raise ChainRefused(
             f"the hot wallet cannot send this batch ({NOTHING_MOVED}):\n- "
             + "\n- ".join(shortfalls))
     energies, estimated = _energies(node, sender, payouts, checks)
@@ -219,8 +224,8 @@ def _energies(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
                                                                       units[recipient])},
         max_concurrency=NODE_CONCURRENCY, log=log, verb="estimated on the node")
     if failures:
-        raise AirflowException(f"{failure_report('estimated', len(units), failures)}\n"
-                               f"({NOTHING_MOVED})")
+        raise ChainUnread(f"{failure_report('estimated', len(units), failures)}\n"
+                          f"({NOTHING_MOVED})")
     energies = {r["address"]: r["estimate"] if r["estimate"] is not None
                 else by_address[r["address"]] for r in results}
     return energies, sum(r["estimate"] is not None for r in results)
@@ -263,7 +268,7 @@ def confirm_delegations(
     pending = {}
     for order in orders:
         if not order.get("tx_hash"):
-            raise AirflowFailException(
+            raise ChainRefused(
                 f"order {order['order_id']} reported success without a tx_hash: its "
                 "delegation cannot be confirmed; the batch is not published")
         pending[str(order["order_id"])] = str(order["tx_hash"])
@@ -275,7 +280,7 @@ def confirm_delegations(
             if info is None:
                 continue
             if not info.succeeded:
-                raise AirflowFailException(
+                raise ChainRefused(
                     f"order {order_id}: its delegation {tx_hash} failed on chain "
                     f"(receipt {info.receipt_result}); the batch is not published")
             confirmed.append({"order_id": order_id, "tx_hash": tx_hash,
@@ -286,8 +291,7 @@ def confirm_delegations(
             if available >= need:
                 break
         if clock() >= deadline:
-            raise AirflowFailException(_unconfirmed(pending, available, need, timeout,
-                                                    solidified))
+            raise ChainRefused(_unconfirmed(pending, available, need, timeout, solidified))
         sleep(poll_interval)
     log.info("delegations confirmed on chain: %s; %d energy available for %d needed",
              ", ".join(f"{c['order_id']} in block {c['block_number']}" for c in confirmed)
@@ -342,8 +346,8 @@ class WalletEnergy:
                 self._left[target] = (self.node.get_resources(target).energy_available
                                       - self._kept.get(target, 0))
         except (NodeError, ValueError) as exc:
-            raise AirflowException(f"cannot read {target}'s energy on chain ({exc}); nothing "
-                                   "was bought by this attempt") from None
+            raise ChainUnread(f"cannot read {target}'s energy on chain ({exc}); nothing "
+                              "was bought by this attempt") from None
         covered = max(0, min(energy, self._left[target]))
         self._left[target] -= covered
         if covered < energy:
@@ -377,7 +381,7 @@ def confirm_batch(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
         return no_checks(settings.node_conn_id)
     node = node_hook(settings.node_conn_id)
     if node is None:  # the connection went away between pre-flight and now
-        raise AirflowFailException(
+        raise ChainRefused(
             f"the plan was checked on chain but connection {settings.node_conn_id!r} is gone: "
             "the delegations cannot be confirmed; the batch is not published")
     try:

@@ -1,8 +1,10 @@
 """A payout run's parameters, checked once where they enter: who pays, which batch, up to
 what cost (:class:`BatchParams`), and what the chain checks need (:class:`ChainParams`).
 
-Both the plan (:mod:`.plan`) and the chain checks (:mod:`.onchain`) read them, and the
-approval gate names what was not bought when a parameter is bad, so they live below both.
+The rows (:mod:`.sheet`), the energy plan (:mod:`.energy_plan`) and the chain checks
+(:mod:`.onchain`) read them, and the approval gate names what was not bought when a
+parameter is bad, so they live below all of them. A bad one is a
+:class:`~.rows.PayoutInputError` (the task fails without retry), naming what was not done.
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from airflow.providers.common.compat.sdk import AirflowFailException
-
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
+from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 
 NOTHING_BOUGHT = "nothing was bought"
@@ -28,7 +29,7 @@ MAX_BATCH_ID_LENGTH = 64
 @dataclass(frozen=True)
 class BatchParams:
     """The batch's run parameters, checked: who pays, for how long, up to what cost, which
-    batch (``batch_id``; empty: the run's, see :func:`~.plan.run_batch_id`)."""
+    batch (``batch_id``; empty: the run's, see :func:`~.batch.run_batch_id`)."""
 
     sender: str
     rent_time: Decimal
@@ -52,8 +53,7 @@ class BatchParams:
                        max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"),
                        batch_id=batch_id)
         except ValueError as exc:
-            raise AirflowFailException(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
-
+            raise PayoutInputError(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class ChainParams:
             margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
             timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
         except ValueError as exc:
-            raise AirflowFailException(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
+            raise PayoutInputError(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
         if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
-            raise AirflowFailException(
+            raise PayoutInputError(
                 f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
                 "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
         return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),

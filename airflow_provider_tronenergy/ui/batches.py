@@ -63,7 +63,7 @@ class BatchEvent:
     @classmethod
     def of(cls, extra: Mapping[str, Any], at_ms: int, dag_id: str | None = None,
            run_id: str | None = None) -> BatchEvent:
-        """From the event's extra as ``payout.plan.batch_ready`` wrote it."""
+        """From the event's extra as ``payout.ready.batch_ready`` wrote it."""
         recipients, prices = extra.get("recipients"), extra.get("prices")
         values = {name: extra.get(name) for name in FIELDS}
         values["recipients"] = len(recipients) if isinstance(recipients, list) else None

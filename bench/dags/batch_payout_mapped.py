@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "example_dags"))
 
 import batch_payout_preparation as example
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
     TronEnergyCheckAddressOperator,
@@ -35,8 +36,7 @@ from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
 )
-from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout import plan as payouts_module
+from airflow_provider_tronenergy.payout import onchain, ready
 from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 
 CONN_ID = example.CONN_ID
@@ -72,7 +72,8 @@ with DAG(
     @task(trigger_rule="none_failed_min_one_success", multiple_outputs=False)
     def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
                          params: dict[str, Any]) -> dict[str, Any]:
-        return onchain.confirm_batch(plan, orders or [], params)
+        with as_airflow():  # a delegation failed or not seen fails at once
+            return onchain.confirm_batch(plan, orders or [], params)
 
     @task(outlets=[example.PAYOUT_BATCH_READY], trigger_rule="none_failed_min_one_success",
           multiple_outputs=False)
@@ -80,8 +81,8 @@ with DAG(
                             activations: list[dict[str, Any]] | None,
                             confirmation: dict[str, Any],
                             approval: dict[str, Any]) -> dict[str, Any]:
-        return payouts_module.batch_ready(plan, orders or [], activations or [],
-                                          confirmation, approval)
+        return ready.batch_ready(plan, orders or [], activations or [], confirmation,
+                                 approval)
 
     payouts = example.load_payouts()
     checked = TronEnergyCheckAddressOperator(

@@ -52,7 +52,8 @@ def test_dag_facing_modules_do_not_load_the_receiver_or_the_async_client():
     """Parse cost: what a DAG file imports is paid by every parse, in a fresh process."""
     modules = ["sensors.transfer", "sensors.order", "triggers.transfer", "triggers.order",
                "operators.energy", "operators.address", "operators.monitor",
-               "operators.reconcile", "payout.plan", "deposits"]
+               "operators.reconcile", "payout.sheet", "payout.energy_plan",
+               "payout.ready", "deposits"]
     heavy = ("starlette", "uvicorn", "airflow_provider_tronenergy.client.aio",
              "airflow_provider_tronenergy.callbacks.app")
     # Airflow 3.0's own imports load Starlette: only what the provider adds counts.

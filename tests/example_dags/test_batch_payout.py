@@ -126,3 +126,16 @@ def test_bad_batch_parameters_fail_before_any_activation(run_dag, control, tmp_p
     assert out["__run__"] == "failed"
     assert out["load_payouts"][:2] == ("failed", 1)
     assert len(control.orders()) == before  # no activation, no energy
+
+
+def test_a_bad_row_fails_the_run_without_retry_naming_its_line(run_dag, control, tmp_path):
+    """``PayoutInputError`` from the rows is the task's failure for good, before anything."""
+    sender, *_, payouts = _batch(control, tmp_path)
+    payouts.write_text(payouts.read_text() + "T" + "1" * 33 + ",1\n")
+    before = len(control.orders())
+    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+                  rent_time="1", max_cost_trx="100")
+    assert out["__run__"] == "failed"
+    assert out["load_payouts"][:2] == ("failed", 1)
+    assert out["plan_energy"][0] == "upstream_failed"
+    assert len(control.orders()) == before

@@ -5,11 +5,15 @@ the run's own report."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
+from itertools import count
 
 import batch_payout_preparation as example
 import pytest
 
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.protocol.address import random_address
 
@@ -102,7 +106,7 @@ def test_a_withheld_delegation_is_not_published(run_dag, control, node_conn, tmp
     out, placed = _run(run_dag, control, tmp_path, sender, [control.wallet(trx="1", usdt="1")])
     assert [o["status"] for o in placed] == ["success"]  # the service says success
     assert out["__run__"] == "failed"
-    assert out["confirm_on_chain"][0] == "failed"
+    assert out["confirm_on_chain"][:2] == ("failed", 1)  # refused, not retried
     assert out["publish_batch_ready"][0] != "success"
 
 
@@ -116,3 +120,26 @@ def test_without_a_node_connection_the_plan_is_as_before(run_dag, control, tmp_p
     assert chain["onchain"] is False
     assert chain["reason"].startswith("no on-chain checks were made")
     assert out["publish_batch_ready"][2]["confirmation"]["onchain"] is False
+
+
+def test_a_node_that_fails_the_estimates_fails_the_try_and_the_retry_reads_again(
+        run_dag, control, node_conn, tmp_path, monkeypatch):
+    """``ChainUnread`` (nothing bought or activated): the pre-flight's try fails and is
+    retried, never planned on the check-address rule instead."""
+    monkeypatch.setattr(example.dag.get_task("preflight_on_chain"), "retry_delay",
+                        timedelta(0))
+    recipients = [control.wallet(trx="1", usdt="1") for _ in range(2)]
+    real, calls = TronNodeHook.estimate_transfer_energy, count()
+
+    def down_for_the_first_try(self, owner, to, units):  # the task runs in this process
+        if next(calls) < len(recipients):  # the first try's estimates, one per recipient
+            raise NodeError("node unreachable")
+        return real(self, owner, to, units)
+
+    monkeypatch.setattr(TronNodeHook, "estimate_transfer_energy", down_for_the_first_try)
+    out, placed = _run(run_dag, control, tmp_path, control.wallet(trx="50", usdt="1000"),
+                       recipients)
+    assert out["__run__"] == "success", out
+    assert out["preflight_on_chain"][:2] == ("success", 2)
+    assert out["publish_batch_ready"][2]["onchain"]["estimated_by_node"] == 2
+    assert len(placed) == 1  # one order for the batch, bought once

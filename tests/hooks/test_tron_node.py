@@ -38,6 +38,17 @@ def test_settings_from_a_connection(monkeypatch):
     assert API_KEY not in repr(hook) and API_KEY not in repr(hook.get_conn())
 
 
+def test_if_defined_is_none_for_an_empty_or_missing_connection(monkeypatch):
+    """A payout batch's node is optional: no connection is None, never Airflow's not-found
+    (the payout room that asks raises the provider's errors only)."""
+    _connect(monkeypatch, "node_here", host="https://nile.example")
+    found = TronNodeHook.if_defined("node_here")
+    assert isinstance(found, TronNodeHook) and found.tron_node_conn_id == "node_here"
+    assert TronNodeHook.if_defined("") is None
+    monkeypatch.delenv("AIRFLOW_CONN_NODE_NOWHERE", raising=False)
+    assert TronNodeHook.if_defined("node_nowhere") is None
+
+
 @pytest.mark.parametrize(("fields", "match"), [
     ({"host": "nile.example"}, "host must be the node's URL"),
     ({"host": "http://n", "extra": {"timeout": "٣"}}, "timeout"),

@@ -10,6 +10,8 @@ from typing import Any
 
 import operators_batch_buy as dags
 
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.node.errors import NodeError
 from support.control import Control
 
 
@@ -70,3 +72,26 @@ def test_without_a_node_the_journal_alone_decides(control, run_dag, journal):
     again = run_dag(dags.dag, orders=orders)
     assert [r["reused"] for r in again["buy"][2]] == [True]
     assert _placed(control, target) == [131_000]
+
+
+def test_a_node_that_cannot_show_a_reused_orders_energy_fails_the_try_retried(
+        control, run_dag, journal, node_conn, monkeypatch):
+    """The payout room's ``ChainUnread`` (nothing bought by the attempt) is the try's
+    failure, retried by Airflow: the next try reads the chain and reuses the order."""
+    target = control.wallet(trx="1")
+    orders = [_order(target, f"onchain-{secrets.token_hex(4)}:b0", energy_amount=131_000)]
+    assert run_dag(dags.dag, orders=orders, node_conn_id=node_conn)["__run__"] == "success"
+    real, failed = TronNodeHook.get_transaction_info, []
+
+    def once_down(self, tx_hash, **kwargs):  # dag.test() runs the task in this process
+        if not failed:
+            failed.append(tx_hash)
+            raise NodeError("node unreachable")
+        return real(self, tx_hash, **kwargs)
+
+    monkeypatch.setattr(TronNodeHook, "get_transaction_info", once_down)
+    out = run_dag(dags.dag, orders=orders, node_conn_id=node_conn)
+    assert out["__run__"] == "success", out
+    assert out["buy"][:2] == ("success", 2) and len(failed) == 1
+    assert [r["reused"] for r in out["buy"][2]] == [True]
+    assert _placed(control, target) == [131_000]  # nothing bought by the failed try

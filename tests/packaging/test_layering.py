@@ -250,8 +250,10 @@ def is_airflow_exception(source: str, name: str) -> bool:
 
 
 # callbacks.config reads a connection when Airflow is there: it catches the lookup's
-# not-found (an absent connection is no secrets) and raises none of Airflow's.
-CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException")}
+# not-found (an absent connection is no secrets) and raises none of Airflow's; so does
+# hooks.tron_node (``TronNodeHook.if_defined``: no node connection, no on-chain checks).
+CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException"),
+                ("hooks.tron_node", "AirflowNotFoundException")}
 
 
 def test_the_table_says_which_rooms_import_airflow() -> None:
@@ -282,5 +284,18 @@ def test_the_table_says_which_rooms_import_airflow() -> None:
 
 def test_the_domain_rooms_raise_no_airflow_exception() -> None:
     """The rooms where money moves are not Airflow's: their errors are the provider's."""
-    for name in ("purchase", "money", "keeper", "journal", "deposits"):
+    for name in ("purchase", "money", "keeper", "journal", "deposits", "payout"):
         assert AIRFLOW[name] == "no", name
+
+
+PREPARATION = {"payout.sheet", "payout.identity", "payout.energy_plan", "payout.ready",
+               "payout.onchain", "payout.params", "payout.approvals"}
+
+
+def test_the_send_operator_takes_its_batch_from_the_payout_rooms_input():
+    """The sender's batch id and rows are ``payout.batch.PayoutBatch``'s, checked by
+    ``payout.rows``: nothing of the preparation's modules, which may change on their own."""
+    assert set(MODULES) >= PREPARATION  # the names are the package's
+    assert "payout.batch" in GRAPH["operators.payout"]
+    assert GRAPH["operators.payout"] & PREPARATION == set()
+    assert GRAPH["payout.batch"] & PREPARATION == set()

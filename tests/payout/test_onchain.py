@@ -1,20 +1,28 @@
 """The on-chain arithmetic of a payout plan, without a node: shortfall orders, bandwidth
-burn, parameters. The reads themselves are tested against the sandbox's node API
+burn; and what a node's answers make of a batch (refused, or to be read again), with a
+stand-in node. The reads themselves are tested against the sandbox's node API
 (tests/node) and in the payout DAG (tests/example_dags/test_batch_payout_onchain.py)."""
 
 from __future__ import annotations
 
-import pytest
-from airflow.providers.common.compat.sdk import AirflowFailException
+from typing import Any
 
+import pytest
+
+from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.money.burn import BurnPrices
+from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Resources, TransactionInfo
+from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.payout.onchain import (
+    ChainRefused,
+    ChainUnread,
+    WalletEnergy,
     bandwidth_burn_sun,
+    confirm_delegations,
     holder_energy,
     shortfall_orders,
 )
-from airflow_provider_tronenergy.payout.params import ChainParams
 
 
 @pytest.mark.parametrize(("need", "on_hand", "expected"), [
@@ -70,20 +78,6 @@ def test_without_a_holder_a_first_transfer_less_its_new_slot(factor, first, hold
     assert holder_energy({"B": first}, checks, factor) == holder
 
 
-def test_chain_params_are_checked_and_exact():
-    params = ChainParams.of({"tron_node_conn_id": "node", "trx_reserve": "10.5",
-                             "energy_margin": "20000", "confirm_solidified": True,
-                             "confirm_timeout": "60"})
-    assert params == ChainParams(node_conn_id="node", energy_margin=20_000,
-                                 trx_reserve_sun=10_500_000, solidified=True,
-                                 confirm_timeout=60.0)
-    assert ChainParams.of({}).node_conn_id == "" and ChainParams.of({}).trx_reserve_sun == 0
-    for bad in ({"trx_reserve": "-1"}, {"trx_reserve": "0.0000001"}, {"energy_margin": "1.5"},
-                {"confirm_timeout": "0"}, {"trx_reserve": "١٠"}):
-        with pytest.raises(AirflowFailException, match="nothing was bought or activated"):
-            ChainParams.of(bad)
-
-
 def test_a_receipt_marked_failed_is_not_a_success():
     ok = TransactionInfo.from_node("ab" * 32, {"blockNumber": 5, "receipt": {}}, solidified=False)
     assert ok.succeeded and ok.receipt_result is None  # system transactions carry no result
@@ -95,3 +89,62 @@ def test_a_receipt_marked_failed_is_not_a_success():
     assert not failed.succeeded and not reverted.succeeded
     with pytest.raises(ValueError, match="blockNumber"):
         TransactionInfo.from_node("ab" * 32, {"blockNumber": 5.0}, solidified=False)
+
+
+class _Node:
+    """Stands in for the node hook: receipts by txID, the wallet's energy, or a node down."""
+
+    def __init__(self, *, receipts: dict[str, TransactionInfo] | None = None,
+                 energy: int = 0, down: bool = False) -> None:
+        self.receipts, self.energy, self.down = receipts or {}, energy, down
+
+    def get_transaction_info(self, tx_hash: str, *, solidified: bool = False
+                             ) -> TransactionInfo | None:
+        if self.down:
+            raise NodeError("node unreachable")
+        return self.receipts.get(tx_hash)
+
+    def get_resources(self, address: str) -> Resources:
+        return Resources(address=address, energy_limit=self.energy)
+
+    def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
+        raise NodeError("node unreachable")
+
+
+def _receipt(tx_hash: str, **payload: Any) -> TransactionInfo:
+    return TransactionInfo.from_node(tx_hash, {"blockNumber": 7, **payload}, solidified=False)
+
+
+@pytest.mark.parametrize(("orders", "receipts", "words"), [
+    ([{"order_id": "o1", "tx_hash": ""}], {}, "without a tx_hash"),
+    ([{"order_id": "o1", "tx_hash": "ab" * 32}],
+     {"ab" * 32: {"receipt": {"result": "REVERT"}}}, "failed on chain"),
+    ([{"order_id": "o1", "tx_hash": "ab" * 32}], {}, "not on chain after 0 s"),
+])
+def test_a_delegation_not_seen_refuses_the_batch_for_good(orders, receipts, words):
+    """Refused, not retried: the message says the batch is not published."""
+    node = _Node(receipts={tx: _receipt(tx, **payload) for tx, payload in receipts.items()})
+    with pytest.raises(ChainRefused, match=words) as refused:
+        confirm_delegations(node, "TSender", orders, 0, solidified=False,  # type: ignore[arg-type]
+                            timeout=0, sleep=lambda _: None)
+    assert isinstance(refused.value, NotRetryable)
+    assert "the batch is not published" in str(refused.value)
+
+
+def test_a_node_that_cannot_be_read_is_retried_nothing_bought():
+    """A reused order's energy that the node cannot show: the attempt is retried."""
+    wallet = WalletEnergy(_Node(down=True))  # type: ignore[arg-type]
+    with pytest.raises(ChainUnread, match="nothing was bought by this attempt") as unread:
+        wallet.missing("TTarget", 65_000, status="success", tx_hash="ab" * 32)
+    assert isinstance(unread.value, Retryable)
+
+
+def test_estimates_the_node_fails_are_retried_not_guessed():
+    """A failed estimate fails the pre-flight, retryable: never the check-address rule."""
+    payouts = [{"recipient": "TA", "amount": "1"}, {"recipient": "TB", "amount": "2"}]
+    checks = [{"address": "TA", "transfer_energy": 65_000},
+              {"address": "TB", "transfer_energy": 131_000}]
+    with pytest.raises(ChainUnread, match="nothing was bought or activated") as unread:
+        onchain._energies(_Node(), "TSender", payouts, checks)  # type: ignore[arg-type]
+    assert "2 of 2 addresses could not be estimated" in str(unread.value)
+    assert "TA: " in str(unread.value) and "TB: " in str(unread.value)

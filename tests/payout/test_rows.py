@@ -73,10 +73,10 @@ def test_a_fraction_below_the_tokens_unit_is_refused_whatever_its_digits(amount)
     """One amount rule for preparation and sender (``rows.amount_problem``): an amount of
     more than 28 digits is judged on its digits, not normalized through the Decimal
     context (which rounded the fraction away: 1 USDT sent for a row asking more)."""
-    from airflow_provider_tronenergy.payout import plan
+    from airflow_provider_tronenergy.payout import sheet
 
     with pytest.raises(PayoutInputError, match="more than 6 decimals"):
         payouts([{"recipient": random_address(), "amount": amount}], batch_id="b")
-    with pytest.raises(Exception, match="more than 6 decimals"):
-        plan.parse_payouts([[random_address(), amount]])
-    assert plan.amount_problem is amount_problem
+    with pytest.raises(PayoutInputError, match="more than 6 decimals"):
+        sheet.parse_payouts([[random_address(), amount]])
+    assert sheet.amount_problem is amount_problem

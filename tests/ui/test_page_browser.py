@@ -35,7 +35,7 @@ from support.page_server import PASSWORDS, ROOT, PageServer, running_page_server
 pytestmark = pytest.mark.timeout(300)
 
 SCREENSHOT = ROOT / "docs" / "energy-page.png"
-EXTRA_OF = {  # the batch event as payout.plan.batch_ready writes it (support.energy_history)
+EXTRA_OF = {  # the batch event as payout.ready.batch_ready writes it (support.energy_history)
     "batch_id": "b1", "activations": 2, "activation_cost": "2.2", "energy_bought": 261_000,
     "energy_cost": "11.745", "total_cost": "13.945", "burn_cost_bought": "26.1",
     "saving": "14.355", "approval": {"required": True, "approved": True, "by": "lead",

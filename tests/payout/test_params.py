@@ -1,0 +1,31 @@
+"""A payout run's parameters (airflow_provider_tronenergy.payout.params), checked once."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
+from airflow_provider_tronenergy.payout.rows import PayoutInputError
+from airflow_provider_tronenergy.protocol.address import random_address
+
+
+@pytest.mark.parametrize("bad", ["has space", "x" * 65, "période"])
+def test_a_bad_batch_id_fails_before_anything(bad):
+    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
+              "batch_id": bad}
+    with pytest.raises(PayoutInputError, match="batch_id"):
+        BatchParams.of(params)
+
+
+def test_chain_params_are_checked_and_exact():
+    params = ChainParams.of({"tron_node_conn_id": "node", "trx_reserve": "10.5",
+                             "energy_margin": "20000", "confirm_solidified": True,
+                             "confirm_timeout": "60"})
+    assert params == ChainParams(node_conn_id="node", energy_margin=20_000,
+                                 trx_reserve_sun=10_500_000, solidified=True,
+                                 confirm_timeout=60.0)
+    assert ChainParams.of({}).node_conn_id == "" and ChainParams.of({}).trx_reserve_sun == 0
+    for bad in ({"trx_reserve": "-1"}, {"trx_reserve": "0.0000001"}, {"energy_margin": "1.5"},
+                {"confirm_timeout": "0"}, {"trx_reserve": "١٠"}):
+        with pytest.raises(PayoutInputError, match="nothing was bought or activated"):
+            ChainParams.of(bad)
