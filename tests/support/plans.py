@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.sandbox import SandboxServer
 from support.control import Control
+from tronenergy_sandbox import SandboxServer
 
 
 def sandbox_client(sandbox: SandboxServer) -> TronEnergyClient:
