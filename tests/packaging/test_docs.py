@@ -119,7 +119,7 @@ def test_no_user_doc_cites_a_path_outside_the_repository():
 
 # --- the walks name code that exists --------------------------------------------------
 
-WALKS = ("A payout batch, in order.", "A payout batch against the chain",
+WALKS = ("A payout batch, in order", "A payout batch against the chain",
          "Sending a payout batch", "A keeper wake, to a purchase")
 """The walks of docs/architecture.md's Data flows, by their bold opening words."""
 
