@@ -159,7 +159,7 @@ SEND_PATH = ("attempts", "batch", "estimates", "funds", "journal", "lease", "pre
 @pytest.mark.parametrize("module", SEND_PATH)
 def test_the_payout_send_path_raises_the_providers_errors_only(module):
     """The modules a payout round runs through import nothing of Airflow: their errors are
-    the provider's, and ``operators.payout_verdict.task_verdict`` alone makes them the
+    the provider's, and ``verdicts.payout.task_verdict`` alone makes them the
     task's verdict (retried or not)."""
     path = Path(package.__file__).parent / "payout" / f"{module}.py"
     imported = [n.module or "" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))

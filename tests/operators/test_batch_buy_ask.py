@@ -23,8 +23,8 @@ from airflow.providers.common.compat.sdk import (
     TaskDeferred,
 )
 
+from airflow_provider_tronenergy.hitl.purchase import ABORT, NOT_PLACED, PLACED, parks_tasks
 from airflow_provider_tronenergy.journal import EntryState
-from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, PLACED, parks_tasks
 from airflow_provider_tronenergy.operators.batch_buy import (
     TronEnergyBatchBuyOperator,
     checked_orders,

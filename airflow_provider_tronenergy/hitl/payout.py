@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.operators.ask import parks_tasks
+from airflow_provider_tronenergy.hitl.purchase import parks_tasks
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException
 
-from airflow_provider_tronenergy.operators.payout_ask import (
+from airflow_provider_tronenergy.hitl.payout import (
     ABORT,
     CANCEL,
     RESEND,
@@ -78,8 +78,8 @@ def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_wo
     from airflow.providers.common.compat.sdk import TaskDeferred
     from tronpy.keys import PrivateKey
 
+    from airflow_provider_tronenergy.hitl.purchase import parks_tasks
     from airflow_provider_tronenergy.node.client import TronNodeClient
-    from airflow_provider_tronenergy.operators.ask import parks_tasks
     from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
     from support.chain import USDT
     from support.waiting import wait_until

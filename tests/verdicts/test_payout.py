@@ -6,12 +6,12 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
-from airflow_provider_tronenergy.operators.payout_verdict import as_task, task_verdict
 from airflow_provider_tronenergy.payout.funds import FundsInFlight, PayoutRefused
 from airflow_provider_tronenergy.payout.lease import LeaseLost, WalletBusy
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.payout.send import PayoutConflict
 from airflow_provider_tronenergy.signer import SignerError, SignerThrottled
+from airflow_provider_tronenergy.verdicts.payout import as_task, task_verdict
 
 
 @pytest.mark.parametrize("error", [PayoutInputError("row 0: must be positive"),

@@ -15,7 +15,7 @@ import operators_batch_buy as batch_buy_dags
 import operators_purchase as dags
 import pytest
 
-from airflow_provider_tronenergy.operators.links import explorer_trail, link_for
+from airflow_provider_tronenergy.links.explorer import explorer_trail, link_for
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.explorer import ExplorerError, explorer_of
 from support.links import pushed_trail, ui_extra_links

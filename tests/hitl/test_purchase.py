@@ -18,8 +18,8 @@ from types import SimpleNamespace
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
+from airflow_provider_tronenergy.hitl.purchase import ABORT, NOT_PLACED, OPTIONS, PLACED, question
 from airflow_provider_tronenergy.journal import EntryState
-from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, OPTIONS, PLACED, question
 from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOperator
 
 AT = datetime(2026, 11, 23, 17, 5, tzinfo=timezone.utc)
@@ -158,7 +158,7 @@ def test_asking_writes_the_request_and_waits_for_execute_answer(journal, control
     import airflow.sdk.execution_time.hitl as hitl
     from airflow.providers.common.compat.sdk import TaskDeferred
 
-    from airflow_provider_tronenergy.operators.ask import parks_tasks
+    from airflow_provider_tronenergy.hitl.purchase import parks_tasks
     from airflow_provider_tronenergy.purchase import UnknownOutcome
 
     written = []
