@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from airflow.providers.common.compat.sdk import BaseOperatorLink, XCom
 
-from airflow_provider_tronenergy.hooks.order_wait import Log
+from airflow_provider_tronenergy.orders.wait import Log
 from airflow_provider_tronenergy.protocol.explorer import Explorer, explorer_of
 
 if TYPE_CHECKING:

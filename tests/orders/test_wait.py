@@ -1,4 +1,4 @@
-"""The one "wait for an order" (hooks.order_wait): the task's blocking wait, the trigger's
+"""The one "wait for an order" (orders.wait): the task's blocking wait, the trigger's
 async wait and the sensor's pokes read each answer the same way."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Many deferred order waits, one connection: one client, one request budget, one 429 pause.
 
 A payout batch can leave hundreds of orders waiting in the triggerer at once. Each
-wait still follows :class:`~airflow_provider_tronenergy.hooks.order_wait.OrderWatch`
+wait still follows :class:`~airflow_provider_tronenergy.orders.wait.OrderWatch`
 (read, then sleep its poll interval), but every wait of one connection in one
 triggerer process reads through one :class:`OrderPoller`:
 

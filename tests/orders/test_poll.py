@@ -1,5 +1,5 @@
 """Many order waits on one connection in one triggerer: one client, the connection's request
-budget, and one pause for every wait on a 429 (hooks/order_poll.py).
+budget, and one pause for every wait on a 429 (orders/poll.py).
 
 The triggers run for real (``TronEnergyOrderTrigger.run()``, several in one event loop, as
 in a triggerer) against the sandbox over HTTP. What the service was sent is recorded where
@@ -21,9 +21,9 @@ import pytest
 
 from airflow_provider_tronenergy.client import RateLimitedError
 from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
-from airflow_provider_tronenergy.hooks import order_poll
-from airflow_provider_tronenergy.hooks.order_poll import RequestBudget
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, TronEnergyHook
+from airflow_provider_tronenergy.orders import poll as order_poll
+from airflow_provider_tronenergy.orders.poll import RequestBudget
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
 from support.control import Control
