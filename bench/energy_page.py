@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from airflow_provider_tronenergy import sqlstore  # noqa: E402
 from airflow_provider_tronenergy.callbacks.store import CallbackStore  # noqa: E402
-from airflow_provider_tronenergy.callbacks.store_schema import HOUR_MS  # noqa: E402
+from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS  # noqa: E402
 from airflow_provider_tronenergy.deposits import DepositLedger  # noqa: E402
 from airflow_provider_tronenergy.journal.figures import figures  # noqa: E402
 from airflow_provider_tronenergy.journal.store import PurchaseJournal  # noqa: E402

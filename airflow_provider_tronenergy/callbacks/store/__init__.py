@@ -22,10 +22,10 @@ Guarantees the rest of the provider relies on:
 
 Built by composition: a :class:`sqlstore.Database` (URL, engine, the serialised
 write transaction, versioned migrations), the tables declared once
-(:mod:`.store_schema`, which also says how a store of the previous release is
+(:mod:`.schema`, which also says how a store of the previous release is
 brought up to date), and three collaborators given the database and their
-tables: :class:`.store_writes.TransferWriter` (the insert paths),
-:class:`.store_offsets.ConsumerOffsets` and :class:`.conflicts.Conflicts`. The
+tables: :class:`.writes.TransferWriter` (the insert paths),
+:class:`.offsets.ConsumerOffsets` and :class:`.conflicts.Conflicts`. The
 reads are here. The log is append-only: columns may be added, existing ones are
 never rewritten.
 """
@@ -49,15 +49,15 @@ from airflow_provider_tronenergy.callbacks.events import (
     VerifiedTransfer,
     threshold_micro,
 )
-from airflow_provider_tronenergy.callbacks.store_hourly import HourlyCounts
-from airflow_provider_tronenergy.callbacks.store_offsets import ConsumerOffsets
-from airflow_provider_tronenergy.callbacks.store_schema import (
+from airflow_provider_tronenergy.callbacks.store.hourly import HourlyCounts
+from airflow_provider_tronenergy.callbacks.store.offsets import ConsumerOffsets
+from airflow_provider_tronenergy.callbacks.store.schema import (
     SCHEMA,
     MetaVersion,
     StoreTables,
     migrations,
 )
-from airflow_provider_tronenergy.callbacks.store_writes import TransferWriter
+from airflow_provider_tronenergy.callbacks.store.writes import TransferWriter
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class CallbackStore:
 
         When this returns, every row is durably committed; a ``tx_hash`` already
         stored is a duplicate (:meth:`.TransferWriter.record_many` says how exactly),
-        and each true redelivery is counted in its hour (:mod:`.store_hourly`).
+        and each true redelivery is counted in its hour (:mod:`.hourly`).
         """
         if not events:
             return []

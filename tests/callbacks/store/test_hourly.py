@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.callbacks.store_schema import HOUR_MS
+from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data

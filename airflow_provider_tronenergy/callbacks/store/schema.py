@@ -3,7 +3,7 @@
 Tables: ``<prefix>transfers`` (the append-only log), ``<prefix>consumer_offsets``,
 ``<prefix>conflicts`` (validly signed callbacks that contradict a stored
 transfer, :mod:`.conflicts`), ``<prefix>hourly`` (transfers stored and redeliveries,
-counted per hour: :mod:`.store_hourly`) and ``<prefix>meta``. No column is NUMERIC or float:
+counted per hour: :mod:`.hourly`) and ``<prefix>meta``. No column is NUMERIC or float:
 SQLite's NUMERIC affinity would turn decimals into floats; an amount is its
 decimal text plus an integer in 1e-6 units.
 

@@ -2,7 +2,7 @@
 
 ``<prefix>hourly`` holds one row per hour (``hour_ms``: its start, UTC, in ms since the
 epoch). ``stored`` is kept by a trigger on the transfers table, inside each insert's own
-transaction (:func:`.store_schema.count_stored`), so it is exact and reading a year costs
+transaction (:func:`.schema.count_stored`), so it is exact and reading a year costs
 8,760 rows rather than a million. ``duplicates`` counts redeliveries: the service retries
 a callback it got no 2xx for in time, the store keeps the first and answers the next 200
 ``duplicate`` (a contradicting one is a conflict, :mod:`.conflicts`); they are counted
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.callbacks.store_schema import HOUR_MS
+from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS
 
 
 class HourlyCounts:

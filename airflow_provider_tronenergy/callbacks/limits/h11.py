@@ -13,7 +13,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from airflow_provider_tronenergy.callbacks.limits_conn import BODY, HEAD, WAIT, LimitedProtocol
+from airflow_provider_tronenergy.callbacks.limits.conn import BODY, HEAD, WAIT, LimitedProtocol
 
 
 class LimitedH11Protocol(LimitedProtocol, H11Protocol):

@@ -5,9 +5,9 @@ of any size (64 MB of small headers cost it about 1 GB), with no deadline; a
 connection that never sends a request stays open for ever; there is no
 connection cap that keeps room for the service's callbacks; and after an early
 413 it reads and discards the rest of the body. So the receiver serves with
-its own protocol classes, thin subclasses of uvicorn's (:mod:`.limits_httptools`,
-and :mod:`.limits_h11` where httptools is missing) sharing
-:class:`.limits_conn.LimitedProtocol`, which add per connection:
+its own protocol classes, thin subclasses of uvicorn's (:mod:`.httptools`,
+and :mod:`.h11` where httptools is missing) sharing
+:class:`.conn.LimitedProtocol`, which add per connection:
 
 * **a bounded head**: at most ``max_header_bytes`` of request line and headers
   (at most one read past it is ever parsed) and ``max_headers`` fields, else
@@ -20,7 +20,7 @@ and :mod:`.limits_h11` where httptools is missing) sharing
   ``keep_alive_requests`` requests per connection;
 * **a connection cap** that fits the descriptor limit: a new connection over
   ``max_connections`` evicts the *slowest* one whose request is not with the
-  app (idle, or still sending its head or body; :mod:`.limits_cap` says how it
+  app (idle, or still sending its head or body; :mod:`.cap` says how it
   is chosen). A slowloris or a slow body holds only such connections, so it
   evicts itself while a callback, whose bytes come at network speed, goes
   through. When every connection has a request with the app, the new one gets
@@ -40,8 +40,8 @@ import logging
 from dataclasses import replace
 from typing import Final
 
-from airflow_provider_tronenergy.callbacks.limits_cap import ConnectionGuard, ConnectionLimits
-from airflow_provider_tronenergy.callbacks.limits_conn import LimitedProtocol
+from airflow_provider_tronenergy.callbacks.limits.cap import ConnectionGuard, ConnectionLimits
+from airflow_provider_tronenergy.callbacks.limits.conn import LimitedProtocol
 
 __all__ = ["FD_RESERVE", "ConnectionLimits", "default_http", "fit_to_descriptors",
            "protocol_class", "raise_descriptor_limit"]
@@ -94,13 +94,13 @@ def protocol_class(limits: ConnectionLimits, http: str = "httptools") -> type[as
     """
     guard = ConnectionGuard(limits)
     if http == "httptools":
-        from airflow_provider_tronenergy.callbacks.limits_httptools import (
+        from airflow_provider_tronenergy.callbacks.limits.httptools import (
             LimitedHttpToolsProtocol,
         )
 
         base: type[LimitedProtocol] = LimitedHttpToolsProtocol
     elif http == "h11":
-        from airflow_provider_tronenergy.callbacks.limits_h11 import LimitedH11Protocol
+        from airflow_provider_tronenergy.callbacks.limits.h11 import LimitedH11Protocol
 
         base = LimitedH11Protocol
     else:

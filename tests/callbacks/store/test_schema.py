@@ -16,7 +16,7 @@ from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import store as store_module
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.callbacks.store_schema import StoreTables, migrations
+from airflow_provider_tronenergy.callbacks.store.schema import StoreTables, migrations
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.protocol.signing import sign_callback
 from airflow_provider_tronenergy.sqlstore import StoreError

@@ -1,9 +1,9 @@
 """One connection of the standalone receiver under its limits: :class:`LimitedProtocol`.
 
-Mixed in before uvicorn's HTTP protocol (:mod:`.limits_httptools`, :mod:`.limits_h11`);
+Mixed in before uvicorn's HTTP protocol (:mod:`.httptools`, :mod:`.h11`);
 :mod:`.limits` says what the limits are and builds the protocol classes. Per
 connection it bounds the head, arms the head and body deadlines, counts keep-alive
-requests, takes part in the cap (:mod:`.limits_cap`), and closes after an early
+requests, takes part in the cap (:mod:`.cap`), and closes after an early
 answer with a bounded linger.
 """
 
@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any, Final, cast
 
-from airflow_provider_tronenergy.callbacks.limits_cap import ConnectionGuard
+from airflow_provider_tronenergy.callbacks.limits.cap import ConnectionGuard
 
 LINGER_BYTES: Final = 256 * 1024
 LINGER_SECONDS: Final = 2.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from airflow_provider_tronenergy.callbacks.limits_conn import WAIT, LimitedProtocol
+from airflow_provider_tronenergy.callbacks.limits.conn import WAIT, LimitedProtocol
 from airflow_provider_tronenergy.errors import CallbackError
 
 
