@@ -32,7 +32,13 @@ from airflow.sdk.definitions.param import ParamsDict
 
 from airflow_provider_tronenergy.client import Order
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
+from airflow_provider_tronenergy.purchase.outcomes import (
+    RESOLVE_COMMAND,
+    UnknownOutcome,
+    journal_errors,
+    utc,
+)
+from airflow_provider_tronenergy.purchase_journal import (
     Entry,
     EntryState,
     JournalError,
@@ -40,12 +46,6 @@ from airflow_provider_tronenergy.journal import (
     PurchaseJournal,
     read_order,
     resolve_placed,
-)
-from airflow_provider_tronenergy.purchase.outcomes import (
-    RESOLVE_COMMAND,
-    UnknownOutcome,
-    journal_errors,
-    utc,
 )
 
 if TYPE_CHECKING:

@@ -40,13 +40,6 @@ from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
-    EntryState,
-    PurchaseJournal,
-    explicit_identity,
-    open_journal,
-    task_scope,
-)
 from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
@@ -64,12 +57,19 @@ from airflow_provider_tronenergy.purchase import (
     refused,
 )
 from airflow_provider_tronenergy.purchase.outcomes import journal_errors, order_energy, utc
+from airflow_provider_tronenergy.purchase_journal import (
+    EntryState,
+    PurchaseJournal,
+    explicit_identity,
+    open_journal,
+    task_scope,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from airflow_provider_tronenergy.client import Order
-    from airflow_provider_tronenergy.journal import Entry
+    from airflow_provider_tronenergy.purchase_journal import Entry
 
 BATCH_ON_AMBIGUOUS = ON_AMBIGUOUS
 # The order kinds of a plan (payouts.plan_energy), in the order they are bought.

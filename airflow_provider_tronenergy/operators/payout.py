@@ -29,7 +29,6 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.journal import task_scope
 from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
 from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
@@ -70,6 +69,7 @@ from airflow_provider_tronenergy.payout.watch import (
     count,
     still_in_flight,
 )
+from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.verdicts.payout import (

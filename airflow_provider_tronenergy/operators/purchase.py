@@ -27,11 +27,6 @@ from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
-    default_identity,
-    explicit_identity,
-    task_scope,
-)
 from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.purchase import (
@@ -42,6 +37,11 @@ from airflow_provider_tronenergy.purchase import (
     UnknownOutcome,
     journal_for,
     refused,
+)
+from airflow_provider_tronenergy.purchase_journal import (
+    default_identity,
+    explicit_identity,
+    task_scope,
 )
 from airflow_provider_tronenergy.templated import as_flag, is_unset
 

@@ -15,9 +15,9 @@ from typing import Any
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
-from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 
 NOTHING_BOUGHT = "nothing was bought"
 NOTHING_MOVED = "nothing was bought or activated"

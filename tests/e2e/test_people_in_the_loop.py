@@ -55,8 +55,8 @@ from test_real_deployment import (
 )
 
 from airflow_provider_tronenergy.hitl.purchase import NOT_PLACED, PLACED
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.sandbox.process import SandboxProcess, start_sandbox
 from support.browser import browser_page, skip_without_browser
 from support.metadata_template import create_migrated_database

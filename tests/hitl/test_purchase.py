@@ -19,8 +19,8 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.hitl.purchase import ABORT, NOT_PLACED, OPTIONS, PLACED, question
-from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOperator
+from airflow_provider_tronenergy.purchase_journal import EntryState
 
 AT = datetime(2026, 11, 23, 17, 5, tzinfo=timezone.utc)
 

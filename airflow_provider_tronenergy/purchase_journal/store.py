@@ -34,11 +34,11 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.journal.figures import COLUMNS as FIGURES
-from airflow_provider_tronenergy.journal.figures import add_figures, columns, figures
-from airflow_provider_tronenergy.journal.quoted import add_quoted_energy
-from airflow_provider_tronenergy.journal.quoted import column as quoted_column
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
+from airflow_provider_tronenergy.purchase_journal.figures import COLUMNS as FIGURES
+from airflow_provider_tronenergy.purchase_journal.figures import add_figures, columns, figures
+from airflow_provider_tronenergy.purchase_journal.quoted import add_quoted_energy
+from airflow_provider_tronenergy.purchase_journal.quoted import column as quoted_column
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # An order id as a person types it: 1 to 128 printable ASCII characters (the column's
@@ -366,7 +366,7 @@ class PurchaseJournal:
         """A person's answer to an unknown outcome: placed (with its order id) or not placed.
 
         Records what it is told: the order itself is checked against the service by
-        :func:`~airflow_provider_tronenergy.journal.verify.resolve_placed` (the CLI and
+        :func:`~airflow_provider_tronenergy.purchase_journal.verify.resolve_placed` (the CLI and
         the Required Action use it). Here, in the same transaction as the write: the
         newest attempt must be unknown (and be ``attempt`` when given), and an order id
         another attempt already holds is refused unless ``shared`` (a forced resolve).

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy.journal.figures import COLUMNS, figures, sun
+from airflow_provider_tronenergy.purchase_journal.figures import COLUMNS, figures, sun
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.journal import (
+from airflow_provider_tronenergy.purchase_journal import (
     EntryState,
     JournalError,
     JournalRace,
@@ -169,7 +169,7 @@ def test_one_order_id_is_never_resolved_onto_two_attempts(make):
 
 def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "airflow_provider_tronenergy.journal.cli", "--journal", url,
+        [sys.executable, "-m", "airflow_provider_tronenergy.purchase_journal.cli", "--journal", url,
          *args], capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -207,7 +207,8 @@ def test_journal_location_needs_no_configuration_and_follows_it(tmp_path, env, e
     base = {k: v for k, v in os.environ.items()
             if k not in ("TRONENERGY_PURCHASE_JOURNAL", "AIRFLOW__TRONENERGY__PURCHASE_JOURNAL")}
     done = subprocess.run(
-        [sys.executable, "-c", "from airflow_provider_tronenergy.journal import journal_url; "
+        [sys.executable, "-c",
+         "from airflow_provider_tronenergy.purchase_journal import journal_url; "
          "print(journal_url())"],
         env={**base, "AIRFLOW_HOME": str(tmp_path), **env}, capture_output=True, text=True,
         timeout=120, check=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from airflow_provider_tronenergy.journal.store import Entry, EntryState
+from airflow_provider_tronenergy.purchase_journal.store import Entry, EntryState
 
 
 class Verdict(str, Enum):

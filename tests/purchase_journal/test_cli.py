@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_tronenergy.journal import Entry, EntryState, PurchaseJournal
-from airflow_provider_tronenergy.journal.cli import main
-from airflow_provider_tronenergy.journal.verify import journaled_energies
 from airflow_provider_tronenergy.money.quote import Quote
 from airflow_provider_tronenergy.operators.energy import (
     TronEnergyAutoBuyOperator,
     TronEnergyBuyByCountOperator,
 )
 from airflow_provider_tronenergy.purchase.run import describe
+from airflow_provider_tronenergy.purchase_journal import Entry, EntryState, PurchaseJournal
+from airflow_provider_tronenergy.purchase_journal.cli import main
+from airflow_provider_tronenergy.purchase_journal.verify import journaled_energies
 from support.control import Control
 from support.sandbox import connection_json
 
@@ -134,7 +134,8 @@ def test_forcing_needs_a_reason_and_the_journal_keeps_who_and_why(
                              "--reason", "support merged two orders, ticket 4411")
     assert code == 0, err
     assert "FORCED" in out and "journaled 65,000; order 131,000" in out
-    shown = subprocess.run([sys.executable, "-m", "airflow_provider_tronenergy.journal.cli",
+    shown = subprocess.run([sys.executable, "-m",
+                            "airflow_provider_tronenergy.purchase_journal.cli",
                             "--journal", url, "show", entry.identity, "--json"],
                            capture_output=True, text=True, timeout=60, check=True)
     [recorded] = json.loads(shown.stdout)

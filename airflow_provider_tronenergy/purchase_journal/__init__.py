@@ -8,15 +8,15 @@ before it is recorded; ``cli`` is ``tronenergy-purchases`` (list, show, resolve)
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.journal.identity import (
+from airflow_provider_tronenergy.purchase_journal.identity import (
     IdentityError,
     default_identity,
     explicit_identity,
     scope_of,
     task_scope,
 )
-from airflow_provider_tronenergy.journal.policy import Decision, Verdict, decide
-from airflow_provider_tronenergy.journal.store import (
+from airflow_provider_tronenergy.purchase_journal.policy import Decision, Verdict, decide
+from airflow_provider_tronenergy.purchase_journal.store import (
     Entry,
     EntryState,
     JournalError,
@@ -25,7 +25,11 @@ from airflow_provider_tronenergy.journal.store import (
     journal_url,
     open_journal,
 )
-from airflow_provider_tronenergy.journal.verify import OrderMismatch, read_order, resolve_placed
+from airflow_provider_tronenergy.purchase_journal.verify import (
+    OrderMismatch,
+    read_order,
+    resolve_placed,
+)
 
 __all__ = [
     "Decision",

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy.journal import Entry, EntryState, Verdict, decide
-from airflow_provider_tronenergy.journal.identity import (
+from airflow_provider_tronenergy.purchase_journal import Entry, EntryState, Verdict, decide
+from airflow_provider_tronenergy.purchase_journal.identity import (
     IdentityError,
     default_identity,
     explicit_identity,

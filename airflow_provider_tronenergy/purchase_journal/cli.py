@@ -25,14 +25,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from airflow_provider_tronenergy.journal.store import (
+from airflow_provider_tronenergy.purchase_journal.store import (
     Entry,
     EntryState,
     JournalError,
     PurchaseJournal,
     journal_url,
 )
-from airflow_provider_tronenergy.journal.verify import (
+from airflow_provider_tronenergy.purchase_journal.verify import (
     OrderCheck,
     OrderMismatch,
     read_order,

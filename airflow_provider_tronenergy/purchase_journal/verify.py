@@ -23,7 +23,12 @@ from airflow_provider_tronenergy.client import (
     TronEnergyClient,
     TronEnergyError,
 )
-from airflow_provider_tronenergy.journal.store import (
+from airflow_provider_tronenergy.money.quote import hours
+from airflow_provider_tronenergy.protocol.energy import (
+    ENERGY_FIRST_TRANSFER,
+    ENERGY_PER_TRANSFER,
+)
+from airflow_provider_tronenergy.purchase_journal.store import (
     Entry,
     JournalError,
     PurchaseJournal,
@@ -31,11 +36,6 @@ from airflow_provider_tronenergy.journal.store import (
     iso,
     order_id_rule,
     to_resolve,
-)
-from airflow_provider_tronenergy.money.quote import hours
-from airflow_provider_tronenergy.protocol.energy import (
-    ENERGY_FIRST_TRANSFER,
-    ENERGY_PER_TRANSFER,
 )
 
 # An order created this long before the purchase was sent is not its order (clock skew
