@@ -213,7 +213,7 @@ def get_provider_info() -> dict[str, Any]:
                                 f"{PACKAGE}.triggers.keeper",
                                 f"{PACKAGE}.triggers.deposit_scan"]}
         ],
-        "extra-links": [f"{PACKAGE}.operators.links.{name}" for name in (
+        "extra-links": [f"{PACKAGE}.links.explorer.{name}" for name in (
             "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],
         "config": _CONFIG,
         "connection-types": [

@@ -44,15 +44,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from airflow_provider_tronenergy import sqlstore  # noqa: E402
 from airflow_provider_tronenergy.callbacks.store import CallbackStore  # noqa: E402
-from airflow_provider_tronenergy.callbacks.store_schema import HOUR_MS  # noqa: E402
+from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS  # noqa: E402
 from airflow_provider_tronenergy.deposits import DepositLedger  # noqa: E402
-from airflow_provider_tronenergy.journal.figures import figures  # noqa: E402
-from airflow_provider_tronenergy.journal.store import PurchaseJournal  # noqa: E402
 from airflow_provider_tronenergy.payout.journal import (  # noqa: E402
     PayoutJournal,
     receipt_figures,
 )
 from airflow_provider_tronenergy.protocol.address import random_address  # noqa: E402
+from airflow_provider_tronenergy.purchase_journal.figures import figures  # noqa: E402
+from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal  # noqa: E402
 from airflow_provider_tronenergy.ui.batches import BatchEvent  # noqa: E402
 from airflow_provider_tronenergy.ui.data import Stores, page_data  # noqa: E402
 from airflow_provider_tronenergy.ui.period import Period  # noqa: E402

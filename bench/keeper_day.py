@@ -53,13 +53,13 @@ from tronpy.keys import PrivateKey
 from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.keep import Keeper
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.keeper.watch import KeeperWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"

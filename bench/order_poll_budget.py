@@ -7,7 +7,7 @@ client: requests per poll interval, the peak in any one-second window, and the
 most reads of one order within one poll interval. Aims (issue 15): the peak never
 above the connection's ``order_poll_budget``, and no more than one read per
 waiting order per interval. For contrast, the same waits each with their own
-client and no budget (what every trigger did before ``hooks/order_poll.py``).
+client and no budget (what every trigger did before ``orders/poll.py``).
 
     .venv/bin/python bench/order_poll_budget.py [--waiting 500] [--seconds 8]
             [--interval 2] [--budget 10]
@@ -33,7 +33,7 @@ import requests
 
 from airflow_provider_tronenergy.client import RetryPolicy, TronEnergyClient
 from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
-from airflow_provider_tronenergy.hooks.order_wait import OrderWatch, await_order
+from airflow_provider_tronenergy.orders.wait import OrderWatch, await_order
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox

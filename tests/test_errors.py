@@ -106,10 +106,10 @@ SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
     ("hooks.tronenergy.TronEnergyConnectionError", ValueError, None),
     ("hooks.tron_node.TronNodeConnectionError", ValueError,
      "hooks.tronenergy.TronEnergyConnectionError"),
-    ("journal.store.JournalError", RuntimeError, None),
-    ("journal.store.JournalRace", RuntimeError, "journal.store.JournalError"),
-    ("journal.verify.OrderMismatch", RuntimeError, "journal.store.JournalError"),
-    ("journal.identity.IdentityError", ValueError, None),
+    ("purchase_journal.store.JournalError", RuntimeError, None),
+    ("purchase_journal.store.JournalRace", RuntimeError, "purchase_journal.store.JournalError"),
+    ("purchase_journal.verify.OrderMismatch", RuntimeError, "purchase_journal.store.JournalError"),
+    ("purchase_journal.identity.IdentityError", ValueError, None),
     ("sqlstore.StoreError", RuntimeError, None),
     ("callbacks.config.ConfigError", ValueError, "errors.CallbackError"),
     ("callbacks.batcher.Overloaded", RuntimeError, "errors.CallbackError"),
@@ -170,7 +170,7 @@ SEND_PATH = ("attempts", "batch", "estimates", "funds", "journal", "lease", "pre
 @pytest.mark.parametrize("module", SEND_PATH)
 def test_the_payout_send_path_raises_the_providers_errors_only(module):
     """The modules a payout round runs through import nothing of Airflow: their errors are
-    the provider's, and ``operators.payout_verdict.task_verdict`` alone makes them the
+    the provider's, and ``verdicts.payout.task_verdict`` alone makes them the
     task's verdict (retried or not)."""
     path = Path(package.__file__).parent / "payout" / f"{module}.py"
     imported = [n.module or "" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))

@@ -155,14 +155,14 @@ def test_node_connection_form_as_the_ui_receives_it():
 
 
 def test_every_extra_link_is_registered_and_known_to_the_providers_manager():
-    """provider info's extra-links names each link class of operators.links, no other."""
+    """provider info's extra-links names each link class of links.explorer, no other."""
     import importlib
     import inspect
 
     from airflow.providers.common.compat.sdk import BaseOperatorLink
     from airflow.providers_manager import ProvidersManager
 
-    from airflow_provider_tronenergy.operators import links
+    from airflow_provider_tronenergy.links import explorer as links
 
     defined = {f"{links.__name__}.{name}" for name, value in vars(links).items()
                if inspect.isclass(value) and issubclass(value, BaseOperatorLink)

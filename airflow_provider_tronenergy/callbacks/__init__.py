@@ -4,8 +4,8 @@
 * :mod:`.events` - the records: :class:`VerifiedTransfer` (a verified callback, what the
   receiver stores), :class:`StoredTransfer` (a log row), exact amount helpers.
 * :mod:`.store` - :class:`CallbackStore`: append-only transfer log and consumer offsets,
-  on a ``sqlstore.Database``; its tables and versions in :mod:`.store_schema`, its
-  collaborators :mod:`.store_writes` (the insert paths), :mod:`.store_offsets` and
+  on a ``sqlstore.Database``; its tables and versions in :mod:`.store.schema`, its
+  collaborators :mod:`.store.writes` (the insert paths), :mod:`.store.offsets` and
   :mod:`.conflicts` (validly signed callbacks that contradict a stored transfer).
 * :mod:`.access` - opening the store from tasks, sensors and triggers (one per URL).
 * :mod:`.batcher` - group commit: one transaction and one fsync per burst.

@@ -17,7 +17,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from airflow_provider_tronenergy.client import figures
+from airflow_provider_tronenergy.client import ranges
 from airflow_provider_tronenergy.client.errors import UnexpectedResponseError
 from airflow_provider_tronenergy.client.reader import EMPTY, Reader
 
@@ -67,8 +67,8 @@ def _extra() -> Any:
     return field(default_factory=lambda: EMPTY, hash=False, repr=False)
 
 
-def _meta(check: figures.Check | None = None, *, absent: Any = MISSING) -> Mapping[str, Any]:
-    """A field's reading rules: its ``check`` (``figures``), and what an absent key reads as.
+def _meta(check: ranges.Check | None = None, *, absent: Any = MISSING) -> Mapping[str, Any]:
+    """A field's reading rules: its ``check`` (``ranges``), and what an absent key reads as.
 
     ``absent``: a required field that reads as this ("" or 0) when the answer leaves it out.
     """
@@ -92,7 +92,7 @@ _READERS: dict[str, Callable[..., Any]] = {
     "bool": Reader.flag, "datetime | None": Reader.opt_moment,
     "tuple[str, ...]": Reader.str_tuple, "OrderStatus": _order_status,
 }
-_Step = tuple[str, Callable[..., Any], tuple[Any, ...], "figures.Check | None"]
+_Step = tuple[str, Callable[..., Any], tuple[Any, ...], "ranges.Check | None"]
 _PLANS: dict[type, tuple[str, tuple[_Step, ...]]] = {}
 
 
@@ -147,22 +147,22 @@ M = TypeVar("M", bound=_Read)
 class Account(_Read):
     user_id: int
     username: str
-    balance: Decimal = field(metadata=_meta(figures.balance))
-    available_balance: Decimal = field(metadata=_meta(figures.balance))
-    frozen_amount: Decimal = field(metadata=_meta(figures.balance))
-    pending_orders_count: int = field(metadata=_meta(figures.count))
+    balance: Decimal = field(metadata=_meta(ranges.balance))
+    available_balance: Decimal = field(metadata=_meta(ranges.balance))
+    frozen_amount: Decimal = field(metadata=_meta(ranges.balance))
+    pending_orders_count: int = field(metadata=_meta(ranges.count))
     recharge_address: str
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class Price(_Read):
-    price_65k_1hour: Decimal = field(metadata=_meta(figures.cost))
-    price_per_10k: Decimal = field(metadata=_meta(figures.cost))
-    energy_per_transfer: int = field(metadata=_meta(figures.energy))
-    min_energy: int = field(metadata=_meta(figures.energy))
-    max_energy: int = field(metadata=_meta(figures.energy))
-    rent_time: Decimal = field(metadata=_meta(figures.hours))
+    price_65k_1hour: Decimal = field(metadata=_meta(ranges.cost))
+    price_per_10k: Decimal = field(metadata=_meta(ranges.cost))
+    energy_per_transfer: int = field(metadata=_meta(ranges.energy))
+    min_energy: int = field(metadata=_meta(ranges.energy))
+    max_energy: int = field(metadata=_meta(ranges.energy))
+    rent_time: Decimal = field(metadata=_meta(ranges.hours))
     extra: Mapping[str, Any] = _extra()
 
     def _inconsistent(self) -> str | None:
@@ -175,37 +175,37 @@ class Price(_Read):
 class Purchase(_Read):
     """Result of buy, auto-buy and buy-count; ``energy_amount`` when the service states it."""
 
-    order_id: str = field(metadata=_meta(figures.order_id))
-    tx_hash: str = field(metadata=_meta(figures.tx_hash, absent=""))
-    cost: Decimal = field(metadata=_meta(figures.cost))
-    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy))
+    order_id: str = field(metadata=_meta(ranges.order_id))
+    tx_hash: str = field(metadata=_meta(ranges.tx_hash, absent=""))
+    cost: Decimal = field(metadata=_meta(ranges.cost))
+    energy_amount: int | None = field(default=None, metadata=_meta(ranges.energy))
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class SmartPurchase(_Read):
-    order_id: str = field(metadata=_meta(figures.order_id))
+    order_id: str = field(metadata=_meta(ranges.order_id))
     activated: bool
-    energy_amount: int = field(metadata=_meta(figures.energy))
-    cost: Decimal = field(metadata=_meta(figures.cost))
+    energy_amount: int = field(metadata=_meta(ranges.energy))
+    cost: Decimal = field(metadata=_meta(ranges.cost))
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class Activation(_Read):
-    order_id: str = field(metadata=_meta(figures.order_id))
-    tx_hash: str = field(metadata=_meta(figures.tx_hash, absent=""))
-    cost: Decimal = field(metadata=_meta(figures.cost))
+    order_id: str = field(metadata=_meta(ranges.order_id))
+    tx_hash: str = field(metadata=_meta(ranges.tx_hash, absent=""))
+    cost: Decimal = field(metadata=_meta(ranges.cost))
     message: str = ""
     extra: Mapping[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
 class AddressCheck(_Read):
-    address: str = field(metadata=_meta(figures.address))
+    address: str = field(metadata=_meta(ranges.address))
     is_activated: bool
     need_activate: bool
-    transfer_count: int = field(metadata=_meta(figures.count))
+    transfer_count: int = field(metadata=_meta(ranges.count))
     extra: Mapping[str, Any] = _extra()
 
 
@@ -218,16 +218,16 @@ class Order(_Read):
 
     _read_first = ("status",)
 
-    order_id: str = field(metadata=_meta(figures.order_id))
+    order_id: str = field(metadata=_meta(ranges.order_id))
     status: OrderStatus
-    tx_hash: str = field(default="", metadata=_meta(figures.tx_hash))
-    cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
-    energy_amount: int | None = field(default=None, metadata=_meta(figures.energy_or_zero))
-    rent_time: Decimal | None = field(default=None, metadata=_meta(figures.hours_or_none))
-    target_address: str | None = field(default=None, metadata=_meta(figures.address_or_empty))
-    to_address: str | None = field(default=None, metadata=_meta(figures.address_or_empty))
+    tx_hash: str = field(default="", metadata=_meta(ranges.tx_hash))
+    cost: Decimal | None = field(default=None, metadata=_meta(ranges.balance))
+    energy_amount: int | None = field(default=None, metadata=_meta(ranges.energy_or_zero))
+    rent_time: Decimal | None = field(default=None, metadata=_meta(ranges.hours_or_none))
+    target_address: str | None = field(default=None, metadata=_meta(ranges.address_or_empty))
+    to_address: str | None = field(default=None, metadata=_meta(ranges.address_or_empty))
     kind: str | None = None
-    activation_cost: Decimal | None = field(default=None, metadata=_meta(figures.balance))
+    activation_cost: Decimal | None = field(default=None, metadata=_meta(ranges.balance))
     created_at: datetime | None = None
     updated_at: datetime | None = None
     extra: Mapping[str, Any] = _extra()
@@ -235,11 +235,11 @@ class Order(_Read):
 
 @dataclass(frozen=True)
 class MonitoredAddress(_Read):
-    address: str = field(metadata=_meta(figures.address))
+    address: str = field(metadata=_meta(ranges.address))
     label: str = field(metadata=_meta(absent=""))
     tokens: tuple[str, ...]
     is_active: bool
-    total_callbacks: int = field(metadata=_meta(figures.count, absent=0))
+    total_callbacks: int = field(metadata=_meta(ranges.count, absent=0))
     last_callback_at: datetime | None
     created_at: datetime | None
     extra: Mapping[str, Any] = _extra()
@@ -277,7 +277,7 @@ class MonitoredAddressPage(_Model):
 class MonitorRegistration(_Read):
     """What the add-address call answers: the address, its state and the callback URL."""
 
-    address: str = field(metadata=_meta(figures.address))
+    address: str = field(metadata=_meta(ranges.address))
     status: str
     webhook_url: str = field(metadata=_meta(absent=""))
     extra: Mapping[str, Any] = _extra()
@@ -285,11 +285,11 @@ class MonitorRegistration(_Read):
 
 @dataclass(frozen=True)
 class MonitorStats(_Read):
-    total_addresses: int = field(metadata=_meta(figures.count))
-    active_addresses: int = field(metadata=_meta(figures.count))
-    total_callbacks: int = field(metadata=_meta(figures.count))
-    success_callbacks: int = field(metadata=_meta(figures.count))
-    failed_callbacks: int = field(metadata=_meta(figures.count))
+    total_addresses: int = field(metadata=_meta(ranges.count))
+    active_addresses: int = field(metadata=_meta(ranges.count))
+    total_callbacks: int = field(metadata=_meta(ranges.count))
+    success_callbacks: int = field(metadata=_meta(ranges.count))
+    failed_callbacks: int = field(metadata=_meta(ranges.count))
     extra: Mapping[str, Any] = _extra()
 
 

@@ -1,2 +1,2 @@
 """Hooks: connections turned into clients (``tronenergy``: the service; ``tron_node``: a TRON
-full node) and the one wait for an order (``order_wait``) that tasks, sensors and triggers share."""
+full node; ``tron_signer``: a signer). The wait for an order they hand out is ``orders``'."""

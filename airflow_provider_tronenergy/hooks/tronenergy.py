@@ -33,7 +33,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.hooks.order_wait import (
+from airflow_provider_tronenergy.orders.wait import (
     Log,
     OrderWatch,
     await_order,
@@ -230,7 +230,7 @@ class TronEnergyHook(BaseHook):
         """Extra ``order_poll_budget``: requests per second for the triggerer's order waits.
 
         Shared by every deferred wait of the connection in one triggerer process
-        (:mod:`~airflow_provider_tronenergy.hooks.order_poll`); default 10.
+        (:mod:`~airflow_provider_tronenergy.orders.poll`); default 10.
         """
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
         raw = extras.get("order_poll_budget")
@@ -298,7 +298,7 @@ class TronEnergyHook(BaseHook):
                        ) -> dict[str, Any]:
         """Block until the order ends or ``timeout`` seconds pass; the outcome as an event.
 
-        The event is :func:`~airflow_provider_tronenergy.hooks.order_wait.order_event`'s
+        The event is :func:`~airflow_provider_tronenergy.orders.wait.order_event`'s
         shape (``success``, ``failed``, ``cancelled``, ``timeout`` or ``error``), the same
         the deferred wait (:meth:`await_order`) fires.
         """
@@ -312,11 +312,11 @@ class TronEnergyHook(BaseHook):
         """The async wait (for triggers) until epoch ``end_time``.
 
         Reads go through the connection's shared
-        :class:`~airflow_provider_tronenergy.hooks.order_poll.OrderPoller`: one client,
+        :class:`~airflow_provider_tronenergy.orders.poll.OrderPoller`: one client,
         one request budget and one 429 pause for every wait of the connection in
         this triggerer.
         """
-        from airflow_provider_tronenergy.hooks.order_poll import shared_poller
+        from airflow_provider_tronenergy.orders.poll import shared_poller
 
         watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=end_time,
                            log=log or self.log)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
-from airflow_provider_tronenergy.journal import Entry, EntryState, PurchaseJournal
-from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicyError
+from airflow_provider_tronenergy.purchase_journal import Entry, EntryState, PurchaseJournal
+from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 
 PREFIX: Final = "keeper"
 DONE: Final = (EntryState.PLACED, EntryState.ENDED)

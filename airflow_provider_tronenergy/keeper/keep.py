@@ -26,7 +26,6 @@ from typing import Any, NoReturn
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient, TronEnergyError
 from airflow_provider_tronenergy.errors import NotRetryable, Retryable
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.book import KeeperBook
 from airflow_provider_tronenergy.keeper.decide import Action, Decision, WalletView, decide
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
@@ -43,6 +42,7 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.estimates import first_transfer_energy
 from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, UnknownOutcome
 from airflow_provider_tronenergy.purchase.run import Log
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 
 
 class KeeperBlind(Retryable, RuntimeError):

@@ -29,10 +29,10 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from airflow_provider_tronenergy.client import Order, OrderStatus, Price
-from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.keeper.book import KeeperBook, energy_of
 from airflow_provider_tronenergy.keeper.decide import Market, Rental, WalletView
 from airflow_provider_tronenergy.node.protocol import Node as Node  # noqa: PLC0414 (re-exported)
+from airflow_provider_tronenergy.purchase_journal import EntryState
 
 ON_THE_WAY = (OrderStatus.PENDING, OrderStatus.PROCESSING)
 SETTLE = 120.0

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
 from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.journal.store import LOCATION
+from airflow_provider_tronenergy.purchase_journal.store import LOCATION
 
 SCHEMA: Final = "keeper_registry"
 

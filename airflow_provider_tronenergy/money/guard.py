@@ -31,7 +31,7 @@ class _AccountReader(Protocol):
 def trusted_answers(what: str, nothing: str = "nothing bought") -> Iterator[None]:
     """Fail for good when a quote or a balance read before spending cannot be trusted.
 
-    A figure out of range (``client.figures``) is the service's answer, not a passing
+    A figure out of range (``client.ranges``) is the service's answer, not a passing
     fault: a retry would read the same, so the task fails without one.
     """
     try:

@@ -12,13 +12,13 @@ from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, AmbiguousPurchaseError
 from airflow_provider_tronenergy.fanout import RateGate, failure_report
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.links.explorer import TronEnergyActivationLink, publish
 from airflow_provider_tronenergy.money.guard import guard_cost, max_cost
 from airflow_provider_tronenergy.money.quote import ACTIVATION_COST, text, trx
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
     TronEnergyAddressBatchOperator,
 )
-from airflow_provider_tronenergy.operators.links import TronEnergyActivationLink, publish
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from airflow_provider_tronenergy.templated import as_flag
 

@@ -10,7 +10,7 @@ retry, a cleared task, a second worker or a new run of the same batch reuses eve
 order already placed and buys only the rest; an order whose outcome nobody knows
 stops the batch there, the orders before it staying placed and journaled. With
 ``on_ambiguous="ask"`` the batch asks a person about that order (a Required Action,
-:mod:`~airflow_provider_tronenergy.operators.ask`), records the answer in the journal
+:mod:`~airflow_provider_tronenergy.hitl.purchase`), records the answer in the journal
 and goes on with the rest, reusing every order already placed.
 
 With a ``tron_node`` connection, an order is reused only while the chain still shows
@@ -38,19 +38,12 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
-    EntryState,
-    PurchaseJournal,
-    explicit_identity,
-    open_journal,
-    task_scope,
-)
+from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_cost
 from airflow_provider_tronenergy.money.quote import trx_exact
-from airflow_provider_tronenergy.operators.ask import Asker
-from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
@@ -64,12 +57,19 @@ from airflow_provider_tronenergy.purchase import (
     refused,
 )
 from airflow_provider_tronenergy.purchase.outcomes import journal_errors, order_energy, utc
+from airflow_provider_tronenergy.purchase_journal import (
+    EntryState,
+    PurchaseJournal,
+    explicit_identity,
+    open_journal,
+    task_scope,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from airflow_provider_tronenergy.client import Order
-    from airflow_provider_tronenergy.journal import Entry
+    from airflow_provider_tronenergy.purchase_journal import Entry
 
 BATCH_ON_AMBIGUOUS = ON_AMBIGUOUS
 # The order kinds of a plan (payouts.plan_energy), in the order they are bought.

@@ -27,7 +27,6 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import task_scope
 from airflow_provider_tronenergy.keeper.book import checked_name
 from airflow_provider_tronenergy.keeper.keep import Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
@@ -35,6 +34,7 @@ from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.purchase import journal_for
+from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal
 
 if TYPE_CHECKING:

@@ -26,15 +26,10 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.journal import task_scope
-from airflow_provider_tronenergy.operators.links import TronPayoutLink, publish
-from airflow_provider_tronenergy.operators.payout_ask import PayoutAsker, failed_lines
-from airflow_provider_tronenergy.operators.payout_verdict import (
-    NOTHING_SIGNED,
-    as_task,
-)
+from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
 from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -74,8 +69,13 @@ from airflow_provider_tronenergy.payout.watch import (
     count,
     still_in_flight,
 )
+from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from airflow_provider_tronenergy.verdicts.payout import (
+    NOTHING_SIGNED,
+    as_task,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

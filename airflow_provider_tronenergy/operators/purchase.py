@@ -4,7 +4,7 @@ The purchase itself (journal, quote, guards, place, record) is
 :class:`~airflow_provider_tronenergy.purchase.run.Purchase`; this operator reads
 and checks the task's values once, builds it, calls it, and does what only
 Airflow does: wait for the order (in a worker or the triggerer) and ask a person
-when an outcome is unknown (:mod:`~airflow_provider_tronenergy.operators.ask`).
+when an outcome is unknown (:mod:`~airflow_provider_tronenergy.hitl.purchase`).
 """
 
 from __future__ import annotations
@@ -25,15 +25,10 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import OrderStatus, ValidationError
+from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.journal import (
-    default_identity,
-    explicit_identity,
-    task_scope,
-)
+from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.money.guard import max_cost
-from airflow_provider_tronenergy.operators.ask import Asker
-from airflow_provider_tronenergy.operators.links import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
     Mode,
@@ -42,6 +37,11 @@ from airflow_provider_tronenergy.purchase import (
     UnknownOutcome,
     journal_for,
     refused,
+)
+from airflow_provider_tronenergy.purchase_journal import (
+    default_identity,
+    explicit_identity,
+    task_scope,
 )
 from airflow_provider_tronenergy.templated import as_flag, is_unset
 

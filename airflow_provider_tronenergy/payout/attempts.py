@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from airflow_provider_tronenergy.journal.store import iso
+from airflow_provider_tronenergy.purchase_journal.store import iso
 
 
 class PayoutState(str, Enum):

@@ -26,9 +26,9 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.journal.store import LOCATION
 from airflow_provider_tronenergy.payout.attempts import Attempt, Claim, PayoutState, Signed
 from airflow_provider_tronenergy.payout.lease import Lease, LeaseLost, Leases, lease_table
+from airflow_provider_tronenergy.purchase_journal.store import LOCATION
 
 __all__ = ["Attempt", "Claim", "PayoutJournal", "PayoutJournalError", "PayoutRace",
            "PayoutState", "Signed", "open_payout_journal"]

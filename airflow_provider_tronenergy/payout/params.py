@@ -15,10 +15,10 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
-from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 
 NOTHING_BOUGHT = "nothing was bought"
 NOTHING_MOVED = "nothing was bought or activated"

@@ -17,9 +17,9 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.errors import NotRetryable
-from airflow_provider_tronenergy.journal.identity import is_key_text
 from airflow_provider_tronenergy.node.client import MAX_TRANSFER_ENERGY
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 
 DEFAULT_TOKEN: Final = "USDT"
 TOKENS: Final = {DEFAULT_TOKEN: 6}

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.client import Order
 from airflow_provider_tronenergy.errors import NotRetryable, Retryable, TronEnergyProviderError
-from airflow_provider_tronenergy.journal import Entry
+from airflow_provider_tronenergy.purchase_journal import Entry
 
 ON_AMBIGUOUS = ("fail", "rebuy", "ask")
 RESOLVE_COMMAND = "tronenergy-purchases resolve"

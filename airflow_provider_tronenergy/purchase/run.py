@@ -38,15 +38,6 @@ from airflow_provider_tronenergy.client import (
     ValidationError,
 )
 from airflow_provider_tronenergy.client import Purchase as Placed
-from airflow_provider_tronenergy.journal import (
-    Entry,
-    IdentityError,
-    JournalRace,
-    PurchaseJournal,
-    Verdict,
-    decide,
-    open_journal,
-)
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
@@ -69,6 +60,15 @@ from airflow_provider_tronenergy.purchase.outcomes import (
     order_energy,
     unknown_outcome,
     utc,
+)
+from airflow_provider_tronenergy.purchase_journal import (
+    Entry,
+    IdentityError,
+    JournalRace,
+    PurchaseJournal,
+    Verdict,
+    decide,
+    open_journal,
 )
 
 

@@ -24,8 +24,8 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_tronenergy.client import TronEnergyError
-from airflow_provider_tronenergy.hooks.order_wait import OrderWatch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.orders.wait import OrderWatch
 from airflow_provider_tronenergy.templated import is_unset
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 

@@ -22,8 +22,8 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_tronenergy.client import TronEnergyError
-from airflow_provider_tronenergy.hooks.order_wait import OrderWatch
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.orders.wait import OrderWatch
 from airflow_provider_tronenergy.sensors.order import order_event_result
 from airflow_provider_tronenergy.triggers.orders import TronEnergyOrdersTrigger
 

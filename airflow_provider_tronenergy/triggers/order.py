@@ -4,7 +4,7 @@ A purchase answers at once with a ``pending`` order; delegation follows seconds
 (or, when the chain is busy, minutes) later. :class:`TronEnergyOrderTrigger` waits
 with the hook's :meth:`~airflow_provider_tronenergy.hooks.tronenergy.TronEnergyHook.await_order`,
 the same rules a task or a sensor that waits in its worker follows, and fires
-exactly one event of :func:`~airflow_provider_tronenergy.hooks.order_wait.order_event`'s
+exactly one event of :func:`~airflow_provider_tronenergy.orders.wait.order_event`'s
 shape.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.orders import wait as order_wait
 
 
 class TronEnergyOrderTrigger(BaseTrigger):

@@ -4,7 +4,7 @@ A 10,000-recipient payout is a hundred or more orders. One sensor task per order
 costs Airflow's per-task overhead a hundred times over; this trigger waits for all
 of them in the triggerer, each order with the hook's one wait
 (:meth:`~airflow_provider_tronenergy.hooks.tronenergy.TronEnergyHook.await_order`),
-so they share the connection's :class:`~airflow_provider_tronenergy.hooks.order_poll.OrderPoller`
+so they share the connection's :class:`~airflow_provider_tronenergy.orders.poll.OrderPoller`
 (one client, one request budget, one 429 pause).
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy.hooks import order_wait
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
+from airflow_provider_tronenergy.orders import wait as order_wait
 
 
 def orders_event(status: str, order_ids: Sequence[str], events: dict[str, dict[str, Any]],
@@ -27,7 +27,7 @@ def orders_event(status: str, order_ids: Sequence[str], events: dict[str, dict[s
 
     ``status`` is ``success`` (every order succeeded) or the status of the first order
     that did not (``failed``, ``cancelled``, ``timeout``, ``error``); ``orders`` maps
-    each order id to its own event (:func:`~..hooks.order_wait.order_event`), for the
+    each order id to its own event (:func:`~..orders.wait.order_event`), for the
     orders that ended before the batch's wait did.
     """
     return {"status": status, "order_ids": list(order_ids), "orders": events,

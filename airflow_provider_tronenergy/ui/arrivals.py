@@ -13,7 +13,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.callbacks.store_schema import HOUR_MS
+from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS
 from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.ui.period import Period, utc_text
 
@@ -27,7 +27,7 @@ LEDGER: Final = "deposit ledger (credited_deposits)"
 
 def stored_per_hour(store: CallbackStore, period: Period) -> dict[str, Any]:
     """Transfers stored and redeliveries, per hour of ``period`` (every hour, in order,
-    from ``first_hour``), from the store's hourly counts (``callbacks.store_hourly``: kept
+    from ``first_hour``), from the store's hourly counts (``callbacks.store.hourly``: kept
     by the database itself, so a year is 8,760 rows, not a million)."""
     store.ensure_schema()
     counted = store.hourly.per_hour(period.start_ms, period.end_ms)

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits import DepositLedger
-from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
 from airflow_provider_tronenergy.ui.arrivals import (
     conflicts,
     consumer_lag,

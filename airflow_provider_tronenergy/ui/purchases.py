@@ -3,7 +3,7 @@
 Every purchase any operator placed is a journal row (``placed``, with the order's cost,
 its energy and what burning that energy would have cost at the prices the purchase ran
 with, as integer columns beside its result:
-:mod:`~airflow_provider_tronenergy.journal.figures`). The journal is the source rather
+:mod:`~airflow_provider_tronenergy.purchase_journal.figures`). The journal is the source rather
 than the ``payout batch ready`` events: it holds every purchase, not only a payout
 batch's; it needs neither Airflow's database nor a DAG to have published anything; and it
 is where a person's resolution lands. A smart-buy that activated its recipient paid the
@@ -19,9 +19,9 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy.journal.store import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, SUN
 from airflow_provider_tronenergy.money.quote import text
+from airflow_provider_tronenergy.purchase_journal.store import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.ui.period import DAY_MS, Period
 
 ZERO: Final = Decimal(0)
@@ -63,7 +63,7 @@ class Day:
 
 def purchase_days(journal: PurchaseJournal, period: Period) -> list[Day]:
     """One :class:`Day` per day of ``period``: the placed purchases' figures, summed per day
-    by the database over the journal's period index (``journal.figures``)."""
+    by the database over the journal's period index (``purchase_journal.figures``)."""
     journal.ensure_schema()
     e = journal.entries.c
     day = (e.sent_at_ms - e.sent_at_ms % DAY_MS).label("day")

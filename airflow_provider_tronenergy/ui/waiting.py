@@ -14,8 +14,8 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy.journal.store import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, PayoutState
+from airflow_provider_tronenergy.purchase_journal.store import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.ui.batches import task_of
 from airflow_provider_tronenergy.ui.period import utc_text
 

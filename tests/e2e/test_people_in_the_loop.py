@@ -54,9 +54,9 @@ from test_real_deployment import (
     wait_for,
 )
 
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
-from airflow_provider_tronenergy.operators.ask import NOT_PLACED, PLACED
+from airflow_provider_tronenergy.hitl.purchase import NOT_PLACED, PLACED
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from support.browser import browser_page, skip_without_browser
 from support.metadata_template import create_migrated_database
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
@@ -390,7 +390,7 @@ def test_a_tasks_links_lead_to_its_transactions_on_the_explorer_in_a_real_browse
         deployment, tmp_path):
     """The task's Details tab in the UI shows the explorer links its operator pushed for."""
     skip_without_browser()
-    from airflow_provider_tronenergy.operators.links import XCOM_KEY
+    from airflow_provider_tronenergy.links.explorer import XCOM_KEY
 
     api = deployment.api
     with explained(deployment):

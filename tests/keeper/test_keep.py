@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.keeper.decide import Action
 from airflow_provider_tronenergy.keeper.keep import Keeper, KeeperBlind
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy
 from airflow_provider_tronenergy.keeper.reading import Seen
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from support.chain import USDT
 from support.control import Control
 from support.sandbox import sandbox_fixture

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from airflow_provider_tronenergy.journal import PurchaseJournal
+from airflow_provider_tronenergy.purchase_journal import PurchaseJournal
 
 
 @pytest.fixture

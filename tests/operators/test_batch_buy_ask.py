@@ -23,12 +23,12 @@ from airflow.providers.common.compat.sdk import (
     TaskDeferred,
 )
 
-from airflow_provider_tronenergy.journal import EntryState
-from airflow_provider_tronenergy.operators.ask import ABORT, NOT_PLACED, PLACED, parks_tasks
+from airflow_provider_tronenergy.hitl.purchase import ABORT, NOT_PLACED, PLACED, parks_tasks
 from airflow_provider_tronenergy.operators.batch_buy import (
     TronEnergyBatchBuyOperator,
     checked_orders,
 )
+from airflow_provider_tronenergy.purchase_journal import EntryState
 from support.control import Control
 
 AT = datetime(2026, 11, 25, 10, 30, tzinfo=timezone.utc)

@@ -10,8 +10,8 @@ from typing import Any
 
 import operators_batch_buy as dags
 
-from airflow_provider_tronenergy.journal import EntryState
 from airflow_provider_tronenergy.operators.batch_buy import _topup
+from airflow_provider_tronenergy.purchase_journal import EntryState
 from support.control import Control
 
 

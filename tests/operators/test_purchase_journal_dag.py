@@ -20,7 +20,7 @@ from typing import Any
 import operators_purchase as dags
 import pytest
 
-from airflow_provider_tronenergy.journal import EntryState, PurchaseJournal, journal_url
+from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal, journal_url
 
 BUY = {"energy": "65000", "rent_time": "1"}
 
@@ -40,7 +40,7 @@ def _unknown_for(journal: PurchaseJournal, target: str) -> str:
 
 
 def _resolve(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "airflow_provider_tronenergy.journal.cli",
+    done = subprocess.run([sys.executable, "-m", "airflow_provider_tronenergy.purchase_journal.cli",
                            "resolve", *args], capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr

@@ -284,7 +284,7 @@ def test_the_table_says_which_rooms_import_airflow() -> None:
 
 def test_the_domain_rooms_raise_no_airflow_exception() -> None:
     """The rooms where money moves are not Airflow's: their errors are the provider's."""
-    for name in ("purchase", "money", "keeper", "journal", "deposits", "payout"):
+    for name in ("purchase", "money", "keeper", "purchase_journal", "deposits", "payout"):
         assert AIRFLOW[name] == "no", name
 
 

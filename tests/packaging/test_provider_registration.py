@@ -89,7 +89,7 @@ def test_every_configuration_option_read_is_declared():
     read = set()
     for path in root.rglob("*.py"):
         read |= set(re.findall(r"airflow_conf\(\s*\"([a-z_]+)\"", path.read_text()))
-    from airflow_provider_tronenergy.journal.store import CONF_KEY
+    from airflow_provider_tronenergy.purchase_journal.store import CONF_KEY
 
     read.add(CONF_KEY)  # read through a constant
     declared = set(get_provider_info()["config"]["tronenergy"]["options"])

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_tronenergy.operators.payout_verdict import signer_failure
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.signer import (
     SignerKeyDisabled,
@@ -26,6 +25,7 @@ from airflow_provider_tronenergy.signer import (
     recovered_address,
 )
 from airflow_provider_tronenergy.signer.kms import KmsSigner
+from airflow_provider_tronenergy.verdicts.payout import signer_failure
 from support import kms as aws
 from support.chain import manual_chain
 from support.payouts import Payouts

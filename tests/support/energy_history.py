@@ -19,11 +19,11 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.payout.attempts import Claim, Signed
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
+from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
 from airflow_provider_tronenergy.ui.batches import BatchEvent
 from airflow_provider_tronenergy.ui.data import Stores
 from airflow_provider_tronenergy.ui.period import Period

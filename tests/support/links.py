@@ -23,13 +23,13 @@ def ui_extra_links(dag_id: str, run_id: str, task_id: str,
 
 
 def pushed_trail(dag_id: str, run_id: str, task_id: str) -> Any:
-    """What the operator pushed for its link (``operators.links.XCOM_KEY``), decoded."""
+    """What the operator pushed for its link (``links.explorer.XCOM_KEY``), decoded."""
     import json
 
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
-    from airflow_provider_tronenergy.operators.links import XCOM_KEY
+    from airflow_provider_tronenergy.links.explorer import XCOM_KEY
 
     with create_session() as session:
         row = session.query(XComModel).filter(

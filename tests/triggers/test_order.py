@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import Order, OrderStatus
-from airflow_provider_tronenergy.hooks.order_wait import EVENT_STATUSES, order_event
+from airflow_provider_tronenergy.orders.wait import EVENT_STATUSES, order_event
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
 from support.control import Control

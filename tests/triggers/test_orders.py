@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.hooks import order_poll
+from airflow_provider_tronenergy.orders import poll as order_poll
 from airflow_provider_tronenergy.sensors.orders import orders_event_result
 from airflow_provider_tronenergy.triggers.orders import TronEnergyOrdersTrigger
 from support import orders

@@ -24,8 +24,8 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits import DepositLedger
-from airflow_provider_tronenergy.journal.store import PurchaseJournal
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
 from airflow_provider_tronenergy.ui.data import Stores, page_data
 from airflow_provider_tronenergy.ui.svg import amount
 from support.browser import browser_missing, browser_page

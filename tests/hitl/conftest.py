@@ -1,0 +1,19 @@
+"""Fixtures of the human-in-the-loop tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from airflow_provider_tronenergy.purchase_journal import PurchaseJournal
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch) -> Iterator[PurchaseJournal]:
+    """A SQLite purchase journal in tmp_path, also the one the purchase operators open."""
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    journal = PurchaseJournal(url)
+    yield journal
+    journal.close()

@@ -1,5 +1,0 @@
-"""Tests of airflow_provider_tronenergy.journal, one test_<module>.py per module tested.
-
-A package, so test module names may repeat across rooms (tests/sensors/test_order.py and
-tests/triggers/test_order.py).
-"""
