@@ -219,6 +219,9 @@ def table(logs: Path, tolerance: float, extra: list[Figure]) -> None:
         got["exit code"] = meta["rc"]
         runs[side].append(got)
         loads.append(meta["load"][0])
+    if not loads:
+        print(f"\n{bench}: no finished run in {logs}")
+        return
     better = {f.name: f.better for f in FIGURES.get(bench, []) + extra}
     better.update({"wall time s": LOWER, "exit code": EQUAL})
     print(f"\n{bench}: {len(runs['before'])} before / {len(runs['after'])} after runs, "
