@@ -92,12 +92,13 @@ def test_a_closed_port_refuses_connections_and_is_nobody_elses():
 
 
 @contextmanager
-def server_answering(token_body: dict[str, str]) -> Iterator[str]:
-    """An HTTP server on a reserved port answering ``/auth/token`` 200 with ``token_body``."""
+def server_answering(token_body: dict[str, str], status: int = 200) -> Iterator[str]:
+    """An HTTP server on a reserved port answering ``/auth/token`` ``status`` with
+    ``token_body``."""
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             raw = json.dumps(token_body).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
@@ -131,9 +132,10 @@ def test_another_server_on_the_port_is_refused(body: dict[str, str]):
                                     timeout=5)
 
 
-def test_the_deployments_own_server_is_recognised_by_its_token():
+@pytest.mark.parametrize("status", [200, 201])  # Airflow 3.3.2 answers 201
+def test_the_deployments_own_server_is_recognised_by_its_token(status: int):
     token = jwt.encode({"sub": "admin"}, SECRET, algorithm="HS512")
-    with server_answering({"access_token": token}) as base:
+    with server_answering({"access_token": token}, status) as base:
         assert own_token(base, SECRET) == token
         assert wait_for_own_api_server(base, SECRET, alive=lambda: True,
                                        log_tail=lambda: "", timeout=5) == token

@@ -25,25 +25,26 @@ class ForeignServer(AssertionError):
 
 def own_token(base: str, jwt_secret: str, timeout: float = 5) -> str | None:
     """The all-admins token of the API server at ``base`` when it is the one signing with
-    ``jwt_secret``; None while nothing answers or the server is not ready (no 200).
+    ``jwt_secret``; None while nothing answers or the server is not ready (no 200 or 201:
+    Airflow 3.3 answers 201).
 
-    Raises :class:`ForeignServer` for a 200 without such a token: another server's.
+    Raises :class:`ForeignServer` for a 200 or 201 without such a token: another server's.
     """
     try:
         answer = requests.get(f"{base}/auth/token", timeout=timeout,
                               headers={"Accept": "application/json"})
     except requests.RequestException:
         return None
-    if answer.status_code != 200:
+    if answer.status_code not in (200, 201):
         return None
     try:
         token = str(answer.json()["access_token"])
         jwt.decode(token, jwt_secret, algorithms=ALGORITHMS,
                    options={"verify_aud": False, "verify_iss": False})
     except (ValueError, KeyError, TypeError, jwt.InvalidTokenError) as exc:
-        raise ForeignServer(f"{base}/auth/token answered 200 without a token of this "
-                            f"deployment ({type(exc).__name__}: {answer.text[:200]!r}): "
-                            "another server holds the port") from exc
+        raise ForeignServer(f"{base}/auth/token answered {answer.status_code} without a token "
+                            f"of this deployment ({type(exc).__name__}: "
+                            f"{answer.text[:200]!r}): another server holds the port") from exc
     return token
 
 
