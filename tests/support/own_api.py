@@ -31,7 +31,9 @@ def own_token(base: str, jwt_secret: str, timeout: float = 5) -> str | None:
     Raises :class:`ForeignServer` for a 200 or 201 without such a token: another server's.
     """
     try:
-        answer = requests.get(f"{base}/auth/token", timeout=timeout,
+        with requests.Session() as http:
+            http.trust_env = False  # loopback: never through a proxy from the environment
+            answer = http.get(f"{base}/auth/token", timeout=timeout,
                               headers={"Accept": "application/json"})
     except requests.RequestException:
         return None
