@@ -9,9 +9,12 @@
 # arguments instead of the same ones (CI's lowest-Airflow real deployment).
 # PARTS=workers or PARTS=serial runs only that part. LINT=0 skips ruff and mypy.
 # The deployments use about one core of two: ruff and mypy run beside them, at a lower
-# priority (nice 10), and so does ALONGSIDE_SERIAL, a command (.ci/run: the tests of the
-# lowest Airflow release); their output is printed after the deployments, their failure
-# fails the run.
+# priority (nice 10), and so does ALONGSIDE_SERIAL, a command (.ci/run: the lowest Airflow
+# release's venv, tests and real deployment); their output is printed after the
+# deployments, their failure fails the run. Tests beside the deployments cannot take their
+# ports: servers told a port get one reserved below the ephemeral range, across processes
+# (tests/support/ports.py), and a deployment checks its API server is its own
+# (tests/support/own_api.py).
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 
@@ -43,9 +46,9 @@ lint_done=0
 if [ "$workers" = "0" ]; then
   python -m pytest "$@" || status=$?
 else
-  # The rest on the workers, then the end-to-end deployments alone (they start schedulers,
-  # triggerers, API servers and Celery workers of their own: no other test beside them,
-  # only what runs at a lower priority).
+  # The rest on the workers, then the end-to-end deployments one after another (they start
+  # schedulers, triggerers, API servers and Celery workers of their own: no other test of
+  # this run beside them, only what runs at a lower priority).
   if [ "$parts" != "serial" ]; then
     python -m pytest -n "$workers" --dist loadgroup --serial=skip "$@" || status=$?
   else

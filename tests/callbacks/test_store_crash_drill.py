@@ -22,6 +22,7 @@ from support.callbacks import (
     start_receiver,
     transfer_data,
 )
+from support.ports import release_port, reserve_port
 
 SECRET = "whsec_crash_drill"
 CALLBACKS = 1500
@@ -33,8 +34,9 @@ def test_sigkill_with_callbacks_in_flight_loses_nothing_and_duplicates_nothing(t
     db = tmp_path / "drill.db"
     store_url = f"sqlite:///{db}"
     env = {"TRONENERGY_WEBHOOK_SECRET": SECRET}
-    receiver: ReceiverProcess = start_receiver("--port", "0", "--store", store_url, env=env)
-    port = receiver.url.split(":")[2].split("/")[0]
+    # Reserved (support.ports): the receiver is started again on it after each kill.
+    port = str(reserve_port())
+    receiver: ReceiverProcess = start_receiver("--port", port, "--store", store_url, env=env)
     data = {d["tx_hash"]: d for d in (transfer_data(amount=f"{n}.000001") for n in
                                       range(1, CALLBACKS + 1))}
     acked: set[str] = set()
@@ -97,6 +99,7 @@ def test_sigkill_with_callbacks_in_flight_loses_nothing_and_duplicates_nothing(t
         asyncio.run(drill())
     finally:
         receiver.stop()
+        release_port(int(port))
     elapsed = time.monotonic() - started
 
     assert not unexpected, unexpected[:5]

@@ -38,13 +38,15 @@ from support.hostile_server import (
     Flood,
     HostileServer,
     answer,
+    answered,
     drip_seconds,
     inflating,
-    raised_within,
+    raised,
     redirect,
     tls_context,
     truncated,
 )
+from support.waiting import wait_until
 
 TARGET = USDT_MAINNET  # any valid address: the hostile server buys nothing
 ONCE = RetryPolicy(max_attempts=1)
@@ -151,31 +153,31 @@ DRIP = 0.05  # a byte every 50 ms: each read well within the 1 s read timeout
 
 @pytest.mark.parametrize("shape", DRIPS, ids=[shape.id for shape in DRIPS])
 def test_a_dripped_answer_ends_at_the_overall_deadline(connect: Any, shape: DripShape) -> None:
-    """Issue 36: a drip lasting over 5x the deadline ends the call by 2x the deadline.
+    """Issue 36: a drip lasting over 5x the deadline is cut by the client at the deadline.
 
     Wherever it drips (status line, headers, body), however the body is framed,
     gzipped or not, on a fresh or a kept-alive connection. The sync client read a
     body framed by the connection's close to its end (11.8 s for 237 bytes).
-    The bound is generous on purpose: it tells "stopped at the deadline" from
-    "read the whole drip", not milliseconds.
+    The server sees it: the client hangs up mid-drip, whatever the machine's load.
     """
     assert drip_seconds(shape, ACCOUNT, DRIP) >= 5 * DEADLINE
     dripping = Dripping(shape, ACCOUNT, DRIP)
     with HostileServer(dripping) as service:
         client = connect(service, timeout=(1.0, 1.0, DEADLINE))
         if shape.pooled:
-            assert client.get_account().username == "a@b.c"  # its connection stays open
-        read, read_took = raised_within(client.get_account)
+            assert answered(client.get_account).username == "a@b.c"  # its connection stays open
+        read = raised(client.get_account)
         if shape.pooled:
-            client.get_account()  # a new connection: the cut one was dropped
-        buy, buy_took = raised_within(lambda: client.buy_energy(TARGET))
+            answered(client.get_account)  # a new connection: the cut one was dropped
+        buy = raised(lambda: client.buy_energy(TARGET))
+        wait_until(dripping.ended, 30, "the server to see the drips end")
     assert isinstance(read, NoResponseError), repr(read)
     assert isinstance(buy, AmbiguousPurchaseError), repr(buy)  # an unknown outcome
-    for error, took in ((read, read_took), (buy, buy_took)):
+    for error in (read, buy):
         assert "overall deadline of 0.5 s" in str(error)
-        assert took < 2 * DEADLINE, f"{type(error).__name__} after {took:.2f} s"
+    assert [drip.cut for drip in dripping.drips] == [True, True], dripping.drips
     if shape.pooled:  # the dripped answers came on kept-alive connections
-        assert dripping.peers[0] == dripping.peers[1] and dripping.peers[2] == dripping.peers[3]
+        assert all(drip.kept_alive for drip in dripping.drips), dripping.drips
 
 
 TLS_DRIPS = [shape for shape in DRIPS if shape.id in (
@@ -193,13 +195,14 @@ def test_a_dripped_answer_over_tls_ends_at_the_overall_deadline(
             TronEnergyClient(f"{service.root}/v1", API_KEY, API_SECRET, retry=ONCE,
                              timeout=(1.0, 1.0, DEADLINE)) as client:
         if shape.pooled:
-            assert client.get_account().username == "a@b.c"
-        read, took = raised_within(client.get_account)
+            assert answered(client.get_account).username == "a@b.c"
+        read = raised(client.get_account)
+        wait_until(dripping.ended, 30, "the server to see the drip end")
     assert isinstance(read, NoResponseError), repr(read)
     assert "overall deadline of 0.5 s" in str(read)
-    assert took < 2 * DEADLINE, f"after {took:.2f} s"
+    assert [drip.cut for drip in dripping.drips] == [True], dripping.drips
     if shape.pooled:
-        assert dripping.peers[0] == dripping.peers[1]
+        assert dripping.drips[0].kept_alive
 
 
 def test_an_answer_cut_short_is_no_answer(connect: Any) -> None:

@@ -51,7 +51,6 @@ from test_real_deployment import (
     _pg,
     _task_log_tails,
     airflow_env,
-    free_port,
     wait_for,
 )
 
@@ -59,6 +58,7 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.client.sync import TronEnergyClient
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.metadata_template import create_migrated_database
+from support.ports import release_port, reserve_port
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 REDIS = ("127.0.0.1", 6379)
@@ -127,7 +127,8 @@ class StoreServer:
         directory = Path(tempfile.mkdtemp(prefix="tronenergy-store-pg-"))
         if user is not None:
             shutil.chown(directory, user)
-        server = cls(directory, free_port(), initdb.parent, user)
+        # Reserved until the deployment removes it: drill 4 restarts the server on it.
+        server = cls(directory, reserve_port(), initdb.parent, user)
         server._run("initdb", "-D", str(directory / "data"), "-A", "trust", "-U", "postgres",
                     "--no-sync", "-E", "UTF8")
         server.start()
@@ -349,7 +350,7 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
     (root / "tronenergy_e2e_hostname.py").write_text(HOSTNAME_MODULE)
     home = root / "airflow-home"
     home.mkdir()
-    ports = [free_port(), free_port()]
+    ports = [reserve_port(), reserve_port()]  # held until the deployment is gone
     store_server: StoreServer | None = None
     sandbox: SandboxProcess | None = None
     components: dict[str, Component] = {}
@@ -391,12 +392,12 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
             add(name, ["celery", "worker", "--celery-hostname", f"{name}@e2e",
                        "--concurrency", "2", "--skip-serve-logs", "--without-mingle",
                        "--without-gossip"])
-        apis = [LoadedApi(f"http://127.0.0.1:{port}", sandbox) for port in ports]
+        apis = [LoadedApi(f"http://127.0.0.1:{port}", sandbox, env) for port in ports]
         deployment = Deployment(home, dbname, sandbox, apis, ports, components, store_url,
                                 store_server, addresses, Metadata(dbname), timings)
         for index, api in enumerate(apis):
-            deployment.wait(f"API server {index + 1}",
-                            lambda a=api: a.status("/api/v2/version") == 200, 120)
+            api.wait_up(components[f"api-server-{index + 1}"], deployment.alive_expected(),
+                        120)
             deployment.wait(f"the receiver plugin in API server {index + 1}",
                             lambda a=api: a.status("/tronenergy/health") == 200, 30)
         for dag_id in (PAYOUT_DAG, CREDIT_DAG):
@@ -437,6 +438,9 @@ def distributed_deployment(root: Path, addresses_per_server: int = 10) -> Iterat
             sandbox.stop()
         if store_server is not None:
             store_server.remove()
+            release_port(store_server.port)
+        for port in ports:
+            release_port(port)
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
             cur.execute(f'DROP DATABASE IF EXISTS "{dbname}_store" WITH (FORCE)')

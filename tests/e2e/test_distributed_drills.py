@@ -442,6 +442,8 @@ def test_drill_3_api_server_killed_mid_stream(deployment):
             deployment.kill(victim)
             time.sleep(5)
             restart(deployment, victim)
+            deployment.apis[1].wait_up(deployment.components[victim],
+                                       deployment.alive_expected(), 120)
             deployment.wait("API server 2 back", lambda: deployment.apis[1].status(
                 "/tronenergy/health") == 200, 120)
             down.append(time.monotonic())

@@ -50,7 +50,6 @@ from test_real_deployment import (
     _pg,
     _task_log_tails,
     airflow_env,
-    free_port,
     wait_for,
 )
 
@@ -59,6 +58,7 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from support.browser import browser_page, skip_without_browser
 from support.metadata_template import create_migrated_database
+from support.ports import release_port, reserve_port
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
@@ -186,7 +186,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     tmp = tmp_path_factory.mktemp("hitl-deployment")
     home = tmp / "airflow-home"
     home.mkdir()
-    port = free_port()
+    port = reserve_port()  # held until the deployment is gone (the finally below)
     base = f"http://127.0.0.1:{port}"
     sandbox = start_sandbox("--time-scale", "0.05", log_level="info",
                             log_file=str(tmp / "sandbox.log"))
@@ -207,11 +207,11 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             component = Component(name, args, env, tmp / f"{name}.log")
             component.start()
             components.append(component)
-        api = Api(base, sandbox)
+        api = Api(base, sandbox, env)
         db = Metadata(dbname)
         deployment = Deployment(api, db, home, base, components, sandbox, keeper_wallet)
         api.control("POST", f"/addresses/{keeper_wallet}/balances", {"trx": "10"})
-        wait_for("the api-server", lambda: api.status("/api/v2/version") == 200, 90, components)
+        api.wait_up(components[0], components)
         wait_for(f"{PAYOUT_DAG} to be parsed",
                  lambda: api.status(f"/api/v2/dags/{PAYOUT_DAG}") == 200, 90, components)
         api.unpause(PAYOUT_DAG)
@@ -228,6 +228,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             for process in component.history:
                 _killpg(process.pid, signal.SIGKILL)
         sandbox.stop()
+        release_port(port)
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
         admin.close()

@@ -33,7 +33,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -53,6 +52,8 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import asset_watcher_table, shared_streams
 from support.metadata_template import create_migrated_database
+from support.own_api import own_token, wait_for_own_api_server
+from support.ports import release_port, reserve_port
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
@@ -269,12 +270,6 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def wait_for(what: str, predicate: Callable[[], Any], timeout: float,
              components: list[Component], interval: float = 0.5) -> Any:
     """Poll ``predicate`` until truthy; fail early if a component died."""
@@ -297,6 +292,8 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float,
 def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
                 store_url: str, deposit_address: str,
                 signer_key: str | None = None) -> dict[str, str]:
+    """The deployment's settings; the log servers' ports (unused: ``--skip-serve-logs``,
+    but Airflow reads them) are reserved for the test process's life (support.ports)."""
     from cryptography.fernet import Fernet
 
     base = f"http://127.0.0.1:{port}"
@@ -337,8 +334,8 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.5",
         "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "2",
         "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "10",
-        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
-        "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(reserve_port()),
+        "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(reserve_port()),
         "AIRFLOW__LOGGING__COLORED_CONSOLE_LOG": "False",
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
@@ -370,9 +367,10 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
 class Api:
     """Airflow's REST API and the sandbox, as a user of the deployment sees them."""
 
-    def __init__(self, base: str, sandbox: SandboxProcess) -> None:
+    def __init__(self, base: str, sandbox: SandboxProcess, env: dict[str, str]) -> None:
         self.base = base
         self.sandbox_root = f"{sandbox.root_url}/sandbox"
+        self.jwt_secret = env["AIRFLOW__API_AUTH__JWT_SECRET"]
         self.http = requests.Session()
         self.http.trust_env = False
         self.http.auth = self._signed_in
@@ -380,18 +378,24 @@ class Api:
 
     def _signed_in(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         """Every request to Airflow as the all-admins user: Airflow 3.3 adds the token by
-        itself; 3.1 hands one out at ``/auth/token`` (fetched once, when the server is up)."""
+        itself; 3.1 hands one out at ``/auth/token`` (fetched once, when the server is up,
+        and only from the deployment's own server: support.own_api)."""
         if request.url and request.url.startswith(self.base) and "/auth/" not in request.url:
             if not self._token:
-                try:
-                    answer = requests.get(f"{self.base}/auth/token", timeout=5)
-                    if answer.ok:
-                        self._token = str(answer.json()["access_token"])
-                except requests.RequestException:
-                    pass  # not up yet: asked again with the next request
+                self._token = own_token(self.base, self.jwt_secret) or ""
             if self._token:
                 request.headers["Authorization"] = f"Bearer {self._token}"
         return request
+
+    def wait_up(self, server: Component, components: list[Component],
+                timeout: float = 90) -> None:
+        """Wait until ``server`` (the api-server component) answers on :attr:`base` as the
+        deployment's own (support.own_api: never another server's 200), then for its REST
+        API; fail at once, with its log's tail, when it exited (e.g. its port was taken)."""
+        self._token = wait_for_own_api_server(self.base, self.jwt_secret, alive=server.alive,
+                                              log_tail=server.tail, timeout=timeout)
+        wait_for(f"the REST API at {self.base}",
+                 lambda: self.status("/api/v2/version") == 200, timeout, components)
 
     def get(self, path: str) -> requests.Response:
         return self.http.get(self.base + path, timeout=10)
@@ -469,7 +473,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
     started = time.monotonic()
     home = tmp_path / "airflow-home"
     home.mkdir()
-    port = free_port()
+    port = reserve_port()  # held until the deployment is gone (the finally below)
     base = f"http://127.0.0.1:{port}"
     callback_url = f"{base}/tronenergy/callbacks"
     store_url = f"sqlite:///{tmp_path / 'callbacks.db'}"
@@ -500,10 +504,10 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             component.start()
             components.append(component)
         triggerer = components[-1]
-        api = Api(base, sandbox)
+        api = Api(base, sandbox, env)
 
         # The receiver plugin is mounted and configured (secret from the connection's extra).
-        wait_for("the api-server", lambda: api.status("/api/v2/version") == 200, 90, components)
+        api.wait_up(components[0], components)
         wait_for("the receiver plugin", lambda: api.status("/tronenergy/health") == 200, 30,
                  components)
         for dag_id in (PAYOUT_DAG, SEND_DAG, REGISTER_DAG, CREDIT_DAG):
@@ -677,3 +681,4 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             for process in component.history:
                 _killpg(process.pid, signal.SIGKILL)
         sandbox.stop()
+        release_port(port)

@@ -20,9 +20,11 @@ from support.hostile_server import (
     Dripping,
     DripShape,
     HostileServer,
+    answered,
     drip_seconds,
-    raised_within,
+    raised,
 )
+from support.waiting import wait_until
 
 DEADLINE = 0.5
 DRIP = 0.05  # a byte every 50 ms: each read well within the 1 s read timeout
@@ -35,9 +37,10 @@ ACCOUNT = {"success": True, "code": 10000, "message": "",
 @pytest.mark.parametrize("shape", DRIPS, ids=[shape.id for shape in DRIPS])
 def test_a_dripped_answer_ends_at_the_connections_deadline(
         monkeypatch: pytest.MonkeyPatch, shape: DripShape) -> None:
-    """A read and a purchase end by 2x the deadline; the purchase is an unknown outcome.
+    """A read and a purchase are cut at the deadline; the purchase is an unknown outcome.
 
-    A body framed by the connection's close was read to its end before (over 10 s).
+    A body framed by the connection's close was read to its end before (over 10 s). The
+    server sees it: the client hangs up mid-drip, whatever the machine's load.
     """
     assert drip_seconds(shape, ACCOUNT, DRIP) >= 5 * DEADLINE
     dripping = Dripping(shape, ACCOUNT, DRIP)
@@ -47,15 +50,16 @@ def test_a_dripped_answer_ends_at_the_connections_deadline(
             "password": API_SECRET, "extra": {"timeout": [1, 1, DEADLINE], "max_retries": 0}}))
         client = TronEnergyHook("dripping").get_conn()
         if shape.pooled:
-            assert client.get_account().username == "a@b.c"  # its connection stays open
-        read, read_took = raised_within(client.get_account)
+            assert answered(client.get_account).username == "a@b.c"  # its connection stays open
+        read = raised(client.get_account)
         if shape.pooled:
-            client.get_account()  # a new connection: the cut one was dropped
-        buy, buy_took = raised_within(lambda: client.buy_energy(USDT_MAINNET))
+            answered(client.get_account)  # a new connection: the cut one was dropped
+        buy = raised(lambda: client.buy_energy(USDT_MAINNET))
+        wait_until(dripping.ended, 30, "the server to see the drips end")
     assert isinstance(read, NoResponseError), repr(read)
     assert isinstance(buy, AmbiguousPurchaseError), repr(buy)
-    for error, took in ((read, read_took), (buy, buy_took)):
+    for error in (read, buy):
         assert "overall deadline of 0.5 s" in str(error)
-        assert took < 2 * DEADLINE, f"{type(error).__name__} after {took:.2f} s"
+    assert [drip.cut for drip in dripping.drips] == [True, True], dripping.drips
     if shape.pooled:  # the dripped answers came on kept-alive connections
-        assert dripping.peers[0] == dripping.peers[1] and dripping.peers[2] == dripping.peers[3]
+        assert all(drip.kept_alive for drip in dripping.drips), dripping.drips

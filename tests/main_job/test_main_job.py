@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from typing import Any
 import pytest
 import requests
 from tronpy.keys import PrivateKey
+
+from support.ports import release_port, reserve_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".main-job"
@@ -197,9 +198,7 @@ def chain_transactions(sender: str) -> dict[str, dict[str, Any]]:
 def energy_page_of_the_job(env: dict[str, str]) -> dict[str, Any]:
     """``bash scripts/ui.sh`` minus the venv step: the page's figures (``energy.json``), read
     as the UI's own sign-in (all admins there) gets them."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = reserve_port()  # main_ui.py's api-server binds it (support.ports)
     root = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "main_ui.py"),
                                "--port", str(port)], cwd=ROOT, env=env, text=True,
@@ -227,3 +226,4 @@ def energy_page_of_the_job(env: dict[str, str]) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+        release_port(port)

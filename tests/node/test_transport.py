@@ -20,12 +20,15 @@ from support.hostile_server import (
     Flood,
     HostileServer,
     answer,
+    answered,
     drip_seconds,
     inflating,
+    raised,
     raised_within,
     redirect,
     tls_context,
 )
+from support.waiting import wait_until
 
 API_KEY = "node-key-7c0ffee0-1111-4bd1-9a3e-abcdefabcdef"
 ACCOUNT = {"address": "41" + "00" * 20, "balance": 0, "create_time": 1}
@@ -72,27 +75,29 @@ SIGNED = {"txID": "ab" * 32, "raw_data_hex": "", "signature": ["00" * 65]}  # ne
 
 @pytest.mark.parametrize("shape", DRIPS, ids=[shape.id for shape in DRIPS])
 def test_a_dripped_answer_ends_at_the_overall_deadline(shape: DripShape) -> None:
-    """Issue 36: a read and a broadcast end by 2x the deadline however the answer drips.
+    """Issue 36: a read and a broadcast are cut at the deadline however the answer drips.
 
     With the default resends (3): none starts after the deadline. A body framed by
-    the connection's close was read to its end before (over 10 s).
+    the connection's close was read to its end before (over 10 s). The server sees it:
+    the client hangs up mid-drip, whatever the machine's load.
     """
     assert drip_seconds(shape, ACCOUNT, DRIP) >= 5 * DEADLINE
     dripping = Dripping(shape, ACCOUNT, DRIP)
     with HostileServer(dripping) as node, \
             client(node, timeout=(1.0, 1.0, DEADLINE), max_retries=3) as reader:
-        if shape.pooled:
-            assert reader.get_account(USDT_MAINNET) is not None  # its connection stays open
-        read, read_took = raised_within(lambda: reader.get_account(USDT_MAINNET))
-        if shape.pooled:
-            reader.get_account(USDT_MAINNET)  # a new connection: the cut one was dropped
-        sent, sent_took = raised_within(lambda: reader.broadcast(SIGNED))
-    for error, took in ((read, read_took), (sent, sent_took)):
+        if shape.pooled:  # its connection stays open
+            assert answered(lambda: reader.get_account(USDT_MAINNET)) is not None
+        read = raised(lambda: reader.get_account(USDT_MAINNET))
+        if shape.pooled:  # a new connection: the cut one was dropped
+            answered(lambda: reader.get_account(USDT_MAINNET))
+        sent = raised(lambda: reader.broadcast(SIGNED))
+        wait_until(dripping.ended, 30, "the server to see the drips end")
+    for error in (read, sent):
         assert isinstance(error, NodeError), repr(error)
         assert "overall deadline of 0.5 s" in str(error)
-        assert took < 2 * DEADLINE, f"{error} after {took:.2f} s"
+    assert [drip.cut for drip in dripping.drips] == [True, True], dripping.drips
     if shape.pooled:  # the dripped answers came on kept-alive connections
-        assert dripping.peers[0] == dripping.peers[1] and dripping.peers[2] == dripping.peers[3]
+        assert all(drip.kept_alive for drip in dripping.drips), dripping.drips
 
 
 TLS_DRIPS = [shape for shape in DRIPS if shape.id in ("status-length", "body-close-gzip")]
@@ -103,11 +108,13 @@ def test_a_dripped_answer_over_tls_ends_at_the_overall_deadline(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: DripShape) -> None:
     context, certificate = tls_context(tmp_path)
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(certificate))
-    with HostileServer(Dripping(shape, ACCOUNT, DRIP), tls=context) as node, \
+    dripping = Dripping(shape, ACCOUNT, DRIP)
+    with HostileServer(dripping, tls=context) as node, \
             client(node, timeout=(1.0, 1.0, DEADLINE), max_retries=3) as reader:
-        read, took = raised_within(lambda: reader.get_account(USDT_MAINNET))
+        read = raised(lambda: reader.get_account(USDT_MAINNET))
+        wait_until(dripping.ended, 30, "the server to see the drip end")
     assert isinstance(read, NodeError) and "overall deadline of 0.5 s" in str(read), repr(read)
-    assert took < 2 * DEADLINE, f"after {took:.2f} s"
+    assert [drip.cut for drip in dripping.drips] == [True], dripping.drips
 
 
 def test_a_resend_never_waits_past_the_deadline() -> None:

@@ -8,7 +8,6 @@ compares each address's ``total_callbacks`` at the service with the store.
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from transfers import DAGS
 from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.operators.reconcile import TronEnergyReconcileCallbacksOperator
 from support import store_fixtures
+from support.ports import closed_port
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
 from support.waiting import wait_until
@@ -54,10 +54,7 @@ def raised(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
 
 def dead_url() -> str:
     """A loopback port nothing listens on: every delivery is refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/callbacks"
+    return f"http://127.0.0.1:{closed_port()}/callbacks"
 
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import socket
 
 import boto3
 import pytest
@@ -27,6 +26,7 @@ from airflow_provider_tronenergy.signer import (
 )
 from airflow_provider_tronenergy.signer.kms import KmsSigner, kms_client
 from support import kms as aws
+from support.ports import closed_port
 
 SECRET_WORDS = ("AKIAFAKEKMSTESTKEY01", "kms-test-secret-key/do+not+log",
                 "kms-test-session-token-secret")
@@ -165,9 +165,7 @@ def test_no_credentials_is_not_permitted(faults, monkeypatch):
 
 def test_an_unreachable_kms_is_unavailable_and_retryable():
     """A real socket to a closed port on this machine: no answer at all."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = closed_port()
     session = boto3.session.Session(aws_access_key_id=SECRET_WORDS[0],
                                     aws_secret_access_key=SECRET_WORDS[1],
                                     region_name=aws.REGION)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -19,6 +18,7 @@ from airflow_provider_tronenergy.client import (
     TronEnergyAsyncClient,
     TronEnergyClient,
 )
+from support.ports import closed_port
 from support.sandbox import sandbox_config
 from tronenergy_sandbox import SandboxServer
 
@@ -86,11 +86,9 @@ class BlockingFacade:
 
 
 def free_port() -> int:
-    """A loopback port with nothing listening on it (connection refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+    """A loopback port with nothing listening on it (connection refused): one reserved for
+    this process and never bound (support.ports), not one ``bind(0)`` may hand out again."""
+    return closed_port()
 
 
 @contextmanager
