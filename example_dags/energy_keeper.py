@@ -11,8 +11,9 @@ wallet, available, floor, what it bought and for how much, the budget left, why.
 **Woken by the chain, not by a busy schedule.** The ``tronenergy://keeper/energy_keeper``
 Asset's watcher (``TronEnergyKeeperTrigger``, in the triggerer) follows the wallets'
 energy through the TRON node and wakes this DAG when a wallet crosses below its floor or
-a rental nears its end; the cron half of the schedule (every 30 minutes) is the safety
-net. Two wakes for one shortfall buy once: the purchase journal names each purchase by
+a rental nears its end; the cron half of the schedule (every 30 minutes,
+``TRONENERGY_KEEPER_CRON`` where the DAG is parsed; empty: the watcher's wakes only) is
+the safety net. Two wakes for one shortfall buy once: the purchase journal names each purchase by
 keeper, wallet and shortfall. The watcher learns the wallets and floors from each run.
 
 Settings: the Airflow Variable ``tronenergy_keeper`` (JSON, the params' names), which the
@@ -58,6 +59,9 @@ FIELDS = ("wallets", "floor", "target", "price_cap", "daily_budget", "approval_a
 
 # The watcher's poll, in seconds: 30 unless the environment says otherwise (a test's 1).
 POLL_SECONDS = float(os.environ.get("TRONENERGY_KEEPER_POLL_SECONDS", "30"))
+# The safety net's cron: every 30 minutes unless the environment says otherwise; empty, the
+# DAG runs on the watcher's wakes only (a test that must tell a woken run from a timed one).
+CRON = os.environ.get("TRONENERGY_KEEPER_CRON", "*/30 * * * *").strip()
 
 WAKE = Asset(
     f"tronenergy://keeper/{DAG_ID}",
@@ -71,7 +75,7 @@ with DAG(
     dag_id=DAG_ID,
     description="Keep hot wallets above an energy floor, within a price cap and a budget",
     schedule=AssetOrTimeSchedule(
-        timetable=CronTriggerTimetable("*/30 * * * *", timezone="UTC"), assets=[WAKE]),
+        timetable=CronTriggerTimetable(CRON, timezone="UTC"), assets=[WAKE]) if CRON else [WAKE],
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,

@@ -81,3 +81,30 @@ def test_without_wallets_a_run_skips(run_dag, control, node_conn, stores, monkey
     assert out["__run__"] == "success", out
     assert [out[t][0] for t in ("settings", "keep", "approve", "buy_approved")] == [
         "skipped"] * 4
+
+
+@pytest.mark.parametrize(("cron", "timed"), [(None, "*/30 * * * *"), ("0 * * * *", "0 * * * *"),
+                                              ("", None)])
+def test_the_safety_nets_cron_is_read_where_the_dag_is_parsed(monkeypatch, cron, timed):
+    """TRONENERGY_KEEPER_CRON: the cron half of the schedule; empty, woken by the chain only
+    (the deployment test that tells a woken run from a timed one)."""
+    import importlib
+
+    from airflow.timetables.assets import AssetOrTimeSchedule
+
+    if cron is None:
+        monkeypatch.delenv("TRONENERGY_KEEPER_CRON", raising=False)
+    else:
+        monkeypatch.setenv("TRONENERGY_KEEPER_CRON", cron)
+    try:
+        parsed = importlib.reload(example).dag
+        timetable = parsed.timetable
+        if timed is None:
+            assert not isinstance(timetable, AssetOrTimeSchedule)
+            assert [a.uri for a in timetable.asset_condition.objects] == [example.WAKE.uri]
+        else:
+            assert isinstance(timetable, AssetOrTimeSchedule)
+            assert timetable.timetable._expression == timed
+    finally:
+        monkeypatch.undo()
+        importlib.reload(example)
