@@ -125,5 +125,6 @@ def test_a_resend_never_waits_past_the_deadline() -> None:
             client(node, timeout=(1.0, 1.0, DEADLINE), max_retries=3) as reader:
         error, took = raised_within(lambda: reader.get_account(USDT_MAINNET))
     assert isinstance(error, NodeError), repr(error)
-    assert took < 2 * DEADLINE, f"{error} after {took:.2f} s"
-    assert len(node.received) == 1
+    # not the 30 s Retry-After: a bound far from both, which a loaded machine cannot cross
+    assert took < 10, f"{error} after {took:.2f} s"
+    assert "deadline" in str(error) and len(node.received) == 1, repr(error)
