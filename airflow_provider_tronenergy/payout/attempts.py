@@ -79,6 +79,14 @@ class Attempt:
         return (self.sender, self.recipient, self.token, self.units) == (
             sender, recipient, token, units)
 
+    @property
+    def signatures(self) -> int | None:
+        """How many signatures its journaled transaction carries (None: none journaled):
+        the chain charges the multi-sign fee on more than one."""
+        if not self.signed_tx:
+            return None
+        return len(self.signed_tx.get("signature") or ())
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the CLI, logs and XCom (units stay an integer's text)."""
         return {"identity": self.identity, "attempt": self.attempt, "state": self.state.value,

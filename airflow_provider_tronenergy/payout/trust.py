@@ -56,7 +56,8 @@ def _always() -> bool:
     return True
 
 
-def figures_problem(info: TransactionInfo, prices: ChainParameters) -> str | None:
+def figures_problem(info: TransactionInfo, prices: ChainParameters,
+                    signatures: int | None = None) -> str | None:
     """Why a payout's receipt figures cannot be the chain's, or None.
 
     A token transfer burns TRX for energy and bandwidth: ``energy_fee`` is the energy
@@ -64,9 +65,11 @@ def figures_problem(info: TransactionInfo, prices: ChainParameters) -> str | Non
     ``fee`` their sum, plus the chain's ``getMultiSignFee`` when it carries more than one
     signature (java-tron's ``TransactionUtil.buildTransactionInfoInstance`` adds the
     receipt's ``multiSignFee``, which has no field of its own: commit
-    1e35f79a165424bbae319799d9aca92948b8f5c2). (A price changed by a proposal since the
-    receipt's block makes an honest receipt fail this too: it waits, logged, rather than
-    being reported wrong.)
+    1e35f79a165424bbae319799d9aca92948b8f5c2; charged when the transaction has more than
+    one signature, ``Manager.consumeMultiSignFee``). ``signatures``, the count of the
+    signed bytes the journal holds, says which of the two the fee must be; unknown (None),
+    either. (A price changed by a proposal since the receipt's block makes an honest
+    receipt fail this too: it waits, logged, rather than being reported wrong.)
     """
     if info.energy_usage_total > MAX_TRANSFER_ENERGY:
         return (f"it used {info.energy_usage_total:,} energy; no token transfer uses more "
@@ -77,10 +80,17 @@ def figures_problem(info: TransactionInfo, prices: ChainParameters) -> str | Non
     if info.net_fee % prices.transaction_fee:
         return (f"its bandwidth fee {info.net_fee:,} sun is not whole bytes at "
                 f"{prices.transaction_fee:,} sun per byte")
-    if info.fee - info.energy_fee - info.net_fee not in (0, prices.multi_sign_fee):
+    extra = info.fee - info.energy_fee - info.net_fee
+    if signatures is None:
+        allowed = {0, prices.multi_sign_fee}
+        signed = "(plus, signed by several keys, the multi-sign fee"
+    else:
+        allowed = {prices.multi_sign_fee if signatures > 1 else 0}
+        signed = (f"(signed by {signatures} keys: plus the multi-sign fee"
+                  if signatures > 1 else "(signed by one key: no multi-sign fee of")
+    if extra not in allowed:
         return (f"its fee {info.fee:,} sun is not its energy fee {info.energy_fee:,} plus its "
-                f"bandwidth fee {info.net_fee:,} (plus, signed by several keys, the "
-                f"multi-sign fee {prices.multi_sign_fee:,})")
+                f"bandwidth fee {info.net_fee:,} {signed} {prices.multi_sign_fee:,})")
     return None
 
 
@@ -203,11 +213,12 @@ class ChainView:
 
     # -- receipts ---------------------------------------------------------------------------
 
-    def receipt_problem(self, info: TransactionInfo, *, top: Block,
-                        solidified: bool) -> str | None:
+    def receipt_problem(self, info: TransactionInfo, *, top: Block, solidified: bool,
+                        signatures: int | None = None) -> str | None:
         """Why ``info`` is not a receipt the chain holds (None: it is): its block, read by
         number up to ``top``, must hold the transaction at the receipt's time, and its
-        figures must be the chain's (:func:`figures_problem`)."""
+        figures must be the chain's for a transaction of ``signatures`` signatures
+        (:func:`figures_problem`)."""
         number = info.block_number
         if not 0 < number <= top.number:
             return f"it names block {number}, not one up to block {top.number}"
@@ -221,4 +232,4 @@ class ChainView:
         if info.block_timestamp_ms != body.block.timestamp_ms:
             return (f"it says block {number} is at {info.block_timestamp_ms}; the block says "
                     f"{body.block.timestamp_ms}")
-        return figures_problem(info, self.prices())
+        return figures_problem(info, self.prices(), signatures)

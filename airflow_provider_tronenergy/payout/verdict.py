@@ -129,7 +129,8 @@ class Judge:
         outcomes = []
         try:
             for txid, (attempt, info) in found.items():
-                problem = self.view.receipt_problem(info, top=top, solidified=solidified)
+                problem = self.view.receipt_problem(info, top=top, solidified=solidified,
+                                                    signatures=attempt.signatures)
                 if problem is not None:
                     judged.unreliable += 1
                     judged.states[attempt.identity] = None

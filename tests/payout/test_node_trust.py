@@ -131,6 +131,26 @@ def test_a_fee_beyond_energy_bandwidth_and_the_multi_sign_fee_is_not_recorded(wo
     assert world.journal.batch("b1")[0].receipt["trx_burned_sun"] == fee
 
 
+def test_a_multi_sign_fee_on_a_transfer_signed_by_one_key_is_not_recorded(world):
+    """The chain charges getMultiSignFee only on more than one signature: a receipt of a
+    transfer the journal holds signed by one key, its fee the multi-sign fee higher, is
+    not the chain's (it was recorded: either fee was taken for any transfer)."""
+    rows = world.rows(world.recipients(1))
+    send(world, rows)
+    world.chain.blocks(1)
+    [attempt] = world.journal.batch("b1")
+    assert attempt.signatures == 1
+    fee = int(world.chain.info(attempt.txid)["fee"])
+    multi_sign = world.node.get_chain_parameters().multi_sign_fee
+    assert multi_sign > 0
+    tamper(world, "/wallet/gettransactioninfobyblocknum", **{"0__fee": str(fee + multi_sign)})
+    watch = world.watch()
+    assert (watch.step().confirmed, world.journal.batch("b1")[0].receipt) == (0, None)
+    world.chain.control.clear_faults()
+    assert watch.step().confirmed == 1
+    assert world.journal.batch("b1")[0].receipt["trx_burned_sun"] == fee
+
+
 def test_a_head_thirty_days_ahead_signs_nothing(world):
     """Finding 3: one head answer 30 days ahead was signed into a transfer expiring 30
     days later, which the chain refuses until then (and `resolve --resend` too)."""
