@@ -23,11 +23,11 @@ from support.clients import (
     API_KEY,
     API_SECRET,
     BlockingFacade,
-    free_port,
     make_async_client,
     make_client,
 )
 from support.control import Control
+from support.ports import closed_port
 from tronenergy_sandbox import SandboxServer
 
 SECRETS = (API_KEY, API_SECRET)
@@ -113,7 +113,7 @@ def test_nothing_leaks_from_either_client(sandbox: SandboxServer, control: Contr
 
 def test_connection_failures_leak_nothing(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    url = f"http://127.0.0.1:{free_port()}/v1"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
     policy = RetryPolicy(max_attempts=2, initial_wait=0.001)
     errors: list[BaseException] = []
     with TronEnergyClient(url, API_KEY, API_SECRET, retry=policy) as client:

@@ -37,11 +37,11 @@ from support.clients import (
     API_KEY,
     API_SECRET,
     both_clients,
-    free_port,
     make_async_client,
     make_client,
 )
 from support.control import Control
+from support.ports import closed_port
 from tronenergy_sandbox import SandboxServer
 
 CLIENT_LOG = "airflow_provider_tronenergy.client.core"
@@ -174,7 +174,7 @@ def test_purchase_to_a_closed_port_is_retried_then_not_ambiguous(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger=CLIENT_LOG)
-    url = f"http://127.0.0.1:{free_port()}/v1"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
     policy = RetryPolicy(max_attempts=3, initial_wait=0.001)
     target = random_address()
     with TronEnergyClient(url, API_KEY, API_SECRET, retry=policy) as client, \

@@ -18,7 +18,6 @@ from airflow_provider_tronenergy.client import (
     TronEnergyAsyncClient,
     TronEnergyClient,
 )
-from support.ports import closed_port
 from support.sandbox import sandbox_config
 from tronenergy_sandbox import SandboxServer
 
@@ -83,12 +82,6 @@ class BlockingFacade:
     def close(self) -> None:
         self.loop.run_until_complete(self.client.aclose())
         self.loop.close()
-
-
-def free_port() -> int:
-    """A loopback port with nothing listening on it (connection refused): one reserved for
-    this process and never bound (support.ports), not one ``bind(0)`` may hand out again."""
-    return closed_port()
 
 
 @contextmanager
