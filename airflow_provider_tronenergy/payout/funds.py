@@ -330,7 +330,7 @@ def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
         transaction_bandwidth=TRANSFER_BANDWIDTH + SIGNATURE_BANDWIDTH * (signatures - 1),
         multi_sign_fee_sun=prices.multi_sign_fee if signatures > 1 else 0,
         multi_sign_in_flight_sun=prices.multi_sign_fee * sum(
-            1 for a in in_flight if len((a.signed_tx or {}).get("signature") or ()) > 1))
+            1 for a in in_flight if (a.signatures or 0) > 1))
 
 
 def refuse_unless_payable(funds: Funds, *, signer_address: str, token: str,
