@@ -6,7 +6,10 @@ workers, receivers and triggerers live on several hosts. SQLAlchemy Core only,
 so the same code runs on SQLAlchemy 1.4 (Airflow 3.0.x) and 2.x.
 
 A store holds a :class:`Database`: where it lives (:class:`Location`, one rule for
-every store), its engine, its write transaction and its versioned schema. Each
+every store), its engine, its write transaction and its versioned schema. A store on
+SQLite is one host's file: while Airflow's executor runs tasks on several hosts, opening
+it raises :class:`StoreNotShared` unless the person said, for that store, that one host
+is meant (:func:`shared_problem`). Each
 store names its tables and an ordered list of migration steps; ``<prefix>schema_version``
 records, per store, the version its tables are at, and :meth:`Database.migrate` runs the
 missing steps once, in one serialised write transaction (DDL is transactional on both
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import logging
 import os
 import threading
@@ -33,17 +37,29 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import QueuePool, StaticPool
 
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable, TronEnergyProviderError
 
 log = logging.getLogger(__name__)
 
 SQLA_2: Final = int(sa.__version__.split(".")[0]) >= 2
 BACKENDS: Final = ("sqlite", "postgresql")
 CONF_SECTION: Final = "tronenergy"
+LOCAL_EXECUTORS: Final = frozenset({"airflow.executors.local_executor.LocalExecutor"})
+"""The executors that run every task on the scheduler's host: Airflow 3's one (its
+SequentialExecutor and DebugExecutor are gone). Any other, a custom one too, counts as
+running tasks on several hosts."""
+TRUE: Final = ("t", "true", "1")
+FALSE: Final = ("f", "false", "0", "")
 
 
 class StoreError(TronEnergyProviderError, RuntimeError):
     """A store cannot be used as configured (bad URL, unsupported backend, newer schema)."""
+
+
+class StoreNotShared(StoreError, NotRetryable):
+    """A store on one host's SQLite file while Airflow's executor runs tasks on several
+    hosts: each host would keep its own record, so nothing is opened; the message names the
+    setting to set and the per-store opt-in."""
 
 
 def airflow_conf(key: str) -> str | None:
@@ -72,15 +88,95 @@ def resolve_url(explicit: str | None, *, env: str, conf_key: str, filename: str)
 @dataclass(frozen=True)
 class Location:
     """Where one store lives unless told otherwise: the one rule, :func:`resolve_url`, with
-    that store's environment variable, ``[tronenergy]`` option and default file name."""
+    that store's environment variable, ``[tronenergy]`` option and default file name;
+    ``name`` is what a person calls the store (its option's words when not given)."""
 
     env: str
     conf_key: str
     filename: str
+    name: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.name or self.conf_key.replace("_", " ")
 
     def url(self, explicit: str | None = None) -> str:
         return resolve_url(explicit, env=self.env, conf_key=self.conf_key,
                            filename=self.filename)
+
+    def single_host(self) -> bool:
+        """Whether the person said this store is one host's file on purpose:
+        ``$<env>_SINGLE_HOST``, else ``[tronenergy] <conf_key>_single_host``."""
+        env, key = f"{self.env}_SINGLE_HOST", f"{self.conf_key}_single_host"
+        value, setting = os.environ.get(env, "").strip().lower(), env
+        if not value:
+            value, setting = (airflow_conf(key) or "").strip().lower(), f"[{CONF_SECTION}] {key}"
+        if value not in TRUE + FALSE:
+            raise StoreError(f"{setting} must be true or false, not {value!r}")
+        return value in TRUE
+
+    def open_url(self, url: str | URL | None) -> URL:
+        """The checked URL this store opens (``url``, else the rule); raises
+        :class:`StoreNotShared` where :func:`shared_problem` finds one."""
+        parsed = parse_url(url if isinstance(url, URL) else self.url(url))
+        problem = shared_problem(self, parsed)
+        if problem is not None:
+            raise StoreNotShared(problem)
+        return parsed
+
+
+def configured_executors() -> list[str] | None:
+    """``[core] executor`` as Airflow parses it (aliases, module paths, a hybrid list, team
+    prefixes), each executor as its module path; None outside Airflow. Raises what Airflow
+    raises for a setting it refuses."""
+    try:
+        from airflow.configuration import conf  # noqa: F401 (Airflow configured at all?)
+    except Exception:  # Airflow absent or unconfigurable: a standalone process
+        return None
+    from airflow.executors.executor_loader import ExecutorLoader
+
+    get = ExecutorLoader.get_executor_names
+    # Teams are checked against the metadata DB unless told not to (Airflow 3.1+), and a
+    # task's process has no DB.
+    names = (get(validate_teams=False)
+             if "validate_teams" in inspect.signature(get).parameters else get())
+    return [name.module_path for name in names]
+
+
+def distributed_executors() -> list[str]:
+    """The configured executors that may run a task on another host (empty: LocalExecutor
+    only, or outside Airflow): Airflow's and its providers' by class name, others by module
+    path. A setting Airflow refuses counts as one."""
+    try:
+        paths = configured_executors() or []
+    except Exception as exc:
+        return [f"[core] executor, which Airflow refuses ({type(exc).__name__})"]
+    return [path.rsplit(".", 1)[-1] if path.startswith("airflow.") else path
+            for path in paths if path not in LOCAL_EXECUTORS]
+
+
+def shared_problem(location: Location, url: str | URL) -> str | None:
+    """Why ``location``'s store at ``url`` would be refused, or None when it may open.
+
+    SQLite is one host's file; while Airflow's executor may run tasks on other hosts
+    (anything but LocalExecutor: Celery, Kubernetes, Edge, a hybrid, an executor this
+    code does not know), each host would keep a store of its own and "no double
+    purchase", "exactly once" and "one credit per deposit" would hold per host only.
+    Allowed anyway when the person said so for this store (:meth:`Location.single_host`).
+    """
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite" or location.single_host():
+        return None
+    remote = distributed_executors()
+    if not remote:
+        return None
+    env, key = location.env, location.conf_key
+    return (f"the {location.title} is a SQLite file on this host ({safe_url(parsed)}) while "
+            f"Airflow's executor ({', '.join(remote)}) runs tasks on other hosts, each of "
+            "which would keep a store of its own: set "
+            f"{env} (or [{CONF_SECTION}] {key}) to a PostgreSQL URL every host reaches, or, if "
+            f"every task, trigger and server that uses it runs on this one host, say so with "
+            f"{env}_SINGLE_HOST=true (or [{CONF_SECTION}] {key}_single_host = True)")
 
 
 def with_driver(url: URL) -> URL:
@@ -226,7 +322,7 @@ class Database:
     def __init__(self, url: str | URL | None, location: Location, *, lock_name: str,
                  schema: str | None = None, table_prefix: str = "tronenergy_",
                  pool_size: int = 5) -> None:
-        self.url = parse_url(url if isinstance(url, URL) else location.url(url))
+        self.url = location.open_url(url)
         self.backend = self.url.get_backend_name()
         if schema is not None and self.backend != "postgresql":
             raise StoreError("schema= is for PostgreSQL; use table_prefix= on SQLite")

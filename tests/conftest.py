@@ -25,6 +25,9 @@ _HOME = Path(tempfile.mkdtemp(prefix="tronenergy-airflow-home-"))
 os.environ["AIRFLOW_HOME"] = str(_HOME)
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+# One host: the suite's stores are SQLite files, which a distributed executor in the
+# shell's environment would have refused (sqlstore.shared_problem).
+os.environ["AIRFLOW__CORE__EXECUTOR"] = "LocalExecutor"
 # dag.test() runs only DAGs its bundle can parse: test DAGs live in tests/dags.
 DAGS_FOLDER = Path(__file__).parent / "dags"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS_FOLDER)

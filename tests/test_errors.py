@@ -111,6 +111,7 @@ SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
     ("purchase_journal.verify.OrderMismatch", RuntimeError, "purchase_journal.store.JournalError"),
     ("purchase_journal.identity.IdentityError", ValueError, None),
     ("sqlstore.StoreError", RuntimeError, None),
+    ("sqlstore.StoreNotShared", RuntimeError, "errors.NotRetryable"),
     ("callbacks.config.ConfigError", ValueError, "errors.CallbackError"),
     ("callbacks.batcher.Overloaded", RuntimeError, "errors.CallbackError"),
     ("callbacks.batcher.CommitTimeout", RuntimeError, "errors.CallbackError"),

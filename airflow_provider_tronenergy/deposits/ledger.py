@@ -98,7 +98,7 @@ class DepositLedger:
     """
 
     def __init__(self, url: str | None = None) -> None:
-        self.url = sqlstore.parse_url(LOCATION.url(url))
+        self.url = LOCATION.open_url(url)
 
     def __repr__(self) -> str:
         return f"DepositLedger({sqlstore.safe_url(self.url)})"

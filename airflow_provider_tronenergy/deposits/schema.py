@@ -22,7 +22,8 @@ from airflow_provider_tronenergy import sqlstore
 ENV_LEDGER_URL: Final = "TRONENERGY_DEPOSITS_DB"
 CONF_KEY: Final = "deposits_ledger"
 DEFAULT_FILENAME: Final = "credited_deposits.db"
-LOCATION: Final = sqlstore.Location(ENV_LEDGER_URL, CONF_KEY, DEFAULT_FILENAME)
+LOCATION: Final = sqlstore.Location(ENV_LEDGER_URL, CONF_KEY, DEFAULT_FILENAME,
+                                    "deposit ledger")
 SCHEMA: Final = "deposit_ledger"
 LEGACY_INDEX: Final = -1
 """``log_index`` of a row credited before version 3: the whole transaction, on the callback's

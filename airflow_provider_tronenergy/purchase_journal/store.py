@@ -45,7 +45,9 @@ DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # length), no spaces; surrounding blanks are dropped first.
 ENV_JOURNAL_URL: Final = "TRONENERGY_PURCHASE_JOURNAL"
 CONF_KEY: Final = "purchase_journal"
-LOCATION: Final = sqlstore.Location(ENV_JOURNAL_URL, CONF_KEY, DEFAULT_FILENAME)
+LOCATION: Final = sqlstore.Location(
+    ENV_JOURNAL_URL, CONF_KEY, DEFAULT_FILENAME,
+    "purchase journal (with the payout journal and the keepers' registry in its database)")
 SCHEMA: Final = "purchase_journal"
 
 

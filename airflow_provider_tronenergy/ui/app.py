@@ -123,7 +123,7 @@ def create_app() -> FastAPI:
         import sqlalchemy as sa
         from airflow.utils.session import create_session
 
-        from airflow_provider_tronenergy.sqlstore import StoreError
+        from airflow_provider_tronenergy.sqlstore import StoreError, StoreNotShared
         from airflow_provider_tronenergy.ui.data import page_data
         from airflow_provider_tronenergy.ui.events import read_batch_events
         from airflow_provider_tronenergy.ui.period import Period
@@ -137,6 +137,11 @@ def create_app() -> FastAPI:
             with create_session() as session:
                 events = read_batch_events(session, period)
             return page_data(stores.get(), period, events)
+        except StoreNotShared as exc:
+            # Another host's file would be shown as the deployment's: refused as the
+            # workers refuse it; the message names the setting (no secret in it).
+            log.error("the Energy page reads no per-host store: %s", exc)
+            raise HTTPException(status_code=503, detail=str(exc)) from None
         except (StoreError, sa.exc.SQLAlchemyError) as exc:
             log.exception("the Energy page could not read a store")
             raise HTTPException(status_code=503, detail=(

@@ -63,7 +63,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_FILENAME: Final = "tronenergy_callbacks.db"
 ENV_STORE_URL: Final = "TRONENERGY_CALLBACK_STORE"
-LOCATION: Final = sqlstore.Location(ENV_STORE_URL, "callback_store", DEFAULT_FILENAME)
+LOCATION: Final = sqlstore.Location(ENV_STORE_URL, "callback_store", DEFAULT_FILENAME,
+                                    "callback store")
 MAX_LIMIT: Final = 10_000
 
 
