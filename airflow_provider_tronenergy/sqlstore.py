@@ -48,8 +48,8 @@ LOCAL_EXECUTORS: Final = frozenset({"airflow.executors.local_executor.LocalExecu
 """The executors that run every task on the scheduler's host: Airflow 3's one (its
 SequentialExecutor and DebugExecutor are gone). Any other, a custom one too, counts as
 running tasks on several hosts."""
-TRUE: Final = ("t", "true", "1")
-FALSE: Final = ("f", "false", "0", "")
+SAID_TRUE: Final = ("t", "true", "1")
+SAID_FALSE: Final = ("f", "false", "0", "")
 
 
 class StoreError(TronEnergyProviderError, RuntimeError):
@@ -111,9 +111,9 @@ class Location:
         value, setting = os.environ.get(env, "").strip().lower(), env
         if not value:
             value, setting = (airflow_conf(key) or "").strip().lower(), f"[{CONF_SECTION}] {key}"
-        if value not in TRUE + FALSE:
+        if value not in SAID_TRUE + SAID_FALSE:
             raise StoreError(f"{setting} must be true or false, not {value!r}")
-        return value in TRUE
+        return value in SAID_TRUE
 
     def open_url(self, url: str | URL | None) -> URL:
         """The checked URL this store opens (``url``, else the rule); raises
