@@ -162,14 +162,21 @@ def shared_problem(location: Location, url: str | URL) -> str | None:
     (anything but LocalExecutor: Celery, Kubernetes, Edge, a hybrid, an executor this
     code does not know), each host would keep a store of its own and "no double
     purchase", "exactly once" and "one credit per deposit" would hold per host only.
-    Allowed anyway when the person said so for this store (:meth:`Location.single_host`).
+    Allowed anyway when the person said so for this store (:meth:`Location.single_host`);
+    an opt-in that is neither true nor false is a reason too. Raises :class:`StoreError`
+    for a URL that is not a store's.
     """
     parsed = parse_url(url)
-    if parsed.get_backend_name() != "sqlite" or location.single_host():
+    if parsed.get_backend_name() != "sqlite":
         return None
     remote = distributed_executors()
     if not remote:
         return None
+    try:
+        if location.single_host():
+            return None
+    except StoreError as exc:
+        return f"the {location.title} is a SQLite file on this host and {exc}"
     env, key = location.env, location.conf_key
     return (f"the {location.title} is a SQLite file on this host ({safe_url(parsed)}) while "
             f"Airflow's executor ({', '.join(remote)}) runs tasks on other hosts, each of "

@@ -116,8 +116,10 @@ def test_an_opt_in_that_is_not_true_or_false_is_an_error_naming_it(executors, mo
                                                                    name, setting):
     executors([CELERY])
     monkeypatch.setenv(name, "yes please")
-    with pytest.raises(StoreError, match=setting.replace("[", r"\[")):
+    with pytest.raises(StoreNotShared, match=setting.replace("[", r"\[") + " must be true"):
         Database(None, LOCATION, lock_name="toy")
+    executors([LOCAL])  # where one host is all there is, the opt-in is not read
+    assert shared_problem(LOCATION, LOCATION.url()) is None
 
 
 @pytest.mark.parametrize("paths", [[LOCAL], None])
