@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, BaseOperator
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.templated import optional_text
@@ -51,7 +52,9 @@ class TronEnergyReconcileCallbacksOperator(BaseOperator):
                 status=optional_text(self.status)))
         finally:
             hook.close()
-        stored = open_store(self.store_url).count_by_recipient([m.address for m in monitored])
+        with as_airflow():  # a store on one host's file where tasks run on several: failed
+            store = open_store(self.store_url)
+        stored = store.count_by_recipient([m.address for m in monitored])
         rows: list[dict[str, Any]] = []
         for item in monitored:
             have = int(stored.get(item.address, 0))

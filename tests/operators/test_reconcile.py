@@ -118,3 +118,15 @@ def test_callbacks_that_never_reached_the_store_are_reported(dag_id, api, store,
         assert report["missing_total"] == 2
         assert rows_by_address(report) == {hot: (1, 1, 0), lost: (2, 0, 2)}
         assert raised == []
+
+
+def test_a_store_on_one_hosts_file_under_celery_fails_the_task_naming_its_setting(
+        api, store_url, run_dag, raised, monkeypatch):
+    from airflow_provider_tronenergy import sqlstore
+
+    monkeypatch.setattr(sqlstore, "configured_executors", lambda: [
+        "airflow.providers.celery.executors.celery_executor.CeleryExecutor"])
+    out = run_dag(DAGS["te_reconcile_report"])
+    assert out["reconcile"] == ("failed", 1, None)
+    assert [type(e).__name__ for e in raised] == ["AirflowFailException"]  # not retried
+    assert "TRONENERGY_CALLBACK_STORE_SINGLE_HOST=true" in str(raised[0])
