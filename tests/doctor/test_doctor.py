@@ -1,0 +1,191 @@
+"""``tronenergy-doctor`` against the real sandbox (service and node over sockets), a real
+receiver under uvicorn, and SQLite stores: a good set-up passes every line (exit 0); each
+broken one fails the line that names it, with its fix, and exits 1; no secret is printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from tronpy.keys import PrivateKey
+
+from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+from airflow_provider_tronenergy.doctor.cli import main
+from airflow_provider_tronenergy.doctor.stores import STORES
+from support.callbacks import ServedApp
+from support.control import Control
+from support.doctor import failing, node_connection, signer_connection, store_env, unwired
+from support.ports import closed_port
+from support.sandbox import connection_json, sandbox_fixture
+from tronenergy_sandbox import SandboxServer
+
+sandbox = sandbox_fixture(scope="module")
+DOCTOR = str(Path(sys.executable).with_name("tronenergy-doctor"))
+
+
+@dataclass
+class Deployment:
+    """One set-up: its environment (set for the test), the doctor's flags, its secrets."""
+
+    env: dict[str, str]
+    args: list[str]
+    secrets: list[str]
+    run: Callable[..., tuple[int, dict[str, Any], str]]
+
+
+@pytest.fixture
+def deployment(sandbox: SandboxServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> Iterator[Deployment]:
+    key = PrivateKey.random()
+    sender = key.public_key.to_base58check_address()
+    Control(sandbox).wallet(sender, trx="100", usdt="10")
+    env = {"AIRFLOW_CONN_TRONENERGY_DEFAULT": connection_json(sandbox),
+           "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection(sandbox.root_url),
+           "AIRFLOW_CONN_TRON_SIGNER_DEFAULT": signer_connection(key.hex()),
+           **store_env(tmp_path)}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    store = CallbackStore(env["TRONENERGY_CALLBACK_STORE"])
+    with ServedApp(create_app(store, sandbox.webhook_secret)) as receiver:
+
+        def run(*extra: str) -> tuple[int, dict[str, Any], str]:
+            code = main([*args, "--json", *extra])
+            out, err = capsys.readouterr()
+            return code, json.loads(out), out + err
+
+        args = ["--sender", sender, "--callback-url", receiver.callback_url]
+        secrets = [sandbox.api_key, sandbox.api_secret, sandbox.webhook_secret, key.hex()]
+        yield Deployment(env, args, secrets, run)
+    store.close()
+
+
+def assert_no_secret(output: str, secrets: list[str]) -> None:
+    for secret in secrets:
+        assert secret not in output
+        assert secret.upper() not in output
+
+
+def test_a_good_set_up_passes_every_line(deployment: Deployment):
+    code, report, output = deployment.run()  # nothing created yet: the stores fail
+    assert {"purchase journal", "payout journal", "callback store", "deposit ledger"} <= \
+        failing(report)
+    assert code == 1
+
+    code, report, output = deployment.run("--migrate")
+    assert failing(report) == unwired(), report
+    assert code == (1 if unwired() else 0)
+    lines = {c["name"]: c for c in report["checks"]}
+    assert "balance 1000" in lines["service balance and prices"]["detail"]
+    assert "schema version" in lines["deposit ledger"]["detail"]
+    assert lines["signer and sender"]["detail"].endswith("is the sender under permission 0")
+    assert lines["callback route"]["status"] == "PASS"
+    assert_no_secret(output, deployment.secrets)
+
+
+def test_the_console_script_prints_the_report_without_secrets(deployment: Deployment):
+    """What CI and the e2e deployment run: the installed command, plain text."""
+    deployment.run("--migrate")
+    done = subprocess.run([DOCTOR, *deployment.args], env={**os.environ, **deployment.env},
+                          capture_output=True, text=True, timeout=120, check=False)
+    print(done.stdout)
+    assert done.returncode == (1 if unwired() else 0), done.stdout + done.stderr
+    failed = {line.split("  ")[1].strip() for line in done.stdout.splitlines()
+              if line.startswith("FAIL  ")}
+    assert failed == unwired(), done.stdout
+    assert done.stdout.splitlines()[0].startswith("PASS  service ")
+    assert_no_secret(done.stdout + done.stderr, deployment.secrets)
+
+
+def test_a_wrong_api_secret_fails_the_service(deployment: Deployment,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              sandbox: SandboxServer):
+    deployment.run("--migrate")
+    wrong = "wrong-api-secret-0123456789"
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", connection_json(sandbox, secret=wrong))
+    code, report, output = deployment.run()
+    assert failing(report) == {"service", "service balance and prices"} | unwired()
+    assert code == 1
+    service = next(c for c in report["checks"] if c["name"] == "service")
+    assert "AuthenticationError" in service["detail"] and "API secret" in service["fix"]
+    assert_no_secret(output, [*deployment.secrets, wrong])
+
+
+def test_a_signer_that_is_not_the_sender_fails(deployment: Deployment,
+                                               monkeypatch: pytest.MonkeyPatch):
+    deployment.run("--migrate")
+    other = PrivateKey.random()
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", signer_connection(other.hex()))
+    code, report, output = deployment.run()
+    assert failing(report) == {"signer and sender"} | unwired()
+    assert code == 1
+    line = next(c for c in report["checks"] if c["name"] == "signer and sender")
+    assert "is not a key of permission 0 (owner)" in line["detail"]
+    assert "--permission-id" in line["fix"]
+    assert_no_secret(output, [*deployment.secrets, other.hex()])
+
+
+def test_a_store_newer_or_older_than_the_release_fails(deployment: Deployment):
+    deployment.run("--migrate")
+    journal = next(s for s in STORES if s.name == "purchase journal")
+    ledger = next(s for s in STORES if s.name == "deposit ledger")
+    for store, version in ((journal, journal.newest() + 1), (ledger, 1)):
+        engine = sa.create_engine(deployment.env[store.location.env])
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = :v "
+                                 "WHERE store = :s"), {"v": version, "s": store.schema})
+        engine.dispose()
+    code, report, _ = deployment.run()
+    assert failing(report) == {"purchase journal", "deposit ledger"} | unwired()
+    assert code == 1
+    lines = {c["name"]: c for c in report["checks"]}
+    assert "newer than this release's" in lines["purchase journal"]["detail"]
+    assert "upgrade airflow-provider-tronenergy" in lines["purchase journal"]["fix"]
+    assert "schema version 1, this release's is" in lines["deposit ledger"]["detail"]
+    assert "--migrate" in lines["deposit ledger"]["fix"]
+
+
+def test_a_wrong_callback_secret_fails_the_route(deployment: Deployment, tmp_path: Path):
+    deployment.run("--migrate")
+    store = CallbackStore(f"sqlite:///{tmp_path / 'other.db'}")
+    try:
+        with ServedApp(create_app(store, "another-webhook-secret")) as other:
+            code, report, output = deployment.run("--callback-url", other.callback_url)
+    finally:
+        store.close()
+    assert failing(report) == {"callback route"} | unwired()
+    assert code == 1
+    line = next(c for c in report["checks"] if c["name"] == "callback route")
+    assert "refused the probe's signature (invalid_signature)" in line["detail"]
+    assert "webhook_secret" in line["fix"]
+    assert_no_secret(output, [*deployment.secrets, "another-webhook-secret"])
+
+
+def test_an_unreachable_node_fails_the_node_lines(deployment: Deployment,
+                                                  monkeypatch: pytest.MonkeyPatch):
+    deployment.run("--migrate")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps({
+        "conn_type": "tron_node", "host": f"http://127.0.0.1:{closed_port()}",
+        "extra": {"network": "custom", "genesis_block_id": "00" * 32, "max_retries": 0}}))
+    code, report, _ = deployment.run()
+    assert failing(report) == {"node", "node chain", "signer and sender"} | unwired()
+    assert code == 1
+    line = next(c for c in report["checks"] if c["name"] == "node")
+    assert "tron_node_default" in line["detail"] and "host" in line["fix"]
+
+
+def test_a_connection_that_does_not_exist_and_written_out_skips(deployment: Deployment):
+    code, report, _ = deployment.run("--migrate", "--tronenergy-conn-id", "tronenergy_typo",
+                                     "--tron-signer-conn-id", "", "--callback-url", "")
+    lines = {c["name"]: c for c in report["checks"]}
+    assert "'tronenergy_typo' does not exist" in lines["service"]["detail"]
+    assert "AIRFLOW_CONN_TRONENERGY_TYPO" in lines["service"]["fix"]
+    assert lines["signer"]["status"] == lines["callback route"]["status"] == "SKIP"
+    assert code == 1
