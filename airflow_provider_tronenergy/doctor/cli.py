@@ -14,31 +14,14 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_tronenergy.doctor.flags import FLAGS
 from airflow_provider_tronenergy.doctor.report import as_json, as_text, exit_code, redact
 from airflow_provider_tronenergy.doctor.run import Settings, run, secrets
 
-DEFAULTS = Settings()
-
 
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The doctor's flags (also the Airflow CLI command's)."""
-    p.add_argument("--tronenergy-conn-id", default=DEFAULTS.tronenergy_conn_id,
-                   help="the service's connection (default %(default)s)")
-    p.add_argument("--tron-node-conn-id", default=DEFAULTS.tron_node_conn_id,
-                   help="the node's connection (default %(default)s; '' for none)")
-    p.add_argument("--confirm-node-conn-id", default=DEFAULTS.confirm_node_conn_id,
-                   help="the payouts' confirming node, if they have one")
-    p.add_argument("--tron-signer-conn-id", default=DEFAULTS.tron_signer_conn_id,
-                   help="the payout signer's connection (default %(default)s; '' for none)")
-    p.add_argument("--sender", default=DEFAULTS.sender,
-                   help="the hot wallet the payouts are sent from")
-    p.add_argument("--permission-id", type=int, default=DEFAULTS.permission_id,
-                   help="the sender's permission the signer signs under (default 0, owner)")
-    p.add_argument("--callback-url", default=None,
-                   help="the URL the service posts callbacks to ('' where none are received)")
-    p.add_argument("--migrate", action="store_true",
-                   help="create or migrate the stores first (the one step that writes)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    for flag, options in FLAGS:
+        p.add_argument(flag, **options)
     return p
 
 

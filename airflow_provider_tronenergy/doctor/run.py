@@ -10,6 +10,11 @@ from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
 from airflow_provider_tronenergy.doctor import connections, stores
 from airflow_provider_tronenergy.doctor.callback import probe
+from airflow_provider_tronenergy.doctor.flags import (
+    TRON_NODE_CONN_ID,
+    TRON_SIGNER_CONN_ID,
+    TRONENERGY_CONN_ID,
+)
 from airflow_provider_tronenergy.doctor.report import Check
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
@@ -21,10 +26,10 @@ class Settings:
     """What to check. An empty connection id is the person's "none here" (its lines are
     skipped, and say so); ``callback_url`` None is a failure, "" a skip."""
 
-    tronenergy_conn_id: str = TronEnergyHook.default_conn_name
-    tron_node_conn_id: str = TronNodeHook.default_conn_name
+    tronenergy_conn_id: str = TRONENERGY_CONN_ID
+    tron_node_conn_id: str = TRON_NODE_CONN_ID
     confirm_node_conn_id: str = ""
-    tron_signer_conn_id: str = TronSignerHook.default_conn_name
+    tron_signer_conn_id: str = TRON_SIGNER_CONN_ID
     sender: str = ""
     permission_id: int = 0
     callback_url: str | None = None

@@ -189,3 +189,12 @@ def test_a_connection_that_does_not_exist_and_written_out_skips(deployment: Depl
     assert "AIRFLOW_CONN_TRONENERGY_TYPO" in lines["service"]["fix"]
     assert lines["signer"]["status"] == lines["callback route"]["status"] == "SKIP"
     assert code == 1
+
+
+def test_the_flags_default_to_the_hooks_default_connections():
+    from airflow_provider_tronenergy.doctor import flags
+    from airflow_provider_tronenergy.hooks import tron_node, tron_signer, tronenergy
+
+    assert tronenergy.TronEnergyHook.default_conn_name == flags.TRONENERGY_CONN_ID
+    assert tron_node.TronNodeHook.default_conn_name == flags.TRON_NODE_CONN_ID
+    assert tron_signer.TronSignerHook.default_conn_name == flags.TRON_SIGNER_CONN_ID
