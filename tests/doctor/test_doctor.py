@@ -17,9 +17,14 @@ import pytest
 import sqlalchemy as sa
 from tronpy.keys import PrivateKey
 
+from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
+from airflow_provider_tronenergy.doctor import connections, stores
 from airflow_provider_tronenergy.doctor.cli import main
+from airflow_provider_tronenergy.doctor.report import Status
 from airflow_provider_tronenergy.doctor.stores import STORES
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.node.errors import NodeError
 from support.callbacks import ServedApp
 from support.control import Control
 from support.doctor import failing, node_connection, signer_connection, store_env, unwired
@@ -198,3 +203,59 @@ def test_the_flags_default_to_the_hooks_default_connections():
     assert tronenergy.TronEnergyHook.default_conn_name == flags.TRONENERGY_CONN_ID
     assert tron_node.TronNodeHook.default_conn_name == flags.TRON_NODE_CONN_ID
     assert tron_signer.TronSignerHook.default_conn_name == flags.TRON_SIGNER_CONN_ID
+
+
+class CheckedNode(TronNodeHook):
+    """The node hook with the agreed ``check_chain()`` (block 0 against ``network``)."""
+
+    def check_chain(self) -> None:
+        network, genesis = connections.network_of(self)
+        if network != "custom" or genesis != "expected-genesis":
+            raise NodeError(f"block 0 is not {network}'s")
+
+
+def test_the_chain_line_calls_check_chain_and_fails_closed_without_it(
+        sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch):
+    """Each connection's own network through ``check_chain()``: a mismatch fails naming the
+    extra to set; a hook without the method is "not checked", a failure too."""
+    monkeypatch.setenv("AIRFLOW_CONN_GOOD_NODE", json.dumps({
+        "conn_type": "tron_node", "host": sandbox.root_url,
+        "extra": {"network": "custom", "genesis_block_id": "expected-genesis"}}))
+    monkeypatch.setenv("AIRFLOW_CONN_NILE_NODE", json.dumps({
+        "conn_type": "tron_node", "host": sandbox.root_url, "extra": {"network": "nile"}}))
+    good = connections.chain("node chain", CheckedNode("good_node"), "--tron-node-conn-id")
+    wrong = connections.chain("node chain", CheckedNode("nile_node"), "--tron-node-conn-id")
+    assert (good.status, good.detail) == (Status.PASS, "good_node: block 0 is custom's")
+    assert wrong.failing and "block 0 is not nile's" in wrong.detail
+    assert "extra network" in wrong.fix
+    plain = TronNodeHook("good_node")
+    if not hasattr(plain, "check_chain"):
+        unchecked = connections.chain("node chain", plain, "--tron-node-conn-id")
+        assert unchecked.failing and "not checked" in unchecked.detail
+    two = connections.same_chain(CheckedNode("good_node"), CheckedNode("nile_node"))
+    assert two.failing and "good_node names custom expected-genesis" in two.detail
+    assert "nile_node names nile" in two.detail
+
+
+def test_a_store_whose_place_is_refused_fails_and_is_not_created(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """``sqlstore.shared_problem`` (the agreed name; standing in here where this release
+    lacks it) says why a store's place is refused: the executor line names it, and
+    ``--migrate`` creates no file there."""
+    for name, value in store_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+
+    def shared_problem(location: sqlstore.Location, url: str) -> str | None:
+        if location.env == "TRONENERGY_CALLBACK_STORE":
+            return f"{url} is a file on this host: set TRONENERGY_CALLBACK_STORE"
+        return None
+
+    monkeypatch.setattr(sqlstore, "shared_problem", shared_problem, raising=False)
+    line = stores.executor_check("CeleryExecutor")
+    assert line.failing and line.detail.startswith("executor CeleryExecutor: callback store: ")
+    assert "set TRONENERGY_CALLBACK_STORE" in line.detail
+    migrated = {c.name: c for c in stores.migrate()}
+    assert migrated["migrate callback store"].failing
+    assert not (tmp_path / "callbacks.db").exists()
+    assert not migrated["migrate deposit ledger"].failing
+    assert (tmp_path / "deposits.db").exists()
