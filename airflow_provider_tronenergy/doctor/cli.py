@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Final
 
 from airflow_provider_tronenergy.doctor.flags import FLAGS
 from airflow_provider_tronenergy.doctor.report import as_json, as_text, exit_code, redact
@@ -23,6 +26,26 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     for flag, options in FLAGS:
         p.add_argument(flag, **options)
     return p
+
+
+CONTEXT: Final = "_AIRFLOW_PROCESS_CONTEXT"
+
+
+@contextmanager
+def server_context() -> Iterator[None]:
+    """Connections read as ``airflow connections get`` reads them: the environment, the
+    configured secrets backend, then the metadata database (where the UI saves them; a host
+    that cannot reach it skips it). Outside a task Airflow reads no metadata database unless
+    the process says it is a server's; put back as it was after the run."""
+    before = os.environ.get(CONTEXT)
+    os.environ[CONTEXT] = "server"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CONTEXT, None)
+        else:
+            os.environ[CONTEXT] = before
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,9 +65,11 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def report(args: argparse.Namespace) -> int:
     """Run the checks, print the report (secrets blanked), return the exit code."""
     settings = settings_of(args)
-    checks = run(settings)
+    with server_context():
+        checks = run(settings)
+        hidden = secrets(settings)
     text = as_json(checks) if args.json else as_text(checks)
-    print(redact(text, secrets(settings)))
+    print(redact(text, hidden))
     return exit_code(checks)
 
 

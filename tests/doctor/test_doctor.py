@@ -95,17 +95,38 @@ def test_a_good_set_up_passes_every_line(deployment: Deployment):
     assert_no_secret(output, deployment.secrets)
 
 
-def test_the_console_script_prints_the_report_without_secrets(deployment: Deployment):
-    """What CI and the e2e deployment run: the installed command, plain text."""
+@pytest.fixture
+def stored_service_connection(airflow_db: Path, sandbox: SandboxServer) -> Iterator[str]:
+    """The service's connection as a person saves it in the UI (the metadata database)."""
+    from airflow.models.connection import Connection
+    from airflow.utils.session import create_session
+
+    conn_id = "tronenergy_in_the_database"
+    with create_session() as session:
+        session.query(Connection).filter(Connection.conn_id == conn_id).delete()
+        session.add(Connection(conn_id=conn_id, conn_type="tronenergy", host=sandbox.url,
+                               login=sandbox.api_key, password=sandbox.api_secret,
+                               extra=json.dumps({"webhook_secret": sandbox.webhook_secret})))
+    yield conn_id
+    with create_session() as session:
+        session.query(Connection).filter(Connection.conn_id == conn_id).delete()
+
+
+def test_the_console_script_prints_the_report_without_secrets(
+        deployment: Deployment, stored_service_connection: str):
+    """What CI and the e2e deployment run: the installed command, plain text; the service's
+    connection saved in the metadata database, as the UI saves it, read there."""
     deployment.run("--migrate")
-    done = subprocess.run([DOCTOR, *deployment.args], env={**os.environ, **deployment.env},
+    done = subprocess.run([DOCTOR, *deployment.args, "--tronenergy-conn-id",
+                           stored_service_connection], env={**os.environ, **deployment.env},
                           capture_output=True, text=True, timeout=120, check=False)
     print(done.stdout)
     assert done.returncode == (1 if unwired() else 0), done.stdout + done.stderr
     failed = {line.split("  ")[1].strip() for line in done.stdout.splitlines()
               if line.startswith("FAIL  ")}
     assert failed == unwired(), done.stdout
-    assert done.stdout.splitlines()[0].startswith("PASS  service ")
+    assert done.stdout.splitlines()[0].startswith(
+        f"PASS  service                     {stored_service_connection}: authenticated")
     assert_no_secret(done.stdout + done.stderr, deployment.secrets)
 
 
