@@ -8,7 +8,7 @@ from typing import Final
 
 import requests
 
-from airflow_provider_tronenergy.callbacks.verify import probe_body
+from airflow_provider_tronenergy.callbacks.verify import probe_body, split_secrets
 from airflow_provider_tronenergy.doctor.report import Check
 from airflow_provider_tronenergy.protocol.signing import sign_callback
 
@@ -22,13 +22,15 @@ SECRET_FIX: Final = (
 
 
 def probe(url: str, secret: str | None, conn_id: str) -> Check:
-    """POST the signed probe to ``url``; what the answer says about the route and secret."""
-    if not secret:
+    """POST the probe to ``url`` signed with the connection's secret (the first one listed
+    while a rotation lists two: ``"new,old"``); what the answer says of the route and secret."""
+    listed = split_secrets(secret)
+    if not listed:
         return Check.failed(NAME, f"{conn_id} has no webhook_secret extra",
                             f"set the extra webhook_secret on {conn_id}: the key's webhook "
                             "secret the service signs callbacks with")
     body = probe_body()
-    headers = {"Content-Type": "application/json", "X-Signature": sign_callback(secret, body)}
+    headers = {"Content-Type": "application/json", "X-Signature": sign_callback(listed[0], body)}
     try:
         answer = requests.post(url, data=body, headers=headers, timeout=TIMEOUT,
                                allow_redirects=False)

@@ -110,9 +110,10 @@ def secrets(settings: Settings) -> set[str]:
         except AirflowNotFoundException:
             continue
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
-        found |= {str(v) for v in (conn.login, conn.password, extras.get("webhook_secret"))
-                  if v}
-        if conn.conn_type == "tron_signer" or extras.get("signer_kwargs"):
-            found |= {str(v) for v in (extras.get("signer_kwargs") or {}).values()
-                      if isinstance(v, str)}
-    return found
+        found |= {str(v) for v in (conn.login, conn.password) if v}
+        # "new,old" while a rotation lists two: each blanked on its own
+        found |= {part.strip() for part in str(extras.get("webhook_secret") or "").split(",")}
+        kwargs = extras.get("signer_kwargs")
+        if isinstance(kwargs, dict):
+            found |= {v for v in kwargs.values() if isinstance(v, str)}
+    return found - {""}

@@ -194,6 +194,18 @@ def test_a_wrong_callback_secret_fails_the_route(deployment: Deployment, tmp_pat
     assert_no_secret(output, [*deployment.secrets, "another-webhook-secret"])
 
 
+def test_a_rotating_webhook_secret_probes_with_the_first_and_prints_neither(
+        deployment: Deployment, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer):
+    deployment.run("--migrate")
+    rotating = f"{sandbox.webhook_secret},old-rotating-secret"
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT",
+                       connection_json(sandbox, webhook=False, webhook_secret=rotating))
+    code, report, output = deployment.run()
+    assert failing(report) == unwired()
+    assert code == (1 if unwired() else 0)
+    assert_no_secret(output, [*deployment.secrets, "old-rotating-secret"])
+
+
 def test_an_unreachable_node_fails_the_node_lines(deployment: Deployment,
                                                   monkeypatch: pytest.MonkeyPatch):
     deployment.run("--migrate")
