@@ -45,6 +45,9 @@ def attempt(name: str, conn_id: str, flag: str, fix: str,
         return None, missing(name, conn_id, flag)
     except READ_ERRORS as exc:
         return None, Check.failed(name, f"{conn_id}: {type(exc).__name__}: {exc}", fix)
+    except Exception as exc:  # a report line, not a crash; its message is not printed
+        # Not one of the provider's errors: its message is not known to be free of secrets.
+        return None, Check.failed(name, f"{conn_id}: unexpected {type(exc).__name__}", fix)
 
 
 def service(hook: TronEnergyHook) -> tuple[Account | None, Check]:

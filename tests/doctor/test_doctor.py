@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -176,6 +177,46 @@ def test_a_store_newer_or_older_than_the_release_fails(deployment: Deployment):
     assert "upgrade airflow-provider-tronenergy" in lines["purchase journal"]["fix"]
     assert "schema version 1, this release's is" in lines["deposit ledger"]["detail"]
     assert "--migrate" in lines["deposit ledger"]["fix"]
+
+
+@pytest.fixture
+def pg_database(postgres_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database's URL, with a password (trust auth ignores it; the
+    report must not show it), dropped after the test."""
+    name = f"tronenergy_doctor_{secrets.token_hex(6)}"
+    admin = sa.create_engine(sqlstore.parse_url(postgres_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    user = sa.engine.make_url(postgres_url).username
+    try:
+        yield f"postgresql://{user}:pg-password-not-shown@127.0.0.1:5432/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.mark.postgres
+def test_the_stores_on_postgresql(deployment: Deployment, pg_database: str,
+                                  monkeypatch: pytest.MonkeyPatch):
+    """The four stores in one PostgreSQL database: created by --migrate, then each at this
+    release's version; one newer fails; the database's password is never printed."""
+    for store in STORES:
+        monkeypatch.setenv(store.location.env, pg_database)
+    code, report, output = deployment.run("--migrate")
+    assert failing(report) == unwired(), report
+    payouts = next(s for s in STORES if s.name == "payout journal")
+    engine = sa.create_engine(sqlstore.parse_url(pg_database))
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = :v "
+                             "WHERE store = :s"), {"v": payouts.newest() + 1, "s": payouts.schema})
+    engine.dispose()
+    code, report, more = deployment.run()
+    assert failing(report) == {"payout journal"} | unwired()
+    assert code == 1
+    line = next(c for c in report["checks"] if c["name"] == "payout journal")
+    assert line["detail"].startswith("postgresql+psycopg2://") and ":***@" in line["detail"]
+    assert_no_secret(output + more, [*deployment.secrets, "pg-password-not-shown"])
 
 
 def test_a_wrong_callback_secret_fails_the_route(deployment: Deployment, tmp_path: Path):
