@@ -180,6 +180,8 @@ def get_provider_info() -> dict[str, Any]:
         "description": "Rent TRON energy, activate and check addresses, and watch deposits "
         "through signed callbacks, as Airflow tasks.",
         "versions": [__version__],
+        # ``airflow tronenergy-doctor``, where Airflow's CLI reads providers' commands.
+        "cli": ["airflow_provider_tronenergy.doctor.airflow_cli.get_cli_commands"],
         "integrations": [{
             "integration-name": INTEGRATION,
             "external-doc-url": f"{REPOSITORY_URL}/tree/main/docs",

@@ -1,5 +1,9 @@
 """The receiver as an ASGI app: ``POST /callbacks`` and ``GET /health``.
 
+A signed probe (``verify.probe_body``) posted to ``/callbacks`` is answered 200
+``{"success": true, "probe": true}`` and stored nowhere: ``tronenergy-doctor`` proves
+the route and the secret with it; unsigned or wrongly signed, it is a 403 like a transfer.
+
 The signature is the only gate (the Airflow API server does not authenticate
 plugin apps), and a 200 means "durably stored": the service has no backfill,
 so acknowledging and then losing a transfer would lose it for good.
@@ -27,11 +31,12 @@ from airflow_provider_tronenergy.callbacks.batcher import (
 from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_MAX_BODY,
     DEFAULT_TOLERANCE,
+    Probe,
     Rejection,
     SecretsSource,
     WebhookSecrets,
     secrets_source,
-    verify,
+    verify_any,
 )
 from airflow_provider_tronenergy.protocol.numbers import is_ascii_digits
 
@@ -52,6 +57,7 @@ NOT_CONFIGURED: Final = (
 _STORED: Final = b'{"success":true,"duplicate":false}'
 _DUPLICATE: Final = b'{"success":true,"duplicate":true}'
 _OK: Final = b'{"success":true}'
+_PROBED: Final = b'{"success":true,"probe":true}'
 
 
 _CLOSE: Final = {"connection": "close"}
@@ -128,8 +134,8 @@ def create_app(
                 body = await read_body(request, max_body)
             else:
                 body = await asyncio.wait_for(read_body(request, max_body), body_timeout)
-            event = verify(current, body, request.headers.get("x-signature"),
-                           tolerance=tolerance)
+            event = verify_any(current, body, request.headers.get("x-signature"),
+                               tolerance=tolerance)
         except Rejection as rejection:
             log.warning("callback rejected with %d (%s) from %s: %s", rejection.status,
                         rejection.error, request.client.host if request.client else "?",
@@ -142,6 +148,8 @@ def create_app(
             return _error(408, "body_timeout", "request body not received in time", _CLOSE)
         except ClientDisconnect:  # the client left (or the server cut a slow body): nobody hears
             return Response(status_code=400)
+        if isinstance(event, Probe):
+            return Response(_PROBED, media_type="application/json")
         if committer is None:
             return Response(_OK, media_type="application/json")
         try:

@@ -34,6 +34,9 @@ from airflow_provider_tronenergy.protocol.signing import verify_callback
 log = logging.getLogger(__name__)
 
 EVENT_TYPE: Final = "tron.transfer"
+PROBE_EVENT: Final = "tronenergy.probe"
+"""A signed body that proves the route and the secret and stores nothing (the doctor's)."""
+_PROBE_MARK: Final = PROBE_EVENT.encode()
 DEFAULT_TOLERANCE: Final = 15 * 60
 """Seconds the body ``timestamp`` may differ from our clock; 0 disables the check."""
 DEFAULT_MAX_BODY: Final = 64 * 1024
@@ -256,6 +259,48 @@ def verify(
     """Signature, then body, then freshness: the whole gate in one call."""
     verified_by = check_signature(secrets, body, signature)
     assert signature is not None
+    return parse_transfer(body, signature=signature, verified_by=verified_by, now=now,
+                          tolerance=tolerance)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A verified probe: the sender holds a secret the receiver accepts; nothing to store."""
+
+    sent_at: int
+
+
+def probe_body(now: float | None = None) -> bytes:
+    """The body of a probe sent now; sign it with :func:`..protocol.signing.sign_callback`."""
+    sent_at = int(time.time() if now is None else now)
+    return json.dumps({"event": PROBE_EVENT, "timestamp": sent_at},
+                      separators=(",", ":")).encode()
+
+
+def verify_any(
+    secrets: WebhookSecrets,
+    body: bytes,
+    signature: str | None,
+    *,
+    now: float | None = None,
+    tolerance: int = DEFAULT_TOLERANCE,
+) -> VerifiedTransfer | Probe:
+    """:func:`verify`, and a signed fresh probe answered as a :class:`Probe`: the signature
+    is checked first, so a forged or unsigned probe is refused (403) as a transfer is."""
+    verified_by = check_signature(secrets, body, signature)
+    assert signature is not None
+    if _PROBE_MARK in body:  # only a probe names it: a transfer's body is parsed once
+        try:
+            event = _loads(body)
+        except (ValueError, RecursionError) as exc:
+            raise _bad(f"body is not valid JSON: {exc}") from None
+        if isinstance(event, dict) and event.get("event") == PROBE_EVENT:
+            sent_at = _timestamp(event)
+            clock = time.time() if now is None else now
+            if tolerance and abs(clock - sent_at) > tolerance:
+                raise Rejection(403, "stale_timestamp", f"timestamp is more than {tolerance} "
+                                "s away from the receiver's clock")
+            return Probe(sent_at)
     return parse_transfer(body, signature=signature, verified_by=verified_by, now=now,
                           tolerance=tolerance)
 

@@ -203,3 +203,21 @@ class FailingPing:
 
     def ping(self) -> None:
         raise OSError("database is locked")
+
+
+def test_a_signed_probe_is_answered_and_stores_nothing(sqlite_store):
+    """The doctor's probe proves the route and the secret: signed and fresh, 200 and no
+    row; unsigned, signed with another secret or stale, refused like a transfer (403)."""
+    from airflow_provider_tronenergy.callbacks.verify import probe_body
+
+    with ServedApp(create_app(sqlite_store, "s")) as receiver:
+        body = probe_body()
+        answer = post(receiver.callback_url, body, signed_headers("s", body))
+        assert (answer.status_code, answer.json()) == (200, {"success": True, "probe": True})
+        unsigned = post(receiver.callback_url, body, {"Content-Type": "application/json"})
+        forged = post(receiver.callback_url, body, signed_headers("not-s", body))
+        stale = probe_body(time.time() - 3600)
+        old = post(receiver.callback_url, stale, signed_headers("s", stale))
+        assert [(r.status_code, r.json()["error"]) for r in (unsigned, forged, old)] == [
+            (403, "missing_signature"), (403, "invalid_signature"), (403, "stale_timestamp")]
+    assert sqlite_store.list_transfers() == []

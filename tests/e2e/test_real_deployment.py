@@ -12,7 +12,8 @@ the receiver plugin inside the api-server (``/tronenergy/callbacks``); the callb
 store is a SQLite file and the credited-deposits ledger a table in the fresh PostgreSQL
 database.
 
-It then drives the deployment from outside, like a user: unpauses the example DAGs,
+It first checks the deployment with ``tronenergy-doctor`` and its own settings (every line
+must pass), then drives it from outside, like a user: unpauses the example DAGs,
 registers the deposit address with ``deposit_addresses_register``, runs
 ``batch_payout_preparation`` on a seeded batch, injects a deposit and waits for the
 event-driven ``deposit_credit`` run, restarts the triggerer, injects a second deposit
@@ -51,6 +52,7 @@ from tronpy.keys import PrivateKey
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import asset_watcher_table, shared_streams
+from support.doctor import node_connection, unwired
 from support.metadata_template import create_migrated_database
 from support.own_api import own_token, wait_for_own_api_server
 from support.ports import release_port, reserve_port
@@ -61,6 +63,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_DAGS = ROOT / "example_dags"
 AIRFLOW = str(Path(sys.executable).with_name("airflow"))
+DOCTOR = str(Path(sys.executable).with_name("tronenergy-doctor"))
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 PAYOUT_DAG = "batch_payout_preparation"
 SEND_DAG = "batch_payout_send"
@@ -346,9 +349,9 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
-        # The node the deposit credits are proven on (and payouts, below, read).
-        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
-                                                      "host": sandbox.root_url}),
+        # The node the deposit credits are proven on (and payouts, below, read): the
+        # sandbox's chain, a custom network named by its block 0.
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection(sandbox.root_url),
         "PYTHONUNBUFFERED": "1",
     })
     if signer_key is not None:
@@ -460,6 +463,21 @@ class Api:
         return str(made["tx_hash"])
 
 
+def check_deployment(env: dict[str, str], sender: str, callback_url: str) -> str:
+    """``tronenergy-doctor`` with the deployment's own settings, before any money moves:
+    its stores created (``--migrate``), then every line must pass (the lines that fail
+    closed on a release without the names they call aside: support.doctor.unwired)."""
+    done = subprocess.run([DOCTOR, "--migrate", "--sender", sender, "--callback-url",
+                           callback_url], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    failed = {line.split("  ")[1].strip() for line in done.stdout.splitlines()
+              if line.startswith("FAIL  ")}
+    assert failed == unwired(), f"the doctor failed on the deployment:\n{done.stdout}" \
+                                f"\n{done.stderr[-2000:]}"
+    assert done.returncode == (1 if failed else 0), done.stdout
+    return done.stdout
+
+
 def _task_log_tails(home: Path, count: int = 3, lines: int = 40) -> str:
     logs = sorted((home / "logs").rglob("*.log"), key=lambda p: p.stat().st_mtime)
     parts = []
@@ -516,6 +534,14 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
         assert api.get("/api/v2/importErrors").json()["total_entries"] == 0
         mark("components up, DAGs parsed")
 
+        # -- the deployment checked before money moves, with its own connections ---------
+        # The hot wallet is a key the deployment signs with (tron_signer), funded on chain.
+        sender = key.public_key.to_base58check_address()
+        api.wallet(activated=True, holder=True, address=sender)
+        api.control("POST", f"/addresses/{sender}/balances", {"trx": "200", "usdt": "5000"})
+        print(check_deployment(env, sender, callback_url))
+        mark("deployment checked")
+
         for dag_id in (PAYOUT_DAG, SEND_DAG, REGISTER_DAG, CREDIT_DAG):
             api.unpause(dag_id)
 
@@ -523,10 +549,6 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
         register_run = api.trigger(REGISTER_DAG)
 
         # -- the payout batch: 2 USDT holders, 1 first-time and 1 inactive recipient --------
-        # The hot wallet is a key the deployment signs with (tron_signer), funded on chain.
-        sender = key.public_key.to_base58check_address()
-        api.wallet(activated=True, holder=True, address=sender)
-        api.control("POST", f"/addresses/{sender}/balances", {"trx": "200", "usdt": "5000"})
         recipients = [api.wallet(activated=True, holder=True) for _ in range(2)] + [
             api.wallet(activated=True, holder=False), api.wallet(activated=False, holder=False)]
         payouts = tmp_path / "payouts.csv"

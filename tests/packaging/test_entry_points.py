@@ -25,6 +25,7 @@ TARGETS |= {f"sandbox scripts: {name}": target
 def test_the_commands_are_declared():
     assert {"scripts: tronenergy-purchases", "scripts: tronenergy-payouts",
             "scripts: tronenergy-deposits", "scripts: tronenergy-receiver",
+            "scripts: tronenergy-doctor",
             "sandbox scripts: tronenergy-sandbox"} <= set(TARGETS)
 
 

@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from airflow_provider_tronenergy.get_provider_info import get_provider_info
 from support.airflow_compat import requires_airflow
 
@@ -127,3 +129,21 @@ def test_airflow_cli_lists_provider_and_adds_connection(airflow_db, sandbox, cap
     # ... and it really asked the service (the sandbox logged the signed call).
     assert "GET /v1/energy/account 200 code=10000" in caplog.text
     assert sandbox.api_secret not in tested.stdout + tested.stderr
+
+
+def test_the_doctor_is_an_airflow_cli_command_where_airflow_reads_providers_commands():
+    """``airflow tronenergy-doctor``: provider info's ``cli`` key, read by Airflow's CLI
+    (``ProvidersManager.cli_command_functions``); it runs the checks and exits 1 on a
+    failing line (here: a connection that does not exist)."""
+    from airflow.providers_manager import ProvidersManager
+
+    if not hasattr(ProvidersManager, "cli_command_functions"):
+        pytest.skip("this Airflow's CLI reads no provider's commands (tronenergy-doctor only)")
+    done = airflow_cli("tronenergy-doctor", "--tronenergy-conn-id", "nothing_here",
+                       "--tron-node-conn-id", "", "--tron-signer-conn-id", "",
+                       "--callback-url", "", "--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    report = json.loads(done.stdout[done.stdout.index("{"):])
+    service = next(c for c in report["checks"] if c["name"] == "service")
+    assert service["status"] == "FAIL"
+    assert "'nothing_here' does not exist" in service["detail"]
