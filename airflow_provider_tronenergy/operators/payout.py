@@ -123,7 +123,11 @@ class TronPayoutOperator(BaseOperator):
         ``always`` or ``never``.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
         ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
-    :param confirm_solidified: confirm on solidified blocks only.
+    :param confirm_solidified: confirm on solidified blocks only (default): a receipt counts
+        once its block is solidified (19 blocks on top: about a minute on mainnet), so no
+        fork can leave it. ``False`` confirms on the head block, sooner, and a fork may
+        still drop a transfer the journal and the report call confirmed. The result
+        and the journal say which (``confirmation``, each receipt's ``confirmed_on``).
     :param confirm_timeout: seconds to wait for the receipts (per task try).
     :param expiration_seconds: how long a signed transaction may enter a block.
     :param wallet_lease_seconds: the sender's lease while this task reads its funds and
@@ -158,7 +162,7 @@ class TronPayoutOperator(BaseOperator):
         tron_signer_conn_id: str = TronSignerHook.default_conn_name,
         fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
         max_burn_trx: Any = "0", read_recipients: str = "auto", on_ambiguous: str = "fail",
-        confirm_solidified: Any = False,
+        confirm_solidified: Any = True,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
         wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
         clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
@@ -426,9 +430,10 @@ class TronPayoutOperator(BaseOperator):
                 "clear the task")
         result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows})
         totals = result["totals"]
-        self.log.info("payout batch %s: %s; energy charged %s (from stake/rental %s, burned "
-                      "%s), TRX burned %s (bandwidth: %s bytes from the free or staked "
-                      "allowance, %s sun burned)", batch_id, result["states"],
+        self.log.info("payout batch %s: %s, confirmed on %s blocks; energy charged %s (from "
+                      "stake/rental %s, burned %s), TRX burned %s (bandwidth: %s bytes from "
+                      "the free or staked allowance, %s sun burned)", batch_id,
+                      result["states"], result["confirmation"] or "no",
                       f"{totals['energy_total']:,}", f"{totals['energy_from_stake']:,}",
                       f"{totals['energy_burned']:,}", totals["trx_burned"],
                       f"{totals['bandwidth']:,}", f"{totals['bandwidth_burned_sun']:,}")
