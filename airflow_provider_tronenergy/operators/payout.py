@@ -42,6 +42,7 @@ from airflow_provider_tronenergy.payout.lease import (
     check_settings,
     hold,
 )
+from airflow_provider_tronenergy.payout.params import solidified_flag
 from airflow_provider_tronenergy.payout.preflight import (
     ReadRecipients,
     clear_to_sign,
@@ -70,7 +71,7 @@ from airflow_provider_tronenergy.payout.watch import (
     still_in_flight,
 )
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
+from airflow_provider_tronenergy.templated import as_decimal, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.verdicts.payout import (
     NOTHING_SIGNED,
@@ -214,13 +215,18 @@ class TronPayoutOperator(BaseOperator):
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
             as_int(self.confirm_timeout, "confirm_timeout")
-            as_flag(self.confirm_solidified, "confirm_solidified")
+            self._solidified()
             check_settings(*self._wallet_settings())
         except PayoutInputError:
             raise
         except ValueError as exc:
             raise PayoutInputError(str(exc)) from None
         return Given(batch, sender, settings, max_burn)
+
+    def _solidified(self) -> bool:
+        """``confirm_solidified``; empty (a template that rendered nothing) is the default,
+        solidified, never the head."""
+        return solidified_flag(self.confirm_solidified)
 
     def _node(self) -> Any:
         """The node client, one per operator instance (one connection pool)."""
@@ -299,7 +305,7 @@ class TronPayoutOperator(BaseOperator):
             in_flight = still_in_flight(
                 self._journal(), node, sender, after_ms=look.head.timestamp_ms,
                 after_block=look.head.number,
-                solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
+                solidified=self._solidified(),
                 budget=self.request_budget, log=self.log, clock=worker_clock,
                 tolerance_s=settings.clock_tolerance_s) if to_sign else []
             cleared = clear_to_sign(
@@ -340,7 +346,7 @@ class TronPayoutOperator(BaseOperator):
         """Follow the batch's transactions until they settle or the time is up: in the
         triggerer (deferred: :meth:`execute_complete` goes on) or polling here."""
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
-        solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        solidified = self._solidified()
         tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
         if follow:
             self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "

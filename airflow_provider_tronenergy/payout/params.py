@@ -73,6 +73,7 @@ class ChainParams:
             reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
             margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
             timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
+            solidified_flag(params.get("confirm_solidified"))
         except ValueError as exc:
             raise PayoutInputError(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
         if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
@@ -81,6 +82,21 @@ class ChainParams:
                 "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
         return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
                    energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
-                   solidified=str(params.get("confirm_solidified", "")).lower()
-                   in ("true", "1", "yes"),
+                   solidified=solidified_flag(params.get("confirm_solidified")),
                    confirm_timeout=float(timeout))  # seconds, not money
+
+
+def solidified_flag(value: Any) -> bool:
+    """``confirm_solidified``: absent or empty is True (wait for solidified blocks, which
+    no fork can leave); ``false`` is the written-out choice of the head block. Anything
+    else is refused, never read as one or the other."""
+    if value is None or value == "":
+        return True
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in ("true", "1", "yes"):
+        return True
+    if word in ("false", "0", "no"):
+        return False
+    raise ValueError(f"confirm_solidified: must be true or false; got {str(value)[:40]!r}")
