@@ -42,13 +42,12 @@ from airflow_provider_tronenergy.payout.lease import (
     check_settings,
     hold,
 )
-from airflow_provider_tronenergy.payout.params import solidified_flag
 from airflow_provider_tronenergy.payout.preflight import (
     ReadRecipients,
     clear_to_sign,
     read_recipients_setting,
 )
-from airflow_provider_tronenergy.payout.receipts import batch_result
+from airflow_provider_tronenergy.payout.receipts import batch_result, solidified_flag
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     Payout,

@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
+from airflow_provider_tronenergy.payout.receipts import solidified_flag
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
@@ -85,18 +86,3 @@ class ChainParams:
                    solidified=solidified_flag(params.get("confirm_solidified")),
                    confirm_timeout=float(timeout))  # seconds, not money
 
-
-def solidified_flag(value: Any) -> bool:
-    """``confirm_solidified``: absent or empty is True (wait for solidified blocks, which
-    no fork can leave); ``false`` is the written-out choice of the head block. Anything
-    else is refused, never read as one or the other."""
-    if value is None or value == "":
-        return True
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower()
-    if word in ("true", "1", "yes"):
-        return True
-    if word in ("false", "0", "no"):
-        return False
-    raise ValueError(f"confirm_solidified: must be true or false; got {str(value)[:40]!r}")

@@ -28,6 +28,22 @@ def confirmed_on(receipt: Mapping[str, Any] | None) -> str | None:
     return value if value in (SOLIDIFIED, HEAD) else None
 
 
+def solidified_flag(value: Any) -> bool:
+    """``confirm_solidified``: absent or empty is True (wait for solidified blocks, which
+    no fork can leave); ``false`` is the written-out choice of the head block. Anything
+    else is refused, never read as one or the other."""
+    if value is None or value == "":
+        return True
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in ("true", "1", "yes"):
+        return True
+    if word in ("false", "0", "no"):
+        return False
+    raise ValueError(f"confirm_solidified: must be true or false; got {str(value)[:40]!r}")
+
+
 def confirmation(counts: Mapping[str | None, int]) -> str | None:
     """A batch's confirmation from its receipts' (``{confirmed_on: count}``): ``solidified``
     or ``head`` when all say so, ``head and solidified`` when both, ``unknown`` when some do
