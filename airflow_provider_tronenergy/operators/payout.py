@@ -123,11 +123,9 @@ class TronPayoutOperator(BaseOperator):
         ``always`` or ``never``.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
         ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
-    :param confirm_solidified: confirm on solidified blocks only (default): a receipt counts
-        once its block is solidified (19 blocks on top: about a minute on mainnet), so no
-        fork can leave it. ``False`` confirms on the head block, sooner, and a fork may
-        still drop a transfer the journal and the report call confirmed. The result
-        and the journal say which (``confirmation``, each receipt's ``confirmed_on``).
+    :param confirm_solidified: confirm on solidified blocks only (default; about a minute
+        on mainnet), which no fork can leave; ``False``: on the head block, which a fork may
+        still leave. The result says which (``confirmation``, ``confirmed_on``).
     :param confirm_timeout: seconds to wait for the receipts (per task try).
     :param expiration_seconds: how long a signed transaction may enter a block.
     :param wallet_lease_seconds: the sender's lease while this task reads its funds and
