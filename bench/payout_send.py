@@ -273,7 +273,7 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
     the send passes made."""
     phases: dict[str, float] = defaultdict(float)
     passes = 0
-    watch = PayoutWatch(journal, node, batch_id)  # type: ignore[arg-type]  # a stand-in
+    watch = PayoutWatch(journal, node, batch_id, solidified=False)  # type: ignore[arg-type]  # a stand-in
     while True:
         started = time.perf_counter()
         prices = node.get_chain_parameters()

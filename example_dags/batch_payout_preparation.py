@@ -141,8 +141,9 @@ with DAG(
                              description="TRX the hot wallet must keep beyond the batch"),
         "energy_margin": Param("0", type="string",
                                description="energy on hand kept back, not counted"),
-        "confirm_solidified": Param(False, type="boolean",
-                                    description="wait until delegations are solidified"),
+        "confirm_solidified": Param(True, type="boolean", description=(
+            "wait until the delegations are in solidified blocks (final); false: the head "
+            "block, which a fork may still leave")),
         "confirm_timeout": Param("300", type="string",
                                  description="seconds to see the delegations on chain"),
     },

@@ -64,8 +64,9 @@ with DAG(
         "on_ambiguous": Param("fail", enum=["fail", "ask"], description=(
             "a payout failed on chain: fail (resolve with tronenergy-payouts) or ask a "
             "person in Required Actions")),
-        "confirm_solidified": Param(False, type="boolean",
-                                    description="confirm on solidified blocks only"),
+        "confirm_solidified": Param(True, type="boolean", description=(
+            "confirm on solidified blocks (final, about a minute on mainnet); false: on the "
+            "head block, sooner, but a fork may still drop a transfer called confirmed")),
     },
     render_template_as_native_obj=True,
 ) as dag:

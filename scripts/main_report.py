@@ -141,7 +141,19 @@ def sent_lines(sent: dict[str, Any]) -> list[str]:
                  f"{int(_total(rows, 'energy_burned')):>7,} "
                  f"{_plain(_total(rows, 'trx_burned')):>10}")
     lines += [f"{name + ':':14}{figures.get(key, '?')}" for name, key in SENT_COLUMNS]
+    lines.append(f"confirmed on  {confirmation_text(sent.get('confirmation'))}")
     return lines
+
+
+def confirmation_text(confirmation: Any) -> str:
+    """Which blocks the batch's receipts were confirmed on, as a person reads it."""
+    if confirmation == "solidified":
+        return "solidified blocks (final: no fork can leave them)"
+    if confirmation == "head":
+        return "head blocks (confirm_solidified=False: a fork may still drop a transfer)"
+    if confirmation:
+        return f"{confirmation} blocks (a fork may still drop those on the head)"
+    return "no receipt yet"
 
 
 def measured_lines(sent: dict[str, Any], ready: dict[str, Any]) -> list[str]:

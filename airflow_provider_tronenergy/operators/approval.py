@@ -2,9 +2,10 @@
 
 Built on the standard provider's ``ApprovalOperator`` (Airflow 3.1+): the request
 appears in the UI's Required Actions (and the REST API's ``hitlDetails``) with the
-plan as its body. Below the threshold, or without one, nothing is asked and the
-run goes on. Reject, or no answer within ``response_timeout`` (the default option
-is Reject), skips every task after the gate: nothing is activated or bought.
+plan as its body. At or below the threshold (default 0: any spend asks), or with the
+threshold written out as empty or ``None``, nothing is asked and the run goes on.
+Reject, or no answer within ``response_timeout`` (the default option is Reject),
+skips every task after the gate: nothing is activated or bought.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class TronEnergyBatchApprovalOperator(ApprovalOperator):
         (:func:`~airflow_provider_tronenergy.payout.energy_plan.plan_energy`), usually the
         planning task's output.
     :param approval_above_trx: ask when the quote (activations + energy) is above this
-        many TRX (templated); empty or ``None``: never ask.
+        many TRX (templated; default ``"0"``: a batch that spends anything asks, since a
+        gate nobody set must not let money through); empty or ``None``: never ask.
     :param response_timeout: how long to wait for an answer; then the batch is
         rejected (default: 4 hours, well within an hourly schedule's next batches).
 
@@ -44,7 +46,7 @@ class TronEnergyBatchApprovalOperator(ApprovalOperator):
                                       "approval_above_trx")
     ui_color = "#fadbd8"
 
-    def __init__(self, *, plan: Any, approval_above_trx: Any = None,
+    def __init__(self, *, plan: Any, approval_above_trx: Any = "0",
                  response_timeout: timedelta | None = timedelta(hours=4),
                  **kwargs: Any) -> None:
         kwargs.setdefault("subject", "Approve payout batch")

@@ -47,7 +47,7 @@ from airflow_provider_tronenergy.payout.preflight import (
     clear_to_sign,
     read_recipients_setting,
 )
-from airflow_provider_tronenergy.payout.receipts import batch_result
+from airflow_provider_tronenergy.payout.receipts import batch_result, solidified_flag
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     Payout,
@@ -70,7 +70,7 @@ from airflow_provider_tronenergy.payout.watch import (
     still_in_flight,
 )
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int, optional_text
+from airflow_provider_tronenergy.templated import as_decimal, as_int, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.verdicts.payout import (
     NOTHING_SIGNED,
@@ -123,7 +123,9 @@ class TronPayoutOperator(BaseOperator):
         ``always`` or ``never``.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
         ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
-    :param confirm_solidified: confirm on solidified blocks only.
+    :param confirm_solidified: confirm on solidified blocks only (default; about a minute
+        on mainnet), which no fork can leave; ``False``: on the head block, which a fork may
+        still leave. The result says which (``confirmation``, ``confirmed_on``).
     :param confirm_timeout: seconds to wait for the receipts (per task try).
     :param expiration_seconds: how long a signed transaction may enter a block.
     :param wallet_lease_seconds: the sender's lease while this task reads its funds and
@@ -158,7 +160,7 @@ class TronPayoutOperator(BaseOperator):
         tron_signer_conn_id: str = TronSignerHook.default_conn_name,
         fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
         max_burn_trx: Any = "0", read_recipients: str = "auto", on_ambiguous: str = "fail",
-        confirm_solidified: Any = False,
+        confirm_solidified: Any = True,
         confirm_timeout: Any = 600, expiration_seconds: Any = 300,
         wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
         clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
@@ -210,13 +212,18 @@ class TronPayoutOperator(BaseOperator):
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
             self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
             as_int(self.confirm_timeout, "confirm_timeout")
-            as_flag(self.confirm_solidified, "confirm_solidified")
+            self._solidified()
             check_settings(*self._wallet_settings())
         except PayoutInputError:
             raise
         except ValueError as exc:
             raise PayoutInputError(str(exc)) from None
         return Given(batch, sender, settings, max_burn)
+
+    def _solidified(self) -> bool:
+        """``confirm_solidified``; empty (a template that rendered nothing) is the default,
+        solidified, never the head."""
+        return solidified_flag(self.confirm_solidified)
 
     def _node(self) -> Any:
         """The node client, one per operator instance (one connection pool)."""
@@ -295,7 +302,7 @@ class TronPayoutOperator(BaseOperator):
             in_flight = still_in_flight(
                 self._journal(), node, sender, after_ms=look.head.timestamp_ms,
                 after_block=look.head.number,
-                solidified=as_flag(self.confirm_solidified, "confirm_solidified"),
+                solidified=self._solidified(),
                 budget=self.request_budget, log=self.log, clock=worker_clock,
                 tolerance_s=settings.clock_tolerance_s) if to_sign else []
             cleared = clear_to_sign(
@@ -336,7 +343,7 @@ class TronPayoutOperator(BaseOperator):
         """Follow the batch's transactions until they settle or the time is up: in the
         triggerer (deferred: :meth:`execute_complete` goes on) or polling here."""
         timeout = as_int(self.confirm_timeout, "confirm_timeout")
-        solidified = as_flag(self.confirm_solidified, "confirm_solidified")
+        solidified = self._solidified()
         tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
         if follow:
             self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "
@@ -426,9 +433,10 @@ class TronPayoutOperator(BaseOperator):
                 "clear the task")
         result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows})
         totals = result["totals"]
-        self.log.info("payout batch %s: %s; energy charged %s (from stake/rental %s, burned "
-                      "%s), TRX burned %s (bandwidth: %s bytes from the free or staked "
-                      "allowance, %s sun burned)", batch_id, result["states"],
+        self.log.info("payout batch %s: %s, confirmed on %s blocks; energy charged %s (from "
+                      "stake/rental %s, burned %s), TRX burned %s (bandwidth: %s bytes from "
+                      "the free or staked allowance, %s sun burned)", batch_id,
+                      result["states"], result["confirmation"] or "no",
                       f"{totals['energy_total']:,}", f"{totals['energy_from_stake']:,}",
                       f"{totals['energy_burned']:,}", totals["trx_burned"],
                       f"{totals['bandwidth']:,}", f"{totals['bandwidth_burned_sun']:,}")

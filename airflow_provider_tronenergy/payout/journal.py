@@ -28,6 +28,7 @@ from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.payout.attempts import Attempt, Claim, PayoutState, Signed
 from airflow_provider_tronenergy.payout.lease import Lease, LeaseLost, Leases, lease_table
+from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON, confirmed_on
 from airflow_provider_tronenergy.purchase_journal.store import LOCATION
 
 __all__ = ["Attempt", "Claim", "PayoutJournal", "PayoutJournalError", "PayoutRace",
@@ -61,12 +62,14 @@ def receipt_figures(receipt: dict[str, Any] | None) -> dict[str, int | None]:
 
 
 def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 3).
+    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 4).
 
     2: the receipt figures in columns (filled from the receipts already journaled) and
     the index a period's sums read through (the Energy page). Additive.
     3: the senders' leases (:mod:`.lease`), a new table, and the index the pre-flight
     reads a sender's recently judged attempts through. Additive.
+    4: :data:`CONFIRMED_ON`, which confirmation judged each receipt (older rows: none,
+    unknown). Additive.
     """
     index = f"{attempts.name}_created"
 
@@ -87,7 +90,10 @@ def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]
         leases.create(conn, checkfirst=True)
         sqlstore.add_index(attempts, f"{attempts.name}_sender_block")(conn)
 
-    return {2: receipt_columns, 3: lease_rows}
+    def confirmation(conn: Connection) -> None:
+        sqlstore.add_missing_columns(conn, attempts, [CONFIRMED_ON], "VARCHAR(16)")
+
+    return {2: receipt_columns, 3: lease_rows, 4: confirmation}
 
 
 def _ms(ts: float) -> int:
@@ -133,6 +139,7 @@ class PayoutJournal:
             sa.Column("resolved_by", sa.String(256), nullable=True),
             sa.Column("note", sa.Text(), nullable=True),
             *(sa.Column(name, sa.BigInteger(), nullable=True) for name in RECEIPT_COLUMNS),
+            sa.Column(CONFIRMED_ON, sa.String(16), nullable=True),
             sa.UniqueConstraint("identity", "attempt",
                                 name=f"{table_prefix}payout_journal_attempt_key"),
             sa.UniqueConstraint("txid", name=f"{table_prefix}payout_journal_txid_key"),
@@ -398,11 +405,12 @@ class PayoutJournal:
 
     def record_outcomes(self, outcomes: Sequence[tuple[Attempt, bool, int, dict[str, Any]]]
                         ) -> int:
-        """``(attempt, succeeded, block, receipt)``: confirmed or failed on chain."""
+        """``(attempt, succeeded, block, receipt)``: confirmed or failed on chain; the
+        receipt's ``confirmed_on`` (:data:`CONFIRMATIONS`) says on which block."""
         return self._move([(a.id, {
             "state": (PayoutState.CONFIRMED if ok else PayoutState.FAILED).value,
             "block_number": block, "receipt": json.dumps(receipt, sort_keys=True),
-            **receipt_figures(receipt)})
+            **receipt_figures(receipt), CONFIRMED_ON: confirmed_on(receipt)})
             for a, ok, block, receipt in outcomes], [PayoutState.SIGNED, PayoutState.SENT])
 
     def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:

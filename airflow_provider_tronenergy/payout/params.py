@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
+from airflow_provider_tronenergy.payout.receipts import solidified_flag
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
@@ -73,6 +74,7 @@ class ChainParams:
             reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
             margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
             timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
+            solidified_flag(params.get("confirm_solidified"))
         except ValueError as exc:
             raise PayoutInputError(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
         if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
@@ -81,6 +83,6 @@ class ChainParams:
                 "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
         return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
                    energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
-                   solidified=str(params.get("confirm_solidified", "")).lower()
-                   in ("true", "1", "yes"),
+                   solidified=solidified_flag(params.get("confirm_solidified")),
                    confirm_timeout=float(timeout))  # seconds, not money
+

@@ -10,9 +10,50 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
+
+CONFIRMED_ON: Final = "confirmed_on"
+"""A receipt's key (and the payout journal's column): the block it was read up to,
+``solidified`` (final) or ``head`` (a block its fork may still leave). Receipts journaled
+before it was kept have none: unknown."""
+SOLIDIFIED: Final = "solidified"
+HEAD: Final = "head"
+
+
+def confirmed_on(receipt: Mapping[str, Any] | None) -> str | None:
+    """A receipt's confirmation (``solidified`` or ``head``), or None when it does not say."""
+    value = (receipt or {}).get(CONFIRMED_ON)
+    return value if value in (SOLIDIFIED, HEAD) else None
+
+
+def solidified_flag(value: Any) -> bool:
+    """``confirm_solidified``: absent or empty is True (wait for solidified blocks, which
+    no fork can leave); ``false`` is the written-out choice of the head block. Anything
+    else is refused, never read as one or the other."""
+    if value is None or value == "":
+        return True
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in ("true", "1", "yes"):
+        return True
+    if word in ("false", "0", "no"):
+        return False
+    raise ValueError(f"confirm_solidified: must be true or false; got {str(value)[:40]!r}")
+
+
+def confirmation(counts: Mapping[str | None, int]) -> str | None:
+    """A batch's confirmation from its receipts' (``{confirmed_on: count}``): ``solidified``
+    or ``head`` when all say so, ``head and solidified`` when both, ``unknown`` when some do
+    not say, None with no receipt. The weakest counts: one receipt on the head is not
+    final."""
+    seen = [key for key, n in counts.items() if n]
+    names = sorted(key for key in seen if key is not None)
+    if not seen:
+        return None
+    return "unknown" if len(names) < len(seen) else " and ".join(names)
 
 
 @dataclass(frozen=True)
@@ -78,6 +119,7 @@ def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
             "recipient": attempt.recipient,
             "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
             "attempt": attempt.attempt, "block": attempt.block_number,
+            CONFIRMED_ON: confirmed_on(receipt) if attempt.receipt else None,
             **{key: receipt.get(key) for key in ("result", "energy_total", "energy_from_stake",
                                                   "energy_burned", "trx_burned", "bandwidth")}}
 
@@ -85,8 +127,8 @@ def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
 def batch_result(batch_id: str, attempts: Iterable[Any],
                  rows_by_identity: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The batch's result (XCom, the ``payouts sent`` event): per payout (at its row in
-    this batch, from ``rows_by_identity``), and totals over the receipts of those that
-    reached a block."""
+    this batch, from ``rows_by_identity``), totals over the receipts of those that
+    reached a block, and on which blocks they were confirmed (:func:`confirmation`)."""
     attempts = list(attempts)
     where = rows_by_identity or {}
     rows = [payout_result(a, where.get(a.identity)) for a in attempts]
@@ -94,5 +136,9 @@ def batch_result(batch_id: str, attempts: Iterable[Any],
     states: dict[str, int] = {}
     for row in rows:
         states[row["state"]] = states.get(row["state"], 0) + 1
+    confirmed: dict[str | None, int] = {}
+    for receipt in receipts:
+        key = confirmed_on(receipt)
+        confirmed[key] = confirmed.get(key, 0) + 1
     return {"batch_id": batch_id, "payouts": rows, "states": states,
-            "totals": totals(receipts)}
+            "totals": totals(receipts), "confirmation": confirmation(confirmed)}

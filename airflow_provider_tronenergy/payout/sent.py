@@ -41,6 +41,9 @@ FIGURES: Final[Mapping[str, str]] = {
     "burn_cost_of_rental_used": "TRX: burning energy_from_rental instead, at the chain's price",
     "saving_measured": "TRX: burn_cost_of_rental_used - rental_cost, what renting saved, "
                        "measured on chain",
+    "confirmation": "the blocks the receipts were confirmed on: solidified (final) or head "
+                    "(a fork may still leave them); both when some were each",
+    "payouts[].confirmed_on": "the block this transfer's receipt was confirmed on",
 }
 
 
@@ -69,7 +72,7 @@ def payouts_sent(ready: Mapping[str, Any], result: Mapping[str, Any]) -> dict[st
     return {
         "batch_id": result["batch_id"], "sender": ready.get("sender"),
         "payouts": _payouts(result["payouts"], ready.get("recipients") or []),
-        "states": result["states"],
+        "states": result["states"], "confirmation": result.get("confirmation"),
         "energy_rented": rented, "energy_charged": int(totals["energy_total"]),
         "charged_per_rented": (text((Decimal(totals["energy_total"]) / rented)
                                     .quantize(Decimal("0.0001"))) if rented else None),

@@ -32,7 +32,7 @@ from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
-from airflow_provider_tronenergy.payout.receipts import outcome_of
+from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON, HEAD, SOLIDIFIED, outcome_of
 from airflow_provider_tronenergy.payout.trust import BudgetSpent, ChainView
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,8 @@ class Judge:
                                      " it stays in flight", txid, attempt.identity, problem)
                     continue
                 outcome = outcome_of(info)
-                outcomes.append((attempt, outcome.succeeded, outcome.block, outcome.to_dict()))
+                outcomes.append((attempt, outcome.succeeded, outcome.block, {
+                    **outcome.to_dict(), CONFIRMED_ON: SOLIDIFIED if solidified else HEAD}))
                 judged.states[attempt.identity] = (PayoutState.CONFIRMED if outcome.succeeded
                                                    else PayoutState.FAILED)
         finally:  # what was checked before a spent budget is kept

@@ -84,13 +84,16 @@ def count(attempts: Sequence[Attempt], requests: int = 0, unreliable: int = 0) -
 class PayoutWatch:
     """Follows one batch's open transactions; ``step()`` once per poll.
 
+    :param solidified: confirm on solidified blocks (final) or on the head (a fork may
+        still leave it); no default: the caller says which (the operator's default is
+        solidified).
     :param clock: the worker's clock the node's block times are checked against.
     :param tolerance_s: how far ahead of it a block's time may be.
     :param confirm_node: a second node that must agree before an attempt is judged dead.
     """
 
     def __init__(self, journal: PayoutJournal, node: Node, batch_id: str, *,
-                 follow: Sequence[str] = (), solidified: bool = False, budget: int = 50,
+                 solidified: bool, follow: Sequence[str] = (), budget: int = 50,
                  log: Any = log, clock: Callable[[], float] = time.time,
                  tolerance_s: float = DEFAULT_TOLERANCE_S,
                  confirm_node: Node | None = None) -> None:
@@ -192,7 +195,7 @@ class PayoutWatch:
 
 
 def still_in_flight(journal: PayoutJournal, node: Node, sender: str, *, after_ms: int,
-                    after_block: int | None = None, solidified: bool = False, budget: int = 50,
+                    solidified: bool, after_block: int | None = None, budget: int = 50,
                     log: Any = log, clock: Callable[[], float] = time.time,
                     tolerance_s: float = DEFAULT_TOLERANCE_S) -> list[Attempt]:
     """The sender's transfers that may still leave its balance: signed, in no block a watch

@@ -40,7 +40,7 @@ class TronPayoutBatchTrigger(BaseTrigger):
     """
 
     def __init__(self, batch_id: str, tron_node_conn_id: str, *, follow: Sequence[str] = (),
-                 solidified: bool = False, poll_interval: float = 3.0, end_time: float,
+                 solidified: bool = True, poll_interval: float = 3.0, end_time: float,
                  budget: int = 50, clock_tolerance_s: float = DEFAULT_TOLERANCE_S,
                  confirm_node_conn_id: str | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]

@@ -21,6 +21,7 @@ from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, MAX_PRICE_SUN
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.attempts import PayoutState
 from airflow_provider_tronenergy.payout.journal import RECEIPT_COLUMNS, PayoutJournal
+from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON, confirmation
 from airflow_provider_tronenergy.ui.period import Period, utc_text
 from airflow_provider_tronenergy.ui.purchases import Day
 
@@ -154,7 +155,9 @@ def _row(event: BatchEvent, measured: dict[str, Any] | None) -> dict[str, Any]:
 
 def _measured(payouts: PayoutJournal, batch_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per batch id: its payouts' newest states, their receipts' sums (every transaction
-    that reached a block, failed or not), and the run that sent them."""
+    that reached a block, failed or not), which blocks those receipts were confirmed on
+    (``confirmation``: :func:`~..payout.receipts.confirmation`), and the run that sent
+    them."""
     if not batch_ids:
         return {}
     payouts.ensure_schema()
@@ -172,6 +175,8 @@ def _measured(payouts: PayoutJournal, batch_ids: Sequence[str]) -> dict[str, dic
                      sa.func.max(a.claimed_by),
                      *(sa.func.sum(a[name]) for name in RECEIPT_COLUMNS)).where(
         wanted).group_by(a.batch_id)
+    confirmed = sa.select(a.batch_id, a[CONFIRMED_ON], sa.func.count()).where(
+        wanted, a.receipt.is_not(None)).group_by(a.batch_id, a[CONFIRMED_ON])
     measured: dict[str, dict[str, Any]] = {}
     with payouts.db.engine.connect() as conn:
         for batch_id, state, count in conn.execute(states):
@@ -185,6 +190,11 @@ def _measured(payouts: PayoutJournal, batch_ids: Sequence[str]) -> dict[str, dic
                 chain={"transactions": int(judged), "failed_on_chain": int(failures or 0),
                        **chain, "trx_burned": text(chain["trx_burned_sun"] * SUN)},
                 sent_by=task_of(claimed_by))
+        counts: dict[str, dict[str | None, int]] = {}
+        for batch_id, confirmed_on, count in conn.execute(confirmed):
+            counts.setdefault(batch_id, {})[confirmed_on] = int(count)
+    for batch_id, row in measured.items():
+        row["confirmation"] = confirmation(counts.get(batch_id, {}))
     return measured
 
 

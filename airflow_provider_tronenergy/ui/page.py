@@ -261,7 +261,8 @@ def _batches_section(batches: Mapping[str, Any], base: str) -> str:
             f"<td class=n>{_trx(b['saving_trx'])}</td><td>{who}</td><td>{run}</td>"
             f"<td>{states or '-'}"
             + (f"<br>energy {chain.get('energy_total', 0):,}, burned "
-               f"{_trx(chain.get('trx_burned', '0'))} TRX" if chain else "") + "</td></tr>")
+               f"{_trx(chain.get('trx_burned', '0'))} TRX" if chain else "")
+            + _confirmation(sent.get("confirmation")) + "</td></tr>")
     more = (f'<p class="muted">The newest {batches["listed"]} of {batches["count"]:,} '
             "batches.</p>" if batches["count"] > batches["listed"] else "")
     return ("<h2>Batches</h2>" + (_table(
@@ -269,6 +270,16 @@ def _batches_section(batches: Mapping[str, Any], base: str) -> str:
          "DAG run", "Payouts sent"], "".join(rows), numeric=[1, 2, 3, 4])
         if rows else '<p class="muted">No payout batch ready event in this period.</p>')
         + more)
+
+
+def _confirmation(confirmation: Any) -> str:
+    """Which blocks a batch's receipts were confirmed on; the head is marked: a fork may
+    still leave it."""
+    if not confirmation:
+        return ""
+    text = escape(str(confirmation))
+    return (f"<br>confirmed on {text} blocks"
+            + (" (a fork may still leave the head)" if "head" in text else ""))
 
 
 def _sources(sources: Mapping[str, Any], period: Mapping[str, Any]) -> str:

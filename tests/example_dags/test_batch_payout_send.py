@@ -12,6 +12,11 @@ import batch_payout_send as example
 from tronpy.keys import PrivateKey
 
 
+def test_both_examples_confirm_on_solidified_blocks_unless_told():
+    assert example.dag.params["confirm_solidified"] is True
+    assert preparation.dag.params["confirm_solidified"] is True
+
+
 def test_a_prepared_batch_is_sent_once_with_the_saving_measured_on_chain(
         run_dag, control, node_conn, tmp_path, monkeypatch):
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
@@ -34,7 +39,8 @@ def test_a_prepared_batch_is_sent_once_with_the_saving_measured_on_chain(
     out = run_dag(example.dag)
     assert out["__run__"] == "success", out
     sent = out["publish_payouts_sent"][2]
-    assert sent["states"] == {"confirmed": 4}
+    assert sent["states"] == {"confirmed": 4} and sent["confirmation"] == "solidified"
+    assert {p["confirmed_on"] for p in sent["payouts"]} == {"solidified"}
     assert [p["recipient"] for p in sent["payouts"]] == recipients
     assert [p["amount"] for p in sent["payouts"]] == ["20.5", "21.5", "22.5", "23.5"]
     on_chain = control.call("GET", f"/chain/transactions?owner={sender}")

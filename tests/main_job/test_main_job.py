@@ -69,7 +69,11 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert "energy needed           713,995 energy (7 transfers estimated by the node)" in output
     assert "energy on hand used     200,000 energy" in output
     assert re.search(r"energy rented\s+513,995 energy for 1 h in 1 order:", output)
-    assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+", output)
+    # The delegation and the payouts are confirmed on solidified blocks (the defaults),
+    # and the report says so.
+    assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+ \(solidified\)",
+                     output)
+    assert "confirmed on  solidified blocks (final: no fork can leave them)" in output
     assert "energy available after  713,995 energy" in output
     assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
             "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output

@@ -18,6 +18,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 
 from airflow_provider_tronenergy.operators.approval import TronEnergyBatchApprovalOperator
+from airflow_provider_tronenergy.payout import approvals
 
 PLAN = {"total_cost_quote": "9.92", "transfers": 2, "sender": "TSender"}
 AT = datetime(2026, 11, 23, 17, 5, tzinfo=timezone.utc)
@@ -38,6 +39,19 @@ def _gate(threshold):
 def test_at_or_below_the_threshold_nobody_is_asked(threshold):
     gate, context, _ = _gate(threshold)
     result = gate.execute(context)  # would need a supervisor if it asked
+    assert result["required"] is False and result["approved"] is True
+
+
+def test_by_default_a_batch_that_spends_anything_asks():
+    """A gate whose threshold nobody set asks above 0 TRX; a batch spending nothing goes
+    on (empty or None is the written-out "never ask")."""
+    with DAG("approval_default", schedule=None, start_date=pendulum.datetime(2026, 1, 1)):
+        gate = TronEnergyBatchApprovalOperator(task_id="approve", plan=PLAN)
+        free = TronEnergyBatchApprovalOperator(task_id="free", plan={**PLAN,
+                                                                      "total_cost_quote": "0"})
+    assert approvals.needs_approval(gate.plan, gate._threshold()) is True
+    ti = SimpleNamespace(xcom_push=lambda key, value: None, task_id="free", map_index=-1)
+    result = free.execute({"ti": ti, "task_instance": ti, "task": free})
     assert result["required"] is False and result["approved"] is True
 
 

@@ -175,12 +175,38 @@ def test_a_journal_at_version_1_gets_the_receipt_figures_and_the_period_index(ma
         assert index in {i["name"] for i in sa.inspect(conn).get_indexes(
             table.name, schema=table.schema)}
         assert conn.execute(sa.select(versions.c.version).where(
-            versions.c.store == "payout_journal")).scalar() == 3
+            versions.c.store == "payout_journal")).scalar() == max(upgraded.migrations)
         figures = {identity: tuple(values) for identity, *values in conn.execute(
             sa.select(a.identity, *(a[name] for name in RECEIPT_COLUMNS)))}
     assert figures == {"v1": (130_285, 100_285, 30_000, 3_345_000),
                        "v1b": (None, None, None, None)}
     assert open_.identity == "v1b"
+
+
+def test_a_journal_at_version_3_gets_the_confirmation_column_and_keeps_its_receipts(make):
+    """Step 4 is additive: a receipt journaled before it says nothing of its confirmation
+    (None: unknown, never read as solidified); one recorded after it is kept in the
+    column as its receipt says."""
+    import sqlalchemy as sa
+
+    from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON
+
+    first = make()
+    [old, new], _ = first.claim([claim("c1"), claim("c2", row=1)], "w")
+    first.record_signed([signed(old, "a1" * 32), signed(new, "a2" * 32)])
+    first.record_outcomes([(old, True, 9, {"result": "SUCCESS"})])
+    table, versions = first.attempts, first.db.versions
+    qualified = f"{table.schema}." if table.schema else ""
+    with first.db.engine.begin() as conn:  # as the release before step 4 left it
+        conn.execute(sa.text(f"ALTER TABLE {qualified}{table.name} DROP COLUMN {CONFIRMED_ON}"))
+        conn.execute(versions.update().values(version=3))
+    upgraded = make()
+    [new] = [a for a in upgraded.batch("b") if a.identity == "c2"]
+    upgraded.record_outcomes([(new, True, 10, {"result": "SUCCESS", CONFIRMED_ON: "solidified"})])
+    with upgraded.db.engine.connect() as conn:
+        kept = dict(conn.execute(sa.select(table.c.identity, table.c[CONFIRMED_ON])).all())
+    assert kept == {"c1": None, "c2": "solidified"}
+    assert upgraded.history("c2")[0].receipt == {"result": "SUCCESS", CONFIRMED_ON: "solidified"}
 
 
 def test_in_flight_is_every_batchs_signed_attempt_of_one_sender(make):

@@ -29,3 +29,16 @@ def test_chain_params_are_checked_and_exact():
                 {"confirm_timeout": "0"}, {"trx_reserve": "١٠"}):
         with pytest.raises(PayoutInputError, match="nothing was bought or activated"):
             ChainParams.of(bad)
+
+
+@pytest.mark.parametrize(("value", "solidified"), [
+    (None, True), ("", True), (True, True), ("true", True), (False, False), ("False", False),
+    ("0", False)])
+def test_the_delegations_are_confirmed_on_solidified_blocks_unless_told(value, solidified):
+    params = {} if value is None else {"confirm_solidified": value}
+    assert ChainParams.of(params).solidified is solidified
+
+
+def test_a_confirm_solidified_that_is_no_flag_is_refused():
+    with pytest.raises(PayoutInputError, match="confirm_solidified"):
+        ChainParams.of({"confirm_solidified": "Ture"})

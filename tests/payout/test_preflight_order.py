@@ -49,7 +49,8 @@ def test_a_transfer_judged_after_the_head_counts_against_a_lagging_balance(tmp_p
             second, _ = estimate_energy(world.node, world.address, world.rows(
                 world.recipients(2), amount="3", batch_id="b", ids=True))
             counted = still_in_flight(world.journal, world.node, world.address,
-                                      after_ms=head.timestamp_ms, after_block=head.number)
+                                      solidified=False, after_ms=head.timestamp_ms,
+                                      after_block=head.number)
             assert sorted(a.state for a in counted) == [PayoutState.CONFIRMED] * 2
             assert all(a.block_number is not None and a.block_number > head.number
                        for a in counted)
@@ -62,6 +63,7 @@ def test_a_transfer_judged_after_the_head_counts_against_a_lagging_balance(tmp_p
             # A head read after that block: the balance read now shows them spent.
             later = world.node.get_now_block()
             assert still_in_flight(world.journal, world.node, world.address,
-                                   after_ms=later.timestamp_ms, after_block=later.number) == []
+                                   solidified=False, after_ms=later.timestamp_ms,
+                                   after_block=later.number) == []
         finally:
             world.close()

@@ -33,7 +33,8 @@ def test_a_large_batch_is_confirmed_by_reading_blocks_not_receipts(world):
     world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(2)
     node = Counting(world.node)
-    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock).step()
+    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock,
+                         solidified=False).step()
     assert status.confirmed == 60 and status.done
     assert node.calls["get_transaction_info"] == 0
     assert node.calls["get_block_receipts"] <= 3 and status.requests <= 10
@@ -44,7 +45,8 @@ def test_a_few_payouts_far_behind_are_read_one_receipt_each(world):
     world.sender().send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(30)
     node = Counting(world.node)
-    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock).step()
+    status = PayoutWatch(world.journal, node, "b1", budget=10, clock=world.chain.clock,
+                         solidified=False).step()
     assert status.confirmed == 2
     assert node.calls["get_transaction_info"] == 2 and node.calls["get_block_receipts"] == 0
 
@@ -54,7 +56,8 @@ def test_the_budget_bounds_a_step_and_the_next_step_goes_on(world):
     world.sender(chunk=10).send(rows, sender=world.address, token="USDT", batch_id="b1")
     world.chain.blocks(8)
     node = Counting(world.node)
-    watch = PayoutWatch(world.journal, node, "b1", budget=3, clock=world.chain.clock)
+    watch = PayoutWatch(world.journal, node, "b1", budget=3, clock=world.chain.clock,
+                         solidified=False)
     first = watch.step()
     assert first.requests <= 3 and sum(node.calls.values()) <= 3
     while not (status := watch.step()).done:
@@ -95,15 +98,17 @@ def test_solidified_confirmation_waits_for_the_solid_block(world):
 
 def test_a_budget_below_three_is_refused(world):
     with pytest.raises(ValueError, match="at least 3"):
-        PayoutWatch(world.journal, world.node, "b1", budget=2)
+        PayoutWatch(world.journal, world.node, "b1", budget=2, solidified=False)
 
 
 def test_a_batch_follows_its_payouts_signed_under_another_batch(world):
     rows = world.rows(world.recipients(3), batch_id="a", ids=True)
     world.sender().send(rows, sender=world.address, token="USDT", batch_id="a")
     world.chain.blocks(2)
-    assert PayoutWatch(world.journal, world.node, "b").step().total == 0  # its own only
-    status = PayoutWatch(world.journal, world.node, "b", follow=["a"]).step()
+    alone = PayoutWatch(world.journal, world.node, "b", solidified=False).step()
+    assert alone.total == 0  # its own only
+    status = PayoutWatch(world.journal, world.node, "b", follow=["a"],
+                         solidified=False).step()
     assert (status.total, status.confirmed, status.done) == (3, 3, True)
     assert {a.state for a in world.journal.batch("a")} == {PayoutState.CONFIRMED}
 
@@ -121,15 +126,15 @@ def test_still_in_flight_records_what_a_block_holds_and_keeps_the_rest(world):
         world.sender().send(waiting, sender=world.address, token="USDT", batch_id="b")
         head = world.node.get_now_block()
         still = still_in_flight(world.journal, world.node, world.address,
-                                after_ms=head.timestamp_ms)
+                                solidified=False, after_ms=head.timestamp_ms)
         assert [(a.batch_id, a.state) for a in still] == [("b", PayoutState.SENT)]
         assert {a.state for a in world.journal.batch("a")} == {PayoutState.CONFIRMED}
         [pending] = still
         assert pending.expiration_ms is not None
         assert still_in_flight(world.journal, world.node, world.address,
-                               after_ms=pending.expiration_ms + 1) == []
+                               solidified=False, after_ms=pending.expiration_ms + 1) == []
         assert still_in_flight(world.journal, world.node, "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7",
-                               after_ms=head.timestamp_ms) == []
+                               solidified=False, after_ms=head.timestamp_ms) == []
     finally:
         world.chain.control.post("/chain/resume")
 

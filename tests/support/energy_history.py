@@ -110,6 +110,7 @@ def seed_purchases(journal: PurchaseJournal) -> None:
 def _receipt(txid: str, energy: int, burned: int, ok: bool = True) -> dict[str, Any]:
     trx_sun = burned * 100 + 345_000
     return {"txid": txid, "block": 1, "result": "SUCCESS" if ok else "OUT_OF_ENERGY",
+            "confirmed_on": "solidified",
             "succeeded": ok, "energy_total": energy, "energy_from_stake": energy - burned,
             "energy_burned": burned, "trx_burned": str(Decimal(trx_sun) / 1_000_000),
             "trx_burned_sun": trx_sun, "bandwidth": 345, "bandwidth_burned_sun": 345_000}

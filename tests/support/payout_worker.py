@@ -146,7 +146,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     sender = PayoutSender(journal, node, signer, settings, scope=spec["scope"],
                           energy_fee_sun=node.get_chain_parameters().energy_fee, clock=clock)
     watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)),
-                        clock=clock)
+                        clock=clock, solidified=bool(spec.get("solidified", False)))
     passes: list[dict[str, Any]] = []
     node_errors = 0
     deadline = time.monotonic() + float(spec.get("timeout", 120))

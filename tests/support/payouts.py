@@ -65,7 +65,7 @@ class Payouts:
     def watch(self, batch_id: str = "b1", **kwargs: Any) -> PayoutWatch:
         """The batch's watch, on the chain's clock (a manual one moves only when told)."""
         return PayoutWatch(self.journal, self.node, batch_id,
-                           **{"clock": self.chain.clock, **kwargs})
+                           **{"clock": self.chain.clock, "solidified": False, **kwargs})
 
     def on_chain(self) -> list[dict[str, Any]]:
         """Every transaction the chain executed from the sender."""

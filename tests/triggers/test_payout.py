@@ -22,6 +22,11 @@ def test_serialize_round_trips_identifiers_only():
     assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
 
 
+def test_by_default_it_confirms_on_solidified_blocks():
+    _, kwargs = TronPayoutBatchTrigger("b1", "n", end_time=1e9).serialize()
+    assert kwargs["solidified"] is True
+
+
 @pytest.mark.parametrize("kwargs", [{"batch_id": ""}, {"poll_interval": 0},
                                     {"end_time": float("nan")}, {"follow": "b0"},
                                     {"follow": [""]}])

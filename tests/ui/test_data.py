@@ -85,6 +85,24 @@ def test_per_batch_figures_approver_and_runs(stores):
     assert sent["chain"]["trx_burned"] == EXPECTED.chain["trx_burned"]
     assert (sent["chain"]["transactions"], sent["chain"]["failed_on_chain"]) == (3, 1)
     assert sent["sent_by"]["dag_id"] == SEND_SCOPE.split("/")[0]
+    assert sent["confirmation"] == "solidified"
+
+
+def test_a_batch_confirmed_partly_on_the_head_says_so(stores):
+    """One receipt confirmed on the head makes the batch's confirmation name the head too;
+    a receipt journaled before confirmations were kept makes it unknown."""
+    events = seed(stores)
+    table = stores.payouts.attempts
+    with stores.payouts.db.engine.begin() as conn:
+        conn.execute(table.update().where(table.c.identity == "b1:0").values(
+            confirmed_on="head"))
+    [row] = page_data(stores, PERIOD, events, now_ms=NOW)["batches"]["batches"]
+    assert row["sent"]["confirmation"] == "head and solidified"
+    with stores.payouts.db.engine.begin() as conn:
+        conn.execute(table.update().where(table.c.identity == "b1:1").values(
+            confirmed_on=None))
+    [row] = page_data(stores, PERIOD, events, now_ms=NOW)["batches"]["batches"]
+    assert row["sent"]["confirmation"] == "unknown"
 
 
 def test_no_secret_and_no_password_in_what_the_page_reads(stores):

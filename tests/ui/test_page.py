@@ -51,7 +51,8 @@ def test_the_figures_of_the_history_are_on_the_page(page):
                      "TRX burned anyway 9.035", "1 purchase, 1 payout",
                      "tronenergy-payouts resolve b1:2 --resend", "OUT_OF_ENERGY",
                      "4 callbacks stored, 1 redelivery", "1 conflict kept",
-                     "deposit_watch.watcher", "lead", "manual__2026-03-01"):
+                     "deposit_watch.watcher", "lead", "manual__2026-03-01",
+                     "confirmed on solidified blocks"):
         assert expected in text, expected
     assert "11.745" in text and "14.355" in text and "29.4" in text  # the per-day table
 
@@ -87,3 +88,15 @@ def test_amounts_read_as_people_write_them(value, text):
     from decimal import Decimal
 
     assert amount(Decimal(value)) == text
+
+
+def test_a_batch_confirmed_on_the_head_is_marked_not_final(stores):
+    events = seed(stores)
+    table = stores.payouts.attempts
+    with stores.payouts.db.engine.begin() as conn:
+        conn.execute(table.update().values(confirmed_on="head"))
+    html = render(page_data(stores, PERIOD, events, now_ms=NOW), base="",
+                  today=date(2026, 3, 3), user="u")
+    text = " ".join(parsed(html).text)
+    assert "confirmed on head blocks (a fork may still leave the head)" in text
+    assert "confirmed on solidified blocks" not in text
