@@ -47,11 +47,11 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from airflow_provider_tronenergy.deposits import registrations
+from airflow_provider_tronenergy.deposits import scan_backfill
 from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
 from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
@@ -247,7 +247,7 @@ class DepositScan:
         """Read from the checkpoint up to the tip (``max_blocks_per_run`` at most), credit;
         then the backfills of addresses added late (as many blocks again, at most)."""
         tip = self.tip() if tip is None else tip
-        registered = self._registered(tip)
+        registered = scan_backfill.registered_blocks(self, tip)
         last = self.checkpoint()
         if last is None:
             first = tip if self.settings.start == SOLID else int(self.settings.start)
@@ -264,38 +264,13 @@ class DepositScan:
             self.log.info("deposit scan %s: addresses registered before block %d planned "
                           "for a backfill", self.scope, last + 1)
         end = min(tip, last + self.settings.max_blocks_per_run)
-        report = self._scan(last + 1, end, tip, credited_by, self._advance, self.addresses)
-        return self._backfill(report, credited_by)
+        report = self.scan(last + 1, end, tip, credited_by, self._advance, self.addresses)
+        return scan_backfill.backfill(self, report, credited_by)
 
     def _advance(self, conn: Connection, last_block: int) -> None:
         self.checkpoints.advance(conn, self.scope, last_block)
 
-    def _registered(self, tip: int) -> dict[str, int | None]:
-        """The watched addresses registered through the provider, each with the block the
-        scan reads it from (None: registered at a time after the tip's). Times not turned
-        into blocks yet are now, and stored (``registrations.first_block_at``)."""
-        found = registrations.read(self.ledger.db, self.addresses)
-        times = sorted({r.at_ms for r in found.values() if r.unresolved and r.at_ms})
-        if times:
-            seen: dict[int, int] = {}
-
-            def timestamp_of(number: int) -> int:
-                if number not in seen:
-                    seen[number] = self._timestamp(number)
-                return seen[number]
-
-            tip_ms = timestamp_of(tip)
-            blocks = {t: b for t in times
-                      if (b := registrations.first_block_at(timestamp_of, t, tip, tip_ms))}
-            if blocks:
-                registrations.resolved(self.ledger.db, blocks)
-                self.log.info("deposit scan %s: %d registration time(s) read as blocks "
-                              "(%d requests)", self.scope, len(blocks), len(seen))
-            found = {a: replace(r, at_block=blocks[r.at_ms]) if r.at_ms in blocks
-                     and r.unresolved else r for a, r in found.items()}
-        return {a: r.first_block() for a, r in found.items()}
-
-    def _timestamp(self, number: int) -> int:
+    def timestamp(self, number: int) -> int:
         """Block ``number``'s timestamp (ms), read by number."""
         self.budget.slot()
         body = self.node.get_block(number, solidified=self.settings.confirmations is None)
@@ -304,47 +279,17 @@ class DepositScan:
                               "reported", path="getblockbynum")
         return body.block.timestamp_ms
 
-    def _backfill(self, report: ScanReport, credited_by: str | None) -> ScanReport:
-        """The unfinished backfills of the watched addresses, earliest first, at most
-        ``max_blocks_per_run`` blocks in all; the report with what they read and credited."""
-        jobs = self.checkpoints.backfills(self.scope, self.addresses)
-        if not jobs:
-            return report
-        left = self.settings.max_blocks_per_run
-        credited, found, blocks = list(report.credited), report.found, 0
-        for job in jobs:
-            if left <= 0:
-                break
-            end = min(job.to_block, job.next_block + left - 1)
-
-            def mark(conn: Connection, last_block: int, job: Any = job) -> None:
-                self.checkpoints.advance_backfill(conn, self.scope, job.addresses, last_block)
-
-            part = self._scan(job.next_block, end, report.tip, credited_by, mark,
-                              job.addresses, f"backfill of {len(job.addresses)} address(es)")
-            credited += part.credited
-            found += part.found
-            blocks += part.blocks
-            left -= part.blocks
-            if part.blocks < end - job.next_block + 1:
-                break  # a lagging node: the next round goes on from there
-        pending = sum(len(j.addresses) for j in self.checkpoints.backfills(self.scope,
-                                                                          self.addresses))
-        return replace(report, requests=self.budget.used, found=found,
-                       credited=tuple(credited), backfill_blocks=blocks,
-                       backfill_pending=pending)
-
     def rescan(self, first: int, last: int, *, credited_by: str | None = None) -> ScanReport:
         """Read ``first`` to ``last`` again (an address added late), the checkpoint unmoved."""
         tip = self.tip()
         if not 1 <= first <= last <= tip:
             raise ScanSettingsError(f"a rescan reads blocks 1 to {tip} (the tip), "
                                     f"got {first} to {last}")
-        return self._scan(first, last, tip, credited_by, None, self.addresses, "rescan")
+        return self.scan(first, last, tip, credited_by, None, self.addresses, "rescan")
 
-    def _scan(self, first: int, end: int, tip: int, credited_by: str | None,
-              mark: Callable[[Connection, int], None] | None, addresses: frozenset[str],
-              what: str = "") -> ScanReport:
+    def scan(self, first: int, end: int, tip: int, credited_by: str | None,
+             mark: Callable[[Connection, int], None] | None, addresses: frozenset[str],
+             what: str = "") -> ScanReport:
         """Read ``first`` to ``end`` for ``addresses``, page by page; each page's credits
         and ``mark`` (the checkpoint's or a backfill's advance; None: nothing moves) in one
         transaction."""
