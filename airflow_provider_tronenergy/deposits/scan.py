@@ -47,7 +47,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -88,7 +88,8 @@ class LaggingNode(NodeError):
 class ScanSettings:
     """How a scan reads the chain (docs/deposits.md lists each with its default).
 
-    :param start: a first run's first block, or ``"solid"``: the block it may trust now.
+    :param start: a first run's first block, or ``"solid"``: the block it may trust now
+        (the addresses' earliest registration block, when earlier, wins).
     :param max_blocks_per_run: blocks one run reads at most (a day is 28,800).
     :param concurrency: reads in flight at once.
     :param max_requests_per_second: node requests per second, at most (the head's too).
@@ -265,7 +266,12 @@ class DepositScan:
                           "for a backfill", self.scope, last + 1)
         end = min(tip, last + self.settings.max_blocks_per_run)
         report = self.scan(last + 1, end, tip, credited_by, self._advance, self.addresses)
-        return scan_backfill.backfill(self, report, credited_by)
+        back = scan_backfill.backfill(self, tip, credited_by)
+        if back is None:
+            return report
+        return replace(report, requests=self.budget.used, found=report.found + back.found,
+                       credited=report.credited + back.credited,
+                       backfill_blocks=back.blocks, backfill_pending=back.pending)
 
     def _advance(self, conn: Connection, last_block: int) -> None:
         self.checkpoints.advance(conn, self.scope, last_block)

@@ -13,19 +13,65 @@ credit (a deposit credited by a callback or an earlier read is not credited agai
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow_provider_tronenergy.deposits import registrations
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-    from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanReport
-    from airflow_provider_tronenergy.deposits.scan_checkpoint import Backfill
+    from airflow_provider_tronenergy.deposits.ledger import DepositLedger
+    from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
+    from airflow_provider_tronenergy.deposits.scan_checkpoint import Backfill, Checkpoints
+    from airflow_provider_tronenergy.node.transfers import ChainTransfer
 
 
-def registered_blocks(scan: DepositScan, tip: int) -> dict[str, int | None]:
+class Part(Protocol):
+    """What one read of a range reports (``scan.ScanReport``)."""
+
+    @property
+    def found(self) -> int: ...
+
+    @property
+    def credited(self) -> tuple[ChainTransfer, ...]: ...
+
+    @property
+    def blocks(self) -> int: ...
+
+
+class Scanning(Protocol):
+    """What this module reads of a ``scan.DepositScan``."""
+
+    ledger: DepositLedger
+    addresses: frozenset[str]
+    scope: str
+    log: Any
+    settings: Any
+    budget: ScanBudget
+
+    @property
+    def checkpoints(self) -> Checkpoints: ...
+
+    def timestamp(self, number: int) -> int: ...
+
+    def scan(self, first: int, end: int, tip: int, credited_by: str | None,
+             mark: Callable[[Connection, int], None] | None, addresses: frozenset[str],
+             what: str = "") -> Part: ...
+
+
+@dataclass(frozen=True)
+class Backfilled:
+    """What one run's backfills read and credited."""
+
+    blocks: int
+    found: int
+    credited: tuple[ChainTransfer, ...]
+    pending: int
+    """Addresses whose backfill the next run goes on with."""
+
+
+def registered_blocks(scan: Scanning, tip: int) -> dict[str, int | None]:
     """The watched addresses registered through the provider, each with the block the
     scan reads it from (None: registered at a time after the tip's). Times not read as
     blocks yet are read now, within the scan's budget, and stored."""
@@ -54,19 +100,20 @@ def registered_blocks(scan: DepositScan, tip: int) -> dict[str, int | None]:
     return {a: r.first_block() for a, r in found.items()}
 
 
-def backfill(scan: DepositScan, report: ScanReport, credited_by: str | None) -> ScanReport:
+def backfill(scan: Scanning, tip: int, credited_by: str | None) -> Backfilled | None:
     """The unfinished backfills of the watched addresses, earliest first, at most
-    ``max_blocks_per_run`` blocks in all; ``report`` with what they read and credited."""
+    ``max_blocks_per_run`` blocks in all; None when there is none."""
     jobs = scan.checkpoints.backfills(scan.scope, scan.addresses)
     if not jobs:
-        return report
+        return None
     left = scan.settings.max_blocks_per_run
-    credited, found, blocks = list(report.credited), report.found, 0
+    credited: list[ChainTransfer] = []
+    found = blocks = 0
     for job in jobs:
         if left <= 0:
             break
         end = min(job.to_block, job.next_block + left - 1)
-        part = scan.scan(job.next_block, end, report.tip, credited_by, _advance(scan, job),
+        part = scan.scan(job.next_block, end, tip, credited_by, _advance(scan, job),
                          job.addresses, f"backfill of {len(job.addresses)} address(es)")
         credited += part.credited
         found += part.found
@@ -76,11 +123,10 @@ def backfill(scan: DepositScan, report: ScanReport, credited_by: str | None) -> 
             break  # a lagging node: the next round goes on from there
     pending = sum(len(j.addresses) for j in scan.checkpoints.backfills(scan.scope,
                                                                       scan.addresses))
-    return replace(report, requests=scan.budget.used, found=found, credited=tuple(credited),
-                   backfill_blocks=blocks, backfill_pending=pending)
+    return Backfilled(blocks, found, tuple(credited), pending)
 
 
-def _advance(scan: DepositScan, job: Backfill) -> Callable[[Connection, int], None]:
+def _advance(scan: Scanning, job: Backfill) -> Callable[[Connection, int], None]:
     def advance(conn: Connection, last_block: int) -> None:
         scan.checkpoints.advance_backfill(conn, scan.scope, job.addresses, last_block)
 
