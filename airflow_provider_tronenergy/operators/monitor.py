@@ -27,7 +27,7 @@ from airflow_provider_tronenergy.operators.batch import (
     Problems,
     TronEnergyAddressBatchOperator,
 )
-from airflow_provider_tronenergy.templated import as_flag
+from airflow_provider_tronenergy.templated import as_flag, optional_text
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -106,9 +106,9 @@ class TronEnergyAddMonitorOperator(TronEnergyAddressBatchOperator):
         from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 
         block = at_ms = None
-        conn_id = self.tron_node_conn_id
+        conn_id = optional_text(self.tron_node_conn_id)  # a template renders None "None"
         with as_airflow():
-            if conn_id and conn_id != "None":  # a template renders None as "None"
+            if conn_id is not None:
                 hook = TronNodeHook(conn_id)
                 try:
                     block = hook.get_solid_block().number
