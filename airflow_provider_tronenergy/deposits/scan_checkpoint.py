@@ -108,11 +108,11 @@ class Checkpoints:
     def plan_backfills(self, scope: str, registered: Mapping[str, int | None],
                        last_block: int) -> int:
         """Give each address of ``registered`` without a backfill row one: from its
-        registration block (None: a registration ahead of the tip, nothing to read) to
-        ``last_block``, the checkpoint now; already done when it starts after it. The
-        number of rows made."""
+        registration block to ``last_block``, the checkpoint now; already done when it
+        starts after it. An address whose block is None (a time not read as a block yet)
+        waits for a later run. The number of rows made."""
         now = datetime.now(timezone.utc).isoformat()
-        wanted = sorted(registered)
+        wanted = sorted(a for a, block in registered.items() if block is not None)
         made = 0
         with self.db.write() as conn:
             have: set[str] = set()
@@ -123,8 +123,7 @@ class Checkpoints:
             for address in wanted:
                 if address in have:
                     continue
-                block = registered[address]
-                first = last_block + 1 if block is None else max(1, block)
+                first = max(1, registered[address] or 1)
                 made += conn.execute(self.db.insert(BACKFILLS).values(
                     scope=scope, address=address, from_block=first, to_block=last_block,
                     next_block=first, created_at=now, updated_at=now,

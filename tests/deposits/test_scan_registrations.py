@@ -160,12 +160,17 @@ def test_a_registration_time_is_the_first_block_at_or_after_it_less_the_margin(c
     """No node at registration: the worker's time. The scan reads it as the first block
     whose timestamp is at or after the time less ``MARGIN_MS``, checked here against the
     blocks on either side; a deposit after it is credited by a first run."""
-    address = random_address()
+    address, ahead = random_address(), random_address()
     solid = node.get_solid_block().number
     at_ms = node.get_block(solid - 300, solidified=True).block.timestamp_ms + 1
     ledger.register([address], at_ms=at_ms)
+    ledger.register([ahead], at_ms=at_ms + 2 * MARGIN_MS + 3_600_000)  # a clock far ahead
     placed = place(chain, [{"block": solid - 299, "to": address, "units": 7}])
-    report = DepositScan(ledger, node, [address], settings=ScanSettings(**FAST)).run()
+    report = DepositScan(ledger, node, [address, ahead],
+                         settings=ScanSettings(**FAST)).run()
+    assert ledger.registrations([ahead])[ahead].at_block is None  # read again next run
+    with ledger.engine.connect() as conn:
+        assert conn.execute(sa.select(BACKFILLS.c.address)).scalars().all() == [address]
     resolved = ledger.registrations([address])[address].at_block
     assert resolved is not None and report.first_block == resolved
     assert node.get_block(resolved, solidified=True).block.timestamp_ms >= at_ms - MARGIN_MS
