@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.deposits import claims as claims_of
-from airflow_provider_tronenergy.deposits import registrations
+from airflow_provider_tronenergy.deposits import registrations, scan_checkpoint
 from airflow_provider_tronenergy.deposits.registrations import Registration
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
@@ -114,9 +114,11 @@ class DepositLedger:
 
     @cached_property
     def db(self) -> sqlstore.Database:
-        """The ledger's database, its tables created or migrated."""
+        """The ledger's database, its tables and the scan's created or migrated (a
+        deployment check that opens the ledger migrates both)."""
         db = sqlstore.Database(self.url, LOCATION, lock_name=CREDITED.name)
         db.migrate(SCHEMA, TABLES, MIGRATIONS)
+        db.migrate(scan_checkpoint.STORE, scan_checkpoint.TABLES, scan_checkpoint.MIGRATIONS)
         return db
 
     @property

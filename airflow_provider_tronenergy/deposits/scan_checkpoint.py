@@ -56,6 +56,11 @@ def add_backfills(conn: Connection) -> None:
     BACKFILLS.create(conn, checkfirst=True)
 
 
+TABLES: Final = (CHECKPOINTS, BACKFILLS)
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {2: add_backfills}
+"""``{n: step}`` moving the scan's tables from version ``n - 1`` to ``n``."""
+
+
 @dataclass(frozen=True)
 class Backfill:
     """Addresses whose backfills stand at the same place: ``next_block`` to ``to_block``
@@ -71,7 +76,7 @@ class Checkpoints:
 
     def __init__(self, db: sqlstore.Database) -> None:
         self.db = db
-        db.migrate(STORE, (CHECKPOINTS, BACKFILLS), {2: add_backfills})
+        db.migrate(STORE, TABLES, MIGRATIONS)
 
     def read(self, scope: str) -> int | None:
         """The last block scanned for ``scope``; None before its first run."""
