@@ -6,7 +6,9 @@ Three DAGs:
   to the service's monitoring (``TronEnergyAddMonitorOperator`` is idempotent: addresses
   already watched stay as they are), with the callback URL of the receiver
   (the Airflow API server plugin at ``/tronenergy/callbacks``, or a standalone
-  ``tronenergy-receiver``).
+  ``tronenergy-receiver``). First it records in the deposit ledger when each address was
+  registered (the ``tron_node`` connection's solidified head; the earliest registration
+  of an address is kept): the scan reads each address from there.
 - **deposit_credit** (event-driven): scheduled on the ``tronenergy://deposits``
   Asset, whose ``AssetWatcher`` turns each newly stored callback into one Asset
   event (``TronEnergyTransferWatchTrigger``). The events only wake it: its task
@@ -30,8 +32,12 @@ Three DAGs:
   ``TronNodeDepositScanOperator`` reads every solidified block since the ledger's
   checkpoint and credits each transfer of USDT or TRX into a deposit address through the
   same key, so a deposit is credited once whichever of callback or scan saw it first.
-  Its first run starts at the solidified head of that moment (Variable
-  ``tronenergy_deposit_scan_start``: a block number to start earlier), never at genesis.
+  Its first run starts at the earliest registration block of the addresses it watches,
+  so a deposit whose callbacks were all lost before that run is credited; an address
+  added later is read back to its own registration block once. For addresses registered
+  elsewhere (not through this DAG), Variable ``tronenergy_deposit_scan_start`` names a
+  block to start at; the earlier of the two wins. Neither: the solidified head of that
+  moment, never genesis.
 
 Settings, read when a task runs (never when the file is parsed):
 
@@ -109,7 +115,8 @@ with DAG(
         addresses=f"{{{{ var.json.get('{ADDRESSES_VARIABLE}', []) }}}}",
         webhook_url="{{ var.value.get('tronenergy_callback_url', "
                     "'http://localhost:8080/tronenergy/callbacks') }}",
-        label="deposits", tokens=["USDT", "TRX"])
+        label="deposits", tokens=["USDT", "TRX"],
+        tron_node_conn_id="tron_node_default")  # the registration's block: its solid head
 
 
 with DAG(

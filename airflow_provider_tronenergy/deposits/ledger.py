@@ -23,6 +23,8 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.deposits import claims as claims_of
+from airflow_provider_tronenergy.deposits import registrations, scan_checkpoint
+from airflow_provider_tronenergy.deposits.registrations import Registration
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
@@ -112,9 +114,11 @@ class DepositLedger:
 
     @cached_property
     def db(self) -> sqlstore.Database:
-        """The ledger's database, its tables created or migrated."""
+        """The ledger's database, its tables and the scan's created or migrated (a
+        deployment check that opens the ledger migrates both)."""
         db = sqlstore.Database(self.url, LOCATION, lock_name=CREDITED.name)
         db.migrate(SCHEMA, TABLES, MIGRATIONS)
+        db.migrate(scan_checkpoint.STORE, scan_checkpoint.TABLES, scan_checkpoint.MIGRATIONS)
         return db
 
     @property
@@ -181,6 +185,20 @@ class DepositLedger:
             if inserted.rowcount:
                 credited.append(t)
         return credited
+
+    # -- registrations: where the scan starts ------------------------------------------------
+
+    def register(self, addresses: Iterable[str], *, block: int | None = None,
+                 at_ms: int | None = None, registered_by: str | None = None) -> None:
+        """Record that ``addresses`` were registered at ``block`` (the solidified head read
+        then) or, with no node, at ``at_ms`` (epoch ms), the earliest of each kept; the
+        deposit scan reads each address from there (:mod:`.registrations`)."""
+        registrations.record(self.db, addresses, block=block, at_ms=at_ms,
+                             registered_by=registered_by)
+
+    def registrations(self, addresses: Iterable[str]) -> dict[str, Registration]:
+        """The registrations of those of ``addresses`` registered through the provider."""
+        return registrations.read(self.db, addresses)
 
     # -- reads -------------------------------------------------------------------------------
 

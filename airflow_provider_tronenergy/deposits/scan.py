@@ -30,9 +30,15 @@ round reads it again (logged). Blocks with transactions, the normal case on main
 nothing more; a page with empty blocks one request more.
 
 The checkpoint is per token, not per address: a block is judged once, against the
-addresses the run was given. An address added later is not looked for in blocks already
-passed; :meth:`DepositScan.rescan` reads a given range again on purpose, leaving the
-checkpoint where it is.
+addresses the run was given. Where an address was registered through the provider
+(:mod:`.registrations`), a first run starts at the earliest registration block of the
+addresses it watches when that is before ``start``, and an address given to the scan
+after the checkpoint passed its registration block is read back to that block once: a
+backfill of that address alone, paged and checkpointed like the scan
+(``scan_checkpoint``), within the same request budget and at most ``max_blocks_per_run``
+blocks a run. An address registered elsewhere is not looked for in blocks already passed;
+:meth:`DepositScan.rescan` reads a given range again on purpose, leaving the checkpoint
+where it is.
 """
 
 from __future__ import annotations
@@ -41,10 +47,11 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from airflow_provider_tronenergy.deposits import scan_backfill
 from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
 from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
@@ -55,6 +62,8 @@ from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
     from airflow_provider_tronenergy.deposits.ledger import DepositLedger
     from airflow_provider_tronenergy.node.client import TronNodeClient
 
@@ -79,7 +88,8 @@ class LaggingNode(NodeError):
 class ScanSettings:
     """How a scan reads the chain (docs/deposits.md lists each with its default).
 
-    :param start: a first run's first block, or ``"solid"``: the block it may trust now.
+    :param start: a first run's first block, or ``"solid"``: the block it may trust now
+        (the addresses' earliest registration block, when earlier, wins).
     :param max_blocks_per_run: blocks one run reads at most (a day is 28,800).
     :param concurrency: reads in flight at once.
     :param max_requests_per_second: node requests per second, at most (the head's too).
@@ -151,6 +161,10 @@ class ScanReport:
     requests: int
     found: int
     credited: tuple[ChainTransfer, ...] = field(default=())
+    backfill_blocks: int = 0
+    """Blocks read again for addresses added after the checkpoint (their backfills)."""
+    backfill_pending: int = 0
+    """Addresses whose backfill the next run goes on with."""
 
     @property
     def blocks(self) -> int:
@@ -169,6 +183,8 @@ class ScanReport:
                 "behind": self.behind, "requests": self.requests, "found": self.found,
                 "credited_count": len(self.credited),
                 "credited_units": str(sum(t.units for t in self.credited)),
+                "backfill_blocks": self.backfill_blocks,
+                "backfill_pending": self.backfill_pending,
                 "credited": [t.to_dict() for t in self.credited[:REPORTED]]}
 
 
@@ -229,16 +245,45 @@ class DepositScan:
         return self.node.get_now_block().number - self.settings.confirmations
 
     def run(self, *, credited_by: str | None = None, tip: int | None = None) -> ScanReport:
-        """Read from the checkpoint up to the tip (``max_blocks_per_run`` at most), credit."""
+        """Read from the checkpoint up to the tip (``max_blocks_per_run`` at most), credit;
+        then the backfills of addresses added late (as many blocks again, at most)."""
         tip = self.tip() if tip is None else tip
+        registered = scan_backfill.registered_blocks(self, tip)
         last = self.checkpoint()
         if last is None:
             first = tip if self.settings.start == SOLID else int(self.settings.start)
+            earliest = min((b for b in registered.values() if b is not None), default=None)
+            if earliest is not None and earliest < first:
+                self.log.info("deposit scan %s: the earliest registration of its addresses, "
+                              "block %d, is before block %d (start %r)", self.scope,
+                              earliest, first, self.settings.start)
+                first = earliest
             last = self.checkpoints.start_at(self.scope, first)
             self.log.info("deposit scan %s: first run, starting at block %d", self.scope,
                           last + 1)
+        if registered and self.checkpoints.plan_backfills(self.scope, registered, last):
+            self.log.info("deposit scan %s: addresses registered before block %d planned "
+                          "for a backfill", self.scope, last + 1)
         end = min(tip, last + self.settings.max_blocks_per_run)
-        return self._scan(last + 1, end, tip, credited_by, move=True)
+        report = self.scan(last + 1, end, tip, credited_by, self._advance, self.addresses)
+        back = scan_backfill.backfill(self, tip, credited_by)
+        if back is None:
+            return report
+        return replace(report, requests=self.budget.used, found=report.found + back.found,
+                       credited=report.credited + back.credited,
+                       backfill_blocks=back.blocks, backfill_pending=back.pending)
+
+    def _advance(self, conn: Connection, last_block: int) -> None:
+        self.checkpoints.advance(conn, self.scope, last_block)
+
+    def timestamp(self, number: int) -> int:
+        """Block ``number``'s timestamp (ms), read by number."""
+        self.budget.slot()
+        body = self.node.get_block(number, solidified=self.settings.confirmations is None)
+        if body is None:
+            raise LaggingNode(f"the node has not got block {number}, at or below the tip it "
+                              "reported", path="getblockbynum")
+        return body.block.timestamp_ms
 
     def rescan(self, first: int, last: int, *, credited_by: str | None = None) -> ScanReport:
         """Read ``first`` to ``last`` again (an address added late), the checkpoint unmoved."""
@@ -246,10 +291,14 @@ class DepositScan:
         if not 1 <= first <= last <= tip:
             raise ScanSettingsError(f"a rescan reads blocks 1 to {tip} (the tip), "
                                     f"got {first} to {last}")
-        return self._scan(first, last, tip, credited_by, move=False)
+        return self.scan(first, last, tip, credited_by, None, self.addresses, "rescan")
 
-    def _scan(self, first: int, end: int, tip: int, credited_by: str | None,
-              move: bool) -> ScanReport:
+    def scan(self, first: int, end: int, tip: int, credited_by: str | None,
+             mark: Callable[[Connection, int], None] | None, addresses: frozenset[str],
+             what: str = "") -> ScanReport:
+        """Read ``first`` to ``end`` for ``addresses``, page by page; each page's credits
+        and ``mark`` (the checkpoint's or a backfill's advance; None: nothing moves) in one
+        transaction."""
         if first > end:
             return ScanReport(self.token, None, None, tip, self.budget.used, 0)
         credited: list[ChainTransfer] = []
@@ -260,25 +309,27 @@ class DepositScan:
         with ThreadPoolExecutor(self.settings.concurrency,
                                 thread_name_prefix="deposit-scan") as pool:
             try:
-                for (_, stop), transfers in zip(pages, self._read(pool, pages), strict=True):
+                for (_, stop), transfers in zip(pages, self._read(pool, pages, addresses),
+                                                strict=True):
                     found += len(transfers)
-                    credited += self._credit(transfers, stop if move else None, credited_by)
+                    credited += self._credit(transfers, stop, mark, credited_by)
                     done = stop
             except LaggingNode as exc:
-                self.log.warning("deposit scan %s: %s; checkpoint held at block %d, read again "
-                                 "next round", self.scope, exc, done)
+                self.log.warning("deposit scan %s%s: %s; checkpoint held at block %d, read "
+                                 "again next round", self.scope, f" ({what})" if what else "",
+                                 exc, done)
         if done < first:
             return ScanReport(self.token, None, None, tip, self.budget.used, found,
                               tuple(credited))
-        self.log.info("deposit scan %s: blocks %d to %d read (%d requests), %d transfers into "
-                      "deposit addresses found, %d credited now; %d blocks behind the tip %d",
-                      self.scope, first, done, self.budget.used, found, len(credited),
-                      tip - done, tip)
+        self.log.info("deposit scan %s%s: blocks %d to %d read (%d requests), %d transfers "
+                      "into deposit addresses found, %d credited now; %d blocks behind the "
+                      "tip %d", self.scope, f" ({what})" if what else "", first, done,
+                      self.budget.used, found, len(credited), tip - done, tip)
         return ScanReport(self.token, first, done, tip, self.budget.used, found,
                           tuple(credited))
 
-    def _read(self, pool: ThreadPoolExecutor, pages: list[tuple[int, int]]
-              ) -> Iterator[list[ChainTransfer]]:
+    def _read(self, pool: ThreadPoolExecutor, pages: list[tuple[int, int]],
+              addresses: frozenset[str]) -> Iterator[list[ChainTransfer]]:
         """Each page's transfers into the addresses, in page order; reads run ahead of the
         credits by a few pages (enough to keep every thread busy)."""
         ahead: deque[list[Future[tuple[int, list[ChainTransfer] | None]]]] = deque()
@@ -292,7 +343,8 @@ class DepositScan:
                     page = next(todo, None)
                     if page is None:
                         break
-                    ahead.append([pool.submit(read) for read in self._reads(*page)])
+                    ahead.append([pool.submit(read)
+                                  for read in self._reads(*page, addresses)])
                 if not ahead:
                     return
                 reads = [future.result() for future in ahead.popleft()]
@@ -304,23 +356,24 @@ class DepositScan:
                 for future in futures:
                     future.cancel()
 
-    def _reads(self, start: int, stop: int
+    def _reads(self, start: int, stop: int, addresses: frozenset[str]
                ) -> list[Callable[[], tuple[int, list[ChainTransfer] | None]]]:
         """The reads one page needs: a block each (a token), a range each (TRX)."""
         if self.token == TRX:
             step = self.settings.blocks_per_range
-            return [partial(self._trx_range, s, min(stop + 1, s + step))
+            return [partial(self._trx_range, s, min(stop + 1, s + step), addresses)
                     for s in range(start, stop + 1, step)]
-        return [partial(self._token_block, n) for n in range(start, stop + 1)]
+        return [partial(self._token_block, n, addresses) for n in range(start, stop + 1)]
 
-    def _token_block(self, number: int) -> tuple[int, list[ChainTransfer] | None]:
+    def _token_block(self, number: int, addresses: frozenset[str]
+                     ) -> tuple[int, list[ChainTransfer] | None]:
         """The block's transfers into the addresses; None when it answered ``[]``."""
         self.budget.slot()
         read = self.node.get_block_token_transfers(
             number, contract=self.contract, solidified=self.settings.confirmations is None)
         if not read.txids:
             return number, None
-        return number, [t for t in read.transfers if t.to_address in self.addresses]
+        return number, [t for t in read.transfers if t.to_address in addresses]
 
     def _check_empty(self, numbers: list[int]) -> None:
         """The blocks that answered ``[]`` exist and hold no transaction: one range read per
@@ -343,24 +396,26 @@ class DepositScan:
                                   "transactions, yet its receipts were answered as none",
                                   path="gettransactioninfobyblocknum")
 
-    def _trx_range(self, start: int, end: int) -> tuple[int, list[ChainTransfer] | None]:
+    def _trx_range(self, start: int, end: int, addresses: frozenset[str]
+                   ) -> tuple[int, list[ChainTransfer] | None]:
         self.budget.slot()
         blocks = self.node.get_blocks(start, end,
                                       solidified=self.settings.confirmations is None)
         if len(blocks) != end - start:  # the node has not these blocks yet: never skip them
             raise LaggingNode(f"node answered {len(blocks)} of blocks {start} to {end - 1}, "
                               "all at or below the tip it reported", path="getblockbylimitnext")
-        return start, [t for b in blocks for t in b.trx if t.to_address in self.addresses]
+        return start, [t for b in blocks for t in b.trx if t.to_address in addresses]
 
-    def _credit(self, transfers: list[ChainTransfer], checkpoint: int | None,
+    def _credit(self, transfers: list[ChainTransfer], stop: int,
+                mark: Callable[[Connection, int], None] | None,
                 credited_by: str | None) -> list[ChainTransfer]:
-        """One transaction: the page's credits and, when it moves, the checkpoint."""
+        """One transaction: the page's credits and, when one moves, its checkpoint."""
         with self.ledger.db.write() as conn:
             credited = self.ledger.insert_credits(conn, transfers, token=self.token,
                                                   source="scan", credited_by=credited_by) \
                 if transfers else []
-            if checkpoint is not None:
-                self.checkpoints.advance(conn, self.scope, checkpoint)
+            if mark is not None:
+                mark(conn, stop)
         for t in credited:
             self.log.info("credited %s units of %s into %s: tx %s log %d, block %d (scan)",
                           f"{t.units:,}", self.token, t.to_address, t.tx_hash, t.index,

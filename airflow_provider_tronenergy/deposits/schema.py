@@ -7,7 +7,8 @@ path that saw the deposit first (``callback`` or ``scan``). Version 2 keyed by
 ``tx_hash`` alone and credited on the callback's word: step 3 keeps those rows as they
 are, with ``log_index`` -1 and source ``legacy`` (docs/decisions.md, "Deposits proven on
 the chain"), and :class:`~.ledger.DepositLedger` never credits a transfer of such a
-transaction into the same address again.
+transaction into the same address again. Version 4 adds ``deposit_registrations``, when
+each address was registered through the provider (:mod:`.registrations`).
 """
 
 from __future__ import annotations
@@ -72,7 +73,17 @@ CLAIMS: Final = sa.Table(
     sa.Column("note", sa.String(1000), nullable=True),  # a person's, when resolved
     sa.Column("resolved_by", sa.String(250), nullable=True),
 )
-TABLES: Final = (CREDITED, OFFSETS, CLAIMS)
+REGISTRATIONS: Final = sa.Table(
+    "deposit_registrations", _META,  # when each address was registered through the provider
+    sa.Column("address", sa.String(34), primary_key=True),
+    sa.Column("block", sa.BigInteger, nullable=True),  # earliest solidified head read then
+    sa.Column("at_ms", sa.BigInteger, nullable=True),  # earliest time, when no node was read
+    sa.Column("at_block", sa.BigInteger, nullable=True),  # at_ms as the scan resolved it
+    sa.Column("first_registered_at", sa.String(40), nullable=False),
+    sa.Column("last_registered_at", sa.String(40), nullable=False),
+    sa.Column("registered_by", sa.String(250), nullable=True),  # the first run, when named
+)
+TABLES: Final = (CREDITED, OFFSETS, CLAIMS, REGISTRATIONS)
 CONSUMER: Final = "deposits.catch_up"
 """The offset's row in ``deposit_catch_up``: the one offset of the ledger (the table's and the
 row's names are those earlier ledgers were made with, so their offset stays valid)."""
@@ -118,5 +129,12 @@ def key_by_log(conn: Connection) -> None:
     conn.execute(sa.text(f"DROP TABLE {old}"))
 
 
-MIGRATIONS: Final[dict[int, sqlstore.Step]] = {2: add_credited_by, 3: key_by_log}
+def add_registrations(conn: Connection) -> None:
+    """Version 4: when each deposit address was registered (``deposits.registrations``),
+    where the scan starts and backfills from; a new table, no row changed."""
+    REGISTRATIONS.create(conn, checkfirst=True)
+
+
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {2: add_credited_by, 3: key_by_log,
+                                                4: add_registrations}
 """``{n: step}`` moving the ledger from version ``n - 1`` to ``n``."""

@@ -56,7 +56,8 @@ class TronNodeDepositScanOperator(BaseOperator):
     :param tokens: ``["USDT"]`` (the node connection's token contract), ``"TRX"`` too when
         TRX deposits are watched; templated.
     :param start: a first run's first block, or ``"solid"`` (the head it may trust now);
-        templated.
+        the earliest registration block of the addresses wins when earlier
+        (docs/deposit-scan.md); templated.
     :param max_blocks_per_run: blocks one pass reads at most; templated.
     :param concurrency: reads in flight at once; templated.
     :param max_requests_per_second: node requests per second at most; templated.

@@ -57,6 +57,14 @@ with DAG("te_monitor", schedule=None, start_date=START, catchup=False,
                                                    addresses="{{ dag_run.conf['addresses'] }}")
     add >> add_again >> strict >> remove >> remove_again
 
+# The registration's record: the node read (or none), or nothing recorded, from the conf.
+with DAG("te_monitor_recorded", schedule=None, start_date=START, catchup=False,
+         render_template_as_native_obj=True) as te_monitor_recorded:
+    TronEnergyAddMonitorOperator(task_id="add", addresses="{{ dag_run.conf['addresses'] }}",
+                                 webhook_url="http://127.0.0.1:9/callbacks",
+                                 tron_node_conn_id="{{ dag_run.conf.get('node') }}",
+                                 record_registration="{{ dag_run.conf.get('record', True) }}")
+
 RETRY = {"retries": 1, "retry_delay": timedelta(0)}
 
 # Every batch operator on one batch, each allowed a retry: invalid input must fail at

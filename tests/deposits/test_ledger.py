@@ -332,7 +332,7 @@ def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
             # The ledger's row (the callback store sharing this database keeps its own).
             assert conn.execute(sa.text(
                 "SELECT version FROM tronenergy_schema_version WHERE store = :store"),
-                {"store": deposits.SCHEMA}).scalar() == 3
+                {"store": deposits.SCHEMA}).scalar() == 4
             # Kept as credited before proofs: the whole transaction, on the callback's word.
             assert conn.execute(sa.text(
                 "SELECT log_index, source, units FROM credited_deposits WHERE tx_hash = :h"),
@@ -369,8 +369,8 @@ def test_a_ledger_newer_than_the_code_refuses_to_open(tmp_path):
     assert _offset(url) == 0
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
     with engine.begin() as conn:
-        assert conn.execute(sa.text("SELECT version FROM tronenergy_schema_version")).scalar() \
-            == 3
+        assert conn.execute(sa.text("SELECT version FROM tronenergy_schema_version WHERE "
+                                    "store = 'deposit_ledger'")).scalar() == 4
         conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99"))
     engine.dispose()
     with pytest.raises(sqlstore.StoreError, match="version 99, newer than this code"):

@@ -2,6 +2,8 @@
 
 - The scan killed (SIGKILL) mid-run, pages credited and a page in flight, then run again:
   every deposit credited exactly once, none skipped, the checkpoint at the end.
+- A backfill (an address added after the checkpoint passed its registration) killed
+  mid-run, then run again: it goes on from its last page, every deposit once.
 - Callbacks and the scan racing on the same deposits, two worker processes on a PostgreSQL
   ledger (each crediting through both paths, in opposite orders): every deposit credited
   exactly once, the ledger's total the chain's.
@@ -95,6 +97,51 @@ def test_the_scan_killed_mid_run_and_restarted_credits_each_once_and_skips_none(
         assert len(after) == len(set(after)) == 60 and set(after) == placed
         assert len(report.credited) == 60 - len(before)
         assert Checkpoints(ledger.db).read(SCOPE) == report.tip
+
+
+def test_a_backfill_killed_mid_run_goes_on_from_its_last_page(chain, tmp_path):
+    watched, added = random_address(), random_address()
+    head = chain.head()
+    solid = head - 19
+    registered = solid - 300
+    placed = deposits(chain, [added], 30, registered, solid - 1)
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    settings = {"page_blocks": 20, "concurrency": 1, "max_requests_per_second": 1000}
+    with TronNodeClient(chain.sandbox.root_url) as node, DepositLedger(url) as ledger:
+        DepositScan(ledger, node, [watched], settings=ScanSettings(**settings)).run()
+        ledger.register([added], block=registered)
+    Control(chain.sandbox).post("/faults", {"kind": "latency", "latency_ms": 60,
+                                            "path": "/walletsolidity/gettransactioninfobyblocknum"})
+    process = worker({"node": chain.sandbox.root_url, "ledger": url,
+                      "addresses": [watched, added], "settings": settings, "mode": "scan"})
+    try:
+        with DepositLedger(url) as ledger:
+            checkpoints = Checkpoints(ledger.db)
+
+            def next_block() -> int:
+                jobs = checkpoints.backfills(SCOPE, [added])
+                return jobs[0].next_block if jobs else registered
+
+            wait_until(lambda: next_block() >= registered + 40, timeout=120,
+                       message="two pages of the backfill credited")
+            process.kill()
+            process.wait(10)
+            killed_at = next_block()
+            before = keys(ledger)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert registered + 40 <= killed_at <= solid  # mid-backfill
+    assert len(before) == len(set(before)) and set(before) < placed
+    Control(chain.sandbox).call("DELETE", "/faults")
+    with TronNodeClient(chain.sandbox.root_url) as node, DepositLedger(url) as ledger:
+        report = DepositScan(ledger, node, [watched, added],
+                             settings=ScanSettings(**settings)).run()
+        assert report.backfill_blocks == solid - killed_at + 1
+        assert report.backfill_pending == 0
+        after = keys(ledger)
+        assert len(after) == len(set(after)) == 30 and set(after) == placed
+        assert len(report.credited) == 30 - len(before)
 
 
 @pytest.mark.postgres

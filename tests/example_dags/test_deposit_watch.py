@@ -170,14 +170,19 @@ def test_a_transfer_handed_to_a_run_is_not_credited(run_dag, control, stored, tm
         assert db.execute("SELECT count(*) FROM credited_deposits").fetchone() == (0,)
 
 
-def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox,
-                                                       monkeypatch):
-    """Set after the file was parsed, the Variables still reach the task."""
+def test_registration_reads_its_addresses_when_it_runs(run_dag, control, sandbox, stored,
+                                                       node_conn, tmp_path, monkeypatch):
+    """Set after the file was parsed, the Variables still reach the task; each address's
+    registration block is recorded (the node's solid head)."""
     addresses = [control.activated(), control.activated()]
     monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES", json.dumps(addresses))
     monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_CALLBACK_URL", "https://example.com/cb")
+    solid = control.call("GET", "/chain")["solidified"]
     out = run_dag(example.dag_register)
     assert out["watch_deposit_addresses"][0] == "success", out
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        rows = dict(db.execute("SELECT address, block FROM deposit_registrations").fetchall())
+    assert set(rows) == set(addresses) and min(rows.values()) >= solid
     hook = TronEnergyHook()
     try:
         monitored = {m.address: m for m in hook.get_conn().iter_monitored_addresses()}
@@ -228,6 +233,29 @@ def test_the_scan_credits_a_deposit_whose_callback_never_came(run_dag, control, 
     stored.record(missed)  # the callback arrives late: credited already, nothing twice
     monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SETTLE_SECONDS", "0")
     assert run_dag(example.dag_credit)["credit_deposits"][2] == []
+
+
+def test_an_address_registered_paid_and_its_callbacks_lost_before_the_first_scan(
+        run_dag, control, stored, node_conn, tmp_path, monkeypatch):
+    """Issue 45: the register DAG runs, the deposit comes, every callback is lost (the
+    callback URL answers nothing), and the scan DAG is enabled only after the deposit's
+    block solidified: its first run, no start Variable set, credits it, once."""
+    address = random_address()
+    _addresses(monkeypatch, address)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_CALLBACK_URL", "http://127.0.0.1:9/lost")
+    monkeypatch.delenv("AIRFLOW_VAR_TRONENERGY_DEPOSIT_SCAN_START", raising=False)
+    assert run_dag(example.dag_register)["watch_deposit_addresses"][0] == "success"
+    paid = on_chain(control, address, "9.75")
+    wait_until(lambda: control.call("GET", "/chain")["solidified"] > paid.block_number + 5,
+               timeout=30, message="the scan enabled well after the deposit's block")
+    first = run_dag(example.dag_scan)
+    assert first["scan_deposits"][0] == "success", first
+    assert first["scan_deposits"][2]["USDT"]["first_block"] <= paid.block_number
+    run_dag(example.dag_scan)
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        assert db.execute("SELECT tx_hash, amount, source FROM credited_deposits").fetchall() \
+            == [(paid.tx_hash, "9.75", "scan")]
+    assert stored.list_transfers(address=address) == []  # no callback ever stored
 
 
 def test_the_scan_waits_for_deposit_addresses(run_dag, stored, node_conn, monkeypatch):

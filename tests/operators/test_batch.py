@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from decimal import Decimal
 
 import operators_batch as dags
 
+from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.protocol.address import random_address
 
 
@@ -91,12 +94,53 @@ def test_activate_guards(run_dag, control):
     assert len(control.orders()) == before
 
 
-def test_monitor_operators_are_idempotent(run_dag, control, sandbox):
+def registrations(path) -> dict[str, tuple]:
+    with sqlite3.connect(path) as db:
+        return {a: (block, at_ms) for a, block, at_ms in db.execute(
+            "SELECT address, block, at_ms FROM deposit_registrations")}
+
+
+def test_monitor_operators_are_idempotent(run_dag, control, sandbox, tmp_path, monkeypatch):
+    """Adding records each registration's time first (no node: the worker's clock), the
+    earliest kept when added again; removing leaves it."""
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{tmp_path / 'ledger.db'}")
     addresses = [random_address(), random_address()]
+    before_ms = time.time_ns() // 1_000_000
     out = run_dag(dags.te_monitor, addresses=addresses)
+    recorded = registrations(tmp_path / "ledger.db")
+    assert set(recorded) == set(addresses)
+    assert all(block is None and before_ms <= at_ms <= time.time_ns() // 1_000_000
+               for block, at_ms in recorded.values())
+    assert len({at_ms for _, at_ms in recorded.values()}) == 1  # the first add's, kept
     assert [r["added"] for r in out["add"][2]] == [True, True]
     assert out["add"][2][0]["address"] == addresses[0]
     assert [r["added"] for r in out["add_again"][2]] == [False, False]
     assert out["add_strict"][0] == "failed"
     assert [r["removed"] for r in out["remove"][2]] == [True, True]
     assert [r["removed"] for r in out["remove_again"][2]] == [False, False]
+
+
+def test_a_registration_reads_the_node_or_fails_before_the_service_is_asked(
+        run_dag, control, sandbox, node_conn, tmp_path, monkeypatch):
+    """With a node: its solidified head is the registration's block. A node connection
+    that names nothing fails the task before the service watches anything; without a
+    record, the ledger is not opened."""
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("TRONENERGY_DEPOSITS_DB", f"sqlite:///{ledger}")
+    read, missing, unrecorded = random_address(), random_address(), random_address()
+    solid = control.call("GET", "/chain")["solidified"]
+    assert run_dag(dags.te_monitor_recorded, addresses=[read],
+                   node="tron_node_default")["add"][0] == "success"
+    [(block, at_ms)] = registrations(ledger).values()
+    assert at_ms is None and solid <= block <= control.call("GET", "/chain")["solidified"]
+    assert run_dag(dags.te_monitor_recorded, addresses=[missing],
+                   node="no_such_node")["add"][0] == "failed"
+    assert run_dag(dags.te_monitor_recorded, addresses=[unrecorded],
+                   record=False)["add"][0] == "success"
+    assert set(registrations(ledger)) == {read}
+    hook = TronEnergyHook()
+    try:
+        monitored = {m.address for m in hook.get_conn().iter_monitored_addresses()}
+    finally:
+        hook.close()
+    assert {read, unrecorded} <= monitored and missing not in monitored

@@ -1,12 +1,15 @@
 """TronNodeDepositScanOperator with dag.test() against the sandbox's chain and a SQLite ledger:
 one pass credits what solid blocks hold; following the chain (in the worker, or deferred to
 the triggerer between passes) credits deposits that arrive meanwhile, each once; bad
-addresses fail the task before anything is read, without a retry."""
+addresses fail the task before anything is read, without a retry; an address registered
+through the add-monitor operator after the checkpoint is read back to its registration
+once."""
 
 from __future__ import annotations
 
 import threading
 
+import operators_batch as dags_batch
 import pytest
 from dags.deposit_scan import DAGS
 
@@ -90,3 +93,31 @@ def test_bad_addresses_fail_before_anything_is_read_without_a_retry(
     assert (state, tries) == ("failed", 1)
     with DepositLedger(ledger_url) as ledger:
         assert ledger.credits() == []
+
+
+def test_an_address_registered_after_the_checkpoint_is_backfilled_once(
+        control, node_conn, ledger_url, run_dag):
+    """Issue 45: the scan follows A; B is registered through the add-monitor operator and
+    paid, its callbacks lost, while the scan, not given B yet, passes the payment's block.
+    Given B, the scan reads back to B's registration once and credits it; the next run
+    credits nothing again."""
+    a, b = random_address(), random_address()
+    scan = DAGS["te_deposit_scan_worker"]
+    assert run_dag(scan, addresses=[a], start="solid")["scan"][0] == "success"
+    registered = run_dag(dags_batch.te_monitor_recorded, addresses=[b],
+                         node="tron_node_default")
+    assert registered["add"][0] == "success"
+    [paid] = place(control, [{"block": head(control) + 3, "to": b, "units": 6_500_000}])
+    wait_until(lambda: control.call("GET", "/chain")["solidified"] > paid["block_number"] + 2,
+               timeout=30, message="the payment's block solidified")
+    passed = run_dag(scan, addresses=[a], start="solid")["scan"]
+    assert passed[2]["USDT"]["last_block"] > paid["block_number"]  # passed without B
+    given = run_dag(scan, addresses=[a, b], start="solid")["scan"]
+    assert given[0] == "success", given
+    assert given[2]["USDT"]["credited_count"] == 1 and given[2]["USDT"]["backfill_blocks"] > 0
+    again = run_dag(scan, addresses=[a, b], start="solid")["scan"]
+    assert again[2]["USDT"]["credited_count"] == 0
+    assert again[2]["USDT"].get("backfill_blocks") == 0
+    with DepositLedger(ledger_url) as ledger:
+        assert [(c.tx_hash, c.to_address, c.units, c.source) for c in ledger.credits()] == [
+            (paid["txid"], b, 6_500_000, "scan")]
