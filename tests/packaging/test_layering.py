@@ -251,9 +251,9 @@ def is_airflow_exception(source: str, name: str) -> bool:
 
 # callbacks.config reads a connection when Airflow is there: it catches the lookup's
 # not-found (an absent connection is no secrets) and raises none of Airflow's; so does
-# hooks.tron_node (``TronNodeHook.if_defined``: no node connection, no on-chain checks).
+# hooks.lookup, which answers it with the provider's ``ConnectionMissing``.
 CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException"),
-                ("hooks.tron_node", "AirflowNotFoundException")}
+                ("hooks.lookup", "AirflowNotFoundException")}
 
 
 def test_the_table_says_which_rooms_import_airflow() -> None:
