@@ -22,8 +22,12 @@ def _run(run_dag, control, tmp_path, sender, recipients, **extra):
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("recipient,amount\n" + "".join(f"{a},10.5\n" for a in recipients))
     before = len(control.orders())
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100", confirm_timeout="1", **extra)
+    # Every run names its node: dag.test() in one process carries a run's conf into the
+    # next run's params.
+    out = run_dag(example.dag, **{
+        "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+        "max_cost_trx": "100", "confirm_timeout": "1", "tron_node_conn_id": "tron_node_default",
+        **extra})
     return out, control.orders()[before:]
 
 
