@@ -4,7 +4,7 @@ A ``*_conn_id`` that names no connection is never read as "no such thing wanted"
 :class:`~..errors.ConnectionMissing` (not retried) naming the setting, the id, what needs
 it and the fix, raised before anything is bought, signed or credited. Where a person may
 choose to go without (a payout batch prepared without a node), the choice is Python
-``None``, written out; the caller says so with ``fix``.
+``None``, written out; the caller says how with ``otherwise``.
 """
 
 from __future__ import annotations
