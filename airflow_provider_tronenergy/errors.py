@@ -54,3 +54,12 @@ class ProtocolError(TronEnergyProviderError, ValueError):
 
 class CallbackError(TronEnergyProviderError):
     """A callback refused, a receiver overloaded or misconfigured."""
+
+
+class ConnectionMissing(NotRetryable, LookupError):
+    """A ``*_conn_id`` that names no Airflow connection (or is not set where one is needed).
+
+    Raised by the hooks (``hooks.lookup``, the one place Airflow's "not found" is
+    answered) before anything is bought, signed or credited; the message names the
+    setting, the id, what needs it and the fix. A typo never turns a check off.
+    """

@@ -34,6 +34,16 @@ def optional_text(value: Any) -> str | None:
     return None if is_unset(value) else str(value).strip()
 
 
+def chosen_none(value: Any) -> str | None:
+    """``None`` where a person wrote None: Python ``None``, or the text ``"None"`` that a
+    template renders for a None param (:func:`is_unset`); otherwise the stripped text,
+    empty included. For a setting where None is a choice (``tron_node_conn_id=None``: no
+    node), so that an empty value is not read as that choice: the caller refuses it."""
+    if is_unset(value) and str(value).strip():
+        return None
+    return str(value).strip()
+
+
 def as_decimal(value: Any, field: str) -> Decimal:
     """Exact, non-negative TRX from a number or plain decimal text; floats via their repr."""
     try:

@@ -57,7 +57,7 @@ FEE_LIMIT = 100_000_000
 """100 TRX: covers any transfer's burn at any energy factor, at the default energy price."""
 TIME_SCALE = "0.1"
 """A block every 0.3 s: a round's transfers are in blocks within a second."""
-MODES = (("node", NODE_CONN), ("defaults", ""))
+MODES = (("node", NODE_CONN), ("defaults", None))  # None: planned without a node
 
 
 class Control:
@@ -112,7 +112,7 @@ def kinds_of(rows: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, An
 
 
 def plan(client: TronEnergyClient, rows: list[dict[str, str]], checks: list[dict[str, Any]],
-         sender: str, conn_id: str, label: str) -> dict[str, Any]:
+         sender: str, conn_id: str | None, label: str) -> dict[str, Any]:
     """The example DAG's two planning tasks, with ``conn_id`` as its tron_node_conn_id."""
     params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "1000000",
               "batch_id": f"bench-{label}-{conn_id or 'none'}", "tron_node_conn_id": conn_id,

@@ -8,7 +8,10 @@ to send it cheaply:
    with at most 6 decimals). Bad rows fail the run, each reported by line:
    a payout is never silently dropped.
 2. **check_recipients** checks every recipient in one batched task, and
-   **preflight_on_chain** reads the hot wallet when a node is configured.
+   **preflight_on_chain** reads the hot wallet through the ``tron_node_conn_id``
+   param's node. A param that names no connection (or is empty) fails the run
+   here, before anything is activated or bought; to prepare without on-chain
+   checks, set it to ``null`` (``None``) on purpose.
 3. **plan_energy** works out the energy the batch needs and how to buy it at the
    lowest cost, and quotes the whole batch (activations + energy): it refuses
    before anything is activated or bought if the quote exceeds ``max_cost_trx``
@@ -40,7 +43,7 @@ to send it cheaply:
 7. **wait_for_orders** waits for all the orders in one deferrable sensor task (the
    triggerer reads them within the connection's request budget). A failed or
    cancelled order fails the run loudly; **confirm_on_chain** sees the
-   delegations on chain when a node is configured.
+   delegations on chain (unless ``tron_node_conn_id`` is ``null``).
 8. **publish_batch_ready** emits the ``payout batch ready`` Asset event whose
    payload is the plan: per-recipient energy and share of what was paid, totals,
    what renting saved against burning the energy it provided (the energy the
@@ -134,9 +137,10 @@ with DAG(
         "approval_above_trx": Param("", type="string", description=(
             "ask a person (Required Actions) before any spend when the quote, activations "
             "and energy, is above this many TRX; empty: never ask")),
-        "tron_node_conn_id": Param("tron_node_default", type="string", description=(
+        "tron_node_conn_id": Param("tron_node_default", type=["string", "null"], description=(
             "a tron_node connection: check balances and energy on hand before buying, and "
-            "the delegations after; empty or undefined: no on-chain checks")),
+            "the delegations after; null: no on-chain checks, on purpose (an id that names "
+            "no connection, or an empty one, fails the run before anything is bought)")),
         "trx_reserve": Param("10", type="string",
                              description="TRX the hot wallet must keep beyond the batch"),
         "energy_margin": Param("0", type="string",

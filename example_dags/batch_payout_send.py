@@ -56,7 +56,9 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(seconds=30)},
     params={
         "tron_node_conn_id": Param("tron_node_default", type="string",
-                                   description="the node that checks, broadcasts, confirms"),
+                                   description=("the node that checks, broadcasts, "
+                                                "confirms; required: an id that names no "
+                                                "connection fails before anything is signed")),
         "tron_signer_conn_id": Param("tron_signer_default", type="string",
                                      description="the hot wallet's key or external signer"),
         "max_burn_trx": Param("0", type="string", description=(

@@ -69,7 +69,9 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.deposits import DepositLedger, ProofSettings, Prover
+from airflow_provider_tronenergy.deposits.proof import NODE_NEEDED
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
@@ -152,7 +154,9 @@ with DAG(
         confirmations = Variable.get(CONFIRMATIONS_VARIABLE, default=None)
         settings = ProofSettings(confirmations=int(confirmations) if confirmations else None)
         settle = float(Variable.get(SETTLE_VARIABLE, default=SETTLE_SECONDS))
-        with TronNodeHook().get_conn() as node, DepositLedger() as ledger:
+        with as_airflow():  # no node connection: failed, not retried, nothing credited
+            hook = TronNodeHook.required(TronNodeHook.default_conn_name, needs=NODE_NEEDED)
+        with hook.get_conn() as node, DepositLedger() as ledger:
             prover = Prover(node, settings)
             credited = ledger.credit_from_store(addresses, prover=prover,
                                                 credited_by=context["run_id"])

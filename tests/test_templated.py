@@ -89,3 +89,13 @@ def test_as_flag_refuses_anything_else(value: Any) -> None:
     with pytest.raises(ValidationError) as info:
         as_flag(value, "dry_run")
     assert info.value.field == "dry_run"
+
+
+def test_chosen_none_reads_a_written_none_and_keeps_an_empty_value():
+    """Where None is a choice (``tron_node_conn_id=None``: no node), only None and the
+    ``"None"`` a template renders for it are that choice; an empty value is kept, for the
+    caller to refuse."""
+    from airflow_provider_tronenergy.templated import chosen_none
+
+    assert [chosen_none(v) for v in (None, "None", " None ", "", "  ", " node ")] == [
+        None, None, None, "", "", "node"]

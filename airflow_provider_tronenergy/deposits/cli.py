@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_tronenergy.deposits.claims import OPEN, STATES, Claim
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.proof import ProofSettings, Prover
+from airflow_provider_tronenergy.deposits.proof import NODE_NEEDED, ProofSettings, Prover
+from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.sqlstore import StoreError
 
@@ -112,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return _run(args, ledger)
+    except ConnectionMissing as exc:  # --conn-id names no connection: a set-up error
+        print(f"tronenergy-deposits: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, NodeError) as exc:
         print(f"tronenergy-deposits: {exc}", file=sys.stderr)
         return 1
@@ -205,7 +209,8 @@ def _node(args: argparse.Namespace) -> TronNodeClient:
         return TronNodeClient(args.node_url, **kwargs)
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
-    return TronNodeHook(args.conn_id or TronNodeHook.default_conn_name).get_conn()
+    return TronNodeHook.required(args.conn_id or TronNodeHook.default_conn_name,
+                                 needs=NODE_NEEDED, setting="--conn-id").get_conn()
 
 
 def _login() -> str:

@@ -39,6 +39,9 @@ USDT: Final = "USDT"
 DECIMALS: Final = 6
 """Both tokens a callback names have 6 decimals (sun; USDT's micro-units)."""
 DEFAULT_DEADLINE: Final = timedelta(minutes=10)
+NODE_NEEDED: Final = ("deposit proofs need a TRON node to check each callback against the "
+                      "chain before it is credited")
+"""What a missing ``tron_node_conn_id`` of a prover is refused with (``ConnectionMissing``)."""
 
 REASONS: Final = {
     # waiting

@@ -21,6 +21,9 @@ from typing import Any, Protocol
 
 from airflow_provider_tronenergy.node.errors import NodeError
 
+NODE_NEEDED = "the deposit scan needs a TRON node to read the chain's blocks"
+"""What a scan's missing ``tron_node_conn_id`` is refused with (``ConnectionMissing``)."""
+
 
 class Log(Protocol):
     def info(self, msg: str, /, *args: Any) -> Any: ...

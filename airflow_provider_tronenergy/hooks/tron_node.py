@@ -1,7 +1,11 @@
 """The chain itself, from Airflow: a TRON full node's HTTP API on connection type ``tron_node``.
 
-Optional: a payout DAG without a node connection runs as before, with no on-chain
-checks (and says so). The hook reads; it never signs or sends a transaction.
+Payouts, the keeper, deposit proofs and the deposit scan cannot work without a node:
+:meth:`TronNodeHook.required` refuses a ``tron_node_conn_id`` that is None or names no
+connection (:class:`~..errors.ConnectionMissing`, before anything is bought, signed or
+credited). A payout batch's preparation may go without on-chain checks, but only when the
+person writes ``tron_node_conn_id=None`` (:meth:`TronNodeHook.chosen`); a typo is never
+read as "no node" (``hooks.lookup``). The hook reads; it never signs a transaction.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES
 from airflow_provider_tronenergy.client.core import Timeout
+from airflow_provider_tronenergy.hooks import lookup
 from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyConnectionError,
     _mask,
@@ -40,6 +45,8 @@ from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
+NODE_NEEDED = "this task reads the chain through a TRON node"
+"""What a hook built without saying what needs it names when its connection is missing."""
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -64,31 +71,53 @@ class TronNodeHook(BaseHook):
     conn_type = "tron_node"
     hook_name = "TRON Node"
 
-    def __init__(self, tron_node_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+    def __init__(self, tron_node_conn_id: str = default_conn_name, *,
+                 needs: str = NODE_NEEDED, setting: str = conn_name_attr, otherwise: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tron_node_conn_id = tron_node_conn_id
+        # What a missing connection's error says (hooks.lookup): the parameter the id came
+        # from, what needs the node, and where the person may go without it.
+        self._needs, self._setting, self._otherwise = needs, setting, otherwise
+        self._conn: Connection | None = None
 
     def __repr__(self) -> str:
         return f"TronNodeHook(tron_node_conn_id={self.tron_node_conn_id!r})"
 
     @classmethod
-    def if_defined(cls, conn_id: str) -> TronNodeHook | None:
-        """The hook of ``conn_id``, or None when it is empty or no such connection exists.
-
-        A node is optional where this is asked (a payout batch without one runs with no
-        on-chain checks, and says so): Airflow's "not found" is answered here, so the
-        payout room that asks never sees one of Airflow's exceptions.
-        """
-        from airflow.providers.common.compat.sdk import AirflowNotFoundException
-
-        if not conn_id:
-            return None
-        hook = cls(conn_id)
-        try:
-            hook.get_connection(conn_id)
-        except AirflowNotFoundException:
-            return None
+    def required(cls, conn_id: str | None, *, needs: str,
+                 setting: str = conn_name_attr) -> TronNodeHook:
+        """The hook of ``conn_id``, its connection looked up now: work that cannot be done
+        without a node (payouts, the keeper, deposit proofs, the scan) fails here, before
+        anything is bought, signed or credited, when ``conn_id`` is None, blank or names
+        no connection (:class:`~..errors.ConnectionMissing`, naming ``setting`` and
+        ``needs``)."""
+        hook = cls(conn_id or "", needs=needs, setting=setting)
+        hook._conn = lookup.existing(hook.get_connection, conn_id, setting=setting, needs=needs)
         return hook
+
+    @classmethod
+    def chosen(cls, conn_id: str | None, *, needs: str, without: str,
+               setting: str = conn_name_attr) -> TronNodeHook | None:
+        """None when ``conn_id`` is None: the person chose to go without a node (``without``
+        says what that means, e.g. "plan without on-chain checks"). Otherwise as
+        :meth:`required`: blank text, or an id that names no connection, is refused, and
+        the error says how to go without on purpose."""
+        if conn_id is None:
+            return None
+        otherwise = f"pass {setting}=None to {without}"
+        hook = cls(conn_id, needs=needs, setting=setting, otherwise=otherwise)
+        hook.connection()
+        return hook
+
+    def connection(self) -> Connection:
+        """This hook's connection, looked up once; one that does not exist is a
+        :class:`~..errors.ConnectionMissing` (``hooks.lookup``), never retried."""
+        if self._conn is None:
+            self._conn = lookup.existing(self.get_connection, self.tron_node_conn_id,
+                                         setting=self._setting, needs=self._needs,
+                                         otherwise=self._otherwise)
+        return self._conn
 
     @classmethod
     def node_settings(cls, conn: Connection) -> dict[str, Any]:
@@ -151,7 +180,7 @@ class TronNodeHook(BaseHook):
 
     def get_explorer(self) -> Explorer:
         """The explorer of this hook's connection (:meth:`explorer`)."""
-        return self.explorer(self.get_connection(self.tron_node_conn_id))
+        return self.explorer(self.connection())
 
     def get_conn(self) -> TronNodeClient:
         """One client per hook instance: one connection pool for all reads."""
@@ -161,7 +190,7 @@ class TronNodeHook(BaseHook):
     def _client(self) -> TronNodeClient:
         from airflow_provider_tronenergy.node.client import TronNodeClient
 
-        conn = self.get_connection(self.tron_node_conn_id)
+        conn = self.connection()
         try:
             return TronNodeClient(**self.node_settings(conn))
         except ValueError as exc:

@@ -44,6 +44,9 @@ from airflow_provider_tronenergy.purchase import Buy, Purchase, Settings, Unknow
 from airflow_provider_tronenergy.purchase.run import Log
 from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 
+NODE_NEEDED = "the keeper needs a TRON node to read its wallets' energy and the chain's clock"
+"""What a keeper's missing ``tron_node_conn_id`` is refused with (``ConnectionMissing``)."""
+
 
 class KeeperBlind(Retryable, RuntimeError):
     """The service's price or the chain could not be read: the run buys nothing blind."""

@@ -64,6 +64,7 @@ from airflow_provider_tronenergy.purchase_journal import (
     open_journal,
     task_scope,
 )
+from airflow_provider_tronenergy.templated import chosen_none
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -148,7 +149,9 @@ class TronEnergyBatchBuyOperator(BaseOperator):
     :param tron_node_conn_id: a ``tron_node`` connection (templated): an order placed
         earlier is reused only while its delegation is on chain and the wallet still has
         its energy (beyond what the plan counts on hand); else the energy missing is
-        bought, once. None, empty or no such connection: no on-chain check.
+        bought, once. None (the default; ``"None"`` as a template renders it): no on-chain
+        check. Empty, or an id that names no connection: the task fails before anything is
+        bought (``ConnectionMissing``).
     """
 
     template_fields: Sequence[str] = ("orders", "rent_time", "max_cost_trx",
@@ -238,13 +241,9 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         return results
 
     def _wallet_energy(self) -> onchain.WalletEnergy | None:
-        """The on-chain check of reused orders, when a node connection is configured."""
-        if self.tron_node_conn_id is None:
-            return None
-        conn_id = str(self.tron_node_conn_id or "")
-        node = onchain.node_hook(conn_id)
+        """The on-chain check of reused orders, unless ``tron_node_conn_id`` is None."""
+        node = onchain.node_hook(chosen_none(self.tron_node_conn_id))
         if node is None:
-            onchain.no_checks(conn_id)
             return None
         return onchain.WalletEnergy(node, energy_kept(self.orders))
 

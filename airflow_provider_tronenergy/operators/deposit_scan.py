@@ -28,6 +28,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.deposits.scan import (
     DepositScan,
     ScanReport,
@@ -36,9 +37,9 @@ from airflow_provider_tronenergy.deposits.scan import (
     checked_addresses,
     checked_token,
 )
-from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, wait_for_head
+from airflow_provider_tronenergy.deposits.scan_wait import NODE_NEEDED, HeadWatch, wait_for_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
-from airflow_provider_tronenergy.templated import as_decimal
+from airflow_provider_tronenergy.templated import as_decimal, optional_text
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
 
 if TYPE_CHECKING:
@@ -141,7 +142,9 @@ class TronNodeDepositScanOperator(BaseOperator):
         addresses, tokens, settings, _, interval = self._checked()
         from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 
-        node = TronNodeHook(self.tron_node_conn_id)
+        with as_airflow():  # a node connection that names nothing: failed, nothing credited
+            node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
+                                         needs=NODE_NEEDED)
         ledger = DepositLedger()
         try:
             while True:

@@ -28,14 +28,14 @@ from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.keeper.book import checked_name
-from airflow_provider_tronenergy.keeper.keep import Keeper, summary
+from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED, Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import as_decimal
+from airflow_provider_tronenergy.templated import as_decimal, optional_text
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -102,8 +102,10 @@ class TronEnergyKeeperOperator(BaseOperator):
             name = checked_name(self.keeper_name or context["ti"].dag_id)
         except KeeperPolicyError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
+        with as_airflow():  # a node connection that names nothing: failed, nothing bought
+            node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
+                                         needs=NODE_NEEDED)
         service = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
-        node = TronNodeHook(self.tron_node_conn_id)
         registry = KeeperRegistry()
         try:
             with as_airflow():  # KeeperBlind is retryable: the next try, or wake, reads again

@@ -55,6 +55,8 @@ from airflow_provider_tronenergy.payout.rows import (
     token_decimals,
 )
 from airflow_provider_tronenergy.payout.send import (
+    CONFIRM_NODE_NEEDED,
+    NODE_NEEDED,
     Look,
     PayoutSender,
     SendPass,
@@ -214,6 +216,7 @@ class TronPayoutOperator(BaseOperator):
             as_int(self.confirm_timeout, "confirm_timeout")
             self._solidified()
             check_settings(*self._wallet_settings())
+            self._confirm_node()  # a confirming node that names nothing: before any signing
         except PayoutInputError:
             raise
         except ValueError as exc:
@@ -225,19 +228,29 @@ class TronPayoutOperator(BaseOperator):
         solidified, never the head."""
         return solidified_flag(self.confirm_solidified)
 
+    def _node_hook(self) -> TronNodeHook:
+        """The node's hook, its connection looked up once: None, blank or naming no
+        connection fails the task before anything is signed (``ConnectionMissing``)."""
+        if getattr(self, "_node_hook_", None) is None:
+            self._node_hook_ = TronNodeHook.required(optional_text(self.tron_node_conn_id),
+                                                     needs=NODE_NEEDED)
+        return self._node_hook_
+
     def _node(self) -> Any:
         """The node client, one per operator instance (one connection pool)."""
         if getattr(self, "_node_client", None) is None:
-            self._node_client = TronNodeHook(self.tron_node_conn_id).get_conn()
+            self._node_client = self._node_hook().get_conn()
         return self._node_client
 
     def _confirm_node(self) -> Any:
-        """The confirming node's client, when a connection names one."""
+        """The confirming node's client, when a connection names one (one that names no
+        connection fails the task: ``ConnectionMissing``)."""
         conn_id = optional_text(self.confirm_node_conn_id)
         if conn_id is None:
             return None
         if getattr(self, "_confirm_client", None) is None:
-            self._confirm_client = TronNodeHook(conn_id).get_conn()
+            self._confirm_client = TronNodeHook.required(
+                conn_id, needs=CONFIRM_NODE_NEEDED, setting="confirm_node_conn_id").get_conn()
         return self._confirm_client
 
     def _journal(self) -> PayoutJournal:
@@ -335,7 +348,7 @@ class TronPayoutOperator(BaseOperator):
     def _publish(self, context: Context, attempts: Iterable[Attempt]) -> None:
         """The batch's transactions for the task's link (:mod:`~.links`)."""
         sent = [a for a in attempts if a.txid]
-        publish(context, TronNodeHook(self.tron_node_conn_id).get_explorer, "payout",
+        publish(context, self._node_hook().get_explorer, "payout",
                 count=len(sent), txids=[a.txid or "" for a in sent],
                 addresses=[a.sender for a in sent], log=self.log)
 

@@ -16,8 +16,10 @@ explorer, read from a TRON full node (:class:`~.hooks.tron_node.TronNodeHook`):
   on chain and the wallet still has its energy (a rental the chain took back, or
   energy already spent, is not reused).
 
-Without a node connection nothing here runs, and the run's log and its "batch
-ready" event say that no on-chain checks were made. All amounts are integers
+With ``tron_node_conn_id=None`` (written out by the person: :func:`node_hook`) nothing
+here runs, and the run's log and its "batch ready" event say that no on-chain checks were
+made; an id that names no connection, or an empty one, stops the run before anything is
+bought (:class:`~..errors.ConnectionMissing`). All amounts are integers
 (sun, USDT micro-units, energy) or exact decimal text. What the chain says against the
 batch is a :class:`ChainRefused` (not retried); a node that does not answer is a
 :class:`ChainUnread` (retried); the task's code turns them into its verdict
@@ -74,17 +76,24 @@ class ChainUnread(Retryable, RuntimeError):
     activated by this attempt, and a later try reads the chain again."""
 
 
-def node_hook(conn_id: str) -> TronNodeHook | None:
-    """The node hook of ``conn_id``, or None when it is empty or no such connection exists
-    (:meth:`~..hooks.tron_node.TronNodeHook.if_defined`)."""
+PREPARATION_NEEDS = ("payout preparation needs a TRON node to check balances and "
+                     "delegations")
+WITHOUT_NODE = "plan without on-chain checks"
+
+
+def node_hook(conn_id: str | None) -> TronNodeHook | None:
+    """The node hook of ``conn_id``; None only when the person chose to go without one
+    (``tron_node_conn_id=None``). Empty, or naming no connection: a
+    :class:`~..errors.ConnectionMissing` (not retried) saying how to go without on purpose
+    (:meth:`~..hooks.tron_node.TronNodeHook.chosen`)."""
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
-    return TronNodeHook.if_defined(conn_id)
+    return TronNodeHook.chosen(conn_id, needs=PREPARATION_NEEDS, without=WITHOUT_NODE)
 
 
-def no_checks(conn_id: str) -> dict[str, Any]:
-    """What a run without a node connection records, and logs."""
-    why = f"no tron_node connection {conn_id!r}" if conn_id else "tron_node_conn_id is empty"
+def no_checks() -> dict[str, Any]:
+    """What a run prepared without a node (``tron_node_conn_id=None``) records, and logs."""
+    why = "tron_node_conn_id is None"
     log.warning("%s: %s (balances, energy on hand and delegations are not verified)",
                 NO_NODE, why)
     return {"onchain": False, "reason": f"{NO_NODE}: {why}"}
@@ -366,7 +375,7 @@ def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[s
     settings, sender = ChainParams.of(params), BatchParams.of(params).sender
     node = node_hook(settings.node_conn_id)
     if node is None:
-        return no_checks(settings.node_conn_id)
+        return no_checks()
     try:
         return preflight(node, sender, payouts, checks, trx_reserve_sun=settings.trx_reserve_sun)
     finally:
@@ -378,12 +387,12 @@ def confirm_batch(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
     """The confirmation of a run: :func:`confirm_delegations` when the plan was made on chain."""
     settings = ChainParams.of(params)
     if not plan.get("onchain", {}).get("onchain"):
-        return no_checks(settings.node_conn_id)
+        return no_checks()
     node = node_hook(settings.node_conn_id)
-    if node is None:  # the connection went away between pre-flight and now
+    if node is None:  # the plan was checked on chain, this run's params say no node
         raise ChainRefused(
-            f"the plan was checked on chain but connection {settings.node_conn_id!r} is gone: "
-            "the delegations cannot be confirmed; the batch is not published")
+            "the plan was checked on chain but tron_node_conn_id is None now: the delegations "
+            "cannot be confirmed; the batch is not published")
     try:
         return confirm_delegations(node, plan["sender"], orders, int(plan["total_energy"]),
                                    solidified=settings.solidified,

@@ -20,7 +20,10 @@ from airflow_provider_tronenergy.payout.receipts import solidified_flag
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
+from airflow_provider_tronenergy.templated import chosen_none
 
+DEFAULT_NODE_CONN = "tron_node_default"
+"""The node connection of a run whose params do not name one (the hook's default)."""
 NOTHING_BOUGHT = "nothing was bought"
 NOTHING_MOVED = "nothing was bought or activated"
 MAX_BATCH_ID_LENGTH = 64
@@ -59,9 +62,11 @@ class BatchParams:
 
 @dataclass(frozen=True)
 class ChainParams:
-    """The run's on-chain settings, checked."""
+    """The run's on-chain settings, checked. ``node_conn_id`` None: the person chose to
+    prepare without a node (``tron_node_conn_id=None``, or ``"None"`` as a template renders
+    it); an empty one is kept, and refused where the node is looked up."""
 
-    node_conn_id: str
+    node_conn_id: str | None
     energy_margin: int
     trx_reserve_sun: int
     solidified: bool
@@ -69,7 +74,8 @@ class ChainParams:
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> ChainParams:
-        """From a run's params; every one optional (no node connection: no checks)."""
+        """From a run's params; every one optional (``tron_node_conn_id`` absent:
+        ``tron_node_default``; None: no on-chain checks)."""
         try:
             reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
             margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
@@ -81,7 +87,7 @@ class ChainParams:
             raise PayoutInputError(
                 f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
                 "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
-        return cls(node_conn_id=str(params.get("tron_node_conn_id") or ""),
+        return cls(node_conn_id=chosen_none(params.get("tron_node_conn_id", DEFAULT_NODE_CONN)),
                    energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
                    solidified=solidified_flag(params.get("confirm_solidified")),
                    confirm_timeout=float(timeout))  # seconds, not money

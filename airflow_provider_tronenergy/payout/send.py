@@ -66,6 +66,11 @@ from airflow_provider_tronenergy.signer import Signer, SignerError, signature_fo
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600
+NODE_NEEDED: Final = ("payouts need a TRON node to read the sender's funds, broadcast and "
+                      "confirm each transfer")
+"""What a payout's missing ``tron_node_conn_id`` is refused with (``ConnectionMissing``)."""
+CONFIRM_NODE_NEEDED: Final = ("a payout counts as confirmed only once the confirming node "
+                              "also holds its receipt")
 __all__ = ["MAX_EXPIRATION_S", "Clear", "Look", "PayoutConflict", "PayoutSender", "SendPass",
            "SendSettings", "Step", "next_step", "scope_name"]
 

@@ -13,13 +13,14 @@ is not opened here at all).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterator
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, await_head
+from airflow_provider_tronenergy.deposits.scan_wait import NODE_NEEDED, HeadWatch, await_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
 
@@ -61,7 +62,8 @@ class TronNodeDepositScanTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Read the head until it moves past the checkpoint, or the time is up; one event."""
-        hook = TronNodeHook(self.tron_node_conn_id)
+        hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
+                                       needs=NODE_NEEDED)
         watch = HeadWatch(self.after_block, poll_interval=self.poll_interval,
                           end_time=self.end_time, log=self.log)
 

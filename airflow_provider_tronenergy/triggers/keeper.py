@@ -20,7 +20,9 @@ from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
+from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 from airflow_provider_tronenergy.keeper.watch import KeeperWatch, Wake
 
@@ -54,10 +56,13 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
             "rewake_after": self.rewake_after})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Poll for ever; an AssetWatcher's trigger never ends by itself."""
+        """Poll for ever; an AssetWatcher's trigger never ends by itself, but one whose node
+        connection names nothing fails at once (``ConnectionMissing``): never a watcher
+        that polls nothing and wakes nobody."""
         watch = KeeperWatch(rewake_after=self.rewake_after)
+        node = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
+                                       needs=NODE_NEEDED)
         registry = KeeperRegistry()
-        node = TronNodeHook(self.tron_node_conn_id)
         try:
             while True:
                 for wake in await asyncio.to_thread(self._poll, watch, registry, node):
@@ -76,6 +81,8 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
         try:
             return watch.poll(registry.watched(self.keeper), node, self.max_reads_per_poll,
                               time.monotonic())
+        except ConnectionMissing:  # deleted since: no watcher without its node
+            raise
         except Exception as exc:  # a read failed: wake nobody blind, poll again
             self.log.warning("keeper %s: the chain or the registry could not be read (%s); "
                              "polling again in %g s", self.keeper, exc, self.poll_interval)

@@ -19,6 +19,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from airflow_provider_tronenergy.payout.send import CONFIRM_NODE_NEEDED, NODE_NEEDED
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S
 from airflow_provider_tronenergy.payout.watch import PayoutWatch
 
@@ -80,8 +81,11 @@ class TronPayoutBatchTrigger(BaseTrigger):
         from airflow_provider_tronenergy.payout.journal import open_payout_journal
         from airflow_provider_tronenergy.payout.watch import NodeError
 
-        hook = TronNodeHook(self.tron_node_conn_id)
-        second = TronNodeHook(self.confirm_node_conn_id) if self.confirm_node_conn_id else None
+        hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
+                                       needs=NODE_NEEDED)
+        second = await asyncio.to_thread(
+            TronNodeHook.required, self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
+            setting="confirm_node_conn_id") if self.confirm_node_conn_id else None
         try:
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
                                 follow=self.follow, solidified=self.solidified,

@@ -83,6 +83,19 @@ def test_recheck_credits_what_the_chain_now_proves(world, capsys):
     assert code == 1 and "no waiting or disputed claim" in err
 
 
+def test_a_conn_id_that_names_no_connection_is_a_setup_error(world, capsys, monkeypatch):
+    """``--conn-id`` with a typo: exit 2 naming it, nothing proven or credited (it was
+    Airflow's not-found, a traceback)."""
+    tx = world.transfer("2")
+    world.stored(tx)
+    world.sweep()
+    monkeypatch.delenv("AIRFLOW_CONN_TRON_NOD_DEFAULT", raising=False)
+    code, _, err = run(world, capsys, "recheck", tx, "--conn-id", "tron_nod_default")
+    assert code == 2
+    assert "--conn-id 'tron_nod_default' names no connection; deposit proofs need" in err
+    assert world.rows("SELECT tx_hash FROM credited_deposits") == []
+
+
 def test_there_is_no_manual_credit(world, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["--ledger", world.ledger_url, "credit", "ab" * 32])

@@ -278,7 +278,7 @@ def payout_batch(deployment: Deployment, root: Path, holders: int, newcomers: in
     # tron_node connection is for the deposit proofs, and this sender holds no funds.
     return sender, recipients, {"payouts_file": str(csv), "sender_address": sender,
                                 "rent_time": "1", "max_cost_trx": "100",
-                                "tron_node_conn_id": ""}
+                                "tron_node_conn_id": None}
 
 
 def orders_for(deployment: Deployment, sender: str) -> list[dict[str, Any]]:

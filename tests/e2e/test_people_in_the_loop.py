@@ -88,7 +88,7 @@ class Deployment:
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
             "max_cost_trx": "100", "approval_above_trx": approval_above_trx,
             "on_ambiguous": on_ambiguous,
-            "tron_node_conn_id": ""})  # prepared without the node (the keeper has one)
+            "tron_node_conn_id": None})  # prepared without the node (the keeper has one)
 
     def sign_in(self, page: Any) -> None:
         """The browser signs in as the all-admins user (the cookie Airflow 3.1 needs; 3.3

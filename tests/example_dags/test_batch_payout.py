@@ -9,6 +9,10 @@ import pytest
 
 from airflow_provider_tronenergy.protocol.address import random_address
 
+NO_NODE = {"tron_node_conn_id": None}
+"""Prepared without on-chain checks, written out: these runs have no ``tron_node``
+connection (a run that names one that does not exist fails: test_batch_payout_onchain)."""
+
 
 def _batch(control, tmp_path):
     sender = control.activated()
@@ -24,7 +28,7 @@ def _batch(control, tmp_path):
 
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+    out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
                   rent_time="1", max_cost_trx="100", approval_above_trx="1000")
     assert out["__run__"] == "success", out
     ready = out["publish_batch_ready"][2]
@@ -54,7 +58,7 @@ def test_batch_payout_end_to_end(run_dag, control, tmp_path):
 
 def test_batch_payout_over_ceiling_buys_nothing(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+    out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
                   rent_time="1", max_cost_trx="5")
     assert out["__run__"] == "failed"
     assert out["plan_energy"][0] == "failed"
@@ -66,7 +70,7 @@ def test_the_whole_spend_is_quoted_before_any_activation(run_dag, control, tmp_p
     # Enough for the two activations (2.2 TRX), not for them and the energy: the plan
     # refuses before anything is activated (it used to run after the activations).
     control.balance("5")
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+    out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
                   rent_time="1", max_cost_trx="100", approval_above_trx="")
     assert out["__run__"] == "failed"
     assert out["plan_energy"][0] == "failed"
@@ -80,7 +84,7 @@ def test_the_whole_spend_is_quoted_before_any_activation(run_dag, control, tmp_p
 def test_failed_order_fails_the_run(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     control.fail_next_orders(1)
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+    out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
                   rent_time="1", max_cost_trx="100")
     assert out["__run__"] == "failed"
     assert out["publish_batch_ready"][0] != "success"
@@ -90,7 +94,7 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
     before = len(control.orders())
     # A scheduled run: the params keep their empty defaults (given explicitly, because
     # dag.test() in one process carries an earlier run's conf into the DAG's params).
-    out = run_dag(example.dag, payouts_file="", payouts=[])
+    out = run_dag(example.dag, **NO_NODE, payouts_file="", payouts=[])
     assert out["load_payouts"][0] == "skipped"
     assert out["__run__"] == "success"
     assert len(control.orders()) == before
@@ -100,18 +104,18 @@ def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path
     sender, *_, payouts = _batch(control, tmp_path)
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
             "max_cost_trx": "100", "batch_id": "payroll-2026-01"}
-    first = run_dag(example.dag, **conf)
+    first = run_dag(example.dag, **NO_NODE, **conf)
     assert first["__run__"] == "success", first
     bought = sorted(o["order_id"] for o in control.orders(sender))
     assert len(bought) == 2
-    second = run_dag(example.dag, **conf)
+    second = run_dag(example.dag, **NO_NODE, **conf)
     assert second["__run__"] == "success", second
     assert sorted(o["order_id"] for o in control.orders(sender)) == bought
     ready = second["publish_batch_ready"][2]
     assert sorted(o["order_id"] for o in ready["orders"]) == bought
     # A different batch from the same wallet is a different purchase.
     payouts.write_text(payouts.read_text().replace(",10.5", ",11.5"))
-    third = run_dag(example.dag, **conf)
+    third = run_dag(example.dag, **NO_NODE, **conf)
     assert third["__run__"] == "success", third
     assert len(control.orders(sender)) == 4
 
@@ -122,7 +126,7 @@ def test_bad_batch_parameters_fail_before_any_activation(run_dag, control, tmp_p
     before = len(control.orders())
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
             "max_cost_trx": "100", **bad}
-    out = run_dag(example.dag, **conf)
+    out = run_dag(example.dag, **NO_NODE, **conf)
     assert out["__run__"] == "failed"
     assert out["load_payouts"][:2] == ("failed", 1)
     assert len(control.orders()) == before  # no activation, no energy
@@ -133,7 +137,7 @@ def test_a_bad_row_fails_the_run_without_retry_naming_its_line(run_dag, control,
     sender, *_, payouts = _batch(control, tmp_path)
     payouts.write_text(payouts.read_text() + "T" + "1" * 33 + ",1\n")
     before = len(control.orders())
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
+    out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
                   rent_time="1", max_cost_trx="100")
     assert out["__run__"] == "failed"
     assert out["load_payouts"][:2] == ("failed", 1)

@@ -39,7 +39,8 @@ def _conf(control: Control, tmp_path: Path, **extra: Any) -> dict[str, Any]:
     # batch_id given even when empty: dag.test() in one process carries an earlier run's
     # conf into the DAG's params.
     return {"payouts_file": str(payouts), "sender_address": control.activated(),
-            "rent_time": "1", "max_cost_trx": "100", "batch_id": "", **extra}
+            "rent_time": "1", "max_cost_trx": "100", "batch_id": "",
+            "tron_node_conn_id": None, **extra}  # no node, written out
 
 
 def _bought(control: Control, conf: dict[str, Any]) -> list[tuple[str, int]]:
@@ -103,7 +104,8 @@ def test_an_order_whose_energy_is_gone_on_chain_is_not_reused(run_dag, control, 
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("".join(f"{a},10\n" for a in holders))
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "confirm_timeout": "1", "batch_id": "payroll-2026-03"}
+            "max_cost_trx": "100", "confirm_timeout": "1", "batch_id": "payroll-2026-03",
+            "tron_node_conn_id": node_conn}
     first = run_dag(example.dag, **conf)
     assert first["__run__"] == "success", first
     [order] = first["buy_energy"][2]

@@ -15,12 +15,14 @@ from airflow_provider_tronenergy.payout import onchain
 from support.waiting import wait_until
 
 
-def _run(run_dag, control, tmp_path, sender, recipients, batch_id):
+def _run(run_dag, control, tmp_path, sender, recipients, batch_id,
+         node: str | None = "tron_node_default"):
     payouts = tmp_path / f"{batch_id}.csv"
     payouts.write_text("recipient,amount\n" + "".join(f"{a},10.5\n" for a in recipients))
     before = len(control.orders())
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  batch_id=batch_id, rent_time="1", max_cost_trx="100", confirm_timeout="5")
+                  batch_id=batch_id, rent_time="1", max_cost_trx="100", confirm_timeout="5",
+                  tron_node_conn_id=node)
     return out, control.orders()[before:]
 
 
@@ -106,7 +108,8 @@ def test_a_node_answering_impossible_fees_stops_the_run_before_any_spend(
 
 def test_without_a_node_the_defaults_are_named(run_dag, control, tmp_path):
     sender = control.activated()
-    out, _ = _run(run_dag, control, tmp_path, sender, [control.activated(holder=True)], "none")
+    out, _ = _run(run_dag, control, tmp_path, sender, [control.activated(holder=True)], "none",
+                  node=None)
     assert out["__run__"] == "success", out
     prices = out["publish_batch_ready"][2]["prices"]
     assert (prices["energy_sun"], prices["source"]["energy_price"]) == (100, "default")

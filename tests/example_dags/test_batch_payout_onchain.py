@@ -22,8 +22,12 @@ def _run(run_dag, control, tmp_path, sender, recipients, **extra):
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("recipient,amount\n" + "".join(f"{a},10.5\n" for a in recipients))
     before = len(control.orders())
-    out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100", confirm_timeout="1", **extra)
+    # Every run names its node: dag.test() in one process carries a run's conf into the
+    # next run's params.
+    out = run_dag(example.dag, **{
+        "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+        "max_cost_trx": "100", "confirm_timeout": "1", "tron_node_conn_id": "tron_node_default",
+        **extra})
     return out, control.orders()[before:]
 
 
@@ -110,16 +114,36 @@ def test_a_withheld_delegation_is_not_published(run_dag, control, node_conn, tmp
     assert out["publish_batch_ready"][0] != "success"
 
 
-def test_without_a_node_connection_the_plan_is_as_before(run_dag, control, tmp_path):
+def test_without_a_node_by_choice_the_plan_is_the_services(run_dag, control, tmp_path):
+    """``tron_node_conn_id=None`` (JSON null in a run's conf), written out: no checks."""
     sender = control.activated()
     holders = [control.activated(holder=True) for _ in range(2)]
-    out, placed = _run(run_dag, control, tmp_path, sender, holders)
+    out, placed = _run(run_dag, control, tmp_path, sender, holders, tron_node_conn_id=None)
     assert out["__run__"] == "success", out
     assert [(o["kind"], o["energy_amount"]) for o in placed] == [("buy_count", 130_000)]
     chain = out["preflight_on_chain"][2]
-    assert chain["onchain"] is False
-    assert chain["reason"].startswith("no on-chain checks were made")
+    assert chain == {"onchain": False, "reason": "no on-chain checks were made: "
+                                                 "tron_node_conn_id is None"}
     assert out["publish_batch_ready"][2]["confirmation"]["onchain"] is False
+
+
+def test_a_misspelled_node_connection_fails_the_run_before_anything_is_bought(
+        run_dag, control, tmp_path, capfd):
+    """A typo is not "no node" (issue 45): the pre-flight fails once, not retried, naming
+    the id and the way to go without a node on purpose; nothing is activated or bought."""
+    sender = control.activated()
+    newcomer = random_address()  # not activated: the plan would activate it
+    out, placed = _run(run_dag, control, tmp_path, sender, [newcomer],
+                       tron_node_conn_id="tron_nod_default")
+    assert out["__run__"] == "failed"
+    assert out["preflight_on_chain"][:2] == ("failed", 1)
+    assert "plan_energy" not in out or out["plan_energy"][0] == "upstream_failed"
+    for later in ("activate_recipients", "buy_energy", "publish_batch_ready"):
+        assert later not in out or out[later][0] == "upstream_failed", out[later]
+    assert placed == []  # and activate_recipients never ran (above)
+    assert ("tron_node_conn_id 'tron_nod_default' names no connection; payout preparation "
+            "needs a TRON node to check balances and delegations: create it, or pass "
+            "tron_node_conn_id=None to plan without on-chain checks") in capfd.readouterr().out
 
 
 def test_a_node_that_fails_the_estimates_fails_the_try_and_the_retry_reads_again(

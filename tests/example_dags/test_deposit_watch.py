@@ -18,6 +18,8 @@ from airflow_provider_tronenergy.callbacks.access import forget_stores
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import ENV_STORE_URL, CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
+from airflow_provider_tronenergy.deposits import DepositLedger
+from airflow_provider_tronenergy.deposits.claims import OPEN
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.signing import sign_callback
@@ -139,6 +141,23 @@ def test_a_callback_the_chain_does_not_hold_is_not_credited(run_dag, control, st
         assert db.execute("SELECT count(*) FROM credited_deposits").fetchone() == (0,)
         assert db.execute("SELECT tx_hash, state, reason FROM deposit_claims").fetchall() == [
             (forged.tx_hash, "waiting", "not_found_yet")]
+
+
+def test_without_its_node_connection_the_credit_task_fails_crediting_nothing(
+        run_dag, control, stored, tmp_path, monkeypatch, capfd):
+    """Deposits are credited only once proven on chain: a missing ``tron_node_default``
+    fails the task at once (not retried), naming it, before the ledger is read."""
+    monkeypatch.delenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", raising=False)
+    address = random_address()
+    _addresses(monkeypatch, address)
+    stored.record(verified_transfer(address, "5000", "USDT"))
+    out = run_dag(example.dag_credit)
+    assert out["credit_deposits"][:2] == ("failed", 1)
+    assert ("tron_node_conn_id 'tron_node_default' names no connection; deposit proofs need "
+            "a TRON node to check each callback against the chain before it is credited: "
+            "create it") in capfd.readouterr().out
+    with DepositLedger(f"sqlite:///{tmp_path / 'ledger.db'}") as ledger:
+        assert ledger.credits() == [] and ledger.claims(OPEN) == []
 
 
 def test_only_deposit_addresses_are_credited(run_dag, control, stored, node_conn,

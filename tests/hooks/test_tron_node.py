@@ -12,6 +12,7 @@ import logging
 import pytest
 
 from airflow_provider_tronenergy.client import Timeout
+from airflow_provider_tronenergy.errors import ConnectionMissing, NotRetryable
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError, TronNodeHook
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
@@ -38,15 +39,53 @@ def test_settings_from_a_connection(monkeypatch):
     assert API_KEY not in repr(hook) and API_KEY not in repr(hook.get_conn())
 
 
-def test_if_defined_is_none_for_an_empty_or_missing_connection(monkeypatch):
-    """A payout batch's node is optional: no connection is None, never Airflow's not-found
-    (the payout room that asks raises the provider's errors only)."""
+NEEDS = "payouts need a TRON node to sign against"
+
+
+def test_required_looks_the_connection_up_and_refuses_one_that_names_nothing(monkeypatch):
+    """Payouts, the keeper, proofs and the scan: None, blank or a typo is refused with the
+    provider's ``ConnectionMissing`` (not retried), naming the setting, the id and what needs
+    it; never Airflow's not-found (retried as any AirflowException)."""
     _connect(monkeypatch, "node_here", host="https://nile.example")
-    found = TronNodeHook.if_defined("node_here")
+    found = TronNodeHook.required("node_here", needs=NEEDS)
     assert isinstance(found, TronNodeHook) and found.tron_node_conn_id == "node_here"
-    assert TronNodeHook.if_defined("") is None
     monkeypatch.delenv("AIRFLOW_CONN_NODE_NOWHERE", raising=False)
-    assert TronNodeHook.if_defined("node_nowhere") is None
+    with pytest.raises(ConnectionMissing) as missing:
+        TronNodeHook.required("node_nowhere", needs=NEEDS)
+    assert str(missing.value) == (f"tron_node_conn_id 'node_nowhere' names no connection; "
+                                  f"{NEEDS}: create it")
+    assert isinstance(missing.value, NotRetryable)
+    for unset, said in ((None, "None"), ("", "empty"), ("  ", "empty")):
+        with pytest.raises(ConnectionMissing, match=f"^tron_node_conn_id is {said}; {NEEDS}"):
+            TronNodeHook.required(unset, needs=NEEDS)
+    with pytest.raises(ConnectionMissing, match=r"^confirm_node_conn_id 'node_nowhere' names"):
+        TronNodeHook.required("node_nowhere", needs=NEEDS, setting="confirm_node_conn_id")
+
+
+def test_chosen_is_none_only_for_a_written_none(monkeypatch):
+    """Preparation may go without a node, but only by ``tron_node_conn_id=None``: an empty
+    id or a typo is refused, and the error says how to go without on purpose."""
+    _connect(monkeypatch, "node_here", host="https://nile.example")
+    assert TronNodeHook.chosen(None, needs=NEEDS, without="plan blind") is None
+    assert TronNodeHook.chosen("node_here", needs=NEEDS, without="plan blind") is not None
+    monkeypatch.delenv("AIRFLOW_CONN_TRON_NOD_DEFAULT", raising=False)
+    with pytest.raises(ConnectionMissing) as missing:
+        TronNodeHook.chosen("tron_nod_default", needs=NEEDS, without="plan blind")
+    assert str(missing.value) == (
+        f"tron_node_conn_id 'tron_nod_default' names no connection; {NEEDS}: create it, or "
+        "pass tron_node_conn_id=None to plan blind")
+    with pytest.raises(ConnectionMissing, match=r"is empty; .* or pass tron_node_conn_id=None"):
+        TronNodeHook.chosen("", needs=NEEDS, without="plan blind")
+
+
+def test_a_hook_built_on_a_missing_connection_fails_with_the_providers_error(monkeypatch):
+    """Every read of the hook goes through the one lookup (``hooks.lookup``)."""
+    monkeypatch.delenv("AIRFLOW_CONN_NODE_NOWHERE", raising=False)
+    hook = TronNodeHook("node_nowhere")
+    with pytest.raises(ConnectionMissing, match="'node_nowhere' names no connection"):
+        hook.get_conn()
+    with pytest.raises(ConnectionMissing, match="'node_nowhere' names no connection"):
+        hook.get_explorer()
 
 
 @pytest.mark.parametrize(("fields", "match"), [

@@ -251,10 +251,10 @@ def is_airflow_exception(source: str, name: str) -> bool:
 
 # callbacks.config reads a connection when Airflow is there: it catches the lookup's
 # not-found (an absent connection is no secrets) and raises none of Airflow's; so does
-# hooks.tron_node (``TronNodeHook.if_defined``: no node connection, no on-chain checks);
-# and the doctor (a connection that does not exist is a failing line of its report).
+# hooks.lookup, which answers it with the provider's ``ConnectionMissing``; and the doctor
+# (a connection that does not exist is a failing line of its report).
 CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException"),
-                ("hooks.tron_node", "AirflowNotFoundException"),
+                ("hooks.lookup", "AirflowNotFoundException"),
                 ("doctor.connections", "AirflowNotFoundException"),
                 ("doctor.run", "AirflowNotFoundException")}
 

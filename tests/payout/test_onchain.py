@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.errors import NotRetryable, Retryable
+from airflow_provider_tronenergy.errors import ConnectionMissing, NotRetryable, Retryable
 from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Resources, TransactionInfo
@@ -23,6 +23,7 @@ from airflow_provider_tronenergy.payout.onchain import (
     holder_energy,
     shortfall_orders,
 )
+from airflow_provider_tronenergy.protocol.address import random_address
 
 
 @pytest.mark.parametrize(("need", "on_hand", "expected"), [
@@ -148,3 +149,23 @@ def test_estimates_the_node_fails_are_retried_not_guessed():
         onchain._energies(_Node(), "TSender", payouts, checks)  # type: ignore[arg-type]
     assert "2 of 2 addresses could not be estimated" in str(unread.value)
     assert "TA: " in str(unread.value) and "TB: " in str(unread.value)
+
+
+def test_a_node_connection_that_names_nothing_stops_the_preflight(monkeypatch):
+    """A typo is not "no node": the pre-flight fails, not retried, before anything is
+    bought or activated (the plan and the purchases come after it); None, written out, is
+    the one way to plan without on-chain checks."""
+    monkeypatch.delenv("AIRFLOW_CONN_TRON_NOD_DEFAULT", raising=False)
+    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10"}
+    with pytest.raises(ConnectionMissing) as missing:
+        onchain.check_batch([], [], {**params, "tron_node_conn_id": "tron_nod_default"})
+    assert str(missing.value) == (
+        "tron_node_conn_id 'tron_nod_default' names no connection; payout preparation needs "
+        "a TRON node to check balances and delegations: create it, or pass "
+        "tron_node_conn_id=None to plan without on-chain checks")
+    assert isinstance(missing.value, NotRetryable)
+    with pytest.raises(ConnectionMissing, match=r"^tron_node_conn_id is empty; "):
+        onchain.check_batch([], [], {**params, "tron_node_conn_id": ""})
+    chosen = onchain.check_batch([], [], {**params, "tron_node_conn_id": None})
+    assert chosen == {"onchain": False, "reason": "no on-chain checks were made: "
+                                                  "tron_node_conn_id is None"}

@@ -24,7 +24,8 @@ def test_chain_params_are_checked_and_exact():
     assert params == ChainParams(node_conn_id="node", energy_margin=20_000,
                                  trx_reserve_sun=10_500_000, solidified=True,
                                  confirm_timeout=60.0)
-    assert ChainParams.of({}).node_conn_id == "" and ChainParams.of({}).trx_reserve_sun == 0
+    assert ChainParams.of({}).node_conn_id == "tron_node_default"
+    assert ChainParams.of({}).trx_reserve_sun == 0
     for bad in ({"trx_reserve": "-1"}, {"trx_reserve": "0.0000001"}, {"energy_margin": "1.5"},
                 {"confirm_timeout": "0"}, {"trx_reserve": "١٠"}):
         with pytest.raises(PayoutInputError, match="nothing was bought or activated"):
@@ -42,3 +43,11 @@ def test_the_delegations_are_confirmed_on_solidified_blocks_unless_told(value, s
 def test_a_confirm_solidified_that_is_no_flag_is_refused():
     with pytest.raises(PayoutInputError, match="confirm_solidified"):
         ChainParams.of({"confirm_solidified": "Ture"})
+
+
+@pytest.mark.parametrize(("given", "read"), [
+    (None, None), ("None", None), (" None ", None),  # None, as a template renders it too
+    ("", ""), ("  ", ""),  # kept, so that the node's lookup refuses it (not "no node")
+    ("tron_nod_default", "tron_nod_default")])
+def test_no_node_is_a_written_none_never_an_empty_value(given, read):
+    assert ChainParams.of({"tron_node_conn_id": given}).node_conn_id == read

@@ -1,0 +1,42 @@
+"""A connection id looked up, or refused: the one place Airflow's "not found" is answered.
+
+A ``*_conn_id`` that names no connection is never read as "no such thing wanted": it is a
+:class:`~..errors.ConnectionMissing` (not retried) naming the setting, the id, what needs
+it and the fix, raised before anything is bought, signed or credited. Where a person may
+choose to go without (a payout batch prepared without a node), the choice is Python
+``None``, written out; the caller says how with ``otherwise``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from airflow_provider_tronenergy.errors import ConnectionMissing
+
+if TYPE_CHECKING:
+    from airflow.sdk import Connection
+
+
+def existing(get: Callable[[str], Connection], conn_id: str | None, *, setting: str,
+             needs: str, otherwise: str = "") -> Connection:
+    """The connection ``conn_id`` names, read through ``get`` (a hook's ``get_connection``);
+    None, blank text or an id that names nothing is refused.
+
+    :param setting: the parameter the id came from (``tron_node_conn_id``), for the message.
+    :param needs: what needs the connection and why ("payouts need a TRON node to ...").
+    :param otherwise: where the person may go without: how ("pass tron_node_conn_id=None
+        to plan without on-chain checks"), added to the fix.
+    """
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+    alternative = f", or {otherwise}" if otherwise else ""
+    if conn_id is None or not conn_id.strip():
+        said = "None" if conn_id is None else "empty"
+        raise ConnectionMissing(
+            f"{setting} is {said}; {needs}: name a connection{alternative}")
+    try:
+        return get(conn_id)
+    except AirflowNotFoundException:
+        raise ConnectionMissing(f"{setting} {conn_id!r} names no connection; {needs}: "
+                                f"create it{alternative}") from None
