@@ -346,6 +346,19 @@ class TronNodeClient(TransferReads):
             return None
         return self._checked(path, lambda: BlockBody.from_node(number, payload))
 
+    def get_genesis_block_id(self) -> str | None:
+        """Block 0's ``blockID`` (``wallet/getblockbynum {"num": 0}``), lower hex: what tells
+        this node's chain; None when the node answers no block 0. An id that cannot be a
+        block 0's (not 64 hex, its number not 0) is a :class:`NodeError`."""
+        from airflow_provider_tronenergy.node.network import genesis_id
+
+        path = "wallet/getblockbynum"
+        payload = self._call(path, lambda: dict(self._provider.make_request(
+            path, {"num": 0, "visible": True})))
+        if not payload:
+            return None
+        return self._checked(path, lambda: genesis_id(payload.get("blockID"), "block 0's id"))
+
     def get_block_receipts(self, number: int, *,
                            solidified: bool = False) -> list[TransactionInfo]:
         """The receipts of every transaction in block ``number``, in block order.

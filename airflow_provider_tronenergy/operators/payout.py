@@ -212,6 +212,7 @@ class TronPayoutOperator(BaseOperator):
             as_int(self.confirm_timeout, "confirm_timeout")
             as_flag(self.confirm_solidified, "confirm_solidified")
             check_settings(*self._wallet_settings())
+            self._confirm_node()  # both nodes on one chain, before anything is signed
         except PayoutInputError:
             raise
         except ValueError as exc:
@@ -219,18 +220,25 @@ class TronPayoutOperator(BaseOperator):
         return Given(batch, sender, settings, max_burn)
 
     def _node(self) -> Any:
-        """The node client, one per operator instance (one connection pool)."""
+        """The node client, one per operator instance (one connection pool), its chain
+        checked (``TronNodeHook.get_conn``)."""
         if getattr(self, "_node_client", None) is None:
-            self._node_client = TronNodeHook(self.tron_node_conn_id).get_conn()
+            self._node_hook = TronNodeHook(self.tron_node_conn_id)
+            self._node_client = self._node_hook.get_conn()
         return self._node_client
 
     def _confirm_node(self) -> Any:
-        """The confirming node's client, when a connection names one."""
+        """The confirming node's client, when a connection names one: on its connection's
+        chain and on the first node's (``WrongChain`` otherwise, before anything is signed)."""
         conn_id = optional_text(self.confirm_node_conn_id)
         if conn_id is None:
             return None
         if getattr(self, "_confirm_client", None) is None:
-            self._confirm_client = TronNodeHook(conn_id).get_conn()
+            first = getattr(self, "_node_hook", None) or TronNodeHook(self.tron_node_conn_id)
+            hook = TronNodeHook(conn_id)
+            client = hook.get_conn()
+            first.check_same_chain(hook)
+            self._confirm_client = client
         return self._confirm_client
 
     def _journal(self) -> PayoutJournal:

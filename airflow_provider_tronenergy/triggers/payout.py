@@ -83,6 +83,11 @@ class TronPayoutBatchTrigger(BaseTrigger):
         hook = TronNodeHook(self.tron_node_conn_id)
         second = TronNodeHook(self.confirm_node_conn_id) if self.confirm_node_conn_id else None
         try:
+            # Each node's block 0, once per run (in a thread), and both on one chain.
+            await hook.acheck_chain()
+            if second is not None:
+                await second.acheck_chain()
+                hook.check_same_chain(second)
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
                                 follow=self.follow, solidified=self.solidified,
                                 budget=self.budget, log=self.log,

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from support.sandbox import node_connection_json
 
 
 def test_serialize_round_trips_identifiers_only():
@@ -33,8 +34,7 @@ def test_constructor_rejects_bad_arguments(kwargs):
 
 def test_an_empty_batch_is_settled_at_once(sandbox, monkeypatch, tmp_path):
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", json.dumps(
-        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", node_connection_json(sandbox))
     trigger = TronPayoutBatchTrigger("nothing", "tron_node_t", end_time=time.time() + 5)
     event = asyncio.run(trigger._wait())
     assert event["status"] == "done" and event["total"] == 0
