@@ -82,6 +82,7 @@ class TronNodeHook(BaseHook):
         self.tron_node_conn_id = tron_node_conn_id
         self._chain: Network | None = None
         self._genesis: str | None = None
+        self._wrong: str | None = None
 
     def __repr__(self) -> str:
         return f"TronNodeHook(tron_node_conn_id={self.tron_node_conn_id!r})"
@@ -204,10 +205,16 @@ class TronNodeHook(BaseHook):
             the connection, the network it says and what the node answered.
         """
         client = self._client
+        if self._wrong is not None:  # a chain does not change under a hook: no read again
+            raise WrongChain(self._wrong)
         if self._genesis is None:
             assert self._chain is not None  # set with the client
-            self._genesis = check_genesis(self.tron_node_conn_id, self._chain,
-                                          client.get_genesis_block_id())
+            try:
+                self._genesis = check_genesis(self.tron_node_conn_id, self._chain,
+                                              client.get_genesis_block_id())
+            except WrongChain as exc:
+                self._wrong = str(exc)
+                raise
         return self._genesis
 
     def check_same_chain(self, other: TronNodeHook) -> None:

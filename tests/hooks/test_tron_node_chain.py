@@ -73,6 +73,10 @@ def test_a_connection_to_a_node_of_another_chain_is_refused_naming_both(sandbox,
     assert f"its node answers block 0 {SANDBOX_GENESIS}" in message
     ok, said = hook.test_connection()
     assert not ok and said == message
+    monkeypatch.setattr(TronNodeClient, "get_genesis_block_id",
+                        lambda client: pytest.fail("block 0 read again"))
+    with pytest.raises(WrongChain, match="'node_elsewhere' says"):  # known: not read again
+        hook.check_chain()
     hook.close()
 
 
