@@ -28,6 +28,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.deposits.scan import (
     DepositScan,
     ScanReport,
@@ -141,6 +142,8 @@ class TronNodeDepositScanOperator(BaseOperator):
         from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 
         node = TronNodeHook(self.tron_node_conn_id)
+        with as_airflow():  # a node on another chain (WrongChain) fails for good
+            node.check_chain()
         ledger = DepositLedger()
         try:
             while True:
