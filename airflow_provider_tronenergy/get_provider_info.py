@@ -72,10 +72,26 @@ _EXTRA_FIELDS: dict[str, Any] = {
 }
 
 _NODE_FIELDS: dict[str, Any] = {
+    "network": {
+        "label": "Network",
+        "description": "The chain this node must be on, checked against its block 0 before "
+        "anything moves: mainnet, nile, shasta, or custom (a private chain or the sandbox: set "
+        "its genesis block id and USDT contract). Empty: mainnet.",
+        "schema": {"type": ["string", "null"],
+                   "enum": ["mainnet", "nile", "shasta", "custom", None]},
+    },
+    "genesis_block_id": {
+        "label": "Genesis block id",
+        "description": "Block 0's blockID (/wallet/getblockbynum {\"num\": 0}), 64 hex: "
+        "required with network custom.",
+        "schema": {"type": ["string", "null"]},
+    },
     "usdt_contract": {
         "label": "USDT contract",
-        "description": "The USDT TRC20 contract to read balances and estimates against "
-        "(empty: mainnet's TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t).",
+        "description": "The USDT TRC20 contract to read balances and estimates against. Empty: "
+        "the network's (mainnet TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t, Nile "
+        "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf, Shasta TG3XXyExBkPp9nzdajDZsozEu4BkaSJozs); "
+        "another on those networks is refused; required with custom.",
         "schema": {"type": ["string", "null"]},
     },
     "timeout": {
@@ -97,9 +113,9 @@ _NODE_FIELDS: dict[str, Any] = {
     },
     "explorer_url": {
         "label": "Block explorer URL",
-        "description": "Root of the TronScan the payout links open, for this node's chain: "
-        "https://nile.tronscan.org (Nile), https://shasta.tronscan.org (Shasta), a private "
-        "one. Empty: https://tronscan.org.",
+        "description": "Root of the TronScan the payout links open, for this node's chain. "
+        "Empty: the network's (https://tronscan.org, https://nile.tronscan.org, "
+        "https://shasta.tronscan.org); a custom chain without one shows no links.",
         "schema": {"type": ["string", "null"]},
     },
 }

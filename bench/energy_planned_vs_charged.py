@@ -49,6 +49,7 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
+from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
@@ -217,7 +218,9 @@ def main() -> None:
     met = []
     try:
         os.environ[f"AIRFLOW_CONN_{NODE_CONN.upper()}"] = json.dumps(
-            {"conn_type": "tron_node", "host": sandbox.root_url})
+            {"conn_type": "tron_node", "host": sandbox.root_url,
+             "extra": {"network": "custom", "genesis_block_id": GENESIS_BLOCK_ID,
+                       "usdt_contract": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"}})
         control = Control(sandbox, random.Random(args.seed))
         key = PrivateKey.random()
         sender = key.public_key.to_base58check_address()

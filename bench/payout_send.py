@@ -82,6 +82,7 @@ from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
+from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
@@ -490,7 +491,9 @@ def main() -> None:
     try:
         os.environ[f"AIRFLOW_CONN_{NODE_CONN.upper()}"] = json.dumps(
             {"conn_type": "tron_node", "host": sandbox.root_url,
-             **({"extra": {"multicall": MULTICALL}} if args.multicall == "on" else {})})
+             "extra": {"network": "custom", "genesis_block_id": GENESIS_BLOCK_ID,
+                       "usdt_contract": USDT,
+                       **({"multicall": MULTICALL} if args.multicall == "on" else {})}})
         met = {}
         with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
             for size in sizes:

@@ -49,6 +49,7 @@ from main_ui import PAGE
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID as GENESIS
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox, stop_process
 
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".main-job"
 DAG_ID = "batch_payout_preparation"
+USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+"""The sandbox's USDT contract (mainnet's address; the node connection names it)."""
 
 
 def bold(text: str) -> str:
@@ -105,10 +108,14 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
     env = metadata_env(home)
     env.update({
         # The sandbox is also a TRON node: the payout DAGs read the chain through it.
-        # ... and has a Multicall: the holders' balances read many per request.
+        # ... and has a Multicall: the holders' balances read many per request. Its chain is
+        # a custom one: its block 0 (checked before anything moves) and its USDT named.
         "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
                                                       "host": sandbox.root_url,
-                                                      "extra": {"multicall": MULTICALL}}),
+                                                      "extra": {"network": "custom",
+                                                                "genesis_block_id": GENESIS,
+                                                                "usdt_contract": USDT,
+                                                                "multicall": MULTICALL}}),
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret,

@@ -144,8 +144,10 @@ def test_node_connection_form_as_the_ui_receives_it():
 
     [meta] = [m for m in HookMetaService.hook_meta_data() if m.connection_type == "tron_node"]
     sent = meta.model_dump(mode="json")
-    assert set(sent["extra_fields"]) == {"usdt_contract", "timeout", "max_retries",
-                                         "max_answer_bytes", "explorer_url"}
+    assert set(sent["extra_fields"]) == {"network", "genesis_block_id", "usdt_contract",
+                                         "timeout", "max_retries", "max_answer_bytes",
+                                         "explorer_url"}
+    assert sent["extra_fields"]["network"]["value"] is None  # empty: mainnet
     assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
     assert sent["extra_fields"]["max_retries"]["value"] == 3
     standard = sent["standard_fields"]

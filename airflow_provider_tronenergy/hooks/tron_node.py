@@ -6,10 +6,13 @@ connection (:class:`~..errors.ConnectionMissing`, before anything is bought, sig
 credited). A payout batch's preparation may go without on-chain checks, but only when the
 person writes ``tron_node_conn_id=None`` (:meth:`TronNodeHook.chosen`); a typo is never
 read as "no node" (``hooks.lookup``). The hook reads; it never signs a transaction.
+Before its client reads anything for a task, the node's block 0 is checked against the
+connection's ``network`` (:meth:`TronNodeHook.check_chain`, :mod:`~..node.network`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from functools import cached_property
@@ -25,10 +28,8 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _mask,
     _max_answer_bytes,
     _timeout,
-    connection_explorer,
 )
 from airflow_provider_tronenergy.node.models import (
-    USDT_MAINNET,
     Block,
     BlockBody,
     BroadcastAnswer,
@@ -39,9 +40,18 @@ from airflow_provider_tronenergy.node.models import (
     TransactionInfo,
 )
 from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULTICALL_CHUNK
+from airflow_provider_tronenergy.node.network import (
+    CUSTOM,
+    DEFAULT_NETWORK,
+    Network,
+    WrongChain,
+    check_genesis,
+    network_of,
+    same_chain,
+)
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.explorer import Explorer
+from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
 from airflow_provider_tronenergy.protocol.numbers import parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
@@ -59,11 +69,14 @@ class TronNodeHook(BaseHook):
 
     :param tron_node_conn_id: an Airflow connection of type ``tron_node``: host is the
         node's HTTP root (TronGrid, a Nile gateway, an own java-tron), password the
-        optional API key; extras ``usdt_contract``, ``timeout`` (seconds, ``[connect, read]``
+        optional API key; extras ``network`` (``mainnet`` when absent, ``nile``, ``shasta``,
+        or ``custom`` with ``genesis_block_id``: the chain the node must be on, checked by
+        :meth:`check_chain`), ``usdt_contract`` (the network's USDT by default; another is
+        refused; a custom chain names its own), ``timeout`` (seconds, ``[connect, read]``
         or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
-        ``explorer_url`` (the block explorer the payout links point to), ``multicall`` (a
-        Multicall contract: recipients' balances read many per request) and
-        ``multicall_chunk``.
+        ``explorer_url`` (the block explorer the payout links point to; the network's
+        TronScan by default), ``multicall`` (a Multicall contract: recipients' balances read
+        many per request) and ``multicall_chunk``.
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -80,6 +93,9 @@ class TronNodeHook(BaseHook):
         # from, what needs the node, and where the person may go without it.
         self._needs, self._setting, self._otherwise = needs, setting, otherwise
         self._conn: Connection | None = None
+        self._chain: Network | None = None
+        self._genesis: str | None = None
+        self._wrong: str | None = None
 
     def __repr__(self) -> str:
         return f"TronNodeHook(tron_node_conn_id={self.tron_node_conn_id!r})"
@@ -144,9 +160,11 @@ class TronNodeHook(BaseHook):
             limit = _max_answer_bytes(extras, NODE_MAX_ANSWER_BYTES)
         except TronEnergyConnectionError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
-        cls.explorer(conn)  # a bad one fails before anything is signed, not after
+        network = cls.network(conn)
+        if network.explorer_url is not None:
+            cls.explorer(conn)  # a bad one fails before anything is signed, not after
         return {"url": url, "api_key": conn.password or None,
-                "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
+                "usdt_contract": network.usdt_contract,
                 "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit,
                 **cls._multicall(conn, extras)}
 
@@ -173,26 +191,83 @@ class TronNodeHook(BaseHook):
         return {"multicall": address, "multicall_chunk": size}
 
     @classmethod
+    def network(cls, conn: Connection) -> Network:
+        """The chain the connection means (extras ``network``, ``genesis_block_id``,
+        ``usdt_contract``, ``explorer_url``: :func:`~..node.network.network_of`), checked."""
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        try:
+            return network_of(extras)
+        except ValueError as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+
+    @classmethod
     def explorer(cls, conn: Connection) -> Explorer:
         """Extra ``explorer_url``: the block explorer of this node's chain (the payouts'
-        links); default mainnet TronScan."""
-        return connection_explorer(conn, TronNodeConnectionError)
+        links); default the network's TronScan. A custom chain without one has none."""
+        network = cls.network(conn)
+        if network.explorer_url is None:
+            raise TronNodeConnectionError(
+                f"connection {conn.conn_id!r}: network {CUSTOM} names no explorer_url, so no "
+                "link to a block explorer is shown")
+        try:
+            return explorer_of(network.explorer_url)
+        except ExplorerError as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: extra {exc}") from None
 
     def get_explorer(self) -> Explorer:
         """The explorer of this hook's connection (:meth:`explorer`)."""
         return self.explorer(self.connection())
 
     def get_conn(self) -> TronNodeClient:
-        """One client per hook instance: one connection pool for all reads."""
-        return self._client
+        """One client per hook instance (one connection pool for all reads), handed out once
+        its node is on the connection's chain (:meth:`check_chain`)."""
+        client = self._client
+        self.check_chain()
+        return client
+
+    def check_chain(self) -> str:
+        """The node's block 0 id, once it is the connection's ``network``'s; read once per
+        hook instance (a task try, a trigger run), so every reader of the hook is checked
+        before anything moves.
+
+        :raises WrongChain: the node's block 0 is another chain's (or it has none), naming
+            the connection, the network it says and what the node answered.
+        """
+        client = self._client
+        if self._wrong is not None:  # a chain does not change under a hook: no read again
+            raise WrongChain(self._wrong)
+        if self._genesis is None:
+            assert self._chain is not None  # set with the client
+            try:
+                self._genesis = check_genesis(self.tron_node_conn_id, self._chain,
+                                              client.get_genesis_block_id())
+            except WrongChain as exc:
+                self._wrong = str(exc)
+                raise
+        return self._genesis
+
+    def check_same_chain(self, other: TronNodeHook) -> None:
+        """Both hooks' nodes on their connections' chain, and on one chain (a payout sent
+        through one and confirmed through the other); else :class:`WrongChain` naming both."""
+        same_chain((self.tron_node_conn_id, self.check_chain()),
+                   (other.tron_node_conn_id, other.check_chain()))
+
+    async def acheck_chain(self) -> str:
+        """:meth:`check_chain` for a trigger: the connection read on the event loop as the
+        triggers read it, block 0 in a thread."""
+        self._client  # noqa: B018 - reads the connection here
+        return await asyncio.to_thread(self.check_chain)
 
     @cached_property
     def _client(self) -> TronNodeClient:
+        """The client, its chain not yet checked (:meth:`get_conn` checks it)."""
         from airflow_provider_tronenergy.node.client import TronNodeClient
 
         conn = self.connection()
+        settings = self.node_settings(conn)
+        self._chain = self.network(conn)
         try:
-            return TronNodeClient(**self.node_settings(conn))
+            return TronNodeClient(**settings)
         except ValueError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
 
@@ -271,9 +346,10 @@ class TronNodeHook(BaseHook):
 
         try:
             block = self.get_now_block()
-        except (NodeError, ValueError) as exc:
+        except (NodeError, ValueError, WrongChain) as exc:
             return False, str(exc)
-        return True, f"Connected: head block {block.number}"
+        network = self._chain.name if self._chain else DEFAULT_NETWORK
+        return True, f"Connected to {network}: head block {block.number}"
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
@@ -284,7 +360,7 @@ class TronNodeHook(BaseHook):
             "placeholders": {
                 "host": "https://api.trongrid.io",
                 "password": "optional",
-                "extra": json.dumps({"usdt_contract": USDT_MAINNET, "timeout": 10,
+                "extra": json.dumps({"network": DEFAULT_NETWORK, "timeout": 10,
                                      "max_retries": 3}),
             },
         }

@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.node.multicall import (
     decode_balances,
     encode_balances,
 )
+from airflow_provider_tronenergy.node.network import genesis_id
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
@@ -345,6 +346,17 @@ class TronNodeClient(TransferReads):
         if not payload:
             return None
         return self._checked(path, lambda: BlockBody.from_node(number, payload))
+
+    def get_genesis_block_id(self) -> str | None:
+        """Block 0's ``blockID`` (``wallet/getblockbynum {"num": 0}``), lower hex: what tells
+        this node's chain; None when the node answers no block 0. An id that cannot be a
+        block 0's (not 64 hex, its number not 0) is a :class:`NodeError`."""
+        path = "wallet/getblockbynum"
+        payload = self._call(path, lambda: dict(self._provider.make_request(
+            path, {"num": 0, "visible": True})))
+        if not payload:
+            return None
+        return self._checked(path, lambda: genesis_id(payload.get("blockID"), "block 0's id"))
 
     def get_block_receipts(self, number: int, *,
                            solidified: bool = False) -> list[TransactionInfo]:

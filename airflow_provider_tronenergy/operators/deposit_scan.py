@@ -142,9 +142,10 @@ class TronNodeDepositScanOperator(BaseOperator):
         addresses, tokens, settings, _, interval = self._checked()
         from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 
-        with as_airflow():  # a node connection that names nothing: failed, nothing credited
+        with as_airflow():  # names no connection, or a node on another chain: failed for good
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
+            node.check_chain()
         ledger = DepositLedger()
         try:
             while True:

@@ -109,6 +109,7 @@ class TronEnergyKeeperOperator(BaseOperator):
         registry = KeeperRegistry()
         try:
             with as_airflow():  # KeeperBlind is retryable: the next try, or wake, reads again
+                node.check_chain()  # WrongChain (not retried) before anything is bought
                 keeper = Keeper(name, policy,
                                 service.get_conn(), node, journal_for("keeper"),
                                 scope=task_scope(context, self.task_id), log=self.log,

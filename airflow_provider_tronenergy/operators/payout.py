@@ -216,7 +216,7 @@ class TronPayoutOperator(BaseOperator):
             as_int(self.confirm_timeout, "confirm_timeout")
             self._solidified()
             check_settings(*self._wallet_settings())
-            self._confirm_node()  # a confirming node that names nothing: before any signing
+            self._confirm_node()  # names a connection, on the first node's chain: before signing
         except PayoutInputError:
             raise
         except ValueError as exc:
@@ -237,20 +237,25 @@ class TronPayoutOperator(BaseOperator):
         return self._node_hook_
 
     def _node(self) -> Any:
-        """The node client, one per operator instance (one connection pool)."""
+        """The node client, one per operator instance (one connection pool), its chain
+        checked (``TronNodeHook.get_conn``)."""
         if getattr(self, "_node_client", None) is None:
             self._node_client = self._node_hook().get_conn()
         return self._node_client
 
     def _confirm_node(self) -> Any:
-        """The confirming node's client, when a connection names one (one that names no
-        connection fails the task: ``ConnectionMissing``)."""
+        """The confirming node's client, when a connection names one: one that names no
+        connection fails the task (``ConnectionMissing``); it must be on its connection's chain
+        and on the first node's (``WrongChain`` otherwise), before anything is signed."""
         conn_id = optional_text(self.confirm_node_conn_id)
         if conn_id is None:
             return None
         if getattr(self, "_confirm_client", None) is None:
-            self._confirm_client = TronNodeHook.required(
-                conn_id, needs=CONFIRM_NODE_NEEDED, setting="confirm_node_conn_id").get_conn()
+            hook = TronNodeHook.required(
+                conn_id, needs=CONFIRM_NODE_NEEDED, setting="confirm_node_conn_id")
+            client = hook.get_conn()
+            self._node_hook().check_same_chain(hook)
+            self._confirm_client = client
         return self._confirm_client
 
     def _journal(self) -> PayoutJournal:

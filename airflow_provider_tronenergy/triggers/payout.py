@@ -87,6 +87,11 @@ class TronPayoutBatchTrigger(BaseTrigger):
             TronNodeHook.required, self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
             setting="confirm_node_conn_id") if self.confirm_node_conn_id else None
         try:
+            # Each node's block 0, once per run (in a thread), and both on one chain.
+            await hook.acheck_chain()
+            if second is not None:
+                await second.acheck_chain()
+                hook.check_same_chain(second)
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
                                 follow=self.follow, solidified=self.solidified,
                                 budget=self.budget, log=self.log,

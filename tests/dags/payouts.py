@@ -35,5 +35,6 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             clock_tolerance_seconds="{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
             permission_id="{{ dag_run.conf.get('permission_id', 0) }}",
             cosigner_conn_ids="{{ dag_run.conf.get('cosigners', []) }}",
+            confirm_node_conn_id="{{ dag_run.conf.get('confirm_node_conn_id', '') }}",
             poll_interval=0.5, deferrable=deferrable)
     DAGS[name] = dag

@@ -59,6 +59,7 @@ from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJou
 from support.browser import browser_page, skip_without_browser
 from support.metadata_template import create_migrated_database
 from support.ports import release_port, reserve_port
+from support.sandbox import node_connection_json
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]
@@ -166,8 +167,7 @@ def keeper_env(sandbox: SandboxProcess, wallet: str) -> dict[str, str]:
     """The energy keeper's settings: one wallet, the sandbox's hour (180 s at 0.05), its
     watcher polling every second, the node the sandbox is."""
     return {
-        "AIRFLOW_CONN_TRON_NODE_DEFAULT": json.dumps({"conn_type": "tron_node",
-                                                      "host": sandbox.root_url}),
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection_json(sandbox.root_url),
         "AIRFLOW_VAR_TRONENERGY_KEEPER": json.dumps({
             "wallets": [wallet], "floor": "200000", "target": "500000", "price_cap": "0.5",
             "daily_budget": "100", "renew_before": "0", "hour_seconds": "180"}),

@@ -56,6 +56,7 @@ from support.doctor import node_connection, unwired
 from support.metadata_template import create_migrated_database
 from support.own_api import own_token, wait_for_own_api_server
 from support.ports import release_port, reserve_port
+from support.sandbox import node_connection_json
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]
@@ -349,9 +350,8 @@ def airflow_env(home: Path, dbname: str, port: int, sandbox: SandboxProcess,
         "AIRFLOW_VAR_TRONENERGY_DEPOSIT_ADDRESSES": json.dumps([deposit_address]),
         "AIRFLOW_VAR_TRONENERGY_CALLBACK_URL": f"{base}/tronenergy/callbacks",
         "TRONENERGY_DEPOSITS_DB": f"postgresql+psycopg2://postgres@127.0.0.1:5432/{dbname}",
-        # The node the deposit credits are proven on (and payouts, below, read): the
-        # sandbox's chain, a custom network named by its block 0.
-        "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection(sandbox.root_url),
+        # The node the deposit credits are proven on (and payouts, below, read).
+        "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection_json(sandbox.root_url),
         "PYTHONUNBUFFERED": "1",
     })
     if signer_key is not None:

@@ -167,3 +167,21 @@ def test_a_node_that_fails_the_estimates_fails_the_try_and_the_retry_reads_again
     assert out["preflight_on_chain"][:2] == ("success", 2)
     assert out["publish_batch_ready"][2]["onchain"]["estimated_by_node"] == 2
     assert len(placed) == 1  # one order for the batch, bought once
+
+
+@pytest.mark.parametrize(("extra", "says"), [({}, "mainnet"), ({"network": "nile"}, "nile")])
+def test_a_node_on_another_chain_than_its_connection_says_buys_and_activates_nothing(
+        run_dag, control, sandbox, tmp_path, monkeypatch, capfd, extra, says):
+    """A connection without ``network`` (mainnet) or saying Nile, pointing at the sandbox (a
+    custom chain): the pre-flight's first read is block 0, so the run fails there, not
+    retried, before any order or activation."""
+    import json
+
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url, "extra": extra}))
+    sender = control.wallet(trx="50", usdt="1000", staked=300_000)
+    out, placed = _run(run_dag, control, tmp_path, sender, [random_address()])
+    assert out["__run__"] == "failed"
+    assert out["preflight_on_chain"][:2] == ("failed", 1)  # refused, not retried
+    assert placed == [] and out["activate_recipients"][0] != "success"
+    assert f"'tron_node_default' says network {says}" in capfd.readouterr().out

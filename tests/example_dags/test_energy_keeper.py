@@ -75,6 +75,20 @@ def test_bad_settings_fail_before_anything_is_read_and_are_not_retried(
     assert control.orders(wallet) == []
 
 
+def test_a_node_on_another_chain_than_its_connection_says_buys_nothing(
+        run_dag, control, sandbox, stores, monkeypatch, capfd):
+    """No ``network`` extra is mainnet; the sandbox is a custom chain: refused at block 0."""
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    wallet = control.wallet(trx="10", staked=150_000)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps({**SETTINGS,
+                                                                    "wallets": [wallet]}))
+    out = run_dag(example.dag)
+    assert out["keep"][:2] == ("failed", 1), out  # one try although the DAG retries once
+    assert "'tron_node_default' says network mainnet" in capfd.readouterr().out
+    assert control.orders(wallet) == []
+
+
 def test_without_wallets_a_run_skips(run_dag, control, node_conn, stores, monkeypatch):
     monkeypatch.delenv("AIRFLOW_VAR_TRONENERGY_KEEPER", raising=False)
     out = run_dag(example.dag)

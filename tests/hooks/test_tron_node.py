@@ -17,10 +17,26 @@ from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError,
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
-from support.hostile_server import HostileServer, answer
+from airflow_provider_tronenergy.node.network import NETWORKS
+from support.hostile_server import Behaviour, HostileServer, answer
 from support.receiver import RecordingReceiver
 
 API_KEY = "node-key-5f1c2a7e-0000-4bd1-9a3e-1234567890ab"
+MAINNET_GENESIS = {"blockID": NETWORKS["mainnet"].genesis_block_id,
+                   "block_header": {"raw_data": {}}}
+
+
+def node_answer(body: object, genesis: object = MAINNET_GENESIS) -> Behaviour:
+    """A node answering block 0 with ``genesis`` (mainnet's) and every other call ``body``:
+    the hook reads block 0 before it hands its client out."""
+    zero, other = answer(200, genesis), answer(200, body)
+
+    def behave(sock, request) -> None:
+        asked = request.path == "/wallet/getblockbynum" and json.loads(request.body) == {
+            "num": 0, "visible": True}
+        (zero if asked else other)(sock, request)
+
+    return behave
 
 
 def _connect(monkeypatch: pytest.MonkeyPatch, conn_id: str, **fields) -> TronNodeHook:
@@ -36,7 +52,7 @@ def test_settings_from_a_connection(monkeypatch):
     assert settings == {"url": "https://nile.example", "api_key": API_KEY,
                         "usdt_contract": USDT_MAINNET, "timeout": Timeout(2.5, 2.5),
                         "max_retries": 0, "max_answer_bytes": 16_777_216}
-    assert API_KEY not in repr(hook) and API_KEY not in repr(hook.get_conn())
+    assert API_KEY not in repr(hook) and API_KEY not in repr(TronNodeClient(**settings))
 
 
 NEEDS = "payouts need a TRON node to sign against"
@@ -127,21 +143,23 @@ HEAD = {"blockID": (1_000).to_bytes(8, "big").hex() + "ab" * 24,
 
 def test_the_api_key_travels_only_as_its_header(monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
-    with HostileServer(answer(200, HEAD)) as node:
+    with HostileServer(node_answer(HEAD)) as node:
         hook = _connect(monkeypatch, "node_key", host=node.root, password=API_KEY)
-        assert hook.test_connection() == (True, "Connected: head block 1000")
+        assert hook.test_connection() == (True, "Connected to mainnet: head block 1000")
         keyless = _connect(monkeypatch, "node_nokey", host=node.root)
         keyless.get_now_block()
         hook.close()
         keyless.close()
-    first, second = node.received
+    genesis, first, _, second = node.received
+    assert genesis.path == "/wallet/getblockbynum"
+    assert genesis.headers["tron-pro-api-key"] == API_KEY
     assert first.path == "/wallet/getnowblock" and first.headers["tron-pro-api-key"] == API_KEY
     assert "tron-pro-api-key" not in second.headers  # no key of tronpy's own, ever
     assert API_KEY not in first.body.decode() and API_KEY not in caplog.text
 
 
 def test_the_connection_test_fails_on_an_answer_that_is_no_block(monkeypatch):
-    with HostileServer(answer(200, {"ok": True})) as node:
+    with HostileServer(node_answer({"ok": True})) as node:
         hook = _connect(monkeypatch, "node_noblock", host=node.root)
         ok, message = hook.test_connection()
         hook.close()
@@ -178,14 +196,14 @@ def test_bad_input_is_refused_before_any_request():
 def test_the_solid_block_and_a_blocks_receipts_through_the_hook(monkeypatch):
     receipt = {"id": "cd" * 32, "blockNumber": 1_000, "blockTimeStamp": 1_700_000_000_000,
                "receipt": {"result": "SUCCESS"}}
-    with HostileServer(answer(200, HEAD)) as node:
+    with HostileServer(node_answer(HEAD)) as node:
         hook = _connect(monkeypatch, "node_solid", host=node.root)
         assert hook.get_solid_block().block_id == HEAD["blockID"]
         hook.close()
-    with HostileServer(answer(200, [receipt])) as node:
+    with HostileServer(node_answer([receipt])) as node:
         hook = _connect(monkeypatch, "node_receipts", host=node.root)
         (info,) = hook.get_block_receipts(1_000, solidified=True)
         hook.close()
     assert (info.tx_hash, info.block_number, info.solidified, info.succeeded) == \
         ("cd" * 32, 1_000, True, True)
-    assert node.received[0].path == "/walletsolidity/gettransactioninfobyblocknum"
+    assert node.received[1].path == "/walletsolidity/gettransactioninfobyblocknum"

@@ -121,3 +121,22 @@ def test_an_address_registered_after_the_checkpoint_is_backfilled_once(
     with DepositLedger(ledger_url) as ledger:
         assert [(c.tx_hash, c.to_address, c.units, c.source) for c in ledger.credits()] == [
             (paid["txid"], b, 6_500_000, "scan")]
+
+
+def test_a_node_on_another_chain_than_its_connection_says_credits_nothing(
+        control, sandbox, ledger_url, run_dag, monkeypatch):
+    """No ``network`` extra is mainnet; the sandbox is a custom chain: refused at block 0."""
+    import json
+
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    to = random_address()
+    now = control.post("/chain/pause")["head"]
+    place(control, [{"block": now - 30, "to": to, "units": 5_000_000}])
+    try:
+        out = run_dag(DAGS["te_deposit_scan_worker"], addresses=[to], start=now - 40)
+    finally:
+        control.post("/chain/resume")
+    assert out["scan"][:2] == ("failed", 1)  # not retried
+    with DepositLedger(ledger_url) as ledger:
+        assert ledger.credits() == []

@@ -16,6 +16,7 @@ from payouts import DAGS
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from support.sandbox import node_connection_json
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 
@@ -406,16 +407,20 @@ def test_a_transfer_a_block_already_holds_is_not_counted_against_the_balance_twi
 
 
 def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, control, wallet,
-                                                                     journal):
+                                                                     journal, sandbox,
+                                                                     monkeypatch):
+    """The sandbox is a custom chain: its explorer is the one its connection names."""
     from support.links import ui_extra_links
 
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(
+        sandbox, explorer_url="https://scan.example"))
     _, sender = wallet
     rows = [{"recipient": control.wallet(trx="1", usdt="1"), "amount": "1"} for _ in range(2)]
     out = run_dag(DAGS["te_payouts_deferrable"], payouts=rows, sender=sender,
                   batch_id="links-1")
     assert out["send"][0] == "success" and out["send"][2]["states"] == {"confirmed": 2}
     assert ui_extra_links("te_payouts_deferrable", out["__run_id__"], "send") == {
-        "TronScan: payouts": f"https://tronscan.org/#/address/{sender}"}
+        "TronScan: payouts": f"https://scan.example/#/address/{sender}"}
 
 
 def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
@@ -423,9 +428,8 @@ def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
     """The node connection's explorer_url (Nile here); the task failed, the link stays."""
     from support.links import ui_extra_links
 
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
-        {"conn_type": "tron_node", "host": sandbox.root_url,
-         "extra": {"explorer_url": "https://nile.tronscan.org"}}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(
+        sandbox, explorer_url="https://nile.tronscan.org"))
     key = PrivateKey.random()
     sender = key.public_key.to_base58check_address()
     control.wallet(sender, trx="100", usdt="100")
@@ -445,9 +449,8 @@ def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
 def test_a_bad_explorer_url_on_the_node_connection_signs_nothing(run_dag, control, wallet,
                                                                  journal, sandbox, monkeypatch,
                                                                  capfd):
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
-        {"conn_type": "tron_node", "host": sandbox.root_url,
-         "extra": {"explorer_url": "https://nile.tronscan.org/#/transaction/"}}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(
+        sandbox, explorer_url="https://nile.tronscan.org/#/transaction/"))
     _, sender = wallet
     out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": control.wallet(trx="1", usdt="1"),
                                                 "amount": "1"}],

@@ -82,6 +82,18 @@ def test_a_kms_key_outside_the_permission_signs_nothing(run_dag, kms_wallet, jou
     assert successes(control, sender) == Counter() and journal.recent() == []
 
 
+def test_a_kms_key_of_another_account_signs_nothing(run_dag, kms_wallet, journal, capfd):
+    """Owner permission (0), the wallet's own key offline: the KMS key is another account's,
+    so the pre-flight refuses it before KMS is asked for a signature."""
+    control, _, sender, signer = kms_wallet
+    recipient = control.wallet(trx="1", usdt="1")
+    out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "1"}],
+                  sender=sender, batch_id="kms-other")
+    assert out["send"][:2] == ("failed", 1), out  # not retried
+    assert f"signs for {signer.address}, not the sender {sender}" in capfd.readouterr().out
+    assert successes(control, sender) == Counter() and journal.recent() == []
+
+
 def test_a_two_of_three_batch_short_of_the_multi_sign_fee_signs_nothing(
         run_dag, control, journal, capfd, monkeypatch):
     """Energy and bandwidth staked; TRX a sun short of two transfers' 1 TRX multi-sign fee.

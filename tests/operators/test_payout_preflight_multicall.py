@@ -9,14 +9,13 @@ batch is refused, nothing signed.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from operators.test_payout_preflight import journal, node  # noqa: F401  # fixtures
 from operators.test_payout_preflight import (
     test_recipients_emptied_since_preparation_are_counted_as_first_transfers as swept_case,
 )
+from support.sandbox import node_connection_json
 from tronenergy_sandbox.chain.multicall import MULTICALL
 
 pytestmark = pytest.mark.usefixtures("node_conn")
@@ -25,8 +24,8 @@ pytestmark = pytest.mark.usefixtures("node_conn")
 @pytest.fixture
 def node_conn(sandbox, monkeypatch) -> str:
     """``tron_node_default``: the sandbox, naming its multicall."""
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
-        {"conn_type": "tron_node", "host": sandbox.root_url, "extra": {"multicall": MULTICALL}}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(
+        sandbox, multicall=MULTICALL))
     return "tron_node_default"
 
 

@@ -36,6 +36,7 @@ from support.drills import (
     run_worker,
     start_worker,
 )
+from support.sandbox import node_connection_json
 from support.waiting import wait_until
 from tronenergy_sandbox import SandboxServer
 
@@ -226,9 +227,8 @@ def test_a_failed_task_cleared_then_a_new_run_of_the_same_batch_in_airflow(
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", batch.journal_url)
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
         {"conn_type": "tron_signer", "password": batch.key_hex}))
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
-        {"conn_type": "tron_node", "host": chain.sandbox.root_url,
-         "extra": {"max_retries": 0}}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(
+        chain.sandbox, max_retries=0))
     conf = {"payouts": batch.rows, "sender": batch.sender, "batch_id": batch.batch_id}
 
     def cut_the_node_once_sending_began() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from support.control import Control
-from support.sandbox import default_connection, sandbox_fixture
+from support.sandbox import default_connection, node_connection_json, sandbox_fixture
 from tronenergy_sandbox import SandboxServer
 
 sandbox = sandbox_fixture(scope="module")
@@ -27,7 +27,7 @@ def conn(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> str:
 def node_conn(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> str:
     """``tron_node_default``: the sandbox, which is also a TRON node."""
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT",
-                       json.dumps({"conn_type": "tron_node", "host": sandbox.root_url}))
+                       node_connection_json(sandbox))
     return "tron_node_default"
 
 

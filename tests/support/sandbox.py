@@ -14,6 +14,12 @@ from typing import Any, Literal
 import pytest
 
 from tronenergy_sandbox import SandboxConfig, SandboxServer
+from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
+
+SANDBOX_GENESIS = GENESIS_BLOCK_ID
+"""Block 0 of every sandbox chain: a ``tron_node`` connection to one names it."""
+SANDBOX_USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+"""The sandbox's USDT contract (it deploys mainnet's address)."""
 
 # A free loopback port; the service's 10 s / 60 s / 300 s waits become 0.1 / 0.6 / 3 s.
 Scope = Literal["session", "package", "module", "class", "function"]
@@ -68,3 +74,17 @@ def default_connection(monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer,
     """Make ``tronenergy_default`` a connection to ``sandbox`` (see :func:`connection_json`)."""
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", connection_json(sandbox, **options))
     return "tronenergy_default"
+
+
+def node_extra(**extra: object) -> dict[str, object]:
+    """A ``tron_node`` connection's extras for a sandbox: a ``custom`` chain, its genesis and
+    USDT named (the provider refuses any other network there); ``extra`` adds more."""
+    return {"network": "custom", "genesis_block_id": SANDBOX_GENESIS,
+            "usdt_contract": SANDBOX_USDT, **extra}
+
+
+def node_connection_json(sandbox: SandboxServer | str, **extra: object) -> str:
+    """An Airflow ``tron_node`` connection (``AIRFLOW_CONN_*`` JSON) to ``sandbox`` (a server,
+    or its root URL) as the custom chain it is (:func:`node_extra`)."""
+    root = sandbox if isinstance(sandbox, str) else sandbox.root_url
+    return json.dumps({"conn_type": "tron_node", "host": root, "extra": node_extra(**extra)})

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from support.sandbox import node_connection_json
 
 
 def test_serialize_round_trips_identifiers_only():
@@ -38,11 +39,29 @@ def test_constructor_rejects_bad_arguments(kwargs):
 
 def test_an_empty_batch_is_settled_at_once(sandbox, monkeypatch, tmp_path):
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", json.dumps(
-        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", node_connection_json(sandbox))
     trigger = TronPayoutBatchTrigger("nothing", "tron_node_t", end_time=time.time() + 5)
     event = asyncio.run(trigger._wait())
     assert event["status"] == "done" and event["total"] == 0
+
+
+def test_a_confirming_node_on_another_chain_ends_with_an_error_event(sandbox, monkeypatch,
+                                                                    tmp_path):
+    """Both nodes' block 0, once per run, before the watch reads a receipt."""
+    from airflow_provider_tronenergy.node.network import NETWORKS
+    from support.hostile_server import HostileServer, answer
+
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", node_connection_json(sandbox))
+    with HostileServer(answer(200, {"blockID": NETWORKS["nile"].genesis_block_id})) as nile:
+        monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_NILE", json.dumps(
+            {"conn_type": "tron_node", "host": nile.root, "extra": {"network": "nile"}}))
+        event = asyncio.run(TronPayoutBatchTrigger(
+            "nothing", "tron_node_t", end_time=time.time() + 5,
+            confirm_node_conn_id="tron_node_nile")._wait())
+    assert event["status"] == "error" and event["message"].startswith("WrongChain: ")
+    assert "'tron_node_t' and 'tron_node_nile' are on different chains" in event["message"]
+    assert [seen.path for seen in nile.received] == ["/wallet/getblockbynum"]
 
 
 def test_an_unusable_connection_ends_with_an_error_event(monkeypatch, tmp_path):

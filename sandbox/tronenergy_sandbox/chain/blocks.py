@@ -10,6 +10,11 @@ manual clock in a test moves the chain exactly as far as the test says.
 A block id is java-tron's shape: 8 bytes of the number, then 24 bytes of a hash
 (here SHA-256 of the chain's random seed and the number, so it differs per block
 and per sandbox). Solidification trails the head by :data:`SOLIDIFY_BLOCKS`.
+
+Block 0, the genesis, is the one fixed block: every sandbox answers ``getblockbynum
+{"num": 0}`` with :data:`GENESIS_BLOCK_ID`, so a ``tron_node`` connection to a sandbox
+names it once (``"network": "custom", "genesis_block_id": ...``) and the provider's chain
+check (``TronNodeHook.check_chain``) holds against any sandbox, as against a real network.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ SOLIDIFY_BLOCKS = 19
 """A block is solidified once 19 more blocks are on top of it."""
 TAPOS_BLOCKS = 65_536
 """A transaction must name one of the last 65,536 blocks (its ``ref_block_bytes``)."""
+GENESIS_BLOCK_ID = (bytes(8) + hashlib.sha256(b"tronenergy-sandbox genesis").digest()[8:]).hex()
+"""The sandbox chain's block 0 id: 8 zero bytes (its number), then 24 bytes of the SHA-256
+of a fixed text; the same in every sandbox, so tests and docs can name it."""
 FIRST_BLOCK = 68_000_000
 """The head block of a new sandbox (late-2025 mainnet heights)."""
 
@@ -102,10 +110,17 @@ class Blocks(Database):
         return start_at + (number - start) * self.block_seconds
 
     def block_id(self, number: int) -> str:
-        """8 bytes of the number, then 24 bytes of this chain's hash of it."""
+        """8 bytes of the number, then 24 bytes of this chain's hash of it; block 0 is
+        :data:`GENESIS_BLOCK_ID`."""
+        if number == 0:
+            return GENESIS_BLOCK_ID
         seed = bytes.fromhex(self._meta("chain_seed") or "")
         digest = hashlib.sha256(seed + number.to_bytes(8, "big")).digest()
         return (number.to_bytes(8, "big") + digest[8:]).hex()
+
+    def parent_id(self, number: int) -> str:
+        """The id block ``number`` names as its parent; the genesis names none (zeros)."""
+        return self.block_id(number - 1) if number > 0 else "0" * 64
 
     def witness(self) -> str:
         """The one witness producing this chain's blocks (an address derived from its seed)."""
@@ -115,10 +130,13 @@ class Blocks(Database):
     def block(self, number: int) -> BlockRef | None:
         """Block ``number`` if it has been produced, else None.
 
-        The chain had a past: blocks before the sandbox's first came every interval before it.
+        The chain had a past: blocks before the sandbox's first came every interval before it,
+        back to the genesis (block 0, produced at time 0 as java-tron's genesis is).
         """
-        if number < 1 or number > self.head_number():
+        if number < 0 or number > self.head_number():
             return None
+        if number == 0:
+            return BlockRef(0, 0, GENESIS_BLOCK_ID)
         return BlockRef(number, int(self.block_time(number) * 1000), self.block_id(number))
 
     def block_by_id(self, block_id: str) -> BlockRef | None:

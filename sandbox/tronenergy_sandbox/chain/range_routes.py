@@ -38,7 +38,7 @@ async def _range(request: Request, *, solidified: bool) -> Response:
         block = world.block(number)
         if block is None:
             break
-        blocks.append(views.block_json(block, world.block_id(number - 1),
+        blocks.append(views.block_json(block, world.parent_id(number),
                                        world.block_transactions(number, visible),
                                        world.witness(), visible))
     return Response(json.dumps({"block": blocks}), media_type="application/json")

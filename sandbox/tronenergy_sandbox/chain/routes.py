@@ -42,7 +42,7 @@ def _block(world: World, number: int, visible: bool) -> dict[str, Any]:
     block = world.block(number)
     if block is None:
         return {}
-    return views.block_json(block, world.block_id(number - 1),
+    return views.block_json(block, world.parent_id(number),
                             world.block_transactions(number, visible), world.witness(), visible)
 
 

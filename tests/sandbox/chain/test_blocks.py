@@ -8,10 +8,11 @@ from __future__ import annotations
 import time
 
 import pytest
+import requests
 from tronpy.exceptions import BlockNotFound
 
 from support.chain import Chain, manual_chain
-from support.sandbox import running_sandbox
+from support.sandbox import SANDBOX_GENESIS, running_sandbox
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,23 @@ def test_block_ids_carry_the_number_and_a_hash_that_differs_per_block(chain: Cha
     assert head["block_header"]["raw_data"]["parentHash"] == parent["blockID"]
     assert chain.tron.get_block(head["blockID"])["block_header"]["raw_data"]["number"] == number
     assert chain.tron.get_block(number) == chain.tron.get_block(head["blockID"])
+
+
+def test_block_0_is_the_same_fixed_genesis_in_every_sandbox(chain: Chain):
+    """What the provider's chain check reads (``getblockbynum {"num": 0}``), by number or id,
+    through the full node's and the solidity API: one id, named in docs/sandbox.md."""
+    genesis = chain.tron.get_block(0)
+    assert genesis["blockID"] == SANDBOX_GENESIS
+    assert chain.tron.get_block(SANDBOX_GENESIS)["blockID"] == SANDBOX_GENESIS
+    assert genesis["block_header"]["raw_data"]["parentHash"] == "0" * 64
+    assert "number" not in genesis["block_header"]["raw_data"]  # 0, left out as java-tron does
+    assert chain.tron.get_block(1)["block_header"]["raw_data"]["parentHash"] == SANDBOX_GENESIS
+    solid = chain.tron.provider.make_request("walletsolidity/getblockbynum", {"num": 0})
+    assert solid["blockID"] == SANDBOX_GENESIS
+    with running_sandbox() as other:  # another sandbox, another seed: the same block 0
+        answer = requests.post(f"{other.root_url}/wallet/getblockbynum", json={"num": 0},
+                               timeout=10).json()
+    assert answer["blockID"] == SANDBOX_GENESIS
 
 
 def test_unknown_blocks_are_not_found(chain: Chain):
