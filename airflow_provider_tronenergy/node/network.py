@@ -134,8 +134,8 @@ def check_genesis(conn_id: str, network: Network, answered: str | None) -> str:
     said = "no block 0" if answered is None else f"block 0 {answered}"
     raise WrongChain(f"connection {conn_id!r} says network {network.name} (block 0 "
                      f"{network.genesis_block_id}) but its node answers {said}: nothing was "
-                     f"bought, signed, sent or credited; point the connection at a {network.name} node "
-                     "or set its network extra to the node's chain")
+                     f"bought, signed, sent or credited; point the connection at a "
+                     f"{network.name} node or set its network extra to the node's chain")
 
 
 def same_chain(first: tuple[str, str], second: tuple[str, str]) -> None:

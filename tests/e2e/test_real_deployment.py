@@ -52,7 +52,7 @@ from tronpy.keys import PrivateKey
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import asset_watcher_table, shared_streams
-from support.doctor import node_connection, unwired
+from support.doctor import unwired
 from support.metadata_template import create_migrated_database
 from support.own_api import own_token, wait_for_own_api_server
 from support.ports import release_port, reserve_port
