@@ -23,6 +23,7 @@ import importlib.util
 import inspect
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -128,7 +129,13 @@ class Location:
 def configured_executors() -> list[str] | None:
     """``[core] executor`` as Airflow parses it (aliases, module paths, a hybrid list, team
     prefixes), each executor as its module path; None outside Airflow. Raises what Airflow
-    raises for a setting it refuses."""
+    raises for a setting it refuses.
+
+    A process that has not imported Airflow (the standalone receiver, a script) is outside
+    it: importing Airflow's configuration would take over that process's logging, and no
+    task runs there (a task's process has always imported Airflow)."""
+    if "airflow" not in sys.modules:
+        return None
     try:
         from airflow.configuration import conf  # noqa: F401 (Airflow configured at all?)
     except Exception:  # Airflow absent or unconfigurable: a standalone process

@@ -24,6 +24,7 @@ from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, PayoutState
 from support.chain import Chain, manual_chain
+from support.sandbox import node_connection_json
 from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
 
 
@@ -39,8 +40,7 @@ def world(chain: Chain, monkeypatch, tmp_path) -> Iterator[SimpleNamespace]:
     clock the worker's, and a journal of the test's own."""
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
-        {"conn_type": "tron_node", "host": chain.sandbox.root_url}))
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(chain.sandbox))
     monkeypatch.setattr("airflow_provider_tronenergy.operators.payout.worker_clock",
                         chain.clock)
     key = PrivateKey.random()

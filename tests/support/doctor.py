@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+from support.sandbox import node_connection_json
 
 
 def unwired() -> set[str]:
@@ -21,18 +20,9 @@ def unwired() -> set[str]:
         {"executor and stores"} if not hasattr(sqlstore, "shared_problem") else set())
 
 
-def genesis_block_id(node_root: str) -> str:
-    """Block 0's id as the node prints it (the sandbox is a ``custom`` chain); "" from a
-    sandbox that keeps no block 0 (a release before the network check)."""
-    answer = requests.post(f"{node_root}/wallet/getblockbynum", json={"num": 0}, timeout=10)
-    answer.raise_for_status()
-    return str(answer.json().get("blockID", ""))
-
-
 def node_connection(node_root: str, **extra: Any) -> str:
     """A ``tron_node`` connection (``AIRFLOW_CONN_*`` JSON) to the sandbox's custom chain."""
-    return json.dumps({"conn_type": "tron_node", "host": node_root, "extra": {
-        "network": "custom", "genesis_block_id": genesis_block_id(node_root), **extra}})
+    return node_connection_json(node_root, **extra)
 
 
 def signer_connection(key_hex: str) -> str:
