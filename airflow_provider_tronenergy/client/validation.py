@@ -89,6 +89,26 @@ def rent_time(value: Any, allowed: Collection[Decimal], field: str = "rent_time"
     raise ValidationError(field, f"must be one of {choices} (got {format(number, 'f')})")
 
 
+def quoted_purchase_rent_time(value: Any, rules: ValidationRules,
+                              field: str = "rent_time") -> Decimal:
+    """A ``buy``'s duration that the price endpoint quotes too: what a purchase that reads
+    its price first (the keeper's, held to a price cap) can rent. The purchase endpoints'
+    set (``rules.buy_rent_times``) within the price endpoint's; an empty set skips its
+    side, as everywhere."""
+    number = rent_time(value, (), field)
+    bought, quoted = rules.buy_rent_times, rules.price_rent_times
+    both = bought & quoted if bought and quoted else bought or quoted
+    if (bought or quoted) and number not in both:
+        def listed(times: frozenset[Decimal]) -> str:
+            return ", ".join(format(v, "f") for v in sorted(times)) or "none"
+
+        raise ValidationError(field, (
+            f"{format(number, 'f')} h is not both bought and quoted: must be one of "
+            f"{listed(both)} (purchases accept {listed(bought) if bought else 'any'}, "
+            f"the price endpoint quotes {listed(quoted) if quoted else 'any'})"))
+    return rent_time(number, both, field)
+
+
 def _integer(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"must be an integer, not {type(value).__name__}")

@@ -47,6 +47,9 @@ WAIT: Final = "wait"
 SKIP: Final = "skip"
 REFUSED: Final = (DISPUTED, DISMISSED)
 """Claim states whose callback is never handed on with ``proven=True``."""
+STREAM_BATCH: Final = 500
+"""Stored transfers a consumer reads from the callback store at a time (a sensor's poke, a
+trigger's or the watcher's read)."""
 
 
 @dataclass(frozen=True)

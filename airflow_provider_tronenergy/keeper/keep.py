@@ -81,6 +81,11 @@ class Keeper:
     wake_max_age: float = 60.0
     """Chain seconds a wake's reading of a wallet is used for, instead of reading it again."""
 
+    def __post_init__(self) -> None:
+        # A rent time the service refuses stops the keeper here, before it reads or buys:
+        # not inside a wallet's purchase, after the wallets before it bought.
+        self.policy.check_rent_time(self.client.rules)
+
     def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None,
              seen: Mapping[str, Seen] | None = None) -> list[Decision]:
         """Decide for every wallet and buy what was decided; ``approved``: the most a person

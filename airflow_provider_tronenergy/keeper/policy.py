@@ -11,12 +11,11 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from airflow_provider_tronenergy.client import ValidationError, ValidationRules
+from airflow_provider_tronenergy.client.validation import quoted_purchase_rent_time
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.templated import as_decimal, as_int, is_unset
-
-RENT_TIMES = (Decimal("0.08"), Decimal("0.17"), Decimal("1"))
-"""The durations the service's ``buy`` and price endpoints accept (hours)."""
 
 
 class KeeperPolicyError(NotRetryable, ValueError):
@@ -35,7 +34,9 @@ class KeeperPolicy:
     :param approval_above: a purchase costing more waits for a person (None: never asks).
     :param renew_before: a rental of the keeper's ending within this is renewed, when the
         wallet is in use, before the energy drops.
-    :param rent_time: hours each rental lasts.
+    :param rent_time: hours each rental lasts: one the purchase endpoints accept that the
+        price endpoint quotes too (the keeper reads the price first), checked against the
+        connection's rules by :meth:`check_rent_time` before anything is read or bought.
     :param per_transfer: ``floor`` and ``target`` count USDT transfers to a first-time
         recipient, each at the energy the chain charges one now (the node's estimate), not
         energy: the sizes follow the chain's energy factor (see :meth:`in_energy`).
@@ -65,9 +66,8 @@ class KeeperPolicy:
             problems.append(f"approval_above {text(self.approval_above)} TRX is negative")
         if self.renew_before < 0:
             problems.append(f"renew_before {self.renew_before:g} s is negative")
-        if self.rent_time not in RENT_TIMES:
-            problems.append(f"rent_time {text(self.rent_time)} h is not one the service "
-                            f"accepts ({', '.join(text(t) for t in RENT_TIMES)})")
+        if self.rent_time <= 0:
+            problems.append(f"rent_time {text(self.rent_time)} h must be above 0")
         if problems:
             raise KeeperPolicyError("keeper policy refused: " + "; ".join(problems))
 
@@ -99,6 +99,15 @@ class KeeperPolicy:
             if isinstance(exc, KeeperPolicyError):
                 raise
             raise KeeperPolicyError(f"keeper policy refused: {exc}") from None
+
+    def check_rent_time(self, rules: ValidationRules) -> None:
+        """Refuse a ``rent_time`` the service would not take (``rules``: the connection's),
+        by the purchase endpoints' rule (``client.validation``), before any wallet buys."""
+        try:
+            quoted_purchase_rent_time(self.rent_time, rules)
+        except ValidationError as exc:
+            raise KeeperPolicyError(f"keeper policy refused: {exc}; nothing was bought"
+                                    ) from None
 
     def in_energy(self, transfer_energy: int) -> KeeperPolicy:
         """The policy in energy, a transfer counted at ``transfer_energy`` (the chain's

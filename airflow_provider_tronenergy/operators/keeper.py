@@ -56,7 +56,10 @@ class TronEnergyKeeperOperator(BaseOperator):
         task), not bought; empty: never; templated.
     :param renew_before: seconds before one of its rentals ends that it renews it, while
         the wallet is in use; templated.
-    :param rent_time: hours each rental lasts (0.08, 0.17 or 1); templated.
+    :param rent_time: hours each rental lasts: a duration purchases accept that the price
+        endpoint quotes too (1 on the spec's service; the connection's
+        ``purchase_rent_times`` / ``price_rent_times`` extras follow another); any other
+        fails the task before anything is read or bought; templated.
     :param approved: the approval task's answer (``{"approved": {wallet: max cost}}``):
         buy the purchases a person approved, at most at the cost they saw.
     :param keeper_name: names the keeper's purchases in the journal and its watcher's

@@ -40,15 +40,14 @@ from airflow_provider_tronenergy.callbacks.access import checked_store_url, open
 from airflow_provider_tronenergy.callbacks.events import StoredTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits.handover import (
+    STREAM_BATCH,
     Handover,
     HeldStream,
     TransferFilter,
 )
 from airflow_provider_tronenergy.templated import optional_text
 
-__all__ = ["Handover", "TransferFilter", "TronEnergyTransferTrigger",
-           "TronEnergyTransferWatchTrigger"]
-STREAM_BATCH = 500
+__all__ = ["TronEnergyTransferTrigger", "TronEnergyTransferWatchTrigger"]
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 RUN_COMMIT_GRACE = 5.0

@@ -12,6 +12,7 @@ from airflow_provider_tronenergy.client import (
     TronEnergyClient,
     ValidationError,
     ValidationRules,
+    validation,
 )
 from airflow_provider_tronenergy.client.core import RequestCore
 from airflow_provider_tronenergy.protocol.address import random_address
@@ -180,3 +181,18 @@ def test_rules_that_cannot_hold_are_refused(rules: dict[str, int]) -> None:
 def test_max_count_is_what_max_energy_holds() -> None:
     assert ValidationRules().max_count == 76  # 5,000,000 // 65,000
     assert ValidationRules(max_energy=650_000, energy_per_transfer=64_285).max_count == 10
+
+
+def test_a_quoted_purchase_rent_time_is_bought_and_quoted() -> None:
+    """The purchase set within the price set (the keeper's rule); an empty set checks
+    nothing on its side, as for every endpoint."""
+    rules = ValidationRules()
+    assert validation.quoted_purchase_rent_time("1.0", rules) == Decimal(1)
+    for hours in ("0.08", "0.25", "24", "0"):
+        with pytest.raises(ValidationError, match="rent_time: "):
+            validation.quoted_purchase_rent_time(hours, rules)
+    quotes_all = ValidationRules(price_rent_times=frozenset())
+    assert validation.quoted_purchase_rent_time("24", quotes_all) == Decimal(24)
+    disjoint = ValidationRules(price_rent_times=frozenset({Decimal("0.08")}))
+    with pytest.raises(ValidationError, match="must be one of none"):
+        validation.quoted_purchase_rent_time("1", disjoint)

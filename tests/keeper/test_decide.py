@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.client import ValidationRules
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.keeper.decide import (
     Action,
     Market,
@@ -104,7 +107,7 @@ def test_above_the_approval_threshold_a_person_decides():
     ({"floor": "200000", "target": "100000"}, "target 100,000 must be above the floor"),
     ({"price_cap": "0"}, "price_cap 0 TRX per 10,000 energy must be above 0"),
     ({"daily_budget": "-1"}, "daily_budget"),
-    ({"rent_time": "24"}, "rent_time 24 h is not one the service accepts"),
+    ({"rent_time": "0"}, "rent_time 0 h must be above 0"),
     ({"floor": "２００"}, "floor"),  # full-width digits are no number
     ({"floor": None}, "floor"),
     ({"floor": "2 transfers"}, "floor and target must both be energy, or both transfers"),
@@ -115,6 +118,33 @@ def test_a_policy_that_cannot_be_followed_is_refused(values, says):
     with pytest.raises(KeeperPolicyError, match="keeper policy refused") as refused:
         KeeperPolicy.from_values({**base, **values})
     assert says in str(refused.value)
+
+
+@pytest.mark.parametrize(("hours", "says"), [
+    ("0.08", "0.08 h is not both bought and quoted: must be one of 1 (purchases accept "
+             "0.25, 1, 24, the price endpoint quotes 0.08, 0.17, 1)"),
+    ("0.17", "must be one of 1"),
+    ("24", "24 h is not both bought and quoted"),  # bought, but never quoted: no cap
+])
+def test_a_rent_time_the_service_refuses_is_refused_by_the_purchase_rule(hours, says):
+    """The keeper's rent times are the purchase endpoints' (client.validation's rule, the
+    one its purchases are checked by), within what the price endpoint quotes."""
+    policy = KeeperPolicy.from_values({"floor": "200000", "target": "500000",
+                                       "price_cap": "0.5", "daily_budget": "100",
+                                       "rent_time": hours})
+    with pytest.raises(KeeperPolicyError, match="keeper policy refused: rent_time: ") as no:
+        policy.check_rent_time(ValidationRules())
+    assert says in str(no.value)
+    assert isinstance(no.value, NotRetryable)
+
+
+def test_the_rent_time_follows_the_connections_rules():
+    """1 h is bought and quoted by the spec's service; a connection whose service buys and
+    quotes 0.08 h too (its ``purchase_rent_times`` extra) lets the keeper rent it."""
+    POLICY.check_rent_time(ValidationRules())
+    both = frozenset({Decimal("0.08"), Decimal(1)})
+    replace(POLICY, rent_time=Decimal("0.08")).check_rent_time(
+        ValidationRules(price_rent_times=both, buy_rent_times=both))
 
 
 def test_a_policy_from_text_is_exact():

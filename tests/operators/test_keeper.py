@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pendulum
 import pytest
-from airflow.providers.common.compat.sdk import AirflowSkipException
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 
@@ -17,6 +17,7 @@ from airflow_provider_tronenergy.keeper.reading import Seen
 from airflow_provider_tronenergy.keeper.watch import Wake
 from airflow_provider_tronenergy.operators.keeper import (
     TronEnergyKeeperApprovalOperator,
+    TronEnergyKeeperOperator,
     approved_costs,
     wakes,
 )
@@ -84,3 +85,24 @@ def test_a_woken_run_hands_the_keeper_what_its_watcher_read():
         SimpleNamespace(extra=None)]}}
     assert wakes(context, "hot") == {W1: Seen(W1, 300_000, 280_000, 1_030.0)}
     assert wakes({}, "hot") == {}  # a scheduled or manual run: nothing woke it
+
+
+def test_a_rent_time_purchases_refuse_stops_the_keeper_before_it_reads_or_buys(
+        conn, node_conn, control, journal):
+    """0.08 h is quoted by the price endpoint but bought by no purchase endpoint: the keeper
+    task fails for good (no retry) before its first request to the service, not inside a
+    wallet's purchase after the wallets before it bought."""
+    wallets = [control.wallet(trx="10"), control.wallet(trx="10")]  # both below the floor
+    for method, path in (("GET", "/energy/price"), ("POST", "/energy/buy")):
+        control.fault(kind="latency", path=path, method=method, latency_ms=0)
+    keeper = TronEnergyKeeperOperator(
+        task_id="keep", wallets=wallets, floor="200000", target="500000", price_cap="0.5",
+        daily_budget="100", rent_time="0.08")
+    ti = SimpleNamespace(dag_id="keeper_rent_time", run_id="run-1", map_index=-1)
+    with pytest.raises(AirflowFailException, match=r"rent_time: 0\.08 h .* one of 1 "
+                       r"\(purchases accept 0\.25, 1, 24,") as refused:
+        keeper.execute({"ti": ti, "task_instance": ti})
+    assert "nothing was bought" in str(refused.value)
+    assert [f["fired"] for f in control.faults()] == [0, 0]  # no price read, no buy sent
+    assert [o for w in wallets for o in control.orders(w)] == []
+    assert journal.with_prefix("keeper:") == []

@@ -14,10 +14,10 @@ from decimal import Decimal
 import pytest
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
+from airflow_provider_tronenergy.deposits.handover import TransferFilter
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
 from airflow_provider_tronenergy.triggers.transfer import (
-    TransferFilter,
     TronEnergyTransferTrigger,
     TronEnergyTransferWatchTrigger,
 )
