@@ -102,6 +102,13 @@ _NODE_FIELDS: dict[str, Any] = {
         "one. Empty: https://tronscan.org.",
         "schema": {"type": ["string", "null"]},
     },
+    "requests_per_second": {
+        "label": "Requests per second",
+        "description": "The node key's rate (a decimal, e.g. 15 for a TronGrid key), kept by "
+        "every task, trigger and worker using this node URL and key together, through the "
+        "purchase journal's database; a 429 or 503 slows them all. Empty: unpaced.",
+        "schema": {"type": ["string", "null"]},
+    },
 }
 
 

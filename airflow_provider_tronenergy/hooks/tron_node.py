@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULT
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.explorer import Explorer
-from airflow_provider_tronenergy.protocol.numbers import parse_int
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
 
@@ -55,8 +56,10 @@ class TronNodeHook(BaseHook):
         optional API key; extras ``usdt_contract``, ``timeout`` (seconds, ``[connect, read]``
         or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
         ``explorer_url`` (the block explorer the payout links point to), ``multicall`` (a
-        Multicall contract: recipients' balances read many per request) and
-        ``multicall_chunk``.
+        Multicall contract: recipients' balances read many per request),
+        ``multicall_chunk`` and ``requests_per_second`` (the node key's rate, kept together
+        by everyone using this URL and key through the purchase journal's database:
+        ``pace.store``; absent: unpaced).
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -116,6 +119,7 @@ class TronNodeHook(BaseHook):
         except TronEnergyConnectionError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
         cls.explorer(conn)  # a bad one fails before anything is signed, not after
+        cls.requests_per_second(conn)
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": extras.get("usdt_contract") or USDT_MAINNET,
                 "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit,
@@ -143,6 +147,21 @@ class TronNodeHook(BaseHook):
                 f"{MAX_MULTICALL_CHUNK}, got {size}")
         return {"multicall": address, "multicall_chunk": size}
 
+    @staticmethod
+    def requests_per_second(conn: Connection) -> Decimal | None:
+        """Extra ``requests_per_second``: the connection's shared pace, checked (above 0, at
+        most 1000); None (absent or empty): unpaced."""
+        from airflow_provider_tronenergy.pace.store import checked_rate
+
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        value = extras.get("requests_per_second")
+        if value in (None, ""):
+            return None
+        try:
+            return checked_rate(parse_decimal(value, "requests_per_second"))
+        except (TypeError, ValueError) as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
+
     @classmethod
     def explorer(cls, conn: Connection) -> Explorer:
         """Extra ``explorer_url``: the block explorer of this node's chain (the payouts'
@@ -163,7 +182,13 @@ class TronNodeHook(BaseHook):
 
         conn = self.get_connection(self.tron_node_conn_id)
         try:
-            return TronNodeClient(**self.node_settings(conn))
+            settings = self.node_settings(conn)
+            rate = self.requests_per_second(conn)
+            if rate is not None:
+                from airflow_provider_tronenergy.pace.store import connection_pace
+
+                settings["pace"] = connection_pace(settings["url"], settings["api_key"], rate)
+            return TronNodeClient(**settings)
         except ValueError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
 

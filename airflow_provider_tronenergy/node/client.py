@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.node.multicall import (
     decode_balances,
     encode_balances,
 )
+from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
@@ -61,6 +62,8 @@ class TronNodeClient(TransferReads):
     :param multicall: a Multicall contract (``aggregate``, :mod:`~.multicall`) through which
         :meth:`get_usdt_balances` reads many balances per request; None: it reads none.
     :param multicall_chunk: balances per request (1 to 500).
+    :param pace: the connection's shared request pace (:mod:`~.pace`): every request and
+        resend waits for its slot, and a 429 or 503 slows every sharer; None: unpaced.
 
     A redirect is never followed (the key would reach another host): it fails, naming
     its status and the host it points to.
@@ -71,7 +74,8 @@ class TronNodeClient(TransferReads):
                  timeout: float | tuple[float, ...] | Timeout = 10.0,
                  max_retries: int = 3,
                  max_answer_bytes: int = NODE_MAX_ANSWER_BYTES,
-                 multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK) -> None:
+                 multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK,
+                 pace: Pace | None = None) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
         self.usdt_contract = valid_address(usdt_contract, "usdt_contract")
@@ -89,7 +93,7 @@ class TronNodeClient(TransferReads):
         # connection per thread.
         self._provider = BoundedProvider(
             url, api_key=api_key, timeout=Timeout.of(timeout),
-            max_answer_bytes=check_limit(max_answer_bytes), max_retries=max_retries)
+            max_answer_bytes=check_limit(max_answer_bytes), max_retries=max_retries, pace=pace)
         self._tron = Tron(self._provider)
 
     def __repr__(self) -> str:
