@@ -47,20 +47,20 @@ from typing import Any
 os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import deposit_scan as scan_bench  # noqa: E402  # bench/deposit_scan.py: its day of traffic
-import payout_send as payout_bench  # noqa: E402  # bench/payout_send.py: its batch and send
+import deposit_scan as scan_bench  # bench/deposit_scan.py: its day of traffic
+import payout_send as payout_bench  # bench/payout_send.py: its batch and send
 
-from airflow_provider_tronenergy.client import TronEnergyClient  # noqa: E402
-from airflow_provider_tronenergy.deposits.ledger import DepositLedger  # noqa: E402
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings  # noqa: E402
-from airflow_provider_tronenergy.node.client import TronNodeClient  # noqa: E402
-from airflow_provider_tronenergy.pace.store import PaceStore, SqlPace, pace_key  # noqa: E402
-from airflow_provider_tronenergy.payout.journal import PayoutJournal  # noqa: E402
-from airflow_provider_tronenergy.payout.rows import payouts  # noqa: E402
-from airflow_provider_tronenergy.payout.send import SendSettings  # noqa: E402
-from airflow_provider_tronenergy.protocol.address import random_address  # noqa: E402
-from tronenergy_sandbox.chain.multicall import MULTICALL  # noqa: E402
-from tronenergy_sandbox.process import start_sandbox  # noqa: E402
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.deposits.ledger import DepositLedger
+from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.pace.store import PaceStore, SqlPace, pace_key
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.rows import payouts
+from airflow_provider_tronenergy.payout.send import SendSettings
+from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_sandbox.chain.multicall import MULTICALL
+from tronenergy_sandbox.process import start_sandbox
 
 USDT = payout_bench.USDT
 NODE_KEY = "bench-node-key"
