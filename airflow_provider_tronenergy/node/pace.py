@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final, Protocol
 
+from airflow_provider_tronenergy.errors import TronEnergyProviderError
+
 SLOWED: Final = frozenset({429, 503})
 """The answers by which a node says "slower": the pace is pushed back for every sharer."""
 QUEUE_SECONDS: Final = 60.0
@@ -33,8 +35,9 @@ class Pace(Protocol):
         from now."""
 
 
-class PaceTooFar(RuntimeError):
-    """The next slot is further away than the request may wait."""
+class PaceTooFar(TronEnergyProviderError, RuntimeError):
+    """The next slot is further away than the request may wait (the node client turns it
+    into a :class:`~.errors.NodeError`: nothing was sent)."""
 
     def __init__(self, wait: float, within: float) -> None:
         super().__init__(f"the connection's next request slot is {wait:.1f} s away, "
