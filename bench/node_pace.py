@@ -17,13 +17,17 @@ folder on this host, or ``--store``, e.g. the PostgreSQL every host of a deploym
   one ``DepositScan`` run over them (16 reads in flight, the scan's own budget above the
   pace). Exactly once: every deposit credited once, the ledger's total the chain's.
 
+Before them, the store's round trip: ``--reservations`` slots reserved from 8 threads at
+once (1,000 a second, so none waits for its slot): milliseconds per reservation, median and
+99th percentile, and the reservations a second one row takes, against the rate asked.
+
 Both start at once when both are ready. Printed per worker: its time and node requests,
 and for the two together: the requests and 429s the sandbox counted while they ran, the
 time, and the time at the limit's ideal pace (requests / rate) beside it (aim: within
 1.3x), and the busiest second at the sandbox.
 
     .venv/bin/python bench/node_pace.py [--rate 15] [--payouts 1000] [--blocks 2000]
-        [--deposits 200] [--store URL]
+        [--deposits 200] [--store URL] [--reservations 2000]
 """
 
 from __future__ import annotations
@@ -142,6 +146,28 @@ def scan_worker(cfg: dict[str, Any]) -> dict[str, Any]:
             "credited": len(rows), "wanted": cfg["wanted"], "once": once}
 
 
+def round_trip(store_url: str, prefix: str, count: int) -> tuple[float, float, float]:
+    """Milliseconds per reservation (median, 99th percentile) and reservations a second,
+    8 threads reserving at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = PaceStore(store_url, table_prefix=prefix)
+    key = pace_key("http://round-trip.invalid", secrets.token_hex(8))
+    store.reserve(key, 1_000, 10**9)  # the table and the row made, outside the figures
+
+    def one(_: int) -> float:
+        started = time.perf_counter()
+        store.reserve(key, 1_000, 10**9)
+        return (time.perf_counter() - started) * 1000
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(8) as pool:
+        took = sorted(pool.map(one, range(count)))
+    per_second = count / (time.perf_counter() - started)
+    store.close()
+    return took[len(took) // 2], took[int(len(took) * 0.99)], per_second
+
+
 def worker_main(kind: str, config: str) -> None:
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
     cfg = json.loads(Path(config).read_text())
@@ -174,6 +200,7 @@ def main() -> None:
     parser.add_argument("--store", default="", help="the pace's database (default: SQLite "
                         "in a temporary folder, as the journal's default on one host)")
     parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument("--reservations", type=int, default=2_000)
     args = parser.parse_args()
     if args.worker:
         worker_main(args.worker, args.config)
@@ -197,6 +224,10 @@ def main() -> None:
                "seed": args.seed, "payouts": args.payouts, "first": first,
                "addresses": addresses, "wanted": len(wanted),
                "wanted_total": sum(t["units"] for t in wanted)}
+        median, p99, per_second = round_trip(cfg["store"], cfg["prefix"], args.reservations)
+        print(f"pace store round trip: {median:.2f} ms per reservation (median), p99 "
+              f"{p99:.2f} ms, {args.reservations:,} from 8 threads at once: "
+              f"{per_second:.0f} reservations/s (the pace asks {args.rate}/s)", flush=True)
         config = workdir / "config.json"
         config.write_text(json.dumps(cfg))
         env = {**os.environ, "BENCH_SERVICE_KEY": sandbox.api_key,

@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import ROUND_CEILING, Decimal
 from typing import Final
 
@@ -77,6 +79,10 @@ class PaceStore:
         )
         self._rows: set[str] = set()
         self._lock = threading.Lock()
+        # SQLite's busy handler polls with growing sleeps: threads of one process that
+        # contend for its write lock wait up to seconds in the tail. They queue here
+        # instead, so only processes meet in SQLite (PostgreSQL queues row locks itself).
+        self._serial = threading.Lock() if self.db.backend == "sqlite" else None
 
     def __repr__(self) -> str:
         return f"PaceStore({self.db.safe_url!r})"
@@ -101,12 +107,21 @@ class PaceStore:
             return int(conn.execute(sa.text(f"SELECT {_PG_NOW}")).scalar_one())
         return time.time_ns() // 1000
 
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        if self._serial is None:
+            with self.db.write() as conn:
+                yield conn
+            return
+        with self._serial, self.db.write() as conn:
+            yield conn
+
     def reserve(self, key: str, step: int, within_us: int) -> tuple[int, bool]:
         """Reserve ``key``'s next slot unless it is more than ``within_us`` away: the
         microseconds until the slot, and whether it was taken."""
         self._ready(key)
         name = self.db.engine.dialect.identifier_preparer.format_table(self.table)
-        with self.db.write() as conn:
+        with self._write() as conn:
             if self.db.backend == "postgresql":
                 row = conn.execute(sa.text(
                     f"UPDATE {name} SET next_at_us = GREATEST(next_at_us, {_PG_NOW}) + :step, "
@@ -135,7 +150,7 @@ class PaceStore:
         """No slot of ``key`` before ``seconds`` from now (a 429 or 503 answered)."""
         self._ready(key)
         t = self.table.c
-        with self.db.write() as conn:
+        with self._write() as conn:
             until = self._now_us(conn) + int(seconds * US)
             conn.execute(self.table.update().where(t.pace_key == key).values(
                 next_at_us=sa.case((t.next_at_us < until, until), else_=t.next_at_us),
