@@ -7,6 +7,7 @@ What the node saw is read at the sandbox (``GET /sandbox/rate-limit``: its reque
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -93,9 +94,12 @@ def test_two_processes_keep_one_connections_rate_together(
 
 
 def test_a_429_slows_every_sharer_and_the_read_is_sent_again(
-        sandbox: SandboxServer, control: Control, tmp_path: Path) -> None:
+        sandbox: SandboxServer, control: Control, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
     """One client's 429 (Retry-After: 2) moves the shared pace: its read is sent again
-    after the pause and answered; another client of the key sends nothing before it."""
+    after the pause and answered; another client of the key sends nothing before it. The
+    key is in no log line."""
+    caplog.set_level(logging.DEBUG)
     store_url = f"sqlite:///{tmp_path / 'journal.db'}"
     key = pace_key(sandbox.root_url, API_KEY)
     one = TronNodeClient(sandbox.root_url, api_key=API_KEY, max_retries=2,
@@ -113,6 +117,7 @@ def test_a_429_slows_every_sharer_and_the_read_is_sent_again(
     # after the 429, nothing from either client reached the node before the pause's end
     later = [s["second"] for s in per_second if s["second"] >= row["slowed_until_us"] // 10**6]
     assert sum(s["requests"] for s in per_second if s["second"] in later) == 2, per_second
+    assert "Retry" in caplog.text and API_KEY not in caplog.text  # urllib3's resend logged
     one.close()
     other.close()
 
