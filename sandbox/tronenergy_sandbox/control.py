@@ -273,10 +273,11 @@ async def rate_limit_counts(request: Request) -> Response:
 
 @router.post("/rate-limit")
 async def set_rate_limit(request: Request) -> Response:
-    """``{requests_per_second, burst?, retry_after?, status?}``: the node API answers as
+    """``{requests_per_second, burst?, retry_after?, status?, api_key?}``: the node API answers as
     TronGrid does over its rate, per ``TRON-PRO-API-KEY``; ``burst`` defaults to the rate
     (one second's requests at once), ``retry_after`` to 1 (null: no header), ``status`` to
-    429 (503 as TronGrid answers at times). The counts start again."""
+    429 (503 as TronGrid answers at times); ``api_key``: only that key is limited and
+    counted. The counts start again."""
     body = await _body(request)
     rate = params.amount(params.field(body, "requests_per_second"), "requests_per_second")
     burst_value = params.field(body, "burst")
@@ -291,7 +292,10 @@ async def set_rate_limit(request: Request) -> Response:
     status = params.integer(params.field(body, "status"), "status", 429)
     if status not in (429, 503):
         raise params.invalid("status must be 429 or 503")
-    limit = Limit(rate, burst, retry_after, status)
+    key_field = params.field(body, "api_key")
+    api_key = None if key_field in (None, params.MISSING) else params.string(key_field,
+                                                                              "api_key")
+    limit = Limit(rate, burst, retry_after, status, api_key)
     state = sandbox(request).faults.rate_limit
     state.set(limit)
     state.reset_counts()

@@ -10,8 +10,9 @@ unless set to none, ``Retry-After``. The fault registry's ``rate_limit`` fault a
 number of requests, not above a rate: this is the one that paces.
 
 Every node request is counted per wall-clock second, with the 429s among them, whether
-a limit is set or not: tests and benches read the rate the sandbox saw
-(``GET /sandbox/rate-limit``), not the rate a client meant to send.
+a limit is set or not (a limit naming one key limits and counts that key's only): tests
+and benches read the rate the sandbox saw (``GET /sandbox/rate-limit``), not the rate a
+client meant to send.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Limit:
     retry_after: int | None = 1
     """Seconds sent as ``Retry-After`` with a 429; None: no header (as TronGrid at times)."""
     status: int = 429
+    api_key: str | None = None
+    """Only this key is limited, and counted (one connection among other traffic)."""
 
     def body(self) -> dict[str, Any]:
         """TronGrid's answer over its rate (its documented shape)."""
@@ -46,7 +49,8 @@ class Limit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"requests_per_second": str(self.rate), "burst": str(self.burst),
-                "retry_after": self.retry_after, "status": self.status}
+                "retry_after": self.retry_after, "status": self.status,
+                "api_key": self.api_key}
 
 
 class NodeRateLimit:
@@ -75,8 +79,10 @@ class NodeRateLimit:
         now = time.time()
         second = int(now)
         with self._lock:
-            self._requests[second] += 1
             limit = self.limit
+            if limit is not None and limit.api_key is not None and limit.api_key != api_key:
+                return None  # another key's request: neither limited nor counted
+            self._requests[second] += 1
             if limit is None:
                 return None
             key = api_key or NO_KEY

@@ -58,6 +58,16 @@ def test_no_retry_after_and_503_as_trongrid_sends_at_times(node: SandboxServer) 
     assert control(node, "DELETE").ok
 
 
+def test_a_limit_on_one_key_leaves_the_others_alone(node: SandboxServer) -> None:
+    assert control(node, "POST", {"requests_per_second": "0.001", "burst": 1,
+                                  "api_key": "key-d"}).ok
+    assert [head(node, "key-d").status_code for _ in range(2)] == [200, 429]
+    assert [head(node, None).status_code for _ in range(3)] == [200, 200, 200]
+    counts = control(node, "GET").json()["data"]
+    assert (counts["requests"], counts["limited"]) == (2, 1)  # key-d's only
+    assert control(node, "DELETE").ok
+
+
 @pytest.mark.parametrize("body", [{}, {"requests_per_second": 0},
                                   {"requests_per_second": 5, "burst": "0.5"},
                                   {"requests_per_second": 5, "status": 500},
