@@ -21,13 +21,21 @@ Before them, the store's round trip: ``--reservations`` slots reserved from 8 th
 once (1,000 a second, so none waits for its slot): milliseconds per reservation, median and
 99th percentile, and the reservations a second one row takes, against the rate asked.
 
-Both start at once when both are ready. Printed per worker: its time and node requests,
-and for the two together: the requests and 429s the sandbox counted while they ran, the
-time, and the time at the limit's ideal pace (requests / rate) beside it (aim: within
-1.3x), and the busiest second at the sandbox.
+Then **a keeper day** (``--keeper-time-scale``, bench/keeper_day.py's day on a sandbox of
+its own, its key alone limited to ``--rate``): the keeper's watcher and runs read the node
+through the same kind of paced connection. Its reads follow the chain's clock, not a
+batch, so no ideal pace applies: printed are the keeper's requests at the sandbox, the
+429s, the busiest second, and keeper_day's own aims (no purchase twice, none burned).
+``--phases`` picks ``batch`` (payouts and scan), ``keeper``, or both.
+
+Both batch workers start at once when both are ready. Printed per worker: its time and
+node requests, and for the two together: the requests and 429s the sandbox counted while
+they ran, the time, and the time at the limit's ideal pace (requests / rate) beside it
+(aim: within 1.3x), and the busiest second at the sandbox.
 
     .venv/bin/python bench/node_pace.py [--rate 15] [--payouts 1000] [--blocks 2000]
-        [--deposits 200] [--store URL] [--reservations 2000]
+        [--deposits 200] [--store URL] [--reservations 2000] [--phases batch,keeper]
+        [--keeper-time-scale 0.0025]
 """
 
 from __future__ import annotations
@@ -201,11 +209,21 @@ def main() -> None:
                         "in a temporary folder, as the journal's default on one host)")
     parser.add_argument("--seed", type=int, default=45)
     parser.add_argument("--reservations", type=int, default=2_000)
+    parser.add_argument("--phases", default="batch,keeper")
+    parser.add_argument("--keeper-time-scale", type=float, default=0.0025)
     args = parser.parse_args()
     if args.worker:
         worker_main(args.worker, args.config)
         return
     workdir = Path(tempfile.mkdtemp(prefix="tronenergy-node-pace-"))
+    phases = [p for p in args.phases.split(",") if p]
+    if "batch" in phases:
+        batch_phase(args, workdir)
+    if "keeper" in phases:
+        keeper_phase(args, workdir)
+
+
+def batch_phase(args: argparse.Namespace, workdir: Path) -> None:
     sandbox = start_sandbox("--time-scale", "1", "--balance", "100000000")
     processes: list[subprocess.Popen[str]] = []
     try:
@@ -278,6 +296,53 @@ def report(args: argparse.Namespace, results: list[dict[str, Any]], counts: dict
           f"{elapsed / ideal:.2f} (aim <= {RATIO_AIM}: "
           f"{'met' if elapsed / ideal <= RATIO_AIM else 'NOT met'}); busiest whole second "
           f"{busiest} requests")
+
+
+def keeper_phase(args: argparse.Namespace, workdir: Path) -> None:
+    """keeper_day's day, its node client paced and its key limited at the sandbox."""
+    import keeper_day
+    import requests
+
+    store = args.store or f"sqlite:///{workdir / 'keeper-journal.db'}"
+    prefix = f"bench{secrets.token_hex(3)}_"
+    paces: dict[str, SqlPace] = {}
+    counts: dict[str, Any] = {}
+    start, client = keeper_day.start_sandbox, keeper_day.TronNodeClient
+
+    def limited_sandbox(*options: str, **kwargs: Any) -> Any:
+        process = start(*options, **kwargs)
+        requests.post(f"{process.root_url}/sandbox/rate-limit", timeout=10, json={
+            "requests_per_second": args.rate, "api_key": NODE_KEY}).raise_for_status()
+        paces["pace"] = SqlPace(PaceStore(store, table_prefix=prefix),
+                                pace_key(process.root_url, NODE_KEY), Decimal(args.rate))
+        stop = process.stop
+
+        def counted_stop() -> None:
+            counts.update(requests.get(f"{process.root_url}/sandbox/rate-limit",
+                                       timeout=10).json()["data"])
+            stop()
+
+        process.stop = counted_stop  # type: ignore[method-assign]
+        return process
+
+    def paced_client(url: str, **options: Any) -> TronNodeClient:
+        return client(url, api_key=NODE_KEY, pace=paces["pace"], **options)
+
+    keeper_day.start_sandbox = limited_sandbox
+    keeper_day.TronNodeClient = paced_client  # type: ignore[misc]
+    day = argparse.Namespace(time_scale=args.keeper_time_scale, peak=40.0, seed=27,
+                             floor=400_000, target=800_000)
+    print(f"\n== a keeper day, its node key limited to {args.rate}/s and paced at it ==",
+          flush=True)
+    started = time.perf_counter()
+    figures = keeper_day.run_day(day, recovery=True)
+    elapsed = time.perf_counter() - started
+    per_second = counts.get("per_second", [])
+    busiest = max((int(s["requests"]) for s in per_second[1:-1]), default=0)
+    print(f"keeper day: {counts.get('requests', 0):,} node requests by the keeper's key and "
+          f"{counts.get('limited', 0)} answered 429 at the sandbox in {elapsed:.1f} s "
+          f"({int(counts.get('requests', 0)) / elapsed:.1f}/s on average, busiest whole "
+          f"second {busiest}); keeper_day's aims: {figures['every aim']}")
 
 
 if __name__ == "__main__":

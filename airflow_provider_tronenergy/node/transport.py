@@ -17,6 +17,7 @@ did not take it (the payout room offers the same bytes again in its next step an
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import urljoin
 
@@ -36,10 +37,14 @@ from airflow_provider_tronenergy.client.wire import redirect_message
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.pace import QUEUE_SECONDS, SLOWED, Pace, PaceTooFar
 
+log = logging.getLogger(__name__)
 API_KEY_HEADER = "TRON-PRO-API-KEY"
 BROADCASTS = ("/wallet/broadcasthex", "/wallet/broadcasttransaction")
 MIN_PAUSE_SECONDS = 1.0
 """How far a 429 or 503 without ``Retry-After`` pushes the pace back, at least."""
+MAX_PAUSE_SECONDS = 300.0
+"""The longest pause a ``Retry-After`` imposes on every sharer (a node asking for an hour
+stops nobody for an hour: each call fails fast, not sent, until then)."""
 
 
 class NodeRetry(DeadlineRetry):
@@ -63,8 +68,13 @@ class NodeRetry(DeadlineRetry):
 
         if response is not None and response.status in SLOWED:
             if self.pace is not None:
-                self.pace.slow(max(self.get_retry_after(response) or 0.0,
-                                   self.get_backoff_time(), MIN_PAUSE_SECONDS))
+                try:
+                    self.pace.slow(min(MAX_PAUSE_SECONDS, max(
+                        _retry_after(self, response), self.get_backoff_time(),
+                        MIN_PAUSE_SECONDS)))
+                except Exception as exc:  # the store: never its text (it may hold its URL)
+                    log.warning("node answered %d: the connection's pace could not be slowed "
+                                "(%s)", response.status, type(exc).__name__)
             if response.status == 503 and (url or "").split("?")[0].endswith(BROADCASTS):
                 reason = ResponseError("503 on a broadcast: its outcome is unknown, not resent")
                 raise MaxRetryError(_pool, url or "", reason)
@@ -84,6 +94,14 @@ class NodeRetry(DeadlineRetry):
         if self.pace is None:
             super().sleep(response)
         # With a pace, :meth:`increment` waited for the resend's slot already.
+
+
+def _retry_after(retry: NodeRetry, response: Any) -> float:
+    """The answer's ``Retry-After`` in seconds; 0 when absent or unreadable."""
+    try:
+        return float(retry.get_retry_after(response) or 0.0)
+    except Exception:  # urllib3's InvalidHeader: a value neither seconds nor a date
+        return 0.0
 
 
 class BoundedProvider(HTTPProvider):  # type: ignore[misc]  # tronpy ships no types
