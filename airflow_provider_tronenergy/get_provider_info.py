@@ -118,6 +118,13 @@ _NODE_FIELDS: dict[str, Any] = {
         "https://shasta.tronscan.org); a custom chain without one shows no links.",
         "schema": {"type": ["string", "null"]},
     },
+    "requests_per_second": {
+        "label": "Requests per second",
+        "description": "The node key's rate (a decimal, e.g. 15 for a TronGrid key), kept by "
+        "every task, trigger and worker using this node URL and key together, through the "
+        "purchase journal's database; a 429 or 503 slows them all. Empty: unpaced.",
+        "schema": {"type": ["string", "null"]},
+    },
 }
 
 

@@ -136,6 +136,7 @@ def test_what_the_node_form_saves_gives_the_node_hooks_defaults():
         assert (settings["usdt_contract"], settings["timeout"], settings["max_retries"],
                 settings["max_answer_bytes"]) == (USDT_MAINNET, Timeout(10.0, 10.0), 3, 16777216)
         assert settings["api_key"] is None
+        assert TronNodeHook.requests_per_second(conn) is None  # unpaced
 
 
 @requires_airflow(3, 2, "the connection form reads conn-fields from provider info since 3.2")
@@ -146,9 +147,10 @@ def test_node_connection_form_as_the_ui_receives_it():
     sent = meta.model_dump(mode="json")
     assert set(sent["extra_fields"]) == {"network", "genesis_block_id", "usdt_contract",
                                          "timeout", "max_retries", "max_answer_bytes",
-                                         "explorer_url"}
+                                         "explorer_url", "requests_per_second"}
     assert sent["extra_fields"]["network"]["value"] is None  # empty: mainnet
     assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
+    assert sent["extra_fields"]["requests_per_second"]["value"] is None  # empty: unpaced
     assert sent["extra_fields"]["max_retries"]["value"] == 3
     standard = sent["standard_fields"]
     assert standard["host"]["title"] == "Node URL"

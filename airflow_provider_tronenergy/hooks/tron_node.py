@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,7 @@ from airflow_provider_tronenergy.node.network import (
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_int
+from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
 NODE_NEEDED = "this task reads the chain through a TRON node"
@@ -76,7 +77,9 @@ class TronNodeHook(BaseHook):
         or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
         ``explorer_url`` (the block explorer the payout links point to; the network's
         TronScan by default), ``multicall`` (a Multicall contract: recipients' balances read
-        many per request) and ``multicall_chunk``.
+        many per request), ``multicall_chunk`` and ``requests_per_second`` (the node key's
+        rate, kept together by everyone using this URL and key through the purchase
+        journal's database: ``pace.store``; absent: unpaced).
     """
 
     conn_name_attr = "tron_node_conn_id"
@@ -163,6 +166,7 @@ class TronNodeHook(BaseHook):
         network = cls.network(conn)
         if network.explorer_url is not None:
             cls.explorer(conn)  # a bad one fails before anything is signed, not after
+        cls.requests_per_second(conn)
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": network.usdt_contract,
                 "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit,
@@ -189,6 +193,21 @@ class TronNodeHook(BaseHook):
                 f"connection {conn.conn_id!r}: multicall_chunk must be 1 to "
                 f"{MAX_MULTICALL_CHUNK}, got {size}")
         return {"multicall": address, "multicall_chunk": size}
+
+    @staticmethod
+    def requests_per_second(conn: Connection) -> Decimal | None:
+        """Extra ``requests_per_second``: the connection's shared pace, checked (above 0, at
+        most 1000); None (absent or empty): unpaced."""
+        from airflow_provider_tronenergy.pace.store import checked_rate
+
+        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        value = extras.get("requests_per_second")
+        if value in (None, ""):
+            return None
+        try:
+            return checked_rate(parse_decimal(value, "requests_per_second"))
+        except (TypeError, ValueError) as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
 
     @classmethod
     def network(cls, conn: Connection) -> Network:
@@ -267,6 +286,11 @@ class TronNodeHook(BaseHook):
         settings = self.node_settings(conn)
         self._chain = self.network(conn)
         try:
+            rate = self.requests_per_second(conn)
+            if rate is not None:
+                from airflow_provider_tronenergy.pace.store import connection_pace
+
+                settings["pace"] = connection_pace(settings["url"], settings["api_key"], rate)
             return TronNodeClient(**settings)
         except ValueError as exc:
             raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None

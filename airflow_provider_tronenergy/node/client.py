@@ -38,6 +38,7 @@ from airflow_provider_tronenergy.node.multicall import (
     encode_balances,
 )
 from airflow_provider_tronenergy.node.network import genesis_id
+from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.protocol.ids import TX_HASH
 
@@ -62,6 +63,8 @@ class TronNodeClient(TransferReads):
     :param multicall: a Multicall contract (``aggregate``, :mod:`~.multicall`) through which
         :meth:`get_usdt_balances` reads many balances per request; None: it reads none.
     :param multicall_chunk: balances per request (1 to 500).
+    :param pace: the connection's shared request pace (:mod:`~.pace`): every request and
+        resend waits for its slot, and a 429 or 503 slows every sharer; None: unpaced.
 
     A redirect is never followed (the key would reach another host): it fails, naming
     its status and the host it points to.
@@ -72,7 +75,8 @@ class TronNodeClient(TransferReads):
                  timeout: float | tuple[float, ...] | Timeout = 10.0,
                  max_retries: int = 3,
                  max_answer_bytes: int = NODE_MAX_ANSWER_BYTES,
-                 multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK) -> None:
+                 multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK,
+                 pace: Pace | None = None) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
         self.usdt_contract = valid_address(usdt_contract, "usdt_contract")
@@ -90,7 +94,7 @@ class TronNodeClient(TransferReads):
         # connection per thread.
         self._provider = BoundedProvider(
             url, api_key=api_key, timeout=Timeout.of(timeout),
-            max_answer_bytes=check_limit(max_answer_bytes), max_retries=max_retries)
+            max_answer_bytes=check_limit(max_answer_bytes), max_retries=max_retries, pace=pace)
         self._tron = Tron(self._provider)
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from tronenergy_sandbox.api import json_response, sandbox
 from tronenergy_sandbox.errors import SandboxError, WorldError
 from tronenergy_sandbox.faults import ERROR_CODES, KINDS
 from tronenergy_sandbox.pricing import trx_to_sun
+from tronenergy_sandbox.ratelimit import Limit
 
 
 class ForbiddenError(SandboxError):
@@ -261,4 +262,50 @@ async def clear_faults(request: Request) -> Response:
 async def remove_fault(request: Request, fault_id: int) -> Response:
     if not sandbox(request).faults.remove(fault_id):
         raise WorldError(ErrorCode.NOT_FOUND, f"fault {fault_id} not found")
+    return reply(request, [])
+
+
+@router.get("/rate-limit")
+async def rate_limit_counts(request: Request) -> Response:
+    """The node's limit and the requests and 429s it counted per wall-clock second."""
+    return reply(request, sandbox(request).faults.rate_limit.counts())
+
+
+@router.post("/rate-limit")
+async def set_rate_limit(request: Request) -> Response:
+    """``{requests_per_second, burst?, retry_after?, status?, api_key?}``: the node API answers as
+    TronGrid does over its rate, per ``TRON-PRO-API-KEY``; ``burst`` defaults to the rate
+    (one second's requests at once), ``retry_after`` to 1 (null: no header), ``status`` to
+    429 (503 as TronGrid answers at times); ``api_key``: only that key is limited and
+    counted. The counts start again."""
+    body = await _body(request)
+    rate = params.amount(params.field(body, "requests_per_second"), "requests_per_second")
+    burst_value = params.field(body, "burst")
+    burst = rate if burst_value in (None, params.MISSING) else params.amount(burst_value, "burst")
+    if burst < 1:
+        raise params.invalid("burst must be at least 1")
+    retry_field = params.field(body, "retry_after")
+    retry_after = None if retry_field is None else params.integer(
+        retry_field, "retry_after", 1)
+    if retry_after is not None and retry_after < 0:
+        raise params.invalid("retry_after must not be negative")
+    status = params.integer(params.field(body, "status"), "status", 429)
+    if status not in (429, 503):
+        raise params.invalid("status must be 429 or 503")
+    key_field = params.field(body, "api_key")
+    api_key = None if key_field in (None, params.MISSING) else params.string(key_field,
+                                                                              "api_key")
+    limit = Limit(rate, burst, retry_after, status, api_key)
+    state = sandbox(request).faults.rate_limit
+    state.set(limit)
+    state.reset_counts()
+    return reply(request, limit.to_dict())
+
+
+@router.delete("/rate-limit")
+async def lift_rate_limit(request: Request) -> Response:
+    """No limit any more; the counts start again."""
+    state = sandbox(request).faults.rate_limit
+    state.set(None)
+    state.reset_counts()
     return reply(request, [])

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from tronenergy_sandbox.jsonout import dumps
+from tronenergy_sandbox.ratelimit import NodeRateLimit
 
 log = logging.getLogger("tronenergy.sandbox.faults")
 
@@ -82,6 +83,8 @@ class FaultRegistry:
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self._random = random.Random(seed)
+        self.rate_limit = NodeRateLimit()
+        """The node's requests per second per key, as TronGrid keeps them (:mod:`.ratelimit`)."""
 
     def add(self, **spec: Any) -> Fault:
         fault = Fault(id=next(self._ids), **spec)
@@ -125,9 +128,15 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
             return
         relative = path if path.startswith(NODE_PREFIXES) else path[len(self.prefix):]
-        key = dict(scope.get("headers") or []).get(b"tron-pro-api-key")
-        fault = self.registry.take(scope["method"], relative,
-                                   None if key is None else key.decode("latin-1"))
+        raw_key = dict(scope.get("headers") or []).get(b"tron-pro-api-key")
+        key = None if raw_key is None else raw_key.decode("latin-1")
+        if _is_node(relative):
+            over = self.registry.rate_limit.admit(key)
+            if over is not None:
+                await _send_json(send, over.status, over.body(), {} if over.retry_after is None
+                                 else {"retry-after": str(over.retry_after)})
+                return
+        fault = self.registry.take(scope["method"], relative, key)
         if fault is None:
             await self.app(scope, receive, send)
             return
@@ -217,6 +226,17 @@ async def _send_error(scope: Scope, send: Send, code: ErrorCode, message: str,
     raw_headers += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status or code.http_status,
                 "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any],
+                     headers: dict[str, str]) -> None:
+    """An answer that is not the service's envelope (the node's rate limit: TronGrid's)."""
+    body = dumps(payload).encode()
+    raw_headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode())]
+    raw_headers += [(k.encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
     await send({"type": "http.response.body", "body": body})
 
 

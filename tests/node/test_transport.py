@@ -128,3 +128,24 @@ def test_a_resend_never_waits_past_the_deadline() -> None:
     # not the 30 s Retry-After: a bound far from both, which a loaded machine cannot cross
     assert took < 10, f"{error} after {took:.2f} s"
     assert "deadline" in str(error) and len(node.received) == 1, repr(error)
+
+
+class _BrokenPace:
+    """A pace whose store cannot be reached (its error's text names the store's URL)."""
+
+    def take(self, within: float) -> float:
+        raise OSError("could not connect to postgresql://pace:secret@db/journal")
+
+    def slow(self, seconds: float) -> None:
+        raise AssertionError("nothing was answered")
+
+
+def test_a_pace_that_cannot_say_sends_nothing() -> None:
+    """Issue 45: the connection's pace unreadable: the call fails as a node error (retried
+    as one), the node is never asked, and the store's text (its URL) is not repeated."""
+    with HostileServer(answer(200, ACCOUNT)) as node, \
+            client(node, pace=_BrokenPace()) as reader, pytest.raises(NodeError) as info:
+        reader.get_account(USDT_MAINNET)
+    assert node.received == []
+    assert "not sent" in str(info.value) and "OSError" in str(info.value)
+    assert "secret" not in str(info.value) and API_KEY not in str(info.value)

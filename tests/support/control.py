@@ -100,6 +100,16 @@ class Control:
     def clear_faults(self) -> None:
         self.call("DELETE", "/faults")
 
+    def rate_limit(self, requests_per_second: int | str, **options: Any) -> dict[str, Any]:
+        """The node answers as TronGrid over ``requests_per_second`` per key (``burst``,
+        ``retry_after``, ``status``); the counts start again."""
+        return dict(self.post("/rate-limit", {"requests_per_second": requests_per_second,
+                                              **options}))
+
+    def node_counts(self) -> dict[str, Any]:
+        """The node requests and 429s the sandbox counted, per wall-clock second."""
+        return dict(self.call("GET", "/rate-limit"))
+
     def count_polls(self, order_id: str) -> None:
         """Count GETs of this order (a no-op latency fault that never runs out).
 

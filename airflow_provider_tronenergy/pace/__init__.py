@@ -1,0 +1,1 @@
+"""A node connection's request pace, shared by every process through a store (see store)."""
