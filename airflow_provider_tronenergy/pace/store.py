@@ -33,7 +33,8 @@ from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.node.pace import PaceTooFar
 
 LOCATION: Final = sqlstore.Location("TRONENERGY_PURCHASE_JOURNAL", "purchase_journal",
-                                    "tronenergy_purchases.db")
+                                    "tronenergy_purchases.db",
+                                    "purchase journal (the node pace in its database)")
 """The purchase journal's location (``purchase_journal.store.LOCATION``, held equal by a test;
 this room sits below the journal's, which imports the hooks)."""
 STORE: Final = "node_pace"
