@@ -9,7 +9,7 @@ choose to go without (a payout batch prepared without a node), the choice is Pyt
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from airflow_provider_tronenergy.errors import ConnectionMissing
@@ -30,13 +30,42 @@ def existing(get: Callable[[str], Connection], conn_id: str | None, *, setting: 
     """
     from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
-    alternative = f", or {otherwise}" if otherwise else ""
+    name = _named(conn_id, setting=setting, needs=needs, otherwise=otherwise)
+    try:
+        return get(name)
+    except AirflowNotFoundException:
+        raise _names_nothing(name, setting=setting, needs=needs,
+                             otherwise=otherwise) from None
+
+
+async def aexisting(aget: Callable[[str], Awaitable[Connection]], conn_id: str | None, *,
+                    setting: str, needs: str, otherwise: str = "") -> Connection:
+    """:func:`existing` for a trigger: the connection read through ``aget`` (an async
+    lookup, ``get_async_connection``), refused the same way."""
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+    name = _named(conn_id, setting=setting, needs=needs, otherwise=otherwise)
+    try:
+        return await aget(name)
+    except AirflowNotFoundException:
+        raise _names_nothing(name, setting=setting, needs=needs,
+                             otherwise=otherwise) from None
+
+
+def _named(conn_id: str | None, *, setting: str, needs: str, otherwise: str) -> str:
+    """``conn_id``, or refused when None or blank."""
     if conn_id is None or not conn_id.strip():
         said = "None" if conn_id is None else "empty"
         raise ConnectionMissing(
-            f"{setting} is {said}; {needs}: name a connection{alternative}")
-    try:
-        return get(conn_id)
-    except AirflowNotFoundException:
-        raise ConnectionMissing(f"{setting} {conn_id!r} names no connection; {needs}: "
-                                f"create it{alternative}") from None
+            f"{setting} is {said}; {needs}: name a connection{_alternative(otherwise)}")
+    return conn_id
+
+
+def _names_nothing(conn_id: str, *, setting: str, needs: str,
+                   otherwise: str) -> ConnectionMissing:
+    return ConnectionMissing(f"{setting} {conn_id!r} names no connection; {needs}: "
+                             f"create it{_alternative(otherwise)}")
+
+
+def _alternative(otherwise: str) -> str:
+    return f", or {otherwise}" if otherwise else ""

@@ -19,12 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
+from airflow_provider_tronenergy.hooks import lookup
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer, SignerError, load_signer
 from airflow_provider_tronenergy.signer.kms import KmsSigner, kms_client
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
+
+SIGNER_NEEDED = ("payouts are signed with this connection's key or signer; nothing is signed "
+                 "without it")
+"""What needs the signer's connection, for the error of an id that names none."""
 
 
 class TronSignerConnectionError(TronEnergyConnectionError):
@@ -42,7 +47,9 @@ class TronSignerHook(BaseHook):
         extra ``address``: the address it must sign for (a key or a signer for another
         address is refused before anything is signed).
 
-    A signer's named errors (:class:`~airflow_provider_tronenergy.signer.SignerThrottled`,
+    An id that names no connection is a :class:`~..errors.ConnectionMissing` (never
+    retried), naming ``setting`` and ``needs`` (``hooks.lookup``), before anything is
+    signed. A signer's named errors (:class:`~airflow_provider_tronenergy.signer.SignerThrottled`,
     ...) reach the caller as themselves, the connection named; any other refusal is a
     :class:`TronSignerConnectionError`.
     """
@@ -52,9 +59,12 @@ class TronSignerHook(BaseHook):
     conn_type = "tron_signer"
     hook_name = "TRON Signer"
 
-    def __init__(self, tron_signer_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+    def __init__(self, tron_signer_conn_id: str = default_conn_name, *,
+                 needs: str = SIGNER_NEEDED, setting: str = conn_name_attr,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tron_signer_conn_id = tron_signer_conn_id
+        self._needs, self._setting = needs, setting  # what a missing connection's error says
 
     def __repr__(self) -> str:
         return f"TronSignerHook(tron_signer_conn_id={self.tron_signer_conn_id!r})"
@@ -121,7 +131,8 @@ class TronSignerHook(BaseHook):
 
     @cached_property
     def _signer(self) -> Signer:
-        return self.signer_of(self.get_connection(self.tron_signer_conn_id))
+        return self.signer_of(lookup.existing(self.get_connection, self.tron_signer_conn_id,
+                                              setting=self._setting, needs=self._needs))
 
     @property
     def address(self) -> str:

@@ -33,6 +33,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.hooks import lookup
 from airflow_provider_tronenergy.orders.wait import (
     Log,
     OrderWatch,
@@ -47,6 +48,10 @@ if TYPE_CHECKING:
     from airflow.sdk import Connection
 
     from airflow_provider_tronenergy.client import TronEnergyAsyncClient
+
+SERVICE_NEEDED = ("energy purchases, activations, address monitoring and order waits call the "
+                  "service with this connection's URL and API key; nothing is bought without it")
+"""What needs the service's connection, for the error of an id that names none."""
 
 DEFAULT_ORDER_POLL_BUDGET = Decimal(10)
 """Requests per second per connection and triggerer process when the connection names none."""
@@ -158,7 +163,9 @@ class TronEnergyHook(BaseHook):
     a :class:`TronEnergyAsyncClient` for triggers. What the hook adds of its own is
     waiting for an order, the webhook secret and the UI's connection test.
 
-    :param tronenergy_conn_id: an Airflow connection of type ``tronenergy``.
+    :param tronenergy_conn_id: an Airflow connection of type ``tronenergy``; one that names
+        no connection is a :class:`~..errors.ConnectionMissing` (never retried) at the
+        first use, naming ``setting`` and ``needs`` (``hooks.lookup``).
     """
 
     conn_name_attr = "tronenergy_conn_id"
@@ -166,9 +173,12 @@ class TronEnergyHook(BaseHook):
     conn_type = "tronenergy"
     hook_name = "TRON Energy"
 
-    def __init__(self, tronenergy_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+    def __init__(self, tronenergy_conn_id: str = default_conn_name, *,
+                 needs: str = SERVICE_NEEDED, setting: str = conn_name_attr,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tronenergy_conn_id = tronenergy_conn_id
+        self._needs, self._setting = needs, setting  # what a missing connection's error says
 
     def __repr__(self) -> str:
         return f"TronEnergyHook(tronenergy_conn_id={self.tronenergy_conn_id!r})"
@@ -251,9 +261,21 @@ class TronEnergyHook(BaseHook):
         (the operators' links to its delegations and activations); default mainnet TronScan."""
         return connection_explorer(conn, TronEnergyConnectionError)
 
+    def connection(self) -> Connection:
+        """This hook's connection; an id that names none is a
+        :class:`~..errors.ConnectionMissing` (``hooks.lookup``), never retried."""
+        return lookup.existing(self.get_connection, self.tronenergy_conn_id,
+                               setting=self._setting, needs=self._needs)
+
+    async def aconnection(self) -> Connection:
+        """:meth:`connection` for triggers (Airflow's async lookup)."""
+        return await lookup.aexisting(
+            lambda conn_id: get_async_connection(conn_id, hook=self), self.tronenergy_conn_id,
+            setting=self._setting, needs=self._needs)
+
     def get_explorer(self) -> Explorer:
         """The explorer of this hook's connection (:meth:`explorer`)."""
-        return self.explorer(self.get_connection(self.tronenergy_conn_id))
+        return self.explorer(self.connection())
 
     def get_conn(self) -> TronEnergyClient:
         """One client per hook instance, reused: one connection pool for all calls."""
@@ -261,14 +283,14 @@ class TronEnergyHook(BaseHook):
 
     @cached_property
     def _client(self) -> TronEnergyClient:
-        conn = self.get_connection(self.tronenergy_conn_id)
+        conn = self.connection()
         return TronEnergyClient(**self.client_settings(conn))
 
     async def aget_client(self) -> TronEnergyAsyncClient:
         """An async client for triggers; the caller closes it (``async with``)."""
         from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
-        conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
+        conn = await self.aconnection()
         return TronEnergyAsyncClient(**self.client_settings(conn))
 
     async def apoll_client(self) -> tuple[TronEnergyAsyncClient, float]:
@@ -279,14 +301,14 @@ class TronEnergyHook(BaseHook):
         """
         from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 
-        conn = await get_async_connection(self.tronenergy_conn_id, hook=self)
+        conn = await self.aconnection()
         per_second = self.order_poll_budget(conn)
         settings = replace(self.client_settings(conn), retry=RetryPolicy(max_attempts=1))
         return TronEnergyAsyncClient(**settings), per_second
 
     def get_webhook_secret(self) -> str | None:
         """The key-level webhook secret from the connection's extras (masked in logs)."""
-        conn = self.get_connection(self.tronenergy_conn_id)
+        conn = self.connection()
         secret = conn.extra_dejson.get("webhook_secret") if conn.extra else None
         _mask(secret)
         return secret or None

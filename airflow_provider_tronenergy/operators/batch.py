@@ -17,6 +17,7 @@ from airflow.providers.common.compat.sdk import (
     BaseOperator,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient, ValidationError
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.fanout import (
@@ -124,7 +125,9 @@ class TronEnergyAddressBatchOperator(BaseOperator):
         self._concurrency = DEFAULT_MAX_CONCURRENCY
 
     def client(self) -> TronEnergyClient:
-        return TronEnergyHook(self.tronenergy_conn_id).get_conn()
+        """The service's client; an id that names no connection fails the task, not retried."""
+        with as_airflow():
+            return TronEnergyHook(self.tronenergy_conn_id).get_conn()
 
     def prepare(self, problems: Problems | None = None) -> tuple[list[str], bool]:
         """The distinct addresses and whether one was given; fails on any invalid input.

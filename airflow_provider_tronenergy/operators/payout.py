@@ -26,6 +26,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
@@ -87,6 +88,8 @@ if TYPE_CHECKING:
 MAX_ROUNDS: Final = 5
 """Passes of signing in one task try: a new round only re-signs expired transactions."""
 CLI: Final = "tronenergy-payouts"
+COSIGNER_NEEDED: Final = ("the permission's threshold counts each cosigner's signature; "
+                          "nothing is signed without it")
 
 
 def worker_clock() -> float:
@@ -294,11 +297,14 @@ class TronPayoutOperator(BaseOperator):
             round_ += 1
 
     def _signers(self) -> tuple[Any, list[Any]]:
-        """The signer and the cosigners; a connection that cannot give one fails the task."""
+        """The signer and the cosigners; a connection that cannot give one, or an id that
+        names none (``ConnectionMissing``, naming the setting), fails the task."""
         try:
             signer = TronSignerHook(self.tron_signer_conn_id).get_conn()
-            cosigners = [TronSignerHook(c).get_conn() for c in self.cosigner_conn_ids or ()]
-        except AirflowException as exc:
+            cosigners = [TronSignerHook(c, setting="cosigner_conn_ids",
+                                        needs=COSIGNER_NEEDED).get_conn()
+                         for c in self.cosigner_conn_ids or ()]
+        except (AirflowException, ConnectionMissing) as exc:
             raise AirflowFailException(f"{exc} ({NOTHING_SIGNED})") from None
         return signer, cosigners
 

@@ -47,8 +47,10 @@ class TronEnergyReconcileCallbacksOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         hook = TronEnergyHook(self.tronenergy_conn_id)
         try:
+            with as_airflow():  # an id that names no connection: failed, not retried
+                client = hook.get_conn()
             # A template renders a missing status as "None": that means all addresses.
-            monitored = list(hook.get_conn().iter_monitored_addresses(
+            monitored = list(client.iter_monitored_addresses(
                 status=optional_text(self.status)))
         finally:
             hook.close()
