@@ -156,7 +156,9 @@ with DAG(
         settle = float(Variable.get(SETTLE_VARIABLE, default=SETTLE_SECONDS))
         with as_airflow():  # no node connection: failed, not retried, nothing credited
             hook = TronNodeHook.required(TronNodeHook.default_conn_name, needs=NODE_NEEDED)
-        with hook.get_conn() as node, DepositLedger() as ledger:
+        # A ledger or callback store on one host's file under a distributed executor
+        # (StoreNotShared): failed, not retried, nothing credited.
+        with as_airflow(), hook.get_conn() as node, DepositLedger() as ledger:
             prover = Prover(node, settings)
             credited = ledger.credit_from_store(addresses, prover=prover,
                                                 credited_by=context["run_id"])

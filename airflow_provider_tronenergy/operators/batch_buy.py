@@ -38,6 +38,7 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
@@ -203,6 +204,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
     def _journal(self) -> PurchaseJournal:
         try:
             return open_journal()
+        except NotRetryable:  # StoreNotShared: as_airflow fails the task, not retried
+            raise
         except Exception as exc:
             raise AirflowException(f"the purchase journal cannot be opened ({exc}); the "
                                    "answer was not recorded and nothing was bought") from None

@@ -146,7 +146,12 @@ class TronNodeDepositScanOperator(BaseOperator):
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
             node.check_chain()
-        ledger = DepositLedger()
+        try:
+            with as_airflow():  # a ledger on one host's file where tasks run on several
+                ledger = DepositLedger()
+        except BaseException:
+            node.close()
+            raise
         try:
             while True:
                 scans = [DepositScan(ledger, node.get_conn(), addresses, token=token,

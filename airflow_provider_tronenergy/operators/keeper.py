@@ -109,7 +109,12 @@ class TronEnergyKeeperOperator(BaseOperator):
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
         service = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
-        registry = KeeperRegistry()
+        try:
+            with as_airflow():  # a registry on one host's file where tasks run on several
+                registry = KeeperRegistry()
+        except BaseException:
+            node.close()
+            raise
         try:
             with as_airflow():  # KeeperBlind is retryable: the next try, or wake, reads again
                 node.check_chain()  # WrongChain (not retried) before anything is bought

@@ -399,8 +399,11 @@ class TronPayoutOperator(BaseOperator):
                          round_: int = 1) -> dict[str, Any]:
         """The trigger fired: the batch settled, or the wait timed out or broke."""
         if event.get("status") == "error":
-            raise AirflowException(f"following payout batch {event.get('batch_id')} failed: "
-                                   f"{event.get('message')}; a retry follows it again")
+            message = f"following payout batch {event.get('batch_id')} failed: " \
+                      f"{event.get('message')}"
+            if event.get("retryable") is False:  # a journal a retry cannot open either
+                raise AirflowFailException(message)
+            raise AirflowException(f"{message}; a retry follows it again")
 
         def decide() -> dict[str, Any]:
             given = self._checked(context)
@@ -412,8 +415,11 @@ class TronPayoutOperator(BaseOperator):
     def execute_answer(self, context: Context, event: Mapping[str, Any],
                        identities: Sequence[str] = ()) -> dict[str, Any]:
         """A person answered about payouts that failed on chain (``on_ambiguous="ask"``)."""
-        self._asker().record_answer(dict(event), list(identities))
-        return as_task(lambda: self._rounds(context, self._checked(context), 1))
+        def answered() -> dict[str, Any]:
+            self._asker().record_answer(dict(event), list(identities))
+            return self._rounds(context, self._checked(context), 1)
+
+        return as_task(answered)
 
     def _asker(self) -> PayoutAsker:
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,

@@ -38,6 +38,7 @@ from airflow_provider_tronenergy.client import (
     ValidationError,
 )
 from airflow_provider_tronenergy.client import Purchase as Placed
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
@@ -113,6 +114,8 @@ def journal_for(mode: str) -> PurchaseJournal:
     """The purchase journal, or a retryable failure that says nothing was bought."""
     try:
         return open_journal()
+    except NotRetryable:  # a journal on one host's file under a distributed executor
+        raise
     except Exception as exc:
         raise PurchaseRetry(
             f"{mode}: the purchase journal cannot be opened ({exc}); nothing "

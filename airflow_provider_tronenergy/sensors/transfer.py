@@ -26,6 +26,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.callbacks.access import checked_store_url, open_store
 from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
@@ -114,7 +115,8 @@ class TronEnergyTransferSensor(BaseSensorOperator):
             saved = store_state.get(AFTER_ID_KEY)
             if saved is not None:
                 return parse_int(saved, AFTER_ID_KEY)
-        start = open_store(self.store_url).max_id()
+        with as_airflow():  # a store on one host's file where tasks run on several: failed
+            start = open_store(self.store_url).max_id()
         if store_state is not None:
             store_state.set(AFTER_ID_KEY, start)
         return start
@@ -139,6 +141,10 @@ class TronEnergyTransferSensor(BaseSensorOperator):
         )
 
     def poke(self, context: Context) -> PokeReturnValue:
+        with as_airflow():  # the store or the ledger refused (StoreNotShared): failed
+            return self._poke()
+
+    def _poke(self) -> PokeReturnValue:
         store = open_store(self.store_url)
         after = self._start_id or 0
         if not self.proven:
@@ -168,4 +174,6 @@ class TronEnergyTransferSensor(BaseSensorOperator):
         message = event.get("message") or f"transfer wait ended: {event}"
         if event.get("status") == "timeout":
             raise AirflowSensorTimeout(message)  # like poke mode's timeout: no retry
+        if event.get("retryable") is False:  # a store the triggerer may not open
+            raise AirflowFailException(message)
         raise AirflowException(message)

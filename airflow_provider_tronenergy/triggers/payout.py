@@ -18,6 +18,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.payout.send import CONFIRM_NODE_NEEDED, NODE_NEEDED
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S
@@ -116,8 +117,11 @@ class TronPayoutBatchTrigger(BaseTrigger):
                             **(status.to_event() if status else {})}
                 await asyncio.sleep(self.poll_interval)
         except Exception as exc:  # an error that will not pass: the task says what
+            # Not retryable (a journal on one host's file under a distributed executor):
+            # the task fails without a retry.
             return {"status": "error", "batch_id": self.batch_id,
-                    "message": f"{type(exc).__name__}: {exc}"}
+                    "message": f"{type(exc).__name__}: {exc}",
+                    "retryable": not isinstance(exc, NotRetryable)}
         finally:
             hook.close()
             if second is not None:

@@ -45,6 +45,7 @@ from airflow_provider_tronenergy.deposits.handover import (
     HeldStream,
     TransferFilter,
 )
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.templated import optional_text
 
 __all__ = ["TronEnergyTransferTrigger", "TronEnergyTransferWatchTrigger"]
@@ -153,7 +154,11 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         self, shared_stream: AsyncIterator[Any]
     ) -> AsyncIterator[TriggerEvent]:
         # What was stored before this trigger joined the shared poll: one query, once.
-        found = await self._first_stored()
+        try:
+            found = await self._first_stored()
+        except NotRetryable as exc:
+            yield self._refused(exc)
+            return
         if found is not None:
             yield self._event(found)
             return
@@ -172,7 +177,11 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         while True:
-            found = await self._first_stored()
+            try:
+                found = await self._first_stored()
+            except NotRetryable as exc:
+                yield self._refused(exc)
+                return
             if found is not None:
                 yield self._event(found)
                 return
@@ -212,6 +221,12 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
     def _timeout(self) -> TriggerEvent:
         return TriggerEvent({"status": "timeout",  # type: ignore[no-untyped-call]
                              "message": f"no matching transfer to {self.address} in time"})
+
+    def _refused(self, exc: NotRetryable) -> TriggerEvent:
+        """A store or ledger the triggerer may not open (``StoreNotShared``): the task fails,
+        not retried (a trigger that raised would be retried)."""
+        return TriggerEvent({"status": "error", "retryable": False,  # type: ignore[no-untyped-call]
+                             "message": str(exc)})
 
 
 async def held_stream(store: CallbackStore, held: HeldStream, poll_interval: float
