@@ -160,6 +160,21 @@ def test_without_its_node_connection_the_credit_task_fails_crediting_nothing(
         assert ledger.credits() == [] and ledger.claims(OPEN) == []
 
 
+def test_a_ledger_on_one_hosts_file_under_celery_fails_the_credit_task_once(
+        run_dag, stored, node_conn, tmp_path, monkeypatch, capfd):
+    """A ledger (or callback store) on SQLite while the executor runs tasks on several
+    hosts (``StoreNotShared``): the task fails once, not retried, naming the setting."""
+    from airflow_provider_tronenergy import sqlstore
+
+    monkeypatch.setattr(sqlstore, "configured_executors", lambda: [
+        "airflow.providers.celery.executors.celery_executor.CeleryExecutor"])
+    _addresses(monkeypatch, random_address())
+    out = run_dag(example.dag_credit)
+    assert out["credit_deposits"][:2] == ("failed", 1)
+    assert "TRONENERGY_DEPOSITS_DB_SINGLE_HOST=true" in capfd.readouterr().out
+    assert not (tmp_path / "ledger.db").exists()
+
+
 def test_only_deposit_addresses_are_credited(run_dag, control, stored, node_conn,
                                              monkeypatch):
     deposit_address = random_address()
