@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from airflow.providers.common.compat.sdk import AirflowNotFoundException
-
 from airflow_provider_tronenergy.client.errors import TronEnergyError
 from airflow_provider_tronenergy.client.models import Account, Price
 from airflow_provider_tronenergy.doctor.report import Check
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import ConnectionMissing, TronEnergyProviderError
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -41,7 +39,7 @@ def attempt(name: str, conn_id: str, flag: str, fix: str,
     """``read()``, or the failing line that says why it could not be done."""
     try:
         return read(), None
-    except AirflowNotFoundException:
+    except ConnectionMissing:  # the hooks' lookup (hooks.lookup): the id names nothing
         return None, missing(name, conn_id, flag)
     except READ_ERRORS as exc:
         return None, Check.failed(name, f"{conn_id}: {type(exc).__name__}: {exc}", fix)
@@ -99,7 +97,7 @@ def node(name: str, hook: TronNodeHook, flag: str) -> Check:
 
 def network_of(hook: TronNodeHook) -> tuple[str, str]:
     """The connection's ``network`` extra (mainnet when absent) and ``genesis_block_id``."""
-    conn = hook.get_connection(hook.tron_node_conn_id)
+    conn = hook.connection()
     extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
     return (str(extras.get("network") or DEFAULT_NETWORK),
             str(extras.get("genesis_block_id") or ""))

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from airflow.providers.common.compat.sdk import AirflowNotFoundException
-
 from airflow_provider_tronenergy.doctor import connections, stores
 from airflow_provider_tronenergy.doctor.callback import probe
 from airflow_provider_tronenergy.doctor.flags import (
@@ -16,6 +14,8 @@ from airflow_provider_tronenergy.doctor.flags import (
     TRONENERGY_CONN_ID,
 )
 from airflow_provider_tronenergy.doctor.report import Check
+from airflow_provider_tronenergy.errors import ConnectionMissing
+from airflow_provider_tronenergy.hooks.lookup import existing
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
@@ -106,8 +106,9 @@ def secrets(settings: Settings) -> set[str]:
         if not conn_id:
             continue
         try:
-            conn: Any = TronEnergyHook.get_connection(conn_id)
-        except AirflowNotFoundException:
+            conn: Any = existing(TronEnergyHook.get_connection, conn_id,
+                                 setting="a connection id", needs="the report hides its secrets")
+        except ConnectionMissing:  # its own check's line says so
             continue
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
         found |= {str(v) for v in (conn.login, conn.password) if v}

@@ -270,6 +270,16 @@ def test_a_connection_that_does_not_exist_and_written_out_skips(deployment: Depl
     assert code == 1
 
 
+def test_a_signer_connection_that_does_not_exist_is_a_failing_line(deployment: Deployment):
+    """The hooks answer a missing id (hooks.lookup's ConnectionMissing); the doctor says
+    which and how to define it, as for the service's."""
+    code, report, _ = deployment.run("--migrate", "--tron-signer-conn-id", "signer_typo",
+                                     "--callback-url", "")
+    line = next(c for c in report["checks"] if c["name"] == "signer")
+    assert line["status"] == "FAIL" and "'signer_typo' does not exist" in line["detail"]
+    assert "AIRFLOW_CONN_SIGNER_TYPO" in line["fix"] and code == 1
+
+
 def test_the_flags_default_to_the_hooks_default_connections():
     from airflow_provider_tronenergy.doctor import flags
     from airflow_provider_tronenergy.hooks import tron_node, tron_signer, tronenergy

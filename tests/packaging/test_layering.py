@@ -254,9 +254,7 @@ def is_airflow_exception(source: str, name: str) -> bool:
 # hooks.lookup, which answers it with the provider's ``ConnectionMissing``; and the doctor
 # (a connection that does not exist is a failing line of its report).
 CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException"),
-                ("hooks.lookup", "AirflowNotFoundException"),
-                ("doctor.connections", "AirflowNotFoundException"),
-                ("doctor.run", "AirflowNotFoundException")}
+                ("hooks.lookup", "AirflowNotFoundException")}
 
 
 def test_the_table_says_which_rooms_import_airflow() -> None:
