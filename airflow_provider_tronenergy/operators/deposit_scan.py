@@ -131,6 +131,8 @@ class TronNodeDepositScanOperator(BaseOperator):
         carried = {str(token): list(counts) for token, counts in
                    (event.get("carried") or {}).items()}
         if event.get("status") == "error":
+            if event.get("retryable") is False:  # a node connection that names nothing
+                raise AirflowFailException(f"deposit scan: {event.get('message')}")
             raise AirflowException(f"deposit scan: {event.get('message')}")
         if event.get("status") == "timeout":
             return {token: {"passes": n, "credited_total": total}

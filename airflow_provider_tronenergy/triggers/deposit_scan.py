@@ -21,6 +21,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.deposits.scan_wait import NODE_NEEDED, HeadWatch, await_head
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 
 
@@ -61,9 +62,17 @@ class TronNodeDepositScanTrigger(BaseTrigger):
             "end_time": self.end_time, "carried": self.carried})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Read the head until it moves past the checkpoint, or the time is up; one event."""
-        hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
-                                       needs=NODE_NEEDED)
+        """Read the head until it moves past the checkpoint, or the time is up; one event.
+        A node connection that names nothing fires an ``error`` event the task fails on, not
+        retried (a trigger that raised would be retried)."""
+        try:
+            hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
+                                           needs=NODE_NEEDED)
+        except NotRetryable as exc:
+            yield TriggerEvent({"status": "error", "retryable": False,  # type: ignore[no-untyped-call]
+                                "message": str(exc), "end_time": self.end_time,
+                                "carried": self.carried})
+            return
         watch = HeadWatch(self.after_block, poll_interval=self.poll_interval,
                           end_time=self.end_time, log=self.log)
 

@@ -82,11 +82,18 @@ class TronPayoutBatchTrigger(BaseTrigger):
         from airflow_provider_tronenergy.payout.journal import open_payout_journal
         from airflow_provider_tronenergy.payout.watch import NodeError
 
-        hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
-                                       needs=NODE_NEEDED)
-        second = await asyncio.to_thread(
-            TronNodeHook.required, self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
-            setting="confirm_node_conn_id") if self.confirm_node_conn_id else None
+        try:  # a node connection that names nothing: the task fails on the event, not retried
+            hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
+                                           needs=NODE_NEEDED)
+        except NotRetryable as exc:
+            return self._refused(exc)
+        try:
+            second = await asyncio.to_thread(
+                TronNodeHook.required, self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
+                setting="confirm_node_conn_id") if self.confirm_node_conn_id else None
+        except NotRetryable as exc:
+            hook.close()
+            return self._refused(exc)
         try:
             # Each node's block 0, once per run (in a thread), and both on one chain.
             await hook.acheck_chain()
@@ -126,3 +133,9 @@ class TronPayoutBatchTrigger(BaseTrigger):
             hook.close()
             if second is not None:
                 second.close()
+
+    def _refused(self, exc: NotRetryable) -> dict[str, Any]:
+        """The event of what no retry changes (a connection that names nothing): the task
+        fails on it, not retried (a trigger that raised would be retried)."""
+        return {"status": "error", "batch_id": self.batch_id, "message": str(exc),
+                "retryable": False}

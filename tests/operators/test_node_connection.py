@@ -133,16 +133,28 @@ def _first_event(trigger: Any) -> Any:
 
 def test_the_triggers_refuse_a_node_that_names_nothing(tmp_path, monkeypatch):
     """The keeper's watcher fails instead of polling nothing for ever (it logged each poll
-    and woke nobody); the scan's and the payouts' waits read no node but the one named."""
+    and woke nobody); the scan's and the payouts' waits read no node but the one named, and
+    fire an event their task fails on, not retried (a trigger that raised is retried)."""
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
-    for trigger in (TronEnergyKeeperTrigger(keeper="hot", tron_node_conn_id=TYPO,
-                                            poll_interval=0.05),
-                    TronNodeDepositScanTrigger(tron_node_conn_id=TYPO, after_block=1,
-                                               poll_interval=0.05, end_time=2e9)):
-        with pytest.raises(ConnectionMissing, match=f"'{TYPO}' names no connection"):
-            _first_event(trigger)
-    with pytest.raises(ConnectionMissing, match="payouts need a TRON node"):
-        _first_event(TronPayoutBatchTrigger("b1", TYPO, end_time=0.0))
+    with pytest.raises(ConnectionMissing, match=f"'{TYPO}' names no connection"):
+        _first_event(TronEnergyKeeperTrigger(keeper="hot", tron_node_conn_id=TYPO,
+                                             poll_interval=0.05))
+    scanned = _first_event(TronNodeDepositScanTrigger(
+        tron_node_conn_id=TYPO, after_block=1, poll_interval=0.05, end_time=2e9)).payload
+    assert (scanned["status"], scanned["retryable"]) == ("error", False), scanned
+    scan = TronNodeDepositScanOperator(task_id="scan", addresses=[random_address()],
+                                       start=1, tron_node_conn_id=TYPO)
+    with pytest.raises(AirflowFailException) as failed:
+        scan.execute_complete({}, scanned)  # type: ignore[arg-type]
+    _names_the_typo(failed, "the deposit scan needs a TRON node")
+    followed = _first_event(TronPayoutBatchTrigger("b1", TYPO, end_time=0.0)).payload
+    assert (followed["status"], followed["retryable"]) == ("error", False), followed
+    send = TronPayoutOperator(task_id="send", sender_address=random_address(),
+                              payouts=[{"recipient": random_address(), "amount": "1"}],
+                              batch_id="b1", tron_node_conn_id=TYPO)
+    with pytest.raises(AirflowFailException) as failed:
+        send.execute_complete({}, followed)  # type: ignore[arg-type]
+    _names_the_typo(failed, "payouts need a TRON node")
 
 
 def test_a_keeper_without_a_node_is_refused_naming_the_setting(untouched):
