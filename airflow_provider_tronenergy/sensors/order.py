@@ -23,6 +23,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.orders.wait import OrderWatch
@@ -152,8 +153,10 @@ class TronEnergyOrderSensor(BaseSensorOperator):
 
     def _read(self) -> dict[str, Any] | None:
         """The outcome event once the order has ended (or cannot be read), else None."""
+        with as_airflow():  # an id that names no connection: failed, not retried
+            client = self.hook.get_conn()
         try:
-            return self.watch.read(self.hook.get_conn().get_order(self.order_id))
+            return self.watch.read(client.get_order(self.order_id))
         except TronEnergyError as exc:
             return self.watch.failed(exc)
 

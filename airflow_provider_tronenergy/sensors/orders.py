@@ -21,6 +21,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.client import TronEnergyError
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.orders.wait import OrderWatch
@@ -135,7 +136,8 @@ class TronEnergyOrdersSensor(BaseSensorOperator):
 
     def poke(self, context: Context) -> PokeReturnValue:
         """One read of each order still in flight; a failed order or an error raises."""
-        client = self.hook.get_conn()
+        with as_airflow():  # an id that names no connection: failed, not retried
+            client = self.hook.get_conn()
         for order_id, watch in self._watches.items():
             if order_id in self._ended:
                 continue

@@ -76,3 +76,16 @@ def test_a_payout_with_a_misspelled_signer_fails_before_signing(
         assert journal.recent() == []
     finally:
         journal.close()
+
+
+def test_the_order_sensors_fail_once_in_the_worker():
+    from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
+    from airflow_provider_tronenergy.sensors.orders import TronEnergyOrdersSensor
+
+    one = TronEnergyOrderSensor(task_id="wait", order_id="ord_1", tronenergy_conn_id=TYPO,
+                                deferrable=False)
+    many = TronEnergyOrdersSensor(task_id="waits", order_ids=["ord_1"],
+                                  tronenergy_conn_id=TYPO, deferrable=False)
+    for sensor in (one, many):
+        with pytest.raises(AirflowFailException, match=f"tronenergy_conn_id '{TYPO}'"):
+            sensor.execute({})  # type: ignore[arg-type]
