@@ -124,8 +124,8 @@ class TronPayoutBatchTrigger(BaseTrigger):
                             **(status.to_event() if status else {})}
                 await asyncio.sleep(self.poll_interval)
         except Exception as exc:  # an error that will not pass: the task says what
-            # Not retryable (a journal on one host's file under a distributed executor):
-            # the task fails without a retry.
+            # Not retryable (a node on another chain, a journal on one host's file under a
+            # distributed executor): the task fails without a retry.
             return {"status": "error", "batch_id": self.batch_id,
                     "message": f"{type(exc).__name__}: {exc}",
                     "retryable": not isinstance(exc, NotRetryable)}

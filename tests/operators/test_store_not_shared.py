@@ -18,6 +18,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks.access import forget_stores
 from airflow_provider_tronenergy.deposits.handover import forget_ledgers
+from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.batch_buy import TronEnergyBatchBuyOperator
 from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOperator
@@ -40,7 +41,8 @@ JOURNAL, CALLBACKS, LEDGER = ("TRONENERGY_PURCHASE_JOURNAL", "TRONENERGY_CALLBAC
 @pytest.fixture(autouse=True)
 def celery(monkeypatch, tmp_path):
     """Celery's executor, every store at its default (SQLite in ``$AIRFLOW_HOME``), and
-    connections that name something (no request is made: each task stops before)."""
+    connections that name something (no request is made: each task stops before; the
+    node's chain is taken as checked)."""
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
     for name in (JOURNAL, CALLBACKS, LEDGER):
         monkeypatch.delenv(name, raising=False)
@@ -51,6 +53,12 @@ def celery(monkeypatch, tmp_path):
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", json.dumps(
         {"conn_type": "tronenergy", "host": "http://127.0.0.1:9/v1", "login": "k",
          "password": "s"}))
+    monkeypatch.setattr(TronNodeHook, "check_chain", lambda self: None)  # no node here
+
+    async def same_chain(self: TronNodeHook) -> None:
+        return None
+
+    monkeypatch.setattr(TronNodeHook, "acheck_chain", same_chain)
     forget()
     yield
     forget()
