@@ -165,6 +165,32 @@ def test_the_transfer_trigger_fires_a_failure_the_sensor_does_not_retry(proven):
     _names(failed, CALLBACKS)
 
 
+def test_a_proven_wait_whose_ledger_is_refused_fails_once(monkeypatch, tmp_path):
+    """The callback store said to be one host's, the ledger not: a proven wait judges a
+    stored callback by the ledger, which refuses; the sensor and the trigger fail once."""
+    from airflow_provider_tronenergy.callbacks.store import CallbackStore
+    from support.callbacks import verified_transfer
+
+    monkeypatch.setenv(f"{CALLBACKS}_SINGLE_HOST", "true")
+    address = random_address()
+    store = CallbackStore(None)
+    try:
+        store.record(verified_transfer(address, "5", "USDT"))
+    finally:
+        store.close()
+    sensor = TronEnergyTransferSensor(task_id="wait", address=address, after_id=0,
+                                      deferrable=False, timeout=5)
+    sensor._start_id = 0
+    with pytest.raises(AirflowFailException) as failed:
+        sensor.poke({})  # type: ignore[arg-type]
+    _names(failed, LEDGER)
+    event = _first_event(TronEnergyTransferTrigger(address=address, after_id=0, end_time=2e9))
+    assert event["status"] == "error" and event["retryable"] is False, event
+    assert f"{LEDGER}_SINGLE_HOST=true" in event["message"]
+    for db in tmp_path.glob("*.db"):  # the callback store, said to be one host's
+        db.unlink()
+
+
 def test_the_keepers_watcher_refuses_to_poll_a_registry_of_one_host():
     """An AssetWatcher's trigger has no task to fail: it stops, naming the setting."""
     with pytest.raises(StoreNotShared) as failed:
