@@ -1,6 +1,6 @@
 """Values as Jinja templates hand them over, read once where they enter a task.
 
-``"{{ params.max_cost }}"`` with no such param renders to ``"None"`` (or ``""``), not
+``"{{ params.max_spend_trx }}"`` with no such param renders to ``"None"`` (or ``""``), not
 to ``None``. Operators, sensors and triggers must all read that as "not set", or a
 filter would match nothing in one path and everything in another.
 

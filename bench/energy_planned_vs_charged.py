@@ -115,7 +115,7 @@ def kinds_of(rows: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, An
 def plan(client: TronEnergyClient, rows: list[dict[str, str]], checks: list[dict[str, Any]],
          sender: str, conn_id: str | None, label: str) -> dict[str, Any]:
     """The example DAG's two planning tasks, with ``conn_id`` as its tron_node_conn_id."""
-    params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "1000000",
+    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "1000000",
               "batch_id": f"bench-{label}-{conn_id or 'none'}", "tron_node_conn_id": conn_id,
               "trx_reserve": "0"}
     chain = onchain.check_batch(rows, checks, params)

@@ -72,7 +72,7 @@ def main() -> None:
                 wallet = random_address()
                 post(f"/addresses/{wallet}/balances", {"trx": "500", "usdt": "100000"})
                 post(f"/addresses/{wallet}/energy", {"staked": args.staked})
-                params = {"sender_address": wallet, "rent_time": "1", "max_cost_trx": "100000",
+                params = {"sender_address": wallet, "rent_time": "1", "max_spend_trx": "100000",
                           "batch_id": f"bench-{mode}"}
                 chain = (onchain.preflight(node, wallet, rows, checks,  # type: ignore[arg-type]
                                            trx_reserve_sun=0)

@@ -227,7 +227,7 @@ def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list
 
     with ThreadPoolExecutor(8) as pool:
         checks = list(pool.map(check, sheet.recipients(rows)))
-    params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "100000000",
+    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "100000000",
               "batch_id": batch_id, "tron_node_conn_id": NODE_CONN, "trx_reserve": "0"}
     chain = onchain.check_batch(rows, checks, params)
     plan = energy_plan.plan_energy(client, rows, checks, params, chain)

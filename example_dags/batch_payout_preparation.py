@@ -14,7 +14,7 @@ to send it cheaply:
    checks, set it to ``null`` (``None``) on purpose.
 3. **plan_energy** works out the energy the batch needs and how to buy it at the
    lowest cost, and quotes the whole batch (activations + energy): it refuses
-   before anything is activated or bought if the quote exceeds ``max_cost_trx``
+   before anything is activated or bought if the quote exceeds ``max_spend_trx``
    or the available balance.
 4. **approve_batch**: when the quote is above ``approval_above_trx`` (empty: never
    ask), the run waits for a person in Airflow's **Required Actions**, the plan
@@ -23,23 +23,24 @@ to send it cheaply:
 5. **activate_recipients** activates the recipients that need it (1.1 TRX each;
    already active ones are skipped, so a retry never pays twice).
 6. **buy_energy** rents that energy to the hot wallet: every order of the plan in
-   one task, one order after another, so a batch of 10,000 recipients (170
-   orders or so) is one task instance, not 170. Each order carries a ``purchase_key``
-   made of the sender, the ``batch_id``, a hash of the payout rows and the order's
+   one task, one order after another, so a batch of 10,000 recipients (170 orders
+   or so) is one task instance, not 170. Each order carries a ``purchase_key`` made
+   of the sender, the ``batch_id``, a hash of the payout rows and the order's
    index, so the purchase journal recognises it: a retry, a cleared task or a
    **rerun of the same batch** reuses every order whose energy is still valid and
-   buys only the rest. ``batch_id`` names the batch (the payroll period, an invoice
-   run); left empty it is the run's data interval, which a retry, a clear or a
-   rerun of the run keeps and the next scheduled run changes: next period's
-   identical payroll buys its own energy. With a node, an order is reused only
-   while the wallet still has its energy on chain; otherwise the energy missing
-   is bought, once. An order whose outcome is unknown (the answer was lost, the worker died
-   mid-purchase) stops the batch there, and every later run, until a person
-   resolves it with ``tronenergy-purchases resolve``; with the param
-   ``on_ambiguous`` set to ``"ask"`` it becomes a Required Action instead: a
-   person says it was placed (with its order id: the batch goes on with it), was
-   not placed (the batch buys it, once), or aborts. The journal keeps the answer
-   for every later run.
+   buys only the rest; an order, refill or top-up is bought only while the batch's
+   key has spent, over all its runs, within ``max_spend_trx``. ``batch_id`` names
+   the batch (the payroll period, an invoice run); left empty it is the run's data
+   interval, which a retry, a clear or a rerun of the run keeps and the next
+   scheduled run changes: next period's identical payroll buys its own energy. With
+   a node, an order is reused only while the wallet still has its energy on chain;
+   otherwise the energy missing is bought, once. An order whose outcome is unknown
+   (the answer was lost, the worker died mid-purchase) stops the batch there, and
+   every later run, until a person resolves it with ``tronenergy-purchases
+   resolve``; with the param ``on_ambiguous`` set to ``"ask"`` it becomes a
+   Required Action instead: a person says it was placed (with its order id: the
+   batch goes on with it), was not placed (the batch buys it, once), or aborts. The
+   journal keeps the answer for every later run.
 7. **wait_for_orders** waits for all the orders in one deferrable sensor task (the
    triggerer reads them within the connection's request budget). A failed or
    cancelled order fails the run loudly; **confirm_on_chain** sees the
@@ -130,7 +131,13 @@ with DAG(
         "rent_time": Param("1", enum=["1"], description=(
             "hours the energy is rented: 1, the only purchase duration the price "
             "endpoint quotes, so the cost ceiling can be checked before buying")),
-        "max_cost_trx": Param("100", type="string", description="refuse above this quote"),
+        "max_spend_trx": Param("100", type="string", description=(
+            "what the batch may spend: its quote (activations and energy) is refused above "
+            "it, and its purchases stop there in every try and run, refills and top-ups "
+            "counted")),
+        "max_order_trx": Param(None, type=["string", "null"], description=(
+            "what one order (a refill, a top-up) or one activation may cost; null: each "
+            "is bounded by max_spend_trx")),
         "on_ambiguous": Param("fail", enum=["fail", "ask"], description=(
             "a purchase whose outcome is unknown: fail and wait for `tronenergy-purchases "
             "resolve`, or ask a person in Required Actions (placed / not placed / abort)")),
@@ -212,13 +219,14 @@ with DAG(
         approval_above_trx="{{ params.approval_above_trx }}")
     activated = TronEnergyActivateAddressOperator(
         task_id="activate_recipients", addresses=needing_activation(checked.output),
-        tronenergy_conn_id=CONN_ID)
+        tronenergy_conn_id=CONN_ID, max_order_trx="{{ params.max_order_trx }}")
     approval >> activated
     # Every order of the plan in one task, and one wait for all of them: the task
     # instances of a run do not grow with the batch (no orders: both return []).
     bought = TronEnergyBatchBuyOperator(
         task_id="buy_energy", orders=plan, tronenergy_conn_id=CONN_ID,
-        rent_time="{{ params.rent_time }}", max_cost_trx="{{ params.max_cost_trx }}",
+        rent_time="{{ params.rent_time }}", max_spend_trx="{{ params.max_spend_trx }}",
+        max_order_trx="{{ params.max_order_trx }}",
         on_ambiguous="{{ params.on_ambiguous }}",
         tron_node_conn_id="{{ params.tron_node_conn_id }}")
     approval >> bought

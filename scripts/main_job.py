@@ -393,7 +393,7 @@ def main() -> int:
                             env["TRONENERGY_CALLBACK_STORE"])
         preparation = payout_runner.run(DAG_ID, WORK / "dag-test.log", {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100"})
+            "max_spend_trx": "100"})
         deposits.register()  # shown first: it ends first, and before anything is sent
         step(f"running the {DAG_ID} DAG (airflow dags test)")
         preparation.show(detail)

@@ -70,7 +70,7 @@ def test_each_provider_verdict_becomes_its_airflow_exception(cls):
 
 @pytest.mark.parametrize(("error", "airflow"), [
     (PurchaseStopped("buy: refused"), AirflowFailException),
-    (SpendRefused("over max_cost_trx"), AirflowFailException),
+    (SpendRefused("max_spend_trx 100 TRX: 99 TRX already spent"), AirflowFailException),
     (KeeperPolicyError("floor above target"), AirflowFailException),
     (PurchaseRetry("the journal is unavailable"), AirflowException),
     (KeeperBlind("the chain could not be read"), AirflowException),

@@ -28,7 +28,7 @@ def test_counts_and_amounts_in_other_digits_are_refused(text: str) -> None:
     assert info.value.field == "energy_amount"
     assert "is not ASCII" in str(info.value)  # says which character is wrong
     with pytest.raises(ValidationError, match="ASCII digits"):
-        as_decimal(text, "max_cost_trx")
+        as_decimal(text, "max_order_trx")
     with pytest.raises(NumberError):
         parse_int(text, "count")
     with pytest.raises(NumberError):
@@ -40,8 +40,8 @@ def test_counts_and_amounts_in_other_digits_are_refused(text: str) -> None:
                                   "1.2.3", "1" * 101])
 def test_amount_text_must_be_plain_decimal(text: str) -> None:
     with pytest.raises(ValidationError) as info:
-        as_decimal(text, "max_cost_trx")
-    assert info.value.field == "max_cost_trx"
+        as_decimal(text, "max_order_trx")
+    assert info.value.field == "max_order_trx"
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -53,14 +53,14 @@ def test_amount_text_must_be_plain_decimal(text: str) -> None:
     (10.0, Decimal("10")),
 ])
 def test_as_decimal_accepts(value: Any, expected: Decimal) -> None:
-    assert as_decimal(value, "max_cost_trx") == expected
+    assert as_decimal(value, "max_order_trx") == expected
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), Decimal("NaN"),
                                    Decimal("-Infinity"), True, None, [1], "-1", -0.5])
 def test_as_decimal_refuses(value: Any) -> None:
     with pytest.raises(ValidationError):
-        as_decimal(value, "max_cost_trx")
+        as_decimal(value, "max_order_trx")
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -164,7 +164,7 @@ class Keeper:
         identity = book.next_identity(decision.address)
         mode = Buy(rent_time=self.policy.rent_time, target_address=decision.address,
                    energy_amount=decision.energy)
-        settings = Settings(max_cost=decision.cost, on_ambiguous="fail",
+        settings = Settings(max_order=decision.cost, on_ambiguous="fail",
                             reuse_min_validity=0.0)
         purchase = Purchase(mode, mode.call(self.client.endpoints), self.client, self.journal,
                             settings, identity=identity, explicit=True, scope=self.scope,

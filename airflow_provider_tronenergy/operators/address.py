@@ -13,7 +13,7 @@ from airflow_provider_tronenergy.client import AddressAlreadyActivatedError, Amb
 from airflow_provider_tronenergy.fanout import RateGate, failure_report
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.links.explorer import TronEnergyActivationLink, publish
-from airflow_provider_tronenergy.money.guard import guard_cost, max_cost
+from airflow_provider_tronenergy.money.guard import guard_cost, guard_order, max_order
 from airflow_provider_tronenergy.money.quote import ACTIVATION_COST, text, trx
 from airflow_provider_tronenergy.operators.batch import (
     Problems,
@@ -56,25 +56,29 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
 
     Checking first makes the task safe to retry: an activation that went through
     in an earlier try shows up as active and is not paid for again. Nothing is
-    activated unless every address was checked: the guards must see the whole
-    batch, or a ceiling could be passed one retry at a time.
+    activated unless every address was checked: the balance guard must see the whole
+    batch, or it could be passed one retry at a time.
+
+    :param max_order_trx: refuse, before activating anything, when one activation's cost
+        is higher. None (the default): no limit on one activation (its cost is the
+        service's fixed activation price; the balance bounds the batch).
     """
 
-    template_fields: Sequence[str] = ("addresses", "max_cost_trx", "dry_run_mode")
+    template_fields: Sequence[str] = ("addresses", "max_order_trx", "dry_run_mode")
     operator_extra_links = (TronEnergyActivationLink(),)
 
-    def __init__(self, *, max_cost_trx: Decimal | float | int | str | None = None,
+    def __init__(self, *, max_order_trx: Decimal | float | int | str | None = None,
                  check_balance: bool = True, dry_run: bool | str = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.max_cost_trx = max_cost_trx
+        self.max_order_trx = max_order_trx
         self.check_balance = check_balance
         # BaseOperator.dry_run() is a method; the flag lives beside it.
         self.dry_run_mode = dry_run
 
     def execute(self, context: Context) -> dict[str, Any] | list[dict[str, Any]]:
         problems = Problems()
-        ceiling = problems.read(lambda: max_cost(self.max_cost_trx), None)
+        ceiling = problems.read(lambda: max_order(self.max_order_trx), None)
         check_balance = problems.read(lambda: as_flag(self.check_balance, "check_balance"), True)
         dry_run = problems.read(lambda: as_flag(self.dry_run_mode, "dry_run"), True)
         addresses, single = self.prepare(problems)
@@ -93,8 +97,11 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
         self.log.info("%d of %d addresses need activation (%s)", len(needed), len(addresses),
                       trx(total))
         with as_airflow():
+            if needed:
+                guard_order(ACTIVATION_COST, limit=ceiling, what="one activation",
+                            nothing="nothing activated")
             guard_cost(client, total, what=f"activating {len(needed)} addresses",
-                       ceiling=ceiling, check_balance=check_balance, nothing="nothing activated")
+                       ceiling=None, check_balance=check_balance, nothing="nothing activated")
         if dry_run:
             return {"dry_run": True, "to_activate": needed, "cost": text(total)}
 

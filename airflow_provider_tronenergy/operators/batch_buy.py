@@ -43,7 +43,7 @@ from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
-from airflow_provider_tronenergy.money.guard import max_cost
+from airflow_provider_tronenergy.money.guard import max_order, max_spend
 from airflow_provider_tronenergy.money.quote import trx_exact
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
@@ -140,7 +140,15 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         the plan itself (its ``count_orders``, then its ``buy_orders``).
     :param tronenergy_conn_id: connection of type ``tronenergy``.
     :param rent_time: hours the energy is rented for.
-    :param max_cost_trx: refuse an order, before buying it, when its quote is higher.
+    :param max_spend_trx: required: what the batch may spend in all, in every try and run
+        of it, its refills and top-ups counted: before each order is bought, its quote and
+        what the batch's keys already spent (as the purchase journal holds it; an unknown
+        outcome counted at its quote) must be within it. The batch's keys: a plan's
+        ``purchase_key``, else each order's ``purchase_key`` (each with its ``:refill`` and
+        ``:topup``). None, written out: no limit but the balance.
+    :param max_order_trx: refuse an order (a refill and a top-up each one too), before
+        buying it, when its quote is higher. None (the default): each order is bounded by
+        ``max_spend_trx``.
     :param on_ambiguous: an order whose outcome is unknown: ``"fail"`` (default: stop the
         batch there, naming the resolve command), ``"ask"`` (a Required Action, as a single
         purchase asks; the answer goes to the journal and the batch goes on) or
@@ -155,7 +163,7 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         bought (``ConnectionMissing``).
     """
 
-    template_fields: Sequence[str] = ("orders", "rent_time", "max_cost_trx",
+    template_fields: Sequence[str] = ("orders", "rent_time", "max_spend_trx", "max_order_trx",
                                       "tronenergy_conn_id", "on_ambiguous",
                                       "tron_node_conn_id")
     ui_color = "#f9e79f"
@@ -164,7 +172,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
     def __init__(self, *, orders: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  rent_time: Decimal | int | str = 1,
-                 max_cost_trx: Decimal | int | str | None = None,
+                 max_spend_trx: Decimal | int | str | None,
+                 max_order_trx: Decimal | int | str | None = None,
                  on_ambiguous: str = "fail", ask_timeout: timedelta | None = None,
                  tron_node_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -174,7 +183,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         self.orders = orders
         self.tronenergy_conn_id = tronenergy_conn_id
         self.rent_time = rent_time
-        self.max_cost_trx = max_cost_trx
+        self.max_spend_trx = max_spend_trx
+        self.max_order_trx = max_order_trx
         self.on_ambiguous = on_ambiguous
         self.ask_timeout = ask_timeout
         self.tron_node_conn_id = tron_node_conn_id
@@ -296,10 +306,12 @@ class TronEnergyBatchBuyOperator(BaseOperator):
                     energy_amount=order["energy_amount"]))
         with refused(mode.name):
             call = mode.call(client.endpoints)  # the order's values checked here, once
-            ceiling = max_cost(self.max_cost_trx)
             identity = explicit_identity(order["purchase_key"])
+            order_limit, spend_limit = max_order(self.max_order_trx), max_spend(self.max_spend_trx)
+            keys = spend_keys(self.orders)
         scope = task_scope(context, f"{self.task_id}__order_{index}{suffix}")
-        settings = Settings(max_cost=ceiling, on_ambiguous=self.on_ambiguous,
+        settings = Settings(max_order=order_limit, max_spend=spend_limit, spend_keys=keys,
+                            on_ambiguous=self.on_ambiguous,
                             keep_journaled=True)  # a rerun's plan may size it anew
         return Purchase(mode, call, client, journal_for(mode.name), settings,
                         identity=identity, explicit=True, scope=scope, log=self.log,
@@ -322,6 +334,14 @@ def _topup(order: Mapping[str, Any], result: Mapping[str, Any], min_energy: int
     amount = short if field == "count" else max(short, min_energy)
     return {"target_address": order["target_address"], field: amount,
             "purchase_key": f"{order['purchase_key']}{TOPUP_SUFFIX}"}
+
+
+def spend_keys(orders: Any) -> tuple[str, ...]:
+    """The keys the batch's ``max_spend_trx`` counts under: a plan's own ``purchase_key``
+    (every order of the batch, in any run, is journaled under it), else each order's."""
+    if isinstance(orders, Mapping) and isinstance(orders.get("purchase_key"), str):
+        return (explicit_identity(orders["purchase_key"]),)
+    return tuple(explicit_identity(order["purchase_key"]) for order in checked_orders(orders))
 
 
 def plan_prices(orders: Any) -> BurnPrices:

@@ -28,7 +28,7 @@ from airflow_provider_tronenergy.client import OrderStatus, ValidationError
 from airflow_provider_tronenergy.hitl.purchase import Asker
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink, publish
-from airflow_provider_tronenergy.money.guard import max_cost
+from airflow_provider_tronenergy.money.guard import max_order, max_spend
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
     Mode,
@@ -53,7 +53,11 @@ class TronEnergyPurchaseOperator(BaseOperator):
 
     :param tronenergy_conn_id: connection of type ``tronenergy``.
     :param rent_time: hours the energy is rented for (purchases accept 0.25, 1, 24).
-    :param max_cost_trx: refuse, before buying, when the quoted cost is higher.
+    :param max_order_trx: refuse, before buying, when this purchase's quote is higher.
+    :param max_spend_trx: refuse, before buying, when the purchase's quote and what its
+        ``purchase_key`` already spent (every try and run, as the purchase journal holds
+        it; an unknown outcome counted at its quote) come to more. None (the default): no
+        limit beyond one purchase at a time, within the balance.
     :param check_balance: refuse, before buying, when the available balance is short.
     :param dry_run: quote and plan only; nothing is bought.
     :param purchase_key: names the purchase across runs (templated): a later run with
@@ -77,7 +81,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
     """
 
     mode: ClassVar[str] = ""
-    template_fields: Sequence[str] = ("rent_time", "max_cost_trx", "dry_run_mode",
+    template_fields: Sequence[str] = ("rent_time", "max_order_trx", "max_spend_trx",
+                                      "dry_run_mode",
                                       "purchase_key", "on_ambiguous")
     ui_color = "#f9e79f"
     operator_extra_links = (TronEnergyDelegationLink(),)
@@ -87,7 +92,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
         *,
         tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
         rent_time: Decimal | float | int | str = 1,
-        max_cost_trx: Decimal | float | int | str | None = None,
+        max_order_trx: Decimal | float | int | str | None = None,
+        max_spend_trx: Decimal | float | int | str | None = None,
         check_balance: bool = True,
         dry_run: bool | str = False,
         purchase_key: str | None = None,
@@ -105,7 +111,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
             raise ValueError(f"on_ambiguous must be one of {ON_AMBIGUOUS}, not {on_ambiguous!r}")
         self.tronenergy_conn_id = tronenergy_conn_id
         self.rent_time = rent_time
-        self.max_cost_trx = max_cost_trx
+        self.max_order_trx = max_order_trx
+        self.max_spend_trx = max_spend_trx
         self.check_balance = check_balance
         # BaseOperator.dry_run() is a method; the flag lives beside it.
         self.dry_run_mode = dry_run
@@ -150,13 +157,14 @@ class TronEnergyPurchaseOperator(BaseOperator):
         with refused(self.mode):
             call = order.call(client.endpoints)  # the values checked here, once
             request = order.request(call)
-            ceiling = max_cost(self.max_cost_trx)
+            order_limit, spend_limit = max_order(self.max_order_trx), max_spend(self.max_spend_trx)
             identity, explicit = self._identity(context, request)
             dry_run = as_flag(self.dry_run_mode, "dry_run")
             if self.on_ambiguous not in ON_AMBIGUOUS:  # templated: known only now
                 raise ValidationError("on_ambiguous", f"must be one of {ON_AMBIGUOUS}, not "
                                       f"{self.on_ambiguous!r}")
-        settings = Settings(max_cost=ceiling, check_balance=self.check_balance,
+        settings = Settings(max_order=order_limit, max_spend=spend_limit,
+                            check_balance=self.check_balance,
                             dry_run=dry_run, on_ambiguous=self.on_ambiguous,
                             reuse_min_validity=self.reuse_min_validity)
         purchase = Purchase(order, call, client, journal_for(self.mode), settings,

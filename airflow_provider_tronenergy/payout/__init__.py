@@ -3,7 +3,7 @@
 Preparation, the library half of the payout example DAG: ``params`` (the run's
 parameters, checked), ``sheet`` (the CSV or the rows, checked), ``onchain`` (what a TRON
 node says: pre-flight, energy on hand, delegations confirmed), ``energy_plan`` (the
-quote against ``max_cost_trx`` and the balance, the orders), ``identity`` (which batch
+quote against ``max_spend_trx`` and the balance, the orders), ``identity`` (which batch
 its purchases belong to), ``approvals`` (what a person sees and answers before money
 moves) and ``ready`` (the "batch ready" payload). Sending takes a ``batch.PayoutBatch``
 (see docs/architecture.md's Parts). Below the operators that run it, the room raises

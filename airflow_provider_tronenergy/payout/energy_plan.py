@@ -2,12 +2,13 @@
 
 :func:`plan_energy` quotes the whole batch (energy and activations) at the service's
 price before anything is activated or bought, refuses when it is over
-``max_cost_trx`` or the balance, and splits the energy into orders
+``max_spend_trx`` or the balance, and splits the energy into orders
 (:func:`plan_orders`) within the price endpoint's ``min_energy`` / ``max_energy``;
 only the first transfer to a new recipient is a first transfer
 (:func:`transfer_energies`). With the pre-flight's answer (:mod:`.onchain`), each
 transfer's energy is the node's estimate and only the energy the wallet lacks is
-rented. Each order carries a ``purchase_key`` naming the batch (:mod:`.identity`).
+rented. Each order carries a ``purchase_key`` under the batch's (the plan's
+``purchase_key``, which the batch buy's ``max_spend_trx`` counts under) (:mod:`.identity`).
 
 Savings count only what renting replaced: the energy the wallet already had is not
 saved by renting, so it is in ``burn_cost`` (the whole batch) but never in
@@ -34,7 +35,7 @@ from typing import Any
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.burn import BurnPrices
-from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
+from airflow_provider_tronenergy.money.guard import MAX_SPEND, guard_cost, trusted_answers
 from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
     allocate,
@@ -160,10 +161,12 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     # Planned before any activation (a person may have to approve the whole spend), so
     # the balance must cover both.
     balance = guard_cost(client, energy_cost + activation_cost, what=what,
-                         ceiling=batch.max_cost, check_balance=True, nothing=NOTHING_BOUGHT)
+                         ceiling=batch.max_spend, check_balance=True, nothing=NOTHING_BOUGHT,
+                         limit_name=MAX_SPEND)
     return {
         "sender": batch.sender,
         "batch_id": batch_id,
+        "purchase_key": key,
         "rent_time": text(batch.rent_time),
         "recipients": costed(rows, energy_cost, prices),
         "transfers": len(rows),

@@ -37,12 +37,13 @@ class BatchParams:
 
     sender: str
     rent_time: Decimal
-    max_cost: Decimal
+    max_spend: Decimal
+    """``max_spend_trx``: what the batch may spend on energy and activations in all."""
     batch_id: str = ""
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> BatchParams:
-        """From a run's params (``sender_address``, ``rent_time``, ``max_cost_trx``,
+        """From a run's params (``sender_address``, ``rent_time``, ``max_spend_trx``,
         ``batch_id``)."""
         try:
             batch_id = params.get("batch_id") or ""
@@ -54,7 +55,7 @@ class BatchParams:
                     f"{str(batch_id)[:80]!r}")
             return cls(sender=valid_address(params["sender_address"], "sender_address"),
                        rent_time=parse_decimal(params["rent_time"], "rent_time"),
-                       max_cost=parse_decimal(params["max_cost_trx"], "max_cost_trx"),
+                       max_spend=parse_decimal(params["max_spend_trx"], "max_spend_trx"),
                        batch_id=batch_id)
         except ValueError as exc:
             raise PayoutInputError(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None

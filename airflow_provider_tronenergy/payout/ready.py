@@ -80,7 +80,8 @@ def batch_ready(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
     lacking = int(plan["total_energy"]) - int(plan["energy_on_hand_used"])
     burn = prices.burn_cost(min(bought, lacking))  # what renting replaced, and only that
     return {
-        **{k: v for k, v in plan.items() if k not in ("count_orders", "buy_orders")},
+        **{k: v for k, v in plan.items()
+           if k not in ("count_orders", "buy_orders", "purchase_key")},
         "recipients": costed(plan["recipients"], spent, prices),
         "orders": [{"order_id": o["order_id"], "mode": o.get("kind"),
                     "energy": o["energy_amount"], "cost": o["cost"],

@@ -3,7 +3,8 @@
 Purchases spend real TRX, unattended, and Airflow retries tasks, people clear
 them and trigger new runs after a worker died. So every purchase asks the
 purchase journal (shared by all workers, surviving restarts) whether it was
-already placed or may have been; quotes and refuses past ``max_cost_trx`` or the
+already placed or may have been; quotes and refuses past ``max_order_trx``,
+``max_spend_trx`` (what the key spent, read in the claim's transaction) or the
 available balance; writes ``sending`` to the journal before the request leaves
 and the order id after; and never guesses after an ambiguous failure.
 
@@ -40,7 +41,14 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client import Purchase as Placed
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
-from airflow_provider_tronenergy.money.guard import guard_cost, trusted_answers
+from airflow_provider_tronenergy.money.guard import (
+    MAX_ORDER,
+    MAX_SPEND,
+    Spent,
+    guard_cost,
+    guard_spend,
+    trusted_answers,
+)
 from airflow_provider_tronenergy.money.quote import (
     ACTIVATION_COST,
     Quote,
@@ -67,6 +75,7 @@ from airflow_provider_tronenergy.purchase_journal import (
     IdentityError,
     JournalRace,
     PurchaseJournal,
+    SpendCheck,
     Verdict,
     decide,
     open_journal,
@@ -89,7 +98,14 @@ Ask = Callable[[UnknownOutcome], NoReturn]
 class Settings:
     """How a purchase may spend: read and checked once, where the task's values enter."""
 
-    max_cost: Decimal | None = None
+    max_order: Decimal | None = None
+    """``max_order_trx``: what this one purchase may cost (its quote)."""
+    max_spend: Decimal | None = None
+    """``max_spend_trx``: what the purchases under ``spend_keys`` may cost in all, this one
+    included, as the journal holds them (:mod:`~..purchase_journal.spend`)."""
+    spend_keys: tuple[str, ...] = ()
+    """The keys ``max_spend`` counts under (each, and each with ``:`` and more); empty:
+    the purchase's own identity."""
     check_balance: bool = True
     dry_run: bool = False
     on_ambiguous: str = "fail"
@@ -166,6 +182,10 @@ class Purchase:
                 quote = self._quote()
                 self._guard(quote)
             if self.settings.dry_run:
+                check = self._spend_check(quote)
+                if check is not None:
+                    with journal_errors():
+                        check.check(self.journal.spent(check.roots))
                 self.log.info("dry run: would buy %s", describe(self.mode, quote))
                 return {"mode": self.mode.name, "dry_run": True, "request": self.request,
                         "purchase_key": self.identity,
@@ -177,7 +197,9 @@ class Purchase:
                         mode=self.mode.name, target_address=self.mode.target,
                         description=describe(self.mode, quote), request=self.request,
                         rent_hours=Decimal(self.request["rent_time"]),
-                        quoted_energy=quote.energy if quote else None)
+                        quoted_energy=quote.energy if quote else None,
+                        quoted_cost=quote.total if quote else None,
+                        limit=self._spend_check(quote))
             except JournalRace:
                 self.log.warning("another worker is placing purchase %s right now; "
                                  "reading the journal again", self.identity)
@@ -323,16 +345,32 @@ class Purchase:
         )
 
     def _guard(self, quote: Quote | None) -> None:
-        ceiling = self.settings.max_cost
+        settings = self.settings
         if quote is None:
-            if ceiling is not None:
-                raise PurchaseStopped(
-                    f"max_cost_trx is set but {self.mode.name} for "
-                    f"{hours(Decimal(self.request['rent_time']))} cannot be quoted (the price "
-                    "endpoint does not offer that rent_time); nothing bought")
+            for name, limit in ((MAX_ORDER, settings.max_order), (MAX_SPEND, settings.max_spend)):
+                if limit is not None:
+                    raise PurchaseStopped(
+                        f"{name} is set but {self.mode.name} for "
+                        f"{hours(Decimal(self.request['rent_time']))} cannot be quoted (the "
+                        "price endpoint does not offer that rent_time); nothing bought")
             return
-        guard_cost(self.client, quote.total, what=describe(self.mode, quote), ceiling=ceiling,
-                   check_balance=self.settings.check_balance)
+        guard_cost(self.client, quote.total, what=describe(self.mode, quote),
+                   ceiling=settings.max_order, check_balance=settings.check_balance)
+
+    def _spend_check(self, quote: Quote | None) -> SpendCheck | None:
+        """``max_spend_trx`` at the claim: what the keys spent, and this quote on top."""
+        limit = self.settings.max_spend
+        if limit is None or quote is None:  # unquoted with a limit: refused in _guard
+            return None
+        roots = self.settings.spend_keys or (self.identity,)
+        key = " or ".join(f"purchase key {root}" for root in roots[:3]) + (
+            f" and {len(roots) - 3} more keys" if len(roots) > 3 else "")
+
+        def check(spent: Spent) -> None:
+            guard_spend(spent, quote.total, limit=limit, key=key,
+                        what=f"this order ({describe(self.mode, quote)})")
+
+        return SpendCheck(roots, check)
 
     # -- place and record ----------------------------------------------------------------
 

@@ -1,9 +1,10 @@
 """The purchase journal: no purchase is placed twice, across tries, clears, runs and workers.
 
 ``store`` keeps every attempt in SQLite or PostgreSQL; ``identity`` says which
-purchases are the same; ``policy`` decides, from the newest attempt, whether
-to buy, reuse or stop; ``verify`` checks a person's order id against the service
-before it is recorded; ``cli`` is ``tronenergy-purchases`` (list, show, resolve).
+purchases are the same; ``spend`` what a key spent (``max_spend_trx``); ``policy``
+decides, from the newest attempt, whether to buy, reuse or stop; ``verify`` checks a
+person's order id against the service before it is recorded; ``cli`` is
+``tronenergy-purchases`` (list, show, resolve).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from airflow_provider_tronenergy.purchase_journal.identity import (
     task_scope,
 )
 from airflow_provider_tronenergy.purchase_journal.policy import Decision, Verdict, decide
+from airflow_provider_tronenergy.purchase_journal.spend import SpendCheck
 from airflow_provider_tronenergy.purchase_journal.store import (
     Entry,
     EntryState,
@@ -40,6 +42,7 @@ __all__ = [
     "JournalRace",
     "OrderMismatch",
     "PurchaseJournal",
+    "SpendCheck",
     "Verdict",
     "decide",
     "default_identity",

@@ -34,11 +34,19 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.money.guard import Spent
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 from airflow_provider_tronenergy.purchase_journal.figures import COLUMNS as FIGURES
 from airflow_provider_tronenergy.purchase_journal.figures import add_figures, columns, figures
 from airflow_provider_tronenergy.purchase_journal.quoted import add_quoted_energy
 from airflow_provider_tronenergy.purchase_journal.quoted import column as quoted_column
+from airflow_provider_tronenergy.purchase_journal.spend import (
+    SpendCheck,
+    add_quoted_cost,
+    quoted_sun,
+    spent,
+)
+from airflow_provider_tronenergy.purchase_journal.spend import column as quoted_cost_column
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # An order id as a person types it: 1 to 128 printable ASCII characters (the column's
@@ -52,13 +60,15 @@ SCHEMA: Final = "purchase_journal"
 
 
 def migrations(entries: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 3).
+    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 4).
 
     2: a placed purchase's figures in columns, and the index a period's sums read
     through (:mod:`.figures`; the Energy page). 3: the energy a purchase was quoted for
-    (:mod:`.quoted`), from the descriptions earlier releases wrote it in.
+    (:mod:`.quoted`), from the descriptions earlier releases wrote it in. 4: the cost it
+    was quoted at (:mod:`.spend`), which a spend limit counts while its outcome is unknown.
     """
-    return {2: add_figures(entries, f"{entries.name}_sent"), 3: add_quoted_energy(entries)}
+    return {2: add_figures(entries, f"{entries.name}_sent"), 3: add_quoted_energy(entries),
+            4: add_quoted_cost(entries)}
 
 
 class EntryState(str, Enum):
@@ -186,6 +196,7 @@ class PurchaseJournal:
             sa.Column("note", sa.Text(), nullable=True),
             *columns(),
             quoted_column(),
+            quoted_cost_column(),
             sa.UniqueConstraint("identity", "attempt",
                                 name=f"{table_prefix}purchase_journal_attempt_key"),
             sa.Index(f"{table_prefix}purchase_journal_scope", "scope"),
@@ -266,6 +277,12 @@ class PurchaseJournal:
             ).order_by(self.entries.c.id)).mappings().all()
         return [self._entry(r) for r in rows]
 
+    def spent(self, roots: tuple[str, ...]) -> Spent:
+        """What the attempts under ``roots`` spent or may have spent (:mod:`.spend`)."""
+        self.ensure_schema()
+        with self.engine.connect() as conn:
+            return spent(conn, self.entries, roots)
+
     def with_prefix(self, prefix: str, *, since: float = 0.0) -> list[Entry]:
         """Attempts whose identity starts with ``prefix``, sent at or after ``since``
         (epoch seconds), newest first: one keeper's purchases for a wallet, or all of them."""
@@ -292,16 +309,22 @@ class PurchaseJournal:
 
     def claim(self, identity: str, after: Entry | None, *, scope: str, explicit_key: bool,
               mode: str, target_address: str, description: str, request: dict[str, Any],
-              rent_hours: Decimal, quoted_energy: int | None = None) -> Entry:
+              rent_hours: Decimal, quoted_energy: int | None = None,
+              quoted_cost: Decimal | None = None, limit: SpendCheck | None = None) -> Entry:
         """Write ``sending`` for the next attempt after ``after``, just before sending
-        (``quoted_energy``: what the price endpoint quoted, which a resolution checks).
+        (``quoted_energy`` and ``quoted_cost``: what the price endpoint quoted, which a
+        resolution and a spend limit read). ``limit`` (a spend limit's check) sees what
+        its keys spent in the same transaction, one claim at a time, so two workers
+        cannot both pass it.
 
         Raises :class:`JournalRace` when another worker wrote that attempt first.
         """
         now = time.time()
         attempt = (after.attempt if after is not None else 0) + 1
         try:
-            with self._write() as conn:
+            with self._write(locked=limit is not None) as conn:
+                if limit is not None:
+                    limit.check(spent(conn, self.entries, limit.roots))
                 if after is not None:  # the newest attempt must still be ``after``
                     newest = self._one(conn, self.entries.c.identity == identity)
                     if newest is None or newest.id != after.id or newest.state != after.state:
@@ -312,7 +335,7 @@ class PurchaseJournal:
                     description=description, request=json.dumps(request, sort_keys=True),
                     scope=scope, claimed_by=scope, sent_at_ms=_ms(now),
                     rent_hours=format(rent_hours, "f"), updated_at_ms=_ms(now),
-                    quoted_energy=quoted_energy))
+                    quoted_energy=quoted_energy, quoted_sun=quoted_sun(quoted_cost)))
         except sa.exc.IntegrityError:
             raise JournalRace(identity) from None
         entry = self.latest(identity)

@@ -98,7 +98,7 @@ with DAG(
         tronenergy_conn_id=CONN_ID)
     approval >> activated
     buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
-           "max_cost_trx": "{{ params.max_cost_trx }}",
+           "max_order_trx": "{{ params.max_spend_trx }}",
            "on_ambiguous": "{{ params.on_ambiguous }}"}
     holder_orders, newcomer_orders = count_orders(plan), buy_orders(plan)
     approval >> [holder_orders, newcomer_orders]

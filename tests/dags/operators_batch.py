@@ -34,7 +34,7 @@ with DAG("te_activate", schedule=None, start_date=START, catchup=False,
          default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_activate:
     TronEnergyActivateAddressOperator(task_id="activate",
                                       addresses="{{ dag_run.conf['addresses'] }}",
-                                      max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
+                                      max_order_trx="{{ dag_run.conf.get('max_order') }}",
                                       dry_run="{{ dag_run.conf.get('dry_run', False) }}")
 
 with DAG("te_monitor", schedule=None, start_date=START, catchup=False,
@@ -93,4 +93,4 @@ with DAG("te_buy_numbers", schedule=None, start_date=START, catchup=False,
     TronEnergyBuyOperator(task_id="buy", target_address="{{ dag_run.conf['target'] }}",
                           energy_amount="{{ dag_run.conf['energy'] }}",
                           rent_time="{{ dag_run.conf['rent_time'] }}",
-                          max_cost_trx="{{ dag_run.conf.get('max_cost') }}")
+                          max_order_trx="{{ dag_run.conf.get('max_order') }}")

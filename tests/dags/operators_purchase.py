@@ -62,7 +62,7 @@ def _buy(dag_id: str, **dag_args: Any) -> DAG:
     with DAG(dag_id, schedule=None, start_date=START, catchup=False, **dag_args) as dag:
         TronEnergyBuyOperator(
             task_id="buy", target_address=CONF % "target", energy_amount=CONF % "energy",
-            rent_time=CONF % "rent_time", max_cost_trx="{{ dag_run.conf.get('max_cost') }}",
+            rent_time=CONF % "rent_time", max_order_trx="{{ dag_run.conf.get('max_order') }}",
             dry_run="{{ dag_run.conf.get('dry_run', False) }}",
             wait_for_completion=True, poll_interval=0.05,
         )
@@ -118,3 +118,11 @@ with DAG("te_count", schedule=None, start_date=START, catchup=False,
 with DAG("te_activate_guarded", schedule=None, start_date=START, catchup=False,
          default_args=RETRY) as te_activate_guarded:
     TronEnergyActivateAddressOperator(task_id="activate", addresses=[CONF % "address"])
+
+# A purchase under one key whose placed order is never reused (it cannot have 2 h of a 1 h
+# rental left): every run and every rebuy buys again, up to max_spend_trx.
+with DAG("te_buy_spend", schedule=None, start_date=START, catchup=False,
+         default_args=RETRY) as te_buy_spend:
+    TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target",
+                          purchase_key=CONF % "key", reuse_min_validity=7200,
+                          on_ambiguous="rebuy", max_spend_trx=CONF % "max_spend")

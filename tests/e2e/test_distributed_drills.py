@@ -277,7 +277,7 @@ def payout_batch(deployment: Deployment, root: Path, holders: int, newcomers: in
     # Prepared without the node, as the other deployments' batches: the deployment's
     # tron_node connection is for the deposit proofs, and this sender holds no funds.
     return sender, recipients, {"payouts_file": str(csv), "sender_address": sender,
-                                "rent_time": "1", "max_cost_trx": "100",
+                                "rent_time": "1", "max_spend_trx": "100",
                                 "tron_node_conn_id": None}
 
 

@@ -87,7 +87,7 @@ class Deployment:
             f"{address},{10 + i}.5\n" for i, address in enumerate(recipients)))
         return self.api.trigger(PAYOUT_DAG, {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "approval_above_trx": approval_above_trx,
+            "max_spend_trx": "100", "approval_above_trx": approval_above_trx,
             "on_ambiguous": on_ambiguous,
             "tron_node_conn_id": None})  # prepared without the node (the keeper has one)
 

@@ -556,7 +556,7 @@ def test_payout_and_exactly_once_deposits_in_a_real_deployment(pg_database, tmp_
             f"{address},{100 + i}.25\n" for i, address in enumerate(recipients)))
         payout_run = api.trigger(PAYOUT_DAG, {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "tron_node_conn_id": None})  # prepared without the node
+            "max_spend_trx": "100", "tron_node_conn_id": None})  # prepared without the node
 
         def finished(dag_id: str, run_id: str) -> str | None:
             state = db.run_state(dag_id, run_id)

@@ -29,7 +29,7 @@ def _batch(control, tmp_path):
 def test_batch_payout_end_to_end(run_dag, control, tmp_path):
     sender, holders, active_new, inactive, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100", approval_above_trx="1000")
+                  rent_time="1", max_spend_trx="100", approval_above_trx="1000")
     assert out["__run__"] == "success", out
     ready = out["publish_batch_ready"][2]
     # The quote is under approval_above_trx: nobody was asked.
@@ -59,7 +59,7 @@ def test_batch_payout_end_to_end(run_dag, control, tmp_path):
 def test_batch_payout_over_ceiling_buys_nothing(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="5")
+                  rent_time="1", max_spend_trx="5")
     assert out["__run__"] == "failed"
     assert out["plan_energy"][0] == "failed"
     assert control.orders(sender) == []
@@ -71,7 +71,7 @@ def test_the_whole_spend_is_quoted_before_any_activation(run_dag, control, tmp_p
     # refuses before anything is activated (it used to run after the activations).
     control.balance("5")
     out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100", approval_above_trx="")
+                  rent_time="1", max_spend_trx="100", approval_above_trx="")
     assert out["__run__"] == "failed"
     assert out["plan_energy"][0] == "failed"
     assert out["approve_batch"][0] == "upstream_failed"
@@ -85,7 +85,7 @@ def test_failed_order_fails_the_run(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     control.fail_next_orders(1)
     out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100")
+                  rent_time="1", max_spend_trx="100")
     assert out["__run__"] == "failed"
     assert out["publish_batch_ready"][0] != "success"
 
@@ -103,7 +103,7 @@ def test_scheduled_run_without_a_batch_is_skipped_not_failed(run_dag, control):
 def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path):
     sender, *_, payouts = _batch(control, tmp_path)
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "batch_id": "payroll-2026-01"}
+            "max_spend_trx": "100", "batch_id": "payroll-2026-01"}
     first = run_dag(example.dag, **NO_NODE, **conf)
     assert first["__run__"] == "success", first
     bought = sorted(o["order_id"] for o in control.orders(sender))
@@ -120,12 +120,12 @@ def test_new_run_of_the_same_batch_buys_nothing_twice(run_dag, control, tmp_path
     assert len(control.orders(sender)) == 4
 
 
-@pytest.mark.parametrize("bad", [{"max_cost_trx": "١٠٠"}, {"sender_address": "T" + "1" * 33}])
+@pytest.mark.parametrize("bad", [{"max_spend_trx": "١٠٠"}, {"sender_address": "T" + "1" * 33}])
 def test_bad_batch_parameters_fail_before_any_activation(run_dag, control, tmp_path, bad):
     sender, *_, payouts = _batch(control, tmp_path)
     before = len(control.orders())
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", **bad}
+            "max_spend_trx": "100", **bad}
     out = run_dag(example.dag, **NO_NODE, **conf)
     assert out["__run__"] == "failed"
     assert out["load_payouts"][:2] == ("failed", 1)
@@ -138,7 +138,7 @@ def test_a_bad_row_fails_the_run_without_retry_naming_its_line(run_dag, control,
     payouts.write_text(payouts.read_text() + "T" + "1" * 33 + ",1\n")
     before = len(control.orders())
     out = run_dag(example.dag, **NO_NODE, payouts_file=str(payouts), sender_address=sender,
-                  rent_time="1", max_cost_trx="100")
+                  rent_time="1", max_spend_trx="100")
     assert out["__run__"] == "failed"
     assert out["load_payouts"][:2] == ("failed", 1)
     assert out["plan_energy"][0] == "upstream_failed"

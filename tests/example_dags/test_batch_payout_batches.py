@@ -39,7 +39,7 @@ def _conf(control: Control, tmp_path: Path, **extra: Any) -> dict[str, Any]:
     # batch_id given even when empty: dag.test() in one process carries an earlier run's
     # conf into the DAG's params.
     return {"payouts_file": str(payouts), "sender_address": control.activated(),
-            "rent_time": "1", "max_cost_trx": "100", "batch_id": "",
+            "rent_time": "1", "max_spend_trx": "100", "batch_id": "",
             "tron_node_conn_id": None, **extra}  # no node, written out
 
 
@@ -104,7 +104,7 @@ def test_an_order_whose_energy_is_gone_on_chain_is_not_reused(run_dag, control, 
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("".join(f"{a},10\n" for a in holders))
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_cost_trx": "100", "confirm_timeout": "1", "batch_id": "payroll-2026-03",
+            "max_spend_trx": "100", "confirm_timeout": "1", "batch_id": "payroll-2026-03",
             "tron_node_conn_id": node_conn}
     first = run_dag(example.dag, **conf)
     assert first["__run__"] == "success", first
@@ -140,3 +140,25 @@ def test_an_order_whose_energy_is_gone_on_chain_is_not_reused(run_dag, control, 
     third = run_dag(example.dag, **conf)
     assert third["__run__"] == "success", third
     assert len(control.orders(sender)) == 2
+
+
+def test_max_spend_stops_a_refill_run(run_dag, control, node_conn, tmp_path, capfd):
+    """The batch's max_spend_trx holds over its runs: the first run's order (5.78565 TRX)
+    and a refill of its energy, gone on chain, would pass 10 TRX; the rerun buys nothing."""
+    sender = control.wallet(trx="50", usdt="1000")
+    holders = [control.wallet(trx="1", usdt="1") for _ in range(2)]
+    payouts = tmp_path / "payouts.csv"
+    payouts.write_text("".join(f"{a},10\n" for a in holders))
+    conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
+            "max_spend_trx": "10", "confirm_timeout": "1", "batch_id": "payroll-2026-04",
+            "tron_node_conn_id": node_conn}
+    first = run_dag(example.dag, **conf)
+    assert first["__run__"] == "success", first
+    control.post(f"/addresses/{sender}/energy", {"used": 128_570})
+    second = run_dag(example.dag, **conf)
+    assert second["plan_energy"][0] == "success"  # this run's quote is within 10 TRX
+    assert second["buy_energy"][:2] == ("failed", 1)
+    assert [o["energy_amount"] for o in control.orders(sender)] == [128_570]
+    key = first["plan_energy"][2]["purchase_key"]
+    assert (f"max_spend_trx 10 TRX: 5.78565 TRX already spent under purchase key {key} "
+            "(1 order)") in capfd.readouterr().out

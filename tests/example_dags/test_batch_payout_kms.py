@@ -127,7 +127,7 @@ def test_a_kms_signed_payout_run_leaves_no_secret_anywhere(
     payouts.write_text("recipient,amount\n" + "".join(f"{a},3{i}.25\n"
                                                       for i, a in enumerate(recipients)))
     prepared = run_dag(preparation.dag, payouts_file=str(payouts), sender_address=sender,
-                       tron_node_conn_id=node_conn, rent_time="1", max_cost_trx="100",
+                       tron_node_conn_id=node_conn, rent_time="1", max_spend_trx="100",
                        batch_id="kms-leak-1")
     assert prepared["__run__"] == "success", prepared
     # The default connection id, no run conf: on Airflow 3.1 a conf given to dag.test() is

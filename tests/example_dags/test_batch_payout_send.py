@@ -32,7 +32,7 @@ def test_a_prepared_batch_is_sent_once_with_the_saving_measured_on_chain(
     payouts.write_text("recipient,amount\n" + "".join(f"{a},2{i}.5\n"
                                                       for i, a in enumerate(recipients)))
     prepared = run_dag(preparation.dag, payouts_file=str(payouts), sender_address=sender,
-                       tron_node_conn_id=node_conn, rent_time="1", max_cost_trx="100",
+                       tron_node_conn_id=node_conn, rent_time="1", max_spend_trx="100",
                        batch_id="send-example-1")
     assert prepared["__run__"] == "success", prepared
     ready = prepared["publish_batch_ready"][2]

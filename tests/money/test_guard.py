@@ -22,8 +22,12 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.money.guard import (
     SpendRefused,
+    Spent,
     guard_cost,
-    max_cost,
+    guard_order,
+    guard_spend,
+    max_order,
+    max_spend,
     trusted_answers,
 )
 from airflow_provider_tronenergy.node.models import USDT_MAINNET
@@ -53,23 +57,66 @@ def service(status: int, body: Any) -> Iterator[tuple[HostileServer, TronEnergyC
 
 
 @pytest.mark.parametrize("unset", [None, "", "None", "  None  ", "   "])
-def test_an_unset_max_cost_is_no_ceiling(unset: Any):
-    assert max_cost(unset) is None
+def test_an_unset_max_order_is_no_ceiling(unset: Any):
+    assert max_order(unset) is None
+
+
+@pytest.mark.parametrize("none", [None, "None", "  None  "])
+def test_max_spend_none_is_a_written_out_choice(none: Any):
+    assert max_spend(none) is None
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_max_spend_is_refused_not_read_as_no_limit(empty: str):
+    """A template naming a param that is not there renders empty: the cap must not lift."""
+    with pytest.raises(ValidationError, match=r"max_spend_trx.*None for no limit"):
+        max_spend(empty)
 
 
 @pytest.mark.parametrize(("given", "ceiling"), [
     ("12.5", Decimal("12.5")), (3, Decimal(3)), (" 0.000001 ", Decimal("0.000001")),
     (Decimal("7.10"), Decimal("7.10")), ("0", Decimal(0)),
 ])
-def test_max_cost_is_exact_trx(given: Any, ceiling: Decimal):
-    assert max_cost(given) == ceiling
-    assert isinstance(max_cost(given), Decimal)
+def test_the_limits_are_exact_trx(given: Any, ceiling: Decimal):
+    for read in (max_order, max_spend):
+        assert read(given) == ceiling
+        assert isinstance(read(given), Decimal)
 
 
 @pytest.mark.parametrize("bad", ["-1", "ten", "1e400", "١٠"])
-def test_a_bad_max_cost_is_refused_naming_the_field(bad: str):
-    with pytest.raises(ValidationError, match="max_cost_trx"):
-        max_cost(bad)
+def test_a_bad_limit_is_refused_naming_the_field(bad: str):
+    with pytest.raises(ValidationError, match="max_order_trx"):
+        max_order(bad)
+    with pytest.raises(ValidationError, match="max_spend_trx"):
+        max_spend(bad)
+
+
+def test_a_spend_past_max_spend_names_the_limit_and_what_was_spent():
+    spent = Spent(total=Decimal("87.5"), orders=3)
+    guard_spend(spent, Decimal("12.5"), limit=Decimal(100), key="purchase key k",
+                what="this order")  # exactly at the limit: passes
+    with pytest.raises(SpendRefused) as refused:
+        guard_spend(spent, Decimal("15"), limit=Decimal(100), key="purchase key k",
+                    what="this order")
+    assert str(refused.value) == (
+        "max_spend_trx 100 TRX: 87.5 TRX already spent under purchase key k (3 orders), "
+        "this order would cost 15 TRX; nothing bought")
+
+
+def test_a_spend_of_unknown_cost_fails_the_limit_closed():
+    spent = Spent(total=Decimal(0), orders=1, unpriced=("k attempt 1, sending",))
+    with pytest.raises(SpendRefused, match=r"cost the journal does not hold \(k attempt 1"):
+        guard_spend(spent, Decimal(1), limit=Decimal(100), key="purchase key k",
+                    what="this order")
+
+
+def test_one_order_past_max_order_is_refused():
+    guard_order(Decimal("1.1"), limit=Decimal("1.1"), what="one activation")
+    with pytest.raises(SpendRefused) as refused:
+        guard_order(Decimal("1.1"), limit=Decimal(1), what="one activation",
+                    nothing="nothing activated")
+    assert str(refused.value) == ("max_order_trx 1 TRX: one activation would cost 1.1 TRX; "
+                                  "nothing activated")
 
 
 def test_over_the_ceiling_is_refused_before_any_call():
@@ -78,8 +125,8 @@ def test_over_the_ceiling_is_refused_before_any_call():
             guard_cost(client, Decimal("2.925"), what=WHAT, ceiling=Decimal("2.924999"),
                        check_balance=True)
         assert server.received == []
-    assert str(refused.value) == (f"{WHAT} would cost 2.925 TRX, over max_cost_trx "
-                                  "2.924999 TRX; nothing bought")
+    assert str(refused.value) == (f"max_order_trx 2.924999 TRX: {WHAT} would cost 2.925 TRX; "
+                                  "nothing bought")
 
 
 def test_at_the_ceiling_and_within_the_balance_passes_and_tells_the_balance():

@@ -84,7 +84,7 @@ def test_activate_batch_results_and_costs(run_dag, control):
 def test_activate_guards(run_dag, control):
     fresh = [random_address() for _ in range(3)]
     before = len(control.orders())
-    out = run_dag(dags.te_activate, addresses=fresh, max_cost="3.2")  # 3 x 1.1 = 3.3
+    out = run_dag(dags.te_activate, addresses=fresh, max_order="1")  # one costs 1.1
     assert out["activate"][:2] == ("failed", 1)
     out = run_dag(dags.te_activate, addresses=fresh, dry_run=True)
     assert out["activate"][2] == {"dry_run": True, "to_activate": fresh, "cost": "3.3"}
@@ -92,6 +92,15 @@ def test_activate_guards(run_dag, control):
     out = run_dag(dags.te_activate, addresses=fresh)
     assert out["activate"][:2] == ("failed", 1)
     assert len(control.orders()) == before
+
+
+def test_activate_max_order_is_per_activation(run_dag, control):
+    """max_order_trx is what one activation may cost: three at 1.1 TRX each pass a 1.1
+    limit (3.3 TRX in all), as one order of a batch buy passes its max_order_trx."""
+    fresh = [random_address() for _ in range(3)]
+    out = run_dag(dags.te_activate, addresses=fresh, max_order="1.1")
+    assert out["activate"][:2] == ("success", 1)
+    assert [r["activated"] for r in out["activate"][2]] == [True, True, True]
 
 
 def registrations(path) -> dict[str, tuple]:

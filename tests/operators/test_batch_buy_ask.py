@@ -61,7 +61,7 @@ def batch(control: Control, conn: str) -> tuple[TronEnergyBatchBuyOperator, list
     ]
     op = TronEnergyBatchBuyOperator(task_id="buy_energy", orders=orders,
                                     tronenergy_conn_id=conn, rent_time="1",
-                                    max_cost_trx="100", on_ambiguous="ask")
+                                    max_spend_trx="100", on_ambiguous="ask")
     return op, orders
 
 
@@ -194,7 +194,7 @@ def test_a_second_unknown_outcome_waits_for_the_next_try_which_asks_about_it(
 
 
 def test_on_ambiguous_ask_is_accepted_and_a_bad_rendered_value_buys_nothing(control, conn):
-    TronEnergyBatchBuyOperator(task_id="t", orders=[], on_ambiguous="ask")
+    TronEnergyBatchBuyOperator(task_id="t", orders=[], on_ambiguous="ask", max_spend_trx=None)
     op, orders = batch(control, conn)
     op.on_ambiguous = "maybe"  # what a template rendered at run time
     with pytest.raises(AirflowFailException, match="on_ambiguous"):

@@ -83,4 +83,5 @@ def test_malformed_orders_are_refused_before_anything_is_bought(control: Control
 
 def test_on_ambiguous_is_checked_when_the_dag_is_written():
     with pytest.raises(ValueError, match="on_ambiguous"):
-        TronEnergyBatchBuyOperator(task_id="x", orders=[], on_ambiguous="ask-me")
+        TronEnergyBatchBuyOperator(task_id="x", orders=[], on_ambiguous="ask-me",
+                                   max_spend_trx=None)

@@ -121,14 +121,14 @@ def test_invalid_addresses_fail_every_batch_operator_before_any_request(
 def test_invalid_activation_parameters_fail_before_any_request(run_dag, control, served,
                                                                capfd):
     fresh = [random_address(), random_address()]
-    # max_cost_trx "3" in Arabic-Indic digits; "maybe" is not a dry run, nor a real one.
-    out = run_dag(dags.te_activate, addresses=fresh, max_cost="\u0663", dry_run="maybe")
+    # max_order_trx "3" in Arabic-Indic digits; "maybe" is not a dry run, nor a real one.
+    out = run_dag(dags.te_activate, addresses=fresh, max_order="\u0663", dry_run="maybe")
     assert out["activate"][:2] == ("failed", 1)
     assert served() == []
     assert activations(control, fresh) == []
     log = capfd.readouterr().out
     report = log[log.index("activate: 2 invalid input(s); nothing was sent"):]
-    assert "max_cost_trx: must be a plain decimal number in ASCII digits" in report
+    assert "max_order_trx: must be a plain decimal number in ASCII digits" in report
     assert "dry_run: must be true or false, got 'maybe'" in report
 
 
@@ -148,16 +148,18 @@ def test_invalid_monitor_and_batch_parameters_fail_before_any_request(run_dag, s
 
 
 def test_failed_check_activates_nothing(run_dag, control, monkeypatch, sandbox):
-    """One address that cannot be checked stops the batch: the ceiling sees every address."""
+    """One address that cannot be checked stops the batch: the balance guard sees every
+    address."""
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", json.dumps({
         "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
         "password": sandbox.api_secret,
         "extra": {"webhook_secret": sandbox.webhook_secret, "max_retries": "0"}}))
     fresh = [random_address() for _ in range(4)]
     control.fault(kind="error", status=503, path="/energy/check-address", count=1)
-    # 4 x 1.1 = 4.4 TRX is over the ceiling. Had the first try activated the three
-    # addresses it could check (3.3 TRX), the retry would have bought the fourth.
-    out = run_dag(dags.te_activate, addresses=fresh, max_cost="3.3")
+    # 4 x 1.1 = 4.4 TRX is over the balance; the three addresses the first try could
+    # check (3.3 TRX) are within it, and are not activated either.
+    control.balance("4")
+    out = run_dag(dags.te_activate, addresses=fresh)
     assert out["activate"][:2] == ("failed", 2)
     assert activations(control, fresh) == []
 
@@ -169,7 +171,7 @@ def test_failed_check_activates_nothing(run_dag, control, monkeypatch, sandbox):
     ({"energy": ARABIC_65000, "rent_time": "1"}, "energy_amount"),
     ({"energy": FULLWIDTH_65000, "rent_time": "1"}, "energy_amount"),
     ({"energy": "65000", "rent_time": "\u0661"}, "rent_time"),  # Arabic-Indic 1
-    ({"energy": "65000", "rent_time": "1", "max_cost": "\u0661\u0660"}, "max_cost_trx"),
+    ({"energy": "65000", "rent_time": "1", "max_order": "\u0661\u0660"}, "max_order_trx"),
 ])
 def test_non_ascii_digits_buy_nothing(run_dag, control, served, capfd, conf, field):
     target = control.activated()
@@ -183,7 +185,7 @@ def test_non_ascii_digits_buy_nothing(run_dag, control, served, capfd, conf, fie
 def test_ascii_numbers_still_buy(run_dag, control):
     target = control.activated()
     out = run_dag(dags.te_buy_numbers, target=target, energy=" 65000 ", rent_time="1.0",
-                  max_cost="10")
+                  max_order="10")
     state, _, result = out["buy"]
     assert state == "success"
     assert result["energy_amount"] == 65000

@@ -114,7 +114,8 @@ def test_a_batch_purchase_with_a_node_that_names_nothing_buys_nothing(journal, u
     value (a template that rendered nothing) is refused, saying how to skip it."""
     buy = TronEnergyBatchBuyOperator(
         task_id="buy", orders=[{"target_address": random_address(), "count": 1,
-                                "purchase_key": "typo:b0"}], tron_node_conn_id=given)
+                                "purchase_key": "typo:b0"}], tron_node_conn_id=given,
+        max_spend_trx="10")
     with pytest.raises(AirflowFailException, match=says) as failed:
         buy.execute({})  # type: ignore[arg-type]
     assert "or pass tron_node_conn_id=None to plan without on-chain checks" \

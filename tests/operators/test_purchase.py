@@ -27,7 +27,7 @@ def test_buy_with_templated_values_waits_for_success(run_dag, control):
 @pytest.mark.parametrize(
     ("conf", "balance", "reason"),
     [
-        ({"max_cost": "2.9"}, "1000", "max_cost"),  # 65,000 energy costs 2.925
+        ({"max_order": "2.9"}, "1000", "max_order"),  # 65,000 energy costs 2.925
         ({}, "2.5", "balance"),
         ({"dry_run": "True"}, "1000", "dry_run"),
     ],

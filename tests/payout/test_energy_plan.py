@@ -73,8 +73,8 @@ def test_plan_energy_quotes_at_the_services_price_and_keys_each_order(sandbox, c
 def test_plan_energy_refuses_over_the_ceiling_or_the_balance(sandbox, control):
     rows, checks, params = small_batch(control)
     with sandbox_client(sandbox) as client:
-        with pytest.raises(NotRetryable, match="over max_cost_trx 1 TRX"):
-            energy_plan.plan_energy(client, rows, checks, {**params, "max_cost_trx": "1"})
+        with pytest.raises(NotRetryable, match="max_spend_trx 1 TRX: the batch"):
+            energy_plan.plan_energy(client, rows, checks, {**params, "max_spend_trx": "1"})
         control.balance("2")
         with pytest.raises(NotRetryable, match="available balance 2"):
             energy_plan.plan_energy(client, rows, checks, params)
@@ -107,7 +107,7 @@ def test_only_the_first_transfer_to_a_new_recipient_is_a_first_transfer(sandbox,
     newcomer = random_address()
     rows = [{"recipient": newcomer, "amount": amount} for amount in ("1", "2", "3")]
     checks = [{"address": newcomer, "transfer_energy": 131_000, "need_activate": True}]
-    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100",
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_spend_trx": "100",
               "batch_id": "b1"}
     with sandbox_client(sandbox) as client:
         plan = energy_plan.plan_energy(client, rows, checks, params)

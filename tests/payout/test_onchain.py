@@ -156,7 +156,7 @@ def test_a_node_connection_that_names_nothing_stops_the_preflight(monkeypatch):
     bought or activated (the plan and the purchases come after it); None, written out, is
     the one way to plan without on-chain checks."""
     monkeypatch.delenv("AIRFLOW_CONN_TRON_NOD_DEFAULT", raising=False)
-    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10"}
+    params = {"sender_address": random_address(), "rent_time": "1", "max_spend_trx": "10"}
     with pytest.raises(ConnectionMissing) as missing:
         onchain.check_batch([], [], {**params, "tron_node_conn_id": "tron_nod_default"})
     assert str(missing.value) == (

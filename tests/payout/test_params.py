@@ -11,7 +11,7 @@ from airflow_provider_tronenergy.protocol.address import random_address
 
 @pytest.mark.parametrize("bad", ["has space", "x" * 65, "période"])
 def test_a_bad_batch_id_fails_before_anything(bad):
-    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
+    params = {"sender_address": random_address(), "rent_time": "1", "max_spend_trx": "10",
               "batch_id": bad}
     with pytest.raises(PayoutInputError, match="batch_id"):
         BatchParams.of(params)

@@ -52,7 +52,7 @@ def test_a_recipient_on_several_rows_is_logged_once_with_its_lines(tmp_path, cap
     twice, once = random_address(), random_address()
     path = tmp_path / "payouts.csv"
     path.write_text(f"recipient,amount\n{twice},1\n{once},2\n{twice},3\n{twice},4\n")
-    params = {"sender_address": random_address(), "rent_time": "1", "max_cost_trx": "10",
+    params = {"sender_address": random_address(), "rent_time": "1", "max_spend_trx": "10",
               "payouts_file": str(path)}
     with caplog.at_level("WARNING", logger=sheet.__name__):
         assert len(sheet.load_payouts(params)) == 4
@@ -63,7 +63,7 @@ def test_a_recipient_on_several_rows_is_logged_once_with_its_lines(tmp_path, cap
 
 def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):
     sender, a = random_address(), random_address()
-    params = {"sender_address": sender, "rent_time": "1", "max_cost_trx": "10"}
+    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "10"}
     with_header = tmp_path / "a.csv"
     with_header.write_text(f"recipient,amount\n{a},1.5\n")
     bare = tmp_path / "b.csv"

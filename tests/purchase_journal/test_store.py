@@ -280,7 +280,7 @@ def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
         versions = sa.Table("tronenergy_schema_version", sa.MetaData(schema=schema),
                             autoload_with=engine)
         with engine.connect() as conn:
-            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 3}
+            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 4}
             e = journal.entries.c
             assert dict((i, tuple(f)) for i, *f in conn.execute(sa.select(
                 e.identity, e.energy, e.cost_sun, e.burn_sun, e.activation_sun)

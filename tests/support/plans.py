@@ -25,7 +25,7 @@ def small_batch(control: Control) -> tuple[list[dict[str, str]], list[dict[str, 
             {"recipient": holder, "amount": "5"}]
     checks = [{"address": holder, "transfer_energy": 65_000, "need_activate": False},
               {"address": newcomer, "transfer_energy": 131_000, "need_activate": True}]
-    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100",
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_spend_trx": "100",
               "batch_id": "2026-01"}
     return rows, checks, params
 
@@ -41,7 +41,7 @@ def on_hand_batch(control: Control) -> tuple[list[dict[str, str]], list[dict[str
                for a in holders]
               + [{"address": a, "transfer_energy": 131_000, "need_activate": False}
                  for a in newcomers])
-    params = {"sender_address": control.activated(), "rent_time": "1", "max_cost_trx": "100",
+    params = {"sender_address": control.activated(), "rent_time": "1", "max_spend_trx": "100",
               "batch_id": "issue-25"}
     chain = {"onchain": True, "wallet": {"energy_available": 200_000},
              "energies": {c["address"]: c["transfer_energy"] for c in checks},
