@@ -28,7 +28,7 @@ def test_a_rate_gives_the_client_the_connections_shared_pace(
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
     paces = []
     for conn_id, rate in (("node_paced", "12.5"), ("node_paced_too", 12.5)):
-        pace = _connect(monkeypatch, conn_id, requests_per_second=rate).get_conn()._provider.pace
+        pace = _connect(monkeypatch, conn_id, requests_per_second=rate)._client._provider.pace
         assert isinstance(pace, SqlPace) and pace.rate == Decimal("12.5")
         assert str(tmp_path) in pace.store.db.safe_url
         paces.append(pace)
@@ -39,7 +39,7 @@ def test_a_rate_gives_the_client_the_connections_shared_pace(
 def test_no_rate_is_unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
     for value in (None, ""):
         hook = _connect(monkeypatch, "node_free", requests_per_second=value)
-        assert hook.get_conn()._provider.pace is None
+        assert hook._client._provider.pace is None  # the client before its chain's check
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "fast", "1e3", True, "5000"])

@@ -16,6 +16,7 @@ import pytest
 from airflow_provider_tronenergy.pace.store import connection_pace
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
 from support.control import Control
+from support.sandbox import node_extra
 from tronenergy_sandbox import SandboxServer
 
 API_KEY = "node-key-2b3c4d5e-7777-4bd1-9a3e-0000feedbeef"
@@ -27,7 +28,7 @@ def test_a_paced_read_leaves_the_event_loop_free(sandbox: SandboxServer, control
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_PACED", json.dumps({
         "conn_type": "tron_node", "host": sandbox.root_url, "password": API_KEY,
-        "extra": {"requests_per_second": "15"}}))
+        "extra": node_extra(requests_per_second="15")}))
     # another sharer of the key was answered 429 with Retry-After: 2, so everyone waits
     connection_pace(sandbox.root_url, API_KEY, Decimal(15)).slow(2.0)
     after = int(control.call("GET", "/chain")["solidified"]) + 3  # a block every 30 ms here
