@@ -62,10 +62,26 @@ def settings_of(args: argparse.Namespace) -> Settings:
                     migrate=args.migrate)
 
 
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Whatever the checks print goes to stderr, file descriptor and all: Airflow's logging,
+    set up when it is imported, holds stdout itself, and a store's "created the tables"
+    line there would break the report (``--json`` above all)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def report(args: argparse.Namespace) -> int:
     """Run the checks, print the report (secrets blanked), return the exit code."""
     settings = settings_of(args)
-    with server_context():
+    with server_context(), stdout_to_stderr():
         checks = run(settings)
         hidden = secrets(settings)
     text = as_json(checks) if args.json else as_text(checks)

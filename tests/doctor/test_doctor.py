@@ -117,7 +117,12 @@ def test_the_console_script_prints_the_report_without_secrets(
         deployment: Deployment, stored_service_connection: str):
     """What CI and the e2e deployment run: the installed command, plain text; the service's
     connection saved in the metadata database, as the UI saves it, read there."""
-    deployment.run("--migrate")
+    done = subprocess.run([DOCTOR, *deployment.args, "--migrate", "--json",
+                           "--tronenergy-conn-id", stored_service_connection],
+                          env={**os.environ, **deployment.env}, capture_output=True, text=True,
+                          timeout=120, check=False)
+    # the stores' "created the tables" lines go to stderr: stdout is the report alone
+    assert json.loads(done.stdout)["ok"] is not unwired(), done.stdout
     done = subprocess.run([DOCTOR, *deployment.args, "--tronenergy-conn-id",
                            stored_service_connection], env={**os.environ, **deployment.env},
                           capture_output=True, text=True, timeout=120, check=False)
