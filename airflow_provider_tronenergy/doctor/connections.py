@@ -3,14 +3,13 @@ balance and prices, and the signer allowed to sign for the sender.
 
 Each function takes what it checks and returns one :class:`~.report.Check`; a failure
 of the call becomes a failing line naming the connection, never a crash. The chain check
-calls ``TronNodeHook.check_chain()`` (block 0 against the connection's ``network``);
-a hook without it is "not checked", which fails (fail closed).
+calls ``TronNodeHook.check_chain()`` (block 0 against the connection's ``network``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from airflow_provider_tronenergy.client.errors import TronEnergyError
 from airflow_provider_tronenergy.client.models import Account, Price
@@ -20,12 +19,13 @@ from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.node.errors import NodeError
+from airflow_provider_tronenergy.node.models import Block
+from airflow_provider_tronenergy.node.network import WrongChain
 
 T = TypeVar("T")
 READ_ERRORS: Final = (TronEnergyProviderError, TronEnergyError, NodeError, ValueError, OSError)
 """What a read through a hook raises when it fails: the provider's errors, a bad value,
 the network."""
-DEFAULT_NETWORK: Final = "mainnet"
 
 
 def missing(name: str, conn_id: str, flag: str) -> Check:
@@ -83,42 +83,45 @@ def figures(account: Account, price: Price) -> str:
 
 
 def node(name: str, hook: TronNodeHook, flag: str) -> Check:
-    """The node answers: its head block."""
+    """The node answers: its head block. A node on another chain answered (its block 0):
+    that is the chain line's failure, with its own fix, not this one's."""
     conn_id = hook.tron_node_conn_id
+
+    def head() -> Block | None:
+        try:
+            return hook.get_now_block()
+        except WrongChain:
+            return None
+
     block, failure = attempt(name, conn_id, flag,
                              f"set {conn_id}'s host to a TRON full node's HTTP root (e.g. "
                              "https://api.trongrid.io) that this host can reach, and its "
-                             "password to the node's API key if it needs one",
-                             hook.get_now_block)
-    if failure is not None or block is None:
-        return failure or Check.failed(name, "no head block", "")
+                             "password to the node's API key if it needs one", head)
+    if failure is not None:
+        return failure
+    if block is None:
+        return Check.passed(name, f"{conn_id}: answers, on another chain than its connection "
+                            "says (the chain line)")
     return Check.passed(name, f"{conn_id}: head block {block.number:,}")
 
 
 def network_of(hook: TronNodeHook) -> tuple[str, str]:
-    """The connection's ``network`` extra (mainnet when absent) and ``genesis_block_id``."""
-    conn = hook.connection()
-    extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
-    return (str(extras.get("network") or DEFAULT_NETWORK),
-            str(extras.get("genesis_block_id") or ""))
+    """The connection's network and its block 0 id, as the hook reads them."""
+    network = TronNodeHook.network(hook.connection())
+    return network.name, network.genesis_block_id
 
 
 def chain(name: str, hook: TronNodeHook, flag: str) -> Check:
     """Block 0 of the node is the block 0 of the connection's ``network``: the hook's
-    ``check_chain()``; a release whose hook has none is not checked, which fails."""
+    ``check_chain()``."""
     conn_id = hook.tron_node_conn_id
     fix = (f"set {conn_id}'s extra network to the chain its host serves (mainnet, nile, "
            "shasta, or custom with genesis_block_id), or point its host at a node of that "
            "network")
-    check_chain = getattr(hook, "check_chain", None)
-    if check_chain is None:
-        return Check.failed(name, f"{conn_id}: not checked: this release's TronNodeHook has "
-                            "no check_chain()", "install a release of the provider that "
-                            "checks the chain (the network extra)")
     network, failure = attempt(name, conn_id, flag, fix, lambda: network_of(hook))
     if failure is not None or network is None:
         return failure or Check.failed(name, "no network", fix)
-    _, failure = attempt(name, conn_id, flag, fix, check_chain)
+    _, failure = attempt(name, conn_id, flag, fix, hook.check_chain)
     if failure is not None:
         return failure
     return Check.passed(name, f"{conn_id}: block 0 is {network[0]}'s")

@@ -25,10 +25,9 @@ from airflow_provider_tronenergy.doctor.cli import main
 from airflow_provider_tronenergy.doctor.report import Status
 from airflow_provider_tronenergy.doctor.stores import STORES
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
-from airflow_provider_tronenergy.node.errors import NodeError
 from support.callbacks import ServedApp
 from support.control import Control
-from support.doctor import failing, node_connection, signer_connection, store_env, unwired
+from support.doctor import failing, node_connection, signer_connection, store_env
 from support.ports import closed_port
 from support.sandbox import connection_json, sandbox_fixture
 from tronenergy_sandbox import SandboxServer
@@ -86,8 +85,8 @@ def test_a_good_set_up_passes_every_line(deployment: Deployment):
     assert code == 1
 
     code, report, output = deployment.run("--migrate")
-    assert failing(report) == unwired(), report
-    assert code == (1 if unwired() else 0)
+    assert failing(report) == set(), report
+    assert code == 0
     lines = {c["name"]: c for c in report["checks"]}
     assert "balance 1000" in lines["service balance and prices"]["detail"]
     assert "schema version" in lines["deposit ledger"]["detail"]
@@ -122,15 +121,15 @@ def test_the_console_script_prints_the_report_without_secrets(
                           env={**os.environ, **deployment.env}, capture_output=True, text=True,
                           timeout=120, check=False)
     # the stores' "created the tables" lines go to stderr: stdout is the report alone
-    assert json.loads(done.stdout)["ok"] is not unwired(), done.stdout
+    assert json.loads(done.stdout)["ok"] is True, done.stdout
     done = subprocess.run([DOCTOR, *deployment.args, "--tronenergy-conn-id",
                            stored_service_connection], env={**os.environ, **deployment.env},
                           capture_output=True, text=True, timeout=120, check=False)
     print(done.stdout)
-    assert done.returncode == (1 if unwired() else 0), done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     failed = {line.split("  ")[1].strip() for line in done.stdout.splitlines()
               if line.startswith("FAIL  ")}
-    assert failed == unwired(), done.stdout
+    assert failed == set(), done.stdout
     assert done.stdout.splitlines()[0].startswith(
         f"PASS  service                     {stored_service_connection}: authenticated")
     assert_no_secret(done.stdout + done.stderr, deployment.secrets)
@@ -143,7 +142,7 @@ def test_a_wrong_api_secret_fails_the_service(deployment: Deployment,
     wrong = "wrong-api-secret-0123456789"
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT", connection_json(sandbox, secret=wrong))
     code, report, output = deployment.run()
-    assert failing(report) == {"service", "service balance and prices"} | unwired()
+    assert failing(report) == {"service", "service balance and prices"}
     assert code == 1
     service = next(c for c in report["checks"] if c["name"] == "service")
     assert "AuthenticationError" in service["detail"] and "API secret" in service["fix"]
@@ -156,7 +155,7 @@ def test_a_signer_that_is_not_the_sender_fails(deployment: Deployment,
     other = PrivateKey.random()
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", signer_connection(other.hex()))
     code, report, output = deployment.run()
-    assert failing(report) == {"signer and sender"} | unwired()
+    assert failing(report) == {"signer and sender"}
     assert code == 1
     line = next(c for c in report["checks"] if c["name"] == "signer and sender")
     assert "is not a key of permission 0 (owner)" in line["detail"]
@@ -175,7 +174,7 @@ def test_a_store_newer_or_older_than_the_release_fails(deployment: Deployment):
                                  "WHERE store = :s"), {"v": version, "s": store.schema})
         engine.dispose()
     code, report, _ = deployment.run()
-    assert failing(report) == {"purchase journal", "deposit ledger"} | unwired()
+    assert failing(report) == {"purchase journal", "deposit ledger"}
     assert code == 1
     lines = {c["name"]: c for c in report["checks"]}
     assert "newer than this release's" in lines["purchase journal"]["detail"]
@@ -209,7 +208,7 @@ def test_the_stores_on_postgresql(deployment: Deployment, pg_database: str,
     for store in STORES:
         monkeypatch.setenv(store.location.env, pg_database)
     code, report, output = deployment.run("--migrate")
-    assert failing(report) == unwired(), report
+    assert failing(report) == set(), report
     payouts = next(s for s in STORES if s.name == "payout journal")
     engine = sa.create_engine(sqlstore.parse_url(pg_database))
     with engine.begin() as conn:
@@ -217,7 +216,7 @@ def test_the_stores_on_postgresql(deployment: Deployment, pg_database: str,
                              "WHERE store = :s"), {"v": payouts.newest() + 1, "s": payouts.schema})
     engine.dispose()
     code, report, more = deployment.run()
-    assert failing(report) == {"payout journal"} | unwired()
+    assert failing(report) == {"payout journal"}
     assert code == 1
     line = next(c for c in report["checks"] if c["name"] == "payout journal")
     assert line["detail"].startswith("postgresql+psycopg2://") and ":***@" in line["detail"]
@@ -232,7 +231,7 @@ def test_a_wrong_callback_secret_fails_the_route(deployment: Deployment, tmp_pat
             code, report, output = deployment.run("--callback-url", other.callback_url)
     finally:
         store.close()
-    assert failing(report) == {"callback route"} | unwired()
+    assert failing(report) == {"callback route"}
     assert code == 1
     line = next(c for c in report["checks"] if c["name"] == "callback route")
     assert "refused the probe's signature (invalid_signature)" in line["detail"]
@@ -247,8 +246,8 @@ def test_a_rotating_webhook_secret_probes_with_the_first_and_prints_neither(
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_DEFAULT",
                        connection_json(sandbox, webhook=False, webhook_secret=rotating))
     code, report, output = deployment.run()
-    assert failing(report) == unwired()
-    assert code == (1 if unwired() else 0)
+    assert failing(report) == set()
+    assert code == 0
     assert_no_secret(output, [*deployment.secrets, "old-rotating-secret"])
 
 
@@ -259,7 +258,7 @@ def test_an_unreachable_node_fails_the_node_lines(deployment: Deployment,
         "conn_type": "tron_node", "host": f"http://127.0.0.1:{closed_port()}",
         "extra": {"network": "custom", "genesis_block_id": "00" * 32, "max_retries": 0}}))
     code, report, _ = deployment.run()
-    assert failing(report) == {"node", "node chain", "signer and sender"} | unwired()
+    assert failing(report) == {"node", "node chain", "signer and sender"}
     assert code == 1
     line = next(c for c in report["checks"] if c["name"] == "node")
     assert "tron_node_default" in line["detail"] and "host" in line["fix"]
@@ -294,36 +293,24 @@ def test_the_flags_default_to_the_hooks_default_connections():
     assert tron_signer.TronSignerHook.default_conn_name == flags.TRON_SIGNER_CONN_ID
 
 
-class CheckedNode(TronNodeHook):
-    """The node hook with the agreed ``check_chain()`` (block 0 against ``network``)."""
-
-    def check_chain(self) -> None:
-        network, genesis = connections.network_of(self)
-        if network != "custom" or genesis != "expected-genesis":
-            raise NodeError(f"block 0 is not {network}'s")
-
-
-def test_the_chain_line_calls_check_chain_and_fails_closed_without_it(
+def test_the_chain_line_reads_block_0_and_the_node_line_leaves_a_wrong_chain_to_it(
         sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch):
-    """Each connection's own network through ``check_chain()``: a mismatch fails naming the
-    extra to set; a hook without the method is "not checked", a failure too."""
-    monkeypatch.setenv("AIRFLOW_CONN_GOOD_NODE", json.dumps({
-        "conn_type": "tron_node", "host": sandbox.root_url,
-        "extra": {"network": "custom", "genesis_block_id": "expected-genesis"}}))
+    """Each connection's own network through ``check_chain()``: the sandbox as the custom
+    chain it is passes; called Nile, the chain line fails naming the extra to set, the node
+    line passes (it answered), and the two connections are not one chain."""
+    monkeypatch.setenv("AIRFLOW_CONN_GOOD_NODE", node_connection(sandbox.root_url))
     monkeypatch.setenv("AIRFLOW_CONN_NILE_NODE", json.dumps({
         "conn_type": "tron_node", "host": sandbox.root_url, "extra": {"network": "nile"}}))
-    good = connections.chain("node chain", CheckedNode("good_node"), "--tron-node-conn-id")
-    wrong = connections.chain("node chain", CheckedNode("nile_node"), "--tron-node-conn-id")
+    good = connections.chain("node chain", TronNodeHook("good_node"), "--tron-node-conn-id")
+    wrong = connections.chain("node chain", TronNodeHook("nile_node"), "--tron-node-conn-id")
     assert (good.status, good.detail) == (Status.PASS, "good_node: block 0 is custom's")
-    assert wrong.failing and "block 0 is not nile's" in wrong.detail
+    assert wrong.failing and "says network nile" in wrong.detail
     assert "extra network" in wrong.fix
-    plain = TronNodeHook("good_node")
-    if not hasattr(plain, "check_chain"):
-        unchecked = connections.chain("node chain", plain, "--tron-node-conn-id")
-        assert unchecked.failing and "not checked" in unchecked.detail
-    two = connections.same_chain(CheckedNode("good_node"), CheckedNode("nile_node"))
-    assert two.failing and "good_node names custom expected-genesis" in two.detail
-    assert "nile_node names nile" in two.detail
+    answered = connections.node("node", TronNodeHook("nile_node"), "--tron-node-conn-id")
+    assert answered.status is Status.PASS and "another chain" in answered.detail
+    two = connections.same_chain(TronNodeHook("good_node"), TronNodeHook("nile_node"))
+    assert two.failing and "good_node names custom 0000" in two.detail
+    assert "nile_node names nile 0000" in two.detail
 
 
 def test_a_store_whose_place_is_refused_fails_and_is_not_created(

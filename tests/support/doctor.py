@@ -1,6 +1,4 @@
-"""The doctor's tests: a deployment's settings as environment variables, and the lines the
-doctor fails on where this branch lacks the names it calls (``TronNodeHook.check_chain``,
-``sqlstore.shared_problem``; each checks nothing without them, and says so)."""
+"""The doctor's tests: a deployment's settings as environment variables."""
 
 from __future__ import annotations
 
@@ -8,16 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_tronenergy import sqlstore
-from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from support.sandbox import node_connection_json
-
-
-def unwired() -> set[str]:
-    """The lines that fail closed because a name they call is not in this release: empty
-    once both exist, and then every line of a good set-up passes."""
-    return ({"node chain"} if not hasattr(TronNodeHook, "check_chain") else set()) | (
-        {"executor and stores"} if not hasattr(sqlstore, "shared_problem") else set())
 
 
 def node_connection(node_root: str, **extra: Any) -> str:
