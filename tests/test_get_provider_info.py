@@ -329,3 +329,18 @@ def test_the_forms_written_out_defaults_are_the_codes():
     assert set(node["network"]["schema"]["enum"]) == {*NETWORKS, CUSTOM, None}
     service = connection_type("tronenergy")["conn-fields"]
     assert service["max_answer_bytes"]["schema"]["default"] == DEFAULT_MAX_ANSWER_BYTES
+
+
+@pytest.mark.parametrize(("conn_type", "heading"), [
+    ("tronenergy", "## Extras"), ("tron_node", "## The `tron_node` connection"),
+    ("tron_signer", "## The `tron_signer` connection")])
+def test_docs_connection_tables_name_every_form_field(conn_type, heading):
+    """docs/connection.md's table of each connection type names each of its extras."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "connection.md").read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    section = section[:section.find("\n## ", 1)]
+    documented = set(re.findall(r"^\| (?:Extra )?`(\w+)` \|", section, re.MULTILINE))
+    assert set(connection_type(conn_type)["conn-fields"]) <= documented
