@@ -344,3 +344,11 @@ def test_docs_connection_tables_name_every_form_field(conn_type, heading):
     section = section[:section.find("\n## ", 1)]
     documented = set(re.findall(r"^\| (?:Extra )?`(\w+)` \|", section, re.MULTILINE))
     assert set(connection_type(conn_type)["conn-fields"]) <= documented
+
+
+def test_the_description_says_what_the_provider_does():
+    """`airflow providers list` and the providers page show it: each of the provider's jobs."""
+    description = get_provider_info()["description"]
+    for job in ("energy", "payouts exactly once", "keeper", "credit deposits", "local key",
+                "KMS", "external signer"):
+        assert job in description, job
