@@ -147,7 +147,8 @@ def test_node_connection_form_as_the_ui_receives_it():
     sent = meta.model_dump(mode="json")
     assert set(sent["extra_fields"]) == {"network", "genesis_block_id", "usdt_contract",
                                          "timeout", "max_retries", "max_answer_bytes",
-                                         "explorer_url", "requests_per_second"}
+                                         "explorer_url", "requests_per_second", "multicall",
+                                         "multicall_chunk"}
     assert sent["extra_fields"]["network"]["value"] is None  # empty: mainnet
     assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
     assert sent["extra_fields"]["requests_per_second"]["value"] is None  # empty: unpaced
@@ -179,3 +180,175 @@ def test_every_extra_link_is_registered_and_known_to_the_providers_manager():
         link = getattr(importlib.import_module(module), name)()
         assert link.name.startswith("TronScan: ")
     assert set(registered) <= set(ProvidersManager().extra_links_class_names)
+
+
+@pytest.mark.parametrize("section", ["plugins", "asset-uris"])
+def test_plugins_and_asset_uris_pass_the_provider_yaml_schema(section):
+    schema = airflow_schema("provider.yaml.schema.json")
+    jsonschema.Draft7Validator(schema["properties"][section]).validate(get_provider_info()[section])
+
+
+class Reads(dict):
+    """A connection's extra that records every key the code reading it asks for."""
+
+    def __init__(self, values: dict[str, Any], seen: set[str]) -> None:
+        super().__init__(values)
+        self.seen = seen
+
+    def get(self, key, default=None):
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.seen.add(key)
+        return super().__contains__(key)
+
+
+def reading(seen: set[str], extra: dict[str, Any], **fields: Any) -> Any:
+    """A connection as the hooks read it (attributes and ``extra_dejson``), recording reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{"conn_id": "reads", "host": None, "login": None,
+                              "password": None, "port": None, "extra": json.dumps(extra),
+                              "extra_dejson": Reads(extra, seen), **fields})
+
+
+MULTICALL = "TGXuuKAb4bnrn137u39EKbYzKNXvdCes98"
+
+
+def test_every_extra_the_service_connection_is_read_for_is_a_form_field(monkeypatch):
+    """client_settings (with the order poll budget and the explorer it checks) and the
+    callback receiver's secrets: every key they read is a conn-field, and every conn-field
+    is read."""
+    from airflow_provider_tronenergy.callbacks import config
+
+    seen: set[str] = set()
+    extra = {"webhook_secret": "whsec", "address_webhook_secrets": {MULTICALL: "addr-secret"},
+             "signature_scheme": "v1", "timeout": 5, "max_answer_bytes": 1048576,
+             "max_retries": 3, "order_poll_budget": 10, "price_rent_times": "0.08,0.17,1",
+             "purchase_rent_times": "0.25,1,24", "explorer_url": "https://tronscan.org"}
+    conn = reading(seen, extra, host="https://api.example.com/v1", login="key",
+                   password="secret")
+    TronEnergyHook.client_settings(conn)
+    monkeypatch.setattr(config, "connection_extra", lambda conn_id: Reads(extra, seen))
+    assert config.secrets_from_connection("reads") is not None
+    assert seen == set(connection_type("tronenergy")["conn-fields"])
+
+
+def test_every_extra_the_node_connection_is_read_for_is_a_form_field():
+    """node_settings (network, explorer, pace, multicall: all it checks before a client)."""
+    from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+
+    seen: set[str] = set()
+    extra = {"network": "custom", "genesis_block_id": "00" * 32, "usdt_contract": MULTICALL,
+             "timeout": 10, "max_answer_bytes": 16777216, "max_retries": 3,
+             "multicall": MULTICALL, "multicall_chunk": 100,
+             "explorer_url": "http://10.0.0.5:3000/tronscan", "requests_per_second": "15"}
+    conn = reading(seen, extra, host="https://node.example", password="node-key")
+    settings = TronNodeHook.node_settings(conn)
+    assert settings["multicall_chunk"] == 100
+    TronNodeHook.explorer(conn)
+    assert seen == set(connection_type("tron_node")["conn-fields"])
+
+
+def test_every_extra_the_signer_connection_is_read_for_is_a_form_field(monkeypatch):
+    """signer_of, each of its three ways: a local key, a KMS key, an external signer class."""
+    from types import SimpleNamespace
+
+    from airflow_provider_tronenergy.hooks import tron_signer
+    from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
+    from airflow_provider_tronenergy.signer import LocalKeySigner
+
+    key = "11" * 32
+    address = LocalKeySigner(key).address
+    made = SimpleNamespace(address=address)
+    monkeypatch.setattr(tron_signer, "kms_client", lambda region, **kwargs: object())
+    monkeypatch.setattr(tron_signer, "KmsSigner", lambda client, key_id, address: made)
+    monkeypatch.setattr(tron_signer, "load_signer", lambda path, kwargs: made)
+    seen: set[str] = set()
+    ways = [({"address": address}, key),
+            ({"address": address, "kms_key_id": "alias/payouts", "region_name": "eu-west-1",
+              "aws_conn_id": "", "endpoint_url": "http://kms.local"}, None),
+            ({"address": address, "signer_class": "hsm.module:Signer",
+              "signer_kwargs": {"slot": 1}}, None)]
+    for extra, password in ways:
+        assert TronSignerHook.signer_of(reading(seen, extra, password=password)).address \
+            == address
+    assert seen == set(connection_type("tron_signer")["conn-fields"])
+
+
+@pytest.mark.parametrize("conn_type", ["tronenergy", "tron_node", "tron_signer"])
+def test_the_hooks_legacy_form_is_provider_infos(conn_type):
+    """Airflow < 3.2 reads the hook's get_ui_field_behaviour(): the same layout as provider
+    info's, and its Extra JSON placeholder shows conn-fields only."""
+    import importlib
+
+    conn = connection_type(conn_type)
+    module, _, name = conn["hook-class-name"].rpartition(".")
+    legacy = getattr(importlib.import_module(module), name).get_ui_field_behaviour()
+    behaviour = conn["ui-field-behaviour"]
+    assert legacy["hidden_fields"] == behaviour["hidden-fields"]
+    assert legacy["relabeling"] == behaviour["relabeling"]
+    placeholders = dict(legacy["placeholders"])
+    shown = json.loads(placeholders.pop("extra"))
+    assert placeholders == behaviour["placeholders"]
+    assert shown and set(shown) <= set(conn["conn-fields"])
+
+
+def test_the_node_forms_legacy_placeholder_gives_the_node_hooks_defaults():
+    from airflow.sdk import Connection
+
+    from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
+
+    placeholder = TronNodeHook.get_ui_field_behaviour()["placeholders"]["extra"]
+    conn = Connection(conn_id="node", conn_type="tron_node", host="https://node.example",
+                      extra=placeholder)
+    settings = TronNodeHook.node_settings(conn)
+    assert (settings["timeout"], settings["max_retries"], settings["max_answer_bytes"]) == (
+        Timeout(10.0, 10.0), 3, 16777216)
+
+
+def test_the_forms_written_out_defaults_are_the_codes():
+    """hooks.forms writes its defaults out (provider info imports no client or node code):
+    they are the code's."""
+    from airflow_provider_tronenergy.client.bounded import (
+        DEFAULT_MAX_ANSWER_BYTES,
+        NODE_MAX_ANSWER_BYTES,
+    )
+    from airflow_provider_tronenergy.node.multicall import MAX_MULTICALL_CHUNK, MULTICALL_CHUNK
+    from airflow_provider_tronenergy.node.network import CUSTOM, NETWORKS
+
+    node = connection_type("tron_node")["conn-fields"]
+    assert node["max_answer_bytes"]["schema"]["default"] == NODE_MAX_ANSWER_BYTES
+    assert node["multicall_chunk"]["schema"]["default"] == MULTICALL_CHUNK
+    assert node["multicall_chunk"]["schema"]["maximum"] == MAX_MULTICALL_CHUNK
+    assert set(node["network"]["schema"]["enum"]) == {*NETWORKS, CUSTOM, None}
+    service = connection_type("tronenergy")["conn-fields"]
+    assert service["max_answer_bytes"]["schema"]["default"] == DEFAULT_MAX_ANSWER_BYTES
+
+
+@pytest.mark.parametrize(("conn_type", "heading"), [
+    ("tronenergy", "## Extras"), ("tron_node", "## The `tron_node` connection"),
+    ("tron_signer", "## The `tron_signer` connection")])
+def test_docs_connection_tables_name_every_form_field(conn_type, heading):
+    """docs/connection.md's table of each connection type names each of its extras."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "connection.md").read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    section = section[:section.find("\n## ", 1)]
+    documented = set(re.findall(r"^\| (?:Extra )?`(\w+)` \|", section, re.MULTILINE))
+    assert set(connection_type(conn_type)["conn-fields"]) <= documented
+
+
+def test_the_description_says_what_the_provider_does():
+    """`airflow providers list` and the providers page show it: each of the provider's jobs."""
+    description = get_provider_info()["description"]
+    for job in ("energy", "payouts exactly once", "keeper", "credit deposits", "local key",
+                "KMS", "external signer"):
+        assert job in description, job

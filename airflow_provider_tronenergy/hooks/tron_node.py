@@ -13,7 +13,6 @@ connection's ``network`` (:meth:`TronNodeHook.check_chain`, :mod:`~..node.networ
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from decimal import Decimal
 from functools import cached_property
@@ -23,7 +22,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES
 from airflow_provider_tronenergy.client.core import Timeout
-from airflow_provider_tronenergy.hooks import lookup
+from airflow_provider_tronenergy.hooks import forms, lookup
 from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyConnectionError,
     _mask,
@@ -377,17 +376,9 @@ class TronNodeHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Form layout for Airflow releases that read it from the hook (< 3.2)."""
-        return {
-            "hidden_fields": ["schema", "login"],
-            "relabeling": {"host": "Node URL", "password": "API key (TRON-PRO-API-KEY)"},
-            "placeholders": {
-                "host": "https://api.trongrid.io",
-                "password": "optional",
-                "extra": json.dumps({"network": DEFAULT_NETWORK, "timeout": 10,
-                                     "max_retries": 3}),
-            },
-        }
+        """Form layout for Airflow releases that read it from the hook (< 3.2): the form
+        provider info gives 3.2+ (``hooks.forms``), the extras in the Extra JSON placeholder."""
+        return forms.NODE.legacy_behaviour()
 
 
 class TronNodeConnectionError(TronEnergyConnectionError):

@@ -13,13 +13,12 @@ Airflow means and how to limit it.
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from airflow_provider_tronenergy.hooks import lookup
+from airflow_provider_tronenergy.hooks import forms, lookup
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer, SignerError, load_signer
 from airflow_provider_tronenergy.signer.kms import KmsSigner, kms_client
@@ -148,14 +147,6 @@ class TronSignerHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Form layout for Airflow releases that read it from the hook (< 3.2)."""
-        return {
-            "hidden_fields": ["schema", "login", "host", "port"],
-            "relabeling": {"password": "Private key (hex), or empty with signer_class"},
-            "placeholders": {
-                "password": "64 hex characters; leave empty for an external signer",
-                "extra": json.dumps({"address": "T...", "kms_key_id": "alias/...",
-                                     "region_name": "", "aws_conn_id": "",
-                                     "signer_class": "", "signer_kwargs": {}}),
-            },
-        }
+        """Form layout for Airflow releases that read it from the hook (< 3.2): the form
+        provider info gives 3.2+ (``hooks.forms``), the extras in the Extra JSON placeholder."""
+        return forms.SIGNER.legacy_behaviour()

@@ -12,7 +12,6 @@ service whose accepted durations differ from the spec.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -33,7 +32,7 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.hooks import lookup
+from airflow_provider_tronenergy.hooks import forms, lookup
 from airflow_provider_tronenergy.orders.wait import (
     Log,
     OrderWatch,
@@ -365,16 +364,6 @@ class TronEnergyHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """Form layout for Airflow releases that read it from the hook (< 3.2)."""
-        return {
-            "hidden_fields": ["schema", "port"],
-            "relabeling": {"host": "Base URL", "login": "API key", "password": "API secret"},
-            "placeholders": {
-                "host": "https://api.example.com/v1",
-                "login": "your API key",
-                "password": "your API secret",
-                # The defaults, spelled out (timeout: [connect, read]).
-                "extra": json.dumps({"webhook_secret": "...", "signature_scheme": "v1",
-                                     "timeout": [5, 30], "max_retries": 3}),
-            },
-        }
+        """Form layout for Airflow releases that read it from the hook (< 3.2): the form
+        provider info gives 3.2+ (``hooks.forms``), the extras in the Extra JSON placeholder."""
+        return forms.SERVICE.legacy_behaviour()

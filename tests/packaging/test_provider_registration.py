@@ -147,3 +147,33 @@ def test_the_doctor_is_an_airflow_cli_command_where_airflow_reads_providers_comm
     service = next(c for c in report["checks"] if c["name"] == "service")
     assert service["status"] == "FAIL"
     assert "'nothing_here' does not exist" in service["detail"]
+
+
+def test_plugins_are_declared_in_provider_info_and_by_the_entry_point_alike():
+    """Provider info's plugins (read by Airflow with lazy_discover_providers = False) and
+    the airflow.plugins entry point (read otherwise) name the same classes, each under its
+    plugin's own name, so Airflow loads each once either way (docs/decisions.md)."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    declared = {p["name"]: p["plugin-class"] for p in get_provider_info()["plugins"]}
+    points = {ep.name: ep.value.replace(":", ".") for ep in entry_points(group="airflow.plugins")
+              if ep.value.startswith("airflow_provider_tronenergy.")}
+    assert declared == points and len(declared) == 2
+    for name, path in declared.items():
+        module, _, cls = path.rpartition(".")
+        assert getattr(importlib.import_module(module), cls).name == name
+
+
+def test_the_providers_manager_reads_the_plugins_and_the_asset_scheme():
+    from airflow.providers_manager import ProvidersManager
+
+    from airflow_provider_tronenergy.assets import sanitize_uri
+
+    manager = ProvidersManager()
+    manager.initialize_providers_plugins()
+    ours = {p.name: p.plugin_class for p in manager.plugins
+            if p.provider_name == "airflow-provider-tronenergy"}
+    assert set(ours) == {"tronenergy_callbacks", "tronenergy_energy"}
+    manager.initialize_providers_asset_uri_resources()
+    assert manager.asset_uri_handlers["tronenergy"] is sanitize_uri
