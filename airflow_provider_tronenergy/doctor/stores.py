@@ -4,8 +4,7 @@ not newer), and shared where the executor runs tasks on several hosts.
 The check reads ``tronenergy_schema_version`` and changes nothing; a SQLite file that does
 not exist is not created. ``--migrate`` (:func:`migrate`) is the one writing step, said by
 the person: each store opened as its tasks open it, which creates or migrates its tables.
-Whether a store is shared is ``sqlstore.shared_problem(location, url)``'s to say; a
-release without it is "not checked", which fails (fail closed).
+Whether a store is shared is ``sqlstore.shared_problem(location, url)``'s to say.
 """
 
 from __future__ import annotations
@@ -30,28 +29,26 @@ from airflow_provider_tronenergy.deposits.schema import SCHEMA as LEDGER_SCHEMA
 from airflow_provider_tronenergy.doctor.report import Check
 from airflow_provider_tronenergy.payout.journal import SCHEMA as PAYOUT_SCHEMA
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.journal import migrations as payout_steps
 from airflow_provider_tronenergy.purchase_journal.store import LOCATION as JOURNAL_LOCATION
 from airflow_provider_tronenergy.purchase_journal.store import SCHEMA as JOURNAL_SCHEMA
 from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
+from airflow_provider_tronenergy.purchase_journal.store import migrations as journal_steps
 
 VERSIONS: Final = "tronenergy_schema_version"
 MIGRATE: Final = "tronenergy-doctor --migrate"
 
 
 def _journal_newest() -> int:
-    journal = PurchaseJournal("sqlite://")
-    try:
-        return max(journal.migrations)
-    finally:
-        journal.close()
+    """The purchase journal's newest version, from its steps (no database opened: an
+    in-memory one is refused under a distributed executor like any SQLite)."""
+    return max(journal_steps(sa.Table("tronenergy_purchase_journal", sa.MetaData())))
 
 
 def _payouts_newest() -> int:
-    journal = PayoutJournal("sqlite://")
-    try:
-        return max(journal.migrations)
-    finally:
-        journal.close()
+    metadata = sa.MetaData()
+    return max(payout_steps(sa.Table("tronenergy_payout_journal", metadata),
+                            sa.Table("tronenergy_payout_lease", metadata)))
 
 
 def _callbacks_newest() -> int:
@@ -147,13 +144,7 @@ def recorded_version(url: sa.engine.URL, schema: str) -> int | None:
 
 def shared_problem(store: Store, url: str) -> str | None:
     """``sqlstore.shared_problem`` for the store: why its place would be refused, or None."""
-    problem = sqlstore.shared_problem(store.location, url)  # type: ignore[attr-defined,unused-ignore]
-    return None if problem is None else str(problem)
-
-
-def can_check_places() -> bool:
-    """This release says where a store may live (``sqlstore.shared_problem``)."""
-    return hasattr(sqlstore, "shared_problem")
+    return sqlstore.shared_problem(store.location, url)
 
 
 def schema_check(store: Store) -> Check:
@@ -193,11 +184,6 @@ def schema_check(store: Store) -> Check:
 def executor_check(executor: str, stores: Sequence[Store] = STORES) -> Check:
     """Every store is shared (or said single-host) under the configured executor."""
     name = "executor and stores"
-    if not can_check_places():
-        return Check.failed(name, f"executor {executor}: not checked: this release has no "
-                            "sqlstore.shared_problem (a per-host store under a distributed "
-                            "executor would not be found)", "install a release of the "
-                            "provider that checks where its stores live")
     problems = []
     for store in stores:
         try:
@@ -221,7 +207,7 @@ def migrate(stores: Sequence[Store] = STORES) -> list[Check]:
         name = f"migrate {store.name}"
         try:
             url = store.location.url()
-            problem = shared_problem(store, url) if can_check_places() else None
+            problem = shared_problem(store, url)
             if problem is not None:
                 done.append(Check.failed(name, f"not created: {problem}",
                                          f"set {store.setting} first"))
