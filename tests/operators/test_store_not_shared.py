@@ -113,7 +113,8 @@ def test_a_purchase_fails_once_nothing_bought():
 def test_a_batch_purchase_fails_once_nothing_bought():
     buy = TronEnergyBatchBuyOperator(
         task_id="buy", orders=[{"target_address": random_address(), "count": 1,
-                                "purchase_key": "shared:b0"}], tron_node_conn_id=None)
+                                "purchase_key": "shared:b0"}], tron_node_conn_id=None,
+        max_spend_trx=None)
     with pytest.raises(AirflowFailException) as failed:
         buy.execute({"ti": SimpleNamespace(dag_id="d", run_id="r")})  # type: ignore[arg-type]
     _names(failed, JOURNAL)
