@@ -43,6 +43,8 @@ def admitted() -> dict[str, str]:
 
 
 def find_uv() -> str:
+    if os.environ.get("TRONENERGY_NO_UV"):
+        pytest.skip("TRONENERGY_NO_UV is set: the venvs at both ends are made with uv")
     result = subprocess.run(["bash", "-c", "source scripts/uv.sh && find_uv"], cwd=ROOT,
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, f"uv could not be found or installed: {result.stderr}"
