@@ -43,8 +43,8 @@ os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 import requests
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
-from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch, wait_for_head
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
+from airflow_provider_tronenergy.deposits.scan.wait import HeadWatch, wait_for_head
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
 from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS

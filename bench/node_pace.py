@@ -64,7 +64,7 @@ import payout_send as payout_bench  # bench/payout_send.py: its batch and send
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.pace.store import PaceStore, SqlPace, pace_key
 from airflow_provider_tronenergy.payout.journal import PayoutJournal

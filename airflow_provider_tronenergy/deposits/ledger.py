@@ -23,8 +23,9 @@ import sqlalchemy as sa
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.deposits import claims as claims_of
-from airflow_provider_tronenergy.deposits import registrations, scan_checkpoint
+from airflow_provider_tronenergy.deposits import registrations
 from airflow_provider_tronenergy.deposits.registrations import Registration
+from airflow_provider_tronenergy.deposits.scan import checkpoint
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
@@ -118,7 +119,7 @@ class DepositLedger:
         deployment check that opens the ledger migrates both)."""
         db = sqlstore.Database(self.url, LOCATION, lock_name=CREDITED.name)
         db.migrate(SCHEMA, TABLES, MIGRATIONS)
-        db.migrate(scan_checkpoint.STORE, scan_checkpoint.TABLES, scan_checkpoint.MIGRATIONS)
+        db.migrate(checkpoint.STORE, checkpoint.TABLES, checkpoint.MIGRATIONS)
         return db
 
     @property

@@ -5,7 +5,7 @@ block the chain was at: the solidified head its node reads then (``block``), or,
 node, the worker's clock (``at_ms``). Callbacks can only have been lost after that, so the
 deposit scan reads from there (docs/deposit-scan.md, "Where the scan starts"): a first run
 from the earliest registration of the addresses it watches, an address added later back
-to its own registration once (``scan_checkpoint.Backfills``).
+to its own registration once (``scan.checkpoint.Backfills``).
 
 A time becomes a block when the scan first needs it (:func:`first_block_at`): the first
 block whose timestamp is at or after the time less :data:`MARGIN_MS`, found by a binary

@@ -1,10 +1,10 @@
 """The deposit scan in Airflow: credit every deposit the chain holds, callback or not.
 
-:class:`TronNodeDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.
+:class:`TronNodeDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.core.
 DepositScan` for each token it watches (``USDT``, and ``TRX`` when asked) in the worker:
 from the ledger's checkpoint up to the block it may trust, crediting what it finds. With
 ``follow_for`` it then follows the chain for that long: it waits until the head moves past
-its checkpoint (the one rule, ``deposits.scan_wait.HeadWatch``: in the triggerer through
+its checkpoint (the one rule, ``deposits.scan.wait.HeadWatch``: in the triggerer through
 :class:`~airflow_provider_tronenergy.triggers.deposit_scan.TronNodeDepositScanTrigger` when
 ``deferrable``, else in the worker) and scans again, so a deposit is credited within about
 one ``scan_interval`` of its block's solidification. Without ``follow_for``, one pass (a
@@ -29,7 +29,7 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
-from airflow_provider_tronenergy.deposits.scan import (
+from airflow_provider_tronenergy.deposits.scan.core import (
     DepositScan,
     ScanReport,
     ScanSettings,
@@ -37,7 +37,7 @@ from airflow_provider_tronenergy.deposits.scan import (
     checked_addresses,
     checked_token,
 )
-from airflow_provider_tronenergy.deposits.scan_wait import NODE_NEEDED, HeadWatch, wait_for_head
+from airflow_provider_tronenergy.deposits.scan.wait import NODE_NEEDED, HeadWatch, wait_for_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.templated import as_decimal, optional_text
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger

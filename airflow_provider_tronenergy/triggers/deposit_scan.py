@@ -5,7 +5,7 @@ deposit_scan.TronNodeDepositScanOperator`); between two scans this trigger reads
 scan may trust (the solidified block, or the head less ``confirmations``) every
 ``poll_interval`` seconds, one request each, and fires once it is past ``after_block``
 (the scan's checkpoint), or at ``end_time``. The rule is
-:class:`~airflow_provider_tronenergy.deposits.scan_wait.HeadWatch`, the one the worker's
+:class:`~airflow_provider_tronenergy.deposits.scan.wait.HeadWatch`, the one the worker's
 own loop follows. Only identifiers and figures travel: the node connection's id, the
 checkpoint's block number, the timings; never the addresses, a URL or a key (the ledger
 is not opened here at all).
@@ -20,7 +20,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_tronenergy.deposits.scan_wait import NODE_NEEDED, HeadWatch, await_head
+from airflow_provider_tronenergy.deposits.scan.wait import NODE_NEEDED, HeadWatch, await_head
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 

@@ -17,7 +17,7 @@ import pytest
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import manual_chain

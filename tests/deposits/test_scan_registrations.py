@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from airflow_provider_tronenergy.deposits import registrations
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.registrations import MARGIN_MS, first_block_at
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
-from airflow_provider_tronenergy.deposits.scan_checkpoint import BACKFILLS, Checkpoints
+from airflow_provider_tronenergy.deposits.scan.checkpoint import BACKFILLS, Checkpoints
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import manual_chain

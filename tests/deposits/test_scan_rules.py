@@ -7,13 +7,13 @@ import logging
 
 import pytest
 
-from airflow_provider_tronenergy.deposits.scan import (
+from airflow_provider_tronenergy.deposits.scan.budget import ScanBudget
+from airflow_provider_tronenergy.deposits.scan.core import (
     DepositScan,
     ScanSettings,
     ScanSettingsError,
 )
-from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
-from airflow_provider_tronenergy.deposits.scan_wait import HeadWatch
+from airflow_provider_tronenergy.deposits.scan.wait import HeadWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.protocol.address import random_address

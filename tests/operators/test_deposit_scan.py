@@ -14,7 +14,7 @@ import pytest
 from dags.deposit_scan import DAGS
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
+from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.waiting import wait_until
 

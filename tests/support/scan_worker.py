@@ -14,7 +14,7 @@ import random
 import sys
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.deposits.scan import DepositScan, ScanSettings
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
 
 

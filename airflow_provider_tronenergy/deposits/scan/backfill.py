@@ -1,12 +1,12 @@
 """Where a deposit scan reads each address from: its registration, and a backfill once.
 
 :func:`registered_blocks` reads the registrations of the addresses a scan watches
-(:mod:`.registrations`) and turns the times not read as blocks yet into blocks, once
+(:mod:`..registrations`) and turns the times not read as blocks yet into blocks, once
 (stored). The scan's first run starts at the earliest of them when that is before its
 ``start``; an address whose registration block the checkpoint had already passed when
 the scan was first given it is read back to that block by :func:`backfill`: its blocks,
 for those addresses alone, page by page as the scan reads, each page's credits and the
-backfill's advance in one transaction (``scan_checkpoint``), through the ledger's one
+backfill's advance in one transaction (:mod:`.checkpoint`), through the ledger's one
 credit (a deposit credited by a callback or an earlier read is not credited again).
 """
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
     from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-    from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
-    from airflow_provider_tronenergy.deposits.scan_checkpoint import Backfill, Checkpoints
+    from airflow_provider_tronenergy.deposits.scan.budget import ScanBudget
+    from airflow_provider_tronenergy.deposits.scan.checkpoint import Backfill, Checkpoints
     from airflow_provider_tronenergy.node.transfers import ChainTransfer
 
 

@@ -2,7 +2,7 @@
 
 Callbacks get lost (a receiver down longer than the service's three retries, a proxy
 misrouting, a service that skips one). The scan follows the chain itself from a
-checkpoint (``scan_checkpoint``) up to the block it may trust (the solidified head, or the
+checkpoint (:mod:`.checkpoint`) up to the block it may trust (the solidified head, or the
 head less ``confirmations``), reads each block whole (one ``gettransactioninfobyblocknum``
 per block for a TRC-20 token, one ``getblockbylimitnext`` per ``blocks_per_range`` blocks
 for TRX: docs/decisions.md, "The deposit scan reads blocks"), in parallel within a request
@@ -31,11 +31,11 @@ nothing more; a page with empty blocks one request more.
 
 The checkpoint is per token, not per address: a block is judged once, against the
 addresses the run was given. Where an address was registered through the provider
-(:mod:`.registrations`), a first run starts at the earliest registration block of the
+(:mod:`..registrations`), a first run starts at the earliest registration block of the
 addresses it watches when that is before ``start``, and an address given to the scan
 after the checkpoint passed its registration block is read back to that block once: a
 backfill of that address alone, paged and checkpointed like the scan
-(``scan_checkpoint``), within the same request budget and at most ``max_blocks_per_run``
+(:mod:`.checkpoint`), within the same request budget and at most ``max_blocks_per_run``
 blocks a run. An address registered elsewhere is not looked for in blocks already passed;
 :meth:`DepositScan.rescan` reads a given range again on purpose, leaving the checkpoint
 where it is.
@@ -51,9 +51,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from airflow_provider_tronenergy.deposits import scan_backfill
-from airflow_provider_tronenergy.deposits.scan_budget import ScanBudget
-from airflow_provider_tronenergy.deposits.scan_checkpoint import Checkpoints
+from airflow_provider_tronenergy.deposits.scan import backfill
+from airflow_provider_tronenergy.deposits.scan.budget import ScanBudget
+from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
 from airflow_provider_tronenergy.node.errors import NodeError
@@ -248,7 +248,7 @@ class DepositScan:
         """Read from the checkpoint up to the tip (``max_blocks_per_run`` at most), credit;
         then the backfills of addresses added late (as many blocks again, at most)."""
         tip = self.tip() if tip is None else tip
-        registered = scan_backfill.registered_blocks(self, tip)
+        registered = backfill.registered_blocks(self, tip)
         last = self.checkpoint()
         if last is None:
             first = tip if self.settings.start == SOLID else int(self.settings.start)
@@ -266,7 +266,7 @@ class DepositScan:
                           "for a backfill", self.scope, last + 1)
         end = min(tip, last + self.settings.max_blocks_per_run)
         report = self.scan(last + 1, end, tip, credited_by, self._advance, self.addresses)
-        back = scan_backfill.backfill(self, tip, credited_by)
+        back = backfill.backfill(self, tip, credited_by)
         if back is None:
             return report
         return replace(report, requests=self.budget.used, found=report.found + back.found,
