@@ -309,6 +309,32 @@ def test_workers_opening_an_old_store_at_once_migrate_it_exactly_once(
     assert recorded(workers[0]) == {STORE: 3}
 
 
+def test_workers_opening_a_new_database_at_once_create_the_store_once(
+        open_db: Callable[..., Database], caplog: pytest.LogCaptureFixture):
+    """The first release's case: no tables yet, four workers open the store together; one
+    creates it (the store's write lock), the others find it recorded, none fails."""
+    workers = [open_db() for _ in range(4)]
+    start, errors = threading.Barrier(4, timeout=10), []
+
+    def open_store(db: Database) -> None:
+        try:
+            start.wait()
+            db.migrate(STORE, toy_tables(db), {})
+        except Exception as exc:  # shown by the assertion below
+            errors.append(exc)
+
+    caplog.set_level("INFO", logger="airflow_provider_tronenergy.sqlstore")
+    threads = [threading.Thread(target=open_store, args=(db,)) for db in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert len([r for r in caplog.records
+                if r.getMessage().startswith("created the toy_store")]) == 1
+    assert recorded(workers[0]) == {STORE: 1}
+
+
 def test_a_store_newer_than_the_code_refuses_and_is_left_as_it_was(
         open_db: Callable[..., Database]):
     db = open_db()
