@@ -335,7 +335,7 @@ def test_a_store_whose_place_is_refused_fails_and_is_not_created(
             return f"{url} is a file on this host: set TRONENERGY_CALLBACK_STORE"
         return None
 
-    monkeypatch.setattr(sqlstore, "shared_problem", shared_problem, raising=False)
+    monkeypatch.setattr(sqlstore, "shared_problem", shared_problem)
     line = stores.executor_check("CeleryExecutor")
     assert line.failing and line.detail.startswith("executor CeleryExecutor: callback store: ")
     assert "set TRONENERGY_CALLBACK_STORE" in line.detail
