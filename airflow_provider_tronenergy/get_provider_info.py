@@ -22,7 +22,7 @@ _CONFIG: dict[str, Any] = {
                 "description": "SQLAlchemy URL of the purchase journal (every purchase, "
                 "before it is sent). Empty: a SQLite file in AIRFLOW_HOME, right for one host; "
                 "several hosts need one shared PostgreSQL. TRONENERGY_PURCHASE_JOURNAL wins.",
-                "version_added": "0.2.0", "type": "string", "sensitive": True,
+                "version_added": "0.1.0", "type": "string", "sensitive": True,
                 "example": "postgresql://airflow@db.internal/airflow", "default": None,
             },
             "callback_store": {
@@ -35,7 +35,7 @@ _CONFIG: dict[str, Any] = {
                 "description": "SQLAlchemy URL of the deposit ledger (deposits credited once, "
                 "keyed by tx_hash; airflow_provider_tronenergy.deposits). Empty: a SQLite file "
                 "in AIRFLOW_HOME. TRONENERGY_DEPOSITS_DB wins.",
-                "version_added": "0.2.0", "type": "string", "sensitive": True,
+                "version_added": "0.1.0", "type": "string", "sensitive": True,
                 "example": "postgresql://airflow@db.internal/airflow", "default": None,
             },
             "conn_id": {
@@ -51,12 +51,12 @@ _CONFIG: dict[str, Any] = {
             "callback_body_timeout": {
                 "description": "Seconds the receiver inside the API server waits for a "
                 "callback's whole body before answering 408 (slow clients).",
-                "version_added": "0.2.0", "type": "float", "example": "10", "default": "10",
+                "version_added": "0.1.0", "type": "float", "example": "10", "default": "10",
             },
             "batch_ready_asset": {
                 "description": "URI of the asset whose events are the payout batches the "
                 "Energy page lists (the example DAGs' by default).",
-                "version_added": "0.2.0", "type": "string",
+                "version_added": "0.1.0", "type": "string",
                 "example": "tronenergy://payout-batch-ready",
                 "default": "tronenergy://payout-batch-ready",
             },

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -284,13 +284,21 @@ def sqlite_on_begin(conn: Connection) -> None:
 
 Step = Callable[[Connection], None]
 """One migration step: moves a store's tables from version ``n - 1`` to ``n``."""
+FIRST_VERSION: Final = 1
+"""The first release's schema version of every store (no steps)."""
+
+
+def newest_version(steps: Mapping[int, Step]) -> int:
+    """The version a store's ``steps`` bring it to: the highest step's, else the first."""
+    return max(steps, default=FIRST_VERSION)
 
 
 def add_index(table: sa.Table, name: str) -> Step:
     """A migration step that creates ``table``'s declared index ``name`` unless it exists.
 
     A store created at the newest version got the index with its table; one created
-    before it gets it here. Additive: no row, column or other index is touched.
+    before it gets it here. Additive: no row, column or other index is touched. (For a
+    later release's steps; the first release has none.)
     """
     [index] = [i for i in table.indexes if i.name == name]
 
@@ -303,25 +311,13 @@ def add_index(table: sa.Table, name: str) -> Step:
 def add_missing_columns(conn: Connection, table: sa.Table, names: Sequence[str],
                         sql_type: str = "BIGINT") -> None:
     """A migration step's additive part: ``ALTER TABLE ... ADD COLUMN`` for each of
-    ``names`` the table does not have yet (a step may run on a table already in shape)."""
+    ``names`` the table does not have yet (a step may run on a table already in shape;
+    for a later release's steps)."""
     have = {c["name"] for c in sa.inspect(conn).get_columns(table.name, schema=table.schema)}
     quoted = conn.dialect.identifier_preparer.format_table(table)
     for name in names:
         if name not in have:
             conn.execute(sa.text(f"ALTER TABLE {quoted} ADD COLUMN {name} {sql_type}"))
-
-
-class LegacyVersion(Protocol):
-    """Where a store kept its version before ``<prefix>schema_version`` (e.g. a key in a
-    table of its own). Read once, as the starting version of a store with no row there;
-    written whenever the version is recorded, so an older release that still looks there
-    sees a newer schema and refuses it instead of writing to it."""
-
-    def read(self, conn: Connection) -> int | None:
-        """The version kept there, or None (nothing kept); its table exists when called."""
-
-    def write(self, conn: Connection, version: int) -> None:
-        """Keep ``version`` there too, inside the migration's transaction."""
 
 
 class Database:
@@ -376,17 +372,16 @@ class Database:
         """``INSERT`` in this backend's dialect: the one with ``on_conflict_do_*``."""
         return (pg_insert if self.backend == "postgresql" else sqlite_insert)(table)
 
-    def migrate(self, store: str, tables: Sequence[sa.Table], steps: Mapping[int, Step], *,
-                legacy: LegacyVersion | None = None) -> None:
+    def migrate(self, store: str, tables: Sequence[sa.Table],
+                steps: Mapping[int, Step]) -> None:
         """Bring ``store``'s tables to the newest version; once per process.
 
-        ``steps[n]`` moves the tables from version ``n - 1`` to ``n``; version 1 is the
-        first layout, also when no version was recorded (a release before versions)
-        unless ``legacy`` kept one. A new database gets the tables as declared, at the
-        newest version; an unversioned one gets its missing tables, then every step
-        after its version. Steps look before they change (a table created here is
-        already in its newest shape). A store whose version is newer than the code
-        refuses to open rather than guess.
+        ``steps[n]`` moves the tables from version ``n - 1`` to ``n``; the newest version
+        is the highest step's (1, the first release's, when there are none). A database
+        without the store gets its tables as declared, at the newest version; one at an
+        older version gets every step after it. Tables of the store that exist with no
+        version recorded were not made by a release: refused, as is a version newer than
+        the code's, rather than guessed at.
         """
         if store in self._migrated:
             return
@@ -396,34 +391,36 @@ class Database:
             for attempt in range(5):
                 try:
                     with self.write(locked=True) as conn:
-                        self._migrate(conn, store, tables, steps, legacy)
+                        self._migrate(conn, store, tables, steps)
                     break
                 except sa.exc.DBAPIError:
-                    # Another process raced us through DDL no shared lock covered (a
-                    # release before versions, or another store's lock): look again.
+                    # Another store in the same database (another lock) created the
+                    # version table at the same moment: look again.
                     if attempt == 4:
                         raise
                     time.sleep(0.05 * (attempt + 1))
             self._migrated.add(store)
 
     def _migrate(self, conn: Connection, store: str, tables: Sequence[sa.Table],
-                 steps: Mapping[int, Step], legacy: LegacyVersion | None) -> None:
-        newest = max(steps, default=1)
+                 steps: Mapping[int, Step]) -> None:
+        newest = newest_version(steps)
         v = self.versions
         self.versions.create(conn, checkfirst=True)
         version = conn.execute(sa.select(v.c.version).where(v.c.store == store)).scalar()
-        recorded = version is not None
         if version is None:
             inspector = sa.inspect(conn)
-            earlier = any(inspector.has_table(t.name, schema=t.schema) for t in tables)
+            found = [t.name for t in tables if inspector.has_table(t.name, schema=t.schema)]
+            if found:
+                raise StoreError(
+                    f"the {store} tables ({', '.join(found)}) exist in {self.safe_url} with "
+                    f"no schema version recorded in {v.name}: not made by a release of "
+                    "airflow-provider-tronenergy; move them away or point the store at "
+                    "another database")
             for table in tables:
-                table.create(conn, checkfirst=True)
-            if earlier:
-                version = (legacy.read(conn) if legacy is not None else None) or 1
-            else:
-                version = newest
-                log.info("created the %s tables in %s", store, self.safe_url)
-            conn.execute(v.insert().values(store=store, version=version))
+                table.create(conn)
+            conn.execute(v.insert().values(store=store, version=newest))
+            log.info("created the %s tables in %s", store, self.safe_url)
+            return
         if version > newest:
             raise StoreError(f"the {store} schema is version {version}, newer than this code "
                              f"({newest}): upgrade airflow-provider-tronenergy")
@@ -432,8 +429,6 @@ class Database:
             log.info("migrated %s in %s to schema version %d", store, self.safe_url, target)
         if version < newest:
             conn.execute(v.update().where(v.c.store == store).values(version=newest))
-        if legacy is not None and (version < newest or not recorded):
-            legacy.write(conn, newest)
 
     def drop(self, store: str, tables: Sequence[sa.Table]) -> None:
         """Drop ``store``'s tables and forget its version (tests; removing it on purpose).

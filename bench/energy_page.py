@@ -223,7 +223,7 @@ def _once(stores: Stores, period: Period, events: list[BatchEvent]
 
 
 def drop_page_indexes(stores: Stores) -> None:
-    """Back to the tables as they were before the page's migrations (for comparison)."""
+    """The tables without the indexes the page reads through (for comparison)."""
     for engine, table, name in (
             (stores.journal.engine, stores.journal.entries, "purchase_journal_sent"),
             (stores.payouts.db.engine, stores.payouts.attempts, "payout_journal_created")):

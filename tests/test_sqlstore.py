@@ -27,7 +27,8 @@ STORE = "toy_store"
 
 
 def toy_tables(db: Database) -> list[sa.Table]:
-    """The toy store's newest layout (version 2 added ``note``), on ``db``'s metadata."""
+    """The toy store's newest layout (a later release's version 2 added ``note``), on
+    ``db``'s metadata: the framework as a release after the first uses it."""
     if "toy_things" in {t.name for t in db.metadata.tables.values()}:
         return [t for t in db.metadata.tables.values() if t.name == "toy_things"]
     return [sa.Table("toy_things", db.metadata,
@@ -36,16 +37,18 @@ def toy_tables(db: Database) -> list[sa.Table]:
                      sa.Column("note", sa.String(32), nullable=True))]
 
 
-def create_unversioned(db: Database, layout: int = 1) -> None:
-    """The toy store as a release before versions left it: no version row, and no
-    ``note`` unless its ``layout`` is version 2."""
-    extra = [sa.Column("note", sa.String(32), nullable=True)] if layout >= 2 else []
+def create_version_1(db: Database, *, recorded: bool = True) -> None:
+    """The toy store as the first release left it: version 1 (no ``note``) and one row;
+    ``recorded=False``: the same tables with no version row (not made by a release)."""
     with db.engine.begin() as conn:
         sa.Table("toy_things", sa.MetaData(schema=db.metadata.schema),
                  sa.Column("id", sa.Integer(), primary_key=True, autoincrement=False),
-                 sa.Column("name", sa.String(32), nullable=False), *extra).create(conn)
+                 sa.Column("name", sa.String(32), nullable=False)).create(conn)
         conn.execute(sa.text(f"INSERT INTO {qualified(db, 'toy_things')} (id, name) "
                              "VALUES (1, 'old')"))
+        if recorded:
+            db.versions.create(conn)
+            conn.execute(db.versions.insert().values(store=STORE, version=1))
 
 
 def qualified(db: Database, name: str) -> str:
@@ -261,10 +264,10 @@ def test_a_new_database_gets_the_newest_tables_and_runs_no_step(
         assert sa.inspect(conn).has_table("toy_things", schema=db.metadata.schema)
 
 
-def test_a_store_from_before_versions_runs_every_step_after_version_1_once(
+def test_a_store_of_the_first_release_runs_every_later_step_once(
         open_db: Callable[..., Database]):
     db = open_db()
-    create_unversioned(db)
+    create_version_1(db)
     steps = Steps(db)
     db.migrate(STORE, toy_tables(db), steps.mapping())
     db.migrate(STORE, toy_tables(db), steps.mapping())  # once per process
@@ -283,10 +286,7 @@ def test_workers_opening_an_old_store_at_once_migrate_it_exactly_once(
     """Each step runs in one transaction: the other workers wait for it (the store's
     write lock), rather than run it too and roll back."""
     first = open_db()
-    create_unversioned(first)
-    with first.engine.begin() as conn:  # recorded at version 1 by an earlier release
-        first.versions.create(conn)
-        conn.execute(first.versions.insert().values(store=STORE, version=1))
+    create_version_1(first)
     workers = [open_db() for _ in range(4)]
     steps = [Steps(db) for db in workers]
     start, errors = threading.Barrier(4, timeout=10), []
@@ -307,6 +307,32 @@ def test_workers_opening_an_old_store_at_once_migrate_it_exactly_once(
     assert errors == []
     assert sorted(n for own in steps for n in own.ran) == [2, 3]
     assert recorded(workers[0]) == {STORE: 3}
+
+
+def test_workers_opening_a_new_database_at_once_create_the_store_once(
+        open_db: Callable[..., Database], caplog: pytest.LogCaptureFixture):
+    """The first release's case: no tables yet, four workers open the store together; one
+    creates it (the store's write lock), the others find it recorded, none fails."""
+    workers = [open_db() for _ in range(4)]
+    start, errors = threading.Barrier(4, timeout=10), []
+
+    def open_store(db: Database) -> None:
+        try:
+            start.wait()
+            db.migrate(STORE, toy_tables(db), {})
+        except Exception as exc:  # shown by the assertion below
+            errors.append(exc)
+
+    caplog.set_level("INFO", logger="airflow_provider_tronenergy.sqlstore")
+    threads = [threading.Thread(target=open_store, args=(db,)) for db in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert len([r for r in caplog.records
+                if r.getMessage().startswith("created the toy_store")]) == 1
+    assert recorded(workers[0]) == {STORE: 1}
 
 
 def test_a_store_newer_than_the_code_refuses_and_is_left_as_it_was(
@@ -339,38 +365,29 @@ def test_the_schema_is_looked_at_once_per_process_until_told_to_look_again(
         assert sa.inspect(conn).has_table("toy_things", schema=db.metadata.schema)
 
 
-class KeptInATable:
-    """A legacy version record: a key/value table of the store's own, as before versions."""
-
-    def __init__(self, db: Database) -> None:
-        self.table = sa.Table("toy_meta", db.metadata,
-                              sa.Column("key", sa.String(32), primary_key=True),
-                              sa.Column("value", sa.String(32), nullable=False))
-        self.written: list[int] = []
-
-    def read(self, conn: sa.Connection) -> int | None:
-        value = conn.execute(sa.select(self.table.c.value)).scalar()
-        return int(value) if value is not None else None
-
-    def write(self, conn: sa.Connection, version: int) -> None:
-        self.written.append(version)
-        conn.execute(self.table.update().values(value=str(version)))
-
-
-def test_a_legacy_version_is_where_the_steps_start_and_is_kept_up_to_date(
+def test_tables_with_no_version_recorded_are_refused_and_left_as_they_were(
         open_db: Callable[..., Database]):
+    """Tables of the store no release recorded (made by hand, or by a build before the
+    first release) are not guessed at: refused, nothing changed, nothing recorded."""
     db = open_db()
-    create_unversioned(db, layout=2)
-    legacy = KeptInATable(db)
-    with db.engine.begin() as conn:
-        legacy.table.create(conn)
-        conn.execute(legacy.table.insert().values(key="schema_version", value="2"))
+    create_version_1(db, recorded=False)
     steps = Steps(db)
-    db.migrate(STORE, [*toy_tables(db), legacy.table], steps.mapping(), legacy=legacy)
-    assert steps.ran == [3]  # version 2 was kept there: only step 3 runs
-    assert legacy.written == [3] and recorded(db) == {STORE: 3}
-    with db.engine.connect() as conn:
-        assert legacy.read(conn) == 3  # an older release looking there sees it is newer
+    with pytest.raises(StoreError, match=r"toy_store tables \(toy_things\) exist in .* with no "
+                                         r"schema version recorded"):
+        db.migrate(STORE, toy_tables(db), steps.mapping())
+    assert steps.ran == []
+    with db.engine.connect() as conn:  # the refusal's transaction made nothing, not even this
+        assert not sa.inspect(conn).has_table(db.versions.name, schema=db.metadata.schema)
+        assert conn.execute(sa.text(f"SELECT id, name FROM {qualified(db, 'toy_things')}")
+                            ).all() == [(1, "old")]
+
+
+def test_a_store_without_steps_is_at_the_first_version(open_db: Callable[..., Database]):
+    db = open_db()
+    db.migrate(STORE, toy_tables(db), {})
+    assert recorded(db) == {STORE: sqlstore.FIRST_VERSION} == {STORE: 1}
+    assert sqlstore.newest_version({}) == 1
+    assert sqlstore.newest_version(Steps(db).mapping()) == 3
 
 
 def test_dropping_a_store_keeps_the_others_version(open_db: Callable[..., Database]):

@@ -6,7 +6,6 @@
     tronenergy-deposits recheck 9f3a... --conn-id tron_node_default
     tronenergy-deposits dismiss 9f3a... --note "forged: the service confirmed a breach"
     tronenergy-deposits credits --address T...     # what was credited, and from which log
-    tronenergy-deposits prove-legacy --conn-id tron_node_default   # rows credited before proofs
 
 The ledger is the one the workers use: ``--ledger``, else ``$TRONENERGY_DEPOSITS_DB``,
 else ``[tronenergy] deposits_ledger``, else the SQLite file in ``$AIRFLOW_HOME``.
@@ -15,10 +14,6 @@ There is no manual credit. A deposit is credited only by what the chain proves:
 ``recheck`` reads the chain again (through the workers' ``tron_node`` connection, or
 ``--node-url``) and credits the transaction's transfers if the chain now proves the
 callback; ``dismiss`` closes a claim as not credited, with a note and the login kept.
-``prove-legacy`` proves the rows a ledger of version 2 credited on a callback's word
-(``legacy``): proven, each is replaced by the chain's credits keyed by ``(tx_hash,
-log_index)``; contradicted, it stays (the money was credited) and a disputed claim says
-why (:mod:`.legacy`).
 """
 
 from __future__ import annotations
@@ -55,10 +50,6 @@ def parser() -> argparse.ArgumentParser:
     recheck = sub.add_parser("recheck", help="prove one open claim against the chain again")
     recheck.add_argument("tx_hash")
     _chain_arguments(recheck)
-    legacy = sub.add_parser("prove-legacy", help="prove the rows credited before proofs")
-    legacy.add_argument("--tx", dest="tx_hash", help="only this transaction's row")
-    legacy.add_argument("--limit", type=int, default=100, help="rows per call (oldest first)")
-    _chain_arguments(legacy)
     dismiss = sub.add_parser("dismiss", help="close an open claim as not credited")
     dismiss.add_argument("tx_hash")
     dismiss.add_argument("--note", required=True, help="why: kept with the claim")
@@ -140,13 +131,10 @@ def _run(args: argparse.Namespace, ledger: DepositLedger) -> int:
         if args.json:
             _dump([c.to_dict() for c in rows])
         for c in [] if args.json else rows:
-            proof = (f"block {c.block_number}, log {c.log_index}" if c.proven
-                     else "NOT PROVEN (credited before proofs, on the callback's word)")
-            print(f"{c.amount} {c.token} to {c.to_address}  tx {c.tx_hash}  {proof}  "
+            print(f"{c.amount} {c.token} to {c.to_address}  tx {c.tx_hash}  "
+                  f"block {c.block_number}, log {c.log_index}  "
                   f"via {c.source}, {c.credited_at}")
         return 0
-    if args.command == "prove-legacy":
-        return _prove_legacy(args, ledger)
     claim = ledger.claim(args.tx_hash)
     if claim is None:
         print(f"tronenergy-deposits: no claim for {args.tx_hash}", file=sys.stderr)
@@ -173,30 +161,6 @@ def _run(args: argparse.Namespace, ledger: DepositLedger) -> int:
     for t in credited:
         print(f"  credited {t.units} units to {t.to_address} (block {t.block_number}, "
               f"log {t.index})")
-    return 0
-
-
-def _prove_legacy(args: argparse.Namespace, ledger: DepositLedger) -> int:
-    from airflow_provider_tronenergy.deposits import legacy
-
-    with _node(args) as node:
-        prover = Prover(node, ProofSettings(confirmations=args.confirmations))
-        outcomes = legacy.prove_legacy(ledger, prover, tx_hash=args.tx_hash,
-                                       addresses=frozenset(args.address), limit=args.limit,
-                                       credited_by=f"prove-legacy by {args.by or _login()}")
-    for o in outcomes:
-        v = o.verdict
-        what = f"{o.row.tx_hash}  {o.row.amount} {o.row.token} to {o.row.to_address}"
-        if o.converted:
-            logs = ", ".join(f"log {t.index}: {t.units} units" for t in o.credited)
-            print(f"PROVEN     {what}: now credited by the chain's record ({logs or 'none new'})")
-        elif v.state == "proven":
-            print(f"PROVEN     {what}: converted already")
-        else:
-            kept = "; the row stays, a disputed claim says why" if v.state == "disputed" else ""
-            print(f"{v.state.upper():<10} {what}: {v.meaning}"
-                  f"{f' ({v.detail})' if v.detail else ''}{kept}")
-    print(f"{legacy.count(ledger)} legacy rows left")
     return 0
 
 

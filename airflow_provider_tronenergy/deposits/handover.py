@@ -34,7 +34,6 @@ from airflow_provider_tronenergy.deposits.schema import (
     CLAIMS,
     CONSUMER,
     CREDITED,
-    LEGACY_INDEX,
     LOCATION,
     OFFSETS,
 )
@@ -181,7 +180,7 @@ class Handover:
         credits: dict[str, list[dict[str, Any]]] = {}
         with ledger.engine.connect() as conn:
             for row in conn.execute(sa.select(CREDITED).where(
-                    CREDITED.c.tx_hash.in_(tx_hashes), CREDITED.c.log_index != LEGACY_INDEX)
+                    CREDITED.c.tx_hash.in_(tx_hashes))
                     .order_by(CREDITED.c.tx_hash, CREDITED.c.log_index)).mappings():
                 credits.setdefault(row["tx_hash"], []).append(dict(row))
             states = {tx: state for tx, state in conn.execute(

@@ -10,7 +10,6 @@ never a callback's.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -29,7 +28,6 @@ from airflow_provider_tronenergy.deposits.scan import checkpoint
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
-    LEGACY_INDEX,
     LOCATION,
     MIGRATIONS,
     OFFSETS,
@@ -45,7 +43,6 @@ if TYPE_CHECKING:
     from airflow_provider_tronenergy.deposits.proof import Prover, Verdict
     from airflow_provider_tronenergy.deposits.sweep import ProofBudget
 
-log = logging.getLogger(__name__)
 DECIMALS = 6
 """TRX (sun) and USDT (micro-units) both have 6: a credit's ``amount`` is ``units / 10**6``."""
 
@@ -61,34 +58,28 @@ class Credit:
 
     tx_hash: str
     log_index: int
-    """The log's position in its receipt (0 for TRX); -1: credited before proofs (legacy)."""
+    """The log's position in its receipt (0 for TRX)."""
     to_address: str
     from_address: str
     amount: str
-    units: int | None
-    """None for a legacy row (its amount is the callback's)."""
+    units: int
     token: str
     contract: str | None
     block_number: int
-    block_timestamp_ms: int | None
+    block_timestamp_ms: int
     source: str
-    """``callback``, ``scan`` (which path saw it first) or ``legacy``."""
+    """``callback`` or ``scan``: which path saw it first."""
     credited_at: str
     credited_by: str | None
-
-    @property
-    def proven(self) -> bool:
-        """Credited from the chain's record (every row since version 3)."""
-        return self.source != "legacy"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe; units as text."""
         return {"tx_hash": self.tx_hash, "log_index": self.log_index, "to": self.to_address,
                 "from": self.from_address, "amount": self.amount, "token": self.token,
-                "units": None if self.units is None else str(self.units),
+                "units": str(self.units),
                 "contract": self.contract, "block_number": self.block_number,
                 "block_timestamp_ms": self.block_timestamp_ms, "source": self.source,
-                "proven": self.proven, "credited_at": self.credited_at,
+                "credited_at": self.credited_at,
                 "credited_by": self.credited_by}
 
 
@@ -141,8 +132,7 @@ class DepositLedger:
         ``TRX`` for TRX transfers, whose ``contract`` is None); ``source`` the path that
         found them (``callback`` or ``scan``). The key ``(tx_hash, index)`` decides, in
         one transaction: a transfer already credited (by the other path, another worker,
-        an earlier run) is skipped, and so is one whose transaction a ledger of version 2
-        credited into the same address on the callback's word.
+        an earlier run) is skipped.
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
@@ -166,16 +156,8 @@ class DepositLedger:
                        credited_by: str | None) -> list[ChainTransfer]:
         """Inside a write: :meth:`credit`'s inserts, checked already; those inserted now."""
         now = datetime.now(timezone.utc).isoformat()
-        legacy = {(row[0], row[1]) for row in conn.execute(
-            sa.select(CREDITED.c.tx_hash, CREDITED.c.to_address).where(
-                CREDITED.c.log_index == LEGACY_INDEX,
-                CREDITED.c.tx_hash.in_(sorted({t.tx_hash for t in transfers}))))}
         credited = []
         for t in transfers:
-            if (t.tx_hash, t.to_address) in legacy:
-                log.warning("not credited: %s/%d into %s, its transaction was credited "
-                            "before proofs (legacy row)", t.tx_hash, t.index, t.to_address)
-                continue
             inserted = conn.execute(self.db.insert(CREDITED).values(
                 tx_hash=t.tx_hash, log_index=t.index, to_address=t.to_address,
                 from_address=t.from_address, amount=amount_text(t.units), units=str(t.units),
@@ -204,14 +186,10 @@ class DepositLedger:
     # -- reads -------------------------------------------------------------------------------
 
     def credits(self, *, tx_hash: str | None = None, to_address: str | None = None,
-                limit: int = 1000, legacy: bool = False) -> list[Credit]:
-        """Credited rows (newest first), of one transaction or one address if named;
-        ``legacy``: only the rows credited before proofs (oldest first)."""
+                limit: int = 1000) -> list[Credit]:
+        """Credited rows (newest first), of one transaction or one address if named."""
         query = sa.select(CREDITED).order_by(CREDITED.c.credited_at.desc(),
                                              CREDITED.c.tx_hash, CREDITED.c.log_index)
-        if legacy:
-            query = sa.select(CREDITED).where(CREDITED.c.log_index == LEGACY_INDEX).order_by(
-                CREDITED.c.credited_at, CREDITED.c.tx_hash)
         if tx_hash is not None:
             query = query.where(CREDITED.c.tx_hash == tx_hash.lower())
         if to_address is not None:
@@ -221,9 +199,9 @@ class DepositLedger:
         return [_credit(row) for row in rows]
 
     def totals(self, token: str) -> dict[str, int]:
-        """Units credited per address for ``token`` (proven rows; exact integers)."""
+        """Units credited per address for ``token`` (exact integers)."""
         query = sa.select(CREDITED.c.to_address, CREDITED.c.units).where(
-            CREDITED.c.token == token.upper(), CREDITED.c.units.is_not(None))
+            CREDITED.c.token == token.upper())
         totals: dict[str, int] = {}
         with self.engine.connect() as conn:
             for address, units in conn.execute(query):
@@ -316,11 +294,10 @@ class DepositLedger:
 def _credit(row: Any) -> Credit:
     return Credit(tx_hash=row["tx_hash"], log_index=int(row["log_index"]),
                   to_address=row["to_address"], from_address=row["from_address"],
-                  amount=row["amount"], units=None if row["units"] is None else int(row["units"]),
+                  amount=row["amount"], units=int(row["units"]),
                   token=row["token"], contract=row["contract"],
                   block_number=int(row["block_number"]),
-                  block_timestamp_ms=(None if row["block_timestamp_ms"] is None
-                                      else int(row["block_timestamp_ms"])),
+                  block_timestamp_ms=int(row["block_timestamp_ms"]),
                   source=row["source"], credited_at=row["credited_at"],
                   credited_by=row["credited_by"])
 

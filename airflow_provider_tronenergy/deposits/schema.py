@@ -1,14 +1,11 @@
-"""The deposit ledger's tables, declared once, and how an earlier ledger is brought up to date.
+"""The deposit ledger's tables, declared once.
 
-Version 3 keys a credit by what the chain keys a transfer by, ``(tx_hash, log_index)``
+A credit is keyed by what the chain keys a transfer by, ``(tx_hash, log_index)``
 (:class:`~airflow_provider_tronenergy.node.transfers.ChainTransfer`), and keeps the
 chain's figures and where they were read (block, log), the token's contract and the
-path that saw the deposit first (``callback`` or ``scan``). Version 2 keyed by
-``tx_hash`` alone and credited on the callback's word: step 3 keeps those rows as they
-are, with ``log_index`` -1 and source ``legacy`` (docs/decisions.md, "Deposits proven on
-the chain"), and :class:`~.ledger.DepositLedger` never credits a transfer of such a
-transaction into the same address again. Version 4 adds ``deposit_registrations``, when
-each address was registered through the provider (:mod:`.registrations`).
+path that saw the deposit first (``callback`` or ``scan``). ``deposit_registrations``
+keeps when each address was registered through the provider (:mod:`.registrations`).
+Every table is at version 1; :data:`MIGRATIONS` lists the steps a later release adds.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
 
@@ -26,11 +22,8 @@ DEFAULT_FILENAME: Final = "credited_deposits.db"
 LOCATION: Final = sqlstore.Location(ENV_LEDGER_URL, CONF_KEY, DEFAULT_FILENAME,
                                     "deposit ledger")
 SCHEMA: Final = "deposit_ledger"
-LEGACY_INDEX: Final = -1
-"""``log_index`` of a row credited before version 3: the whole transaction, on the callback's
-word (which log it was is unknown)."""
 SOURCES: Final = ("callback", "scan")
-"""Which path saw a deposit first; ``legacy`` marks a row of version 2."""
+"""Which path saw a deposit first."""
 
 _META = sa.MetaData()
 CREDITED: Final = sa.Table(
@@ -44,10 +37,10 @@ CREDITED: Final = sa.Table(
     sa.Column("block_number", sa.BigInteger, nullable=False),
     sa.Column("credited_at", sa.String(40), nullable=False),
     sa.Column("credited_by", sa.String(250), nullable=True),  # the run, when one is named
-    sa.Column("units", sa.String(80), nullable=True),  # integer text (uint256); NULL: legacy
+    sa.Column("units", sa.String(80), nullable=False),  # integer text (uint256)
     sa.Column("contract", sa.String(34), nullable=True),  # the token's contract; NULL: TRX
-    sa.Column("block_timestamp_ms", sa.BigInteger, nullable=True),
-    sa.Column("source", sa.String(10), nullable=False, server_default="legacy"),
+    sa.Column("block_timestamp_ms", sa.BigInteger, nullable=False),
+    sa.Column("source", sa.String(10), nullable=False),
 )
 OFFSETS: Final = sa.Table(
     "deposit_catch_up", _META,  # how far the ledger has read the callback store
@@ -85,56 +78,9 @@ REGISTRATIONS: Final = sa.Table(
 )
 TABLES: Final = (CREDITED, OFFSETS, CLAIMS, REGISTRATIONS)
 CONSUMER: Final = "deposits.catch_up"
-"""The offset's row in ``deposit_catch_up``: the one offset of the ledger (the table's and the
-row's names are those earlier ledgers were made with, so their offset stays valid)."""
+"""The offset's row in ``deposit_catch_up``: the one offset of the ledger."""
 
 
-def _columns(conn: Connection, table: str) -> set[str]:
-    return {c["name"] for c in sa.inspect(conn).get_columns(table)}
-
-
-def add_credited_by(conn: Connection) -> None:
-    """Version 2: the run that credited each row (a ledger of version 1 lacks the column;
-    one an unversioned release already altered has it)."""
-    if "credited_by" not in _columns(conn, CREDITED.name):
-        conn.execute(sa.text(
-            "ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)"))
-
-
-def key_by_log(conn: Connection) -> None:
-    """Version 3: credits keyed by ``(tx_hash, log_index)``, with the chain's proof.
-
-    The table is rebuilt (neither backend changes a primary key in place the same way):
-    renamed, its index and key renamed out of the way, the new table created, every
-    row copied as ``legacy`` (log -1), the old table dropped; in the migration's one
-    transaction, so a failure leaves version 2 as it was; the claims table is new.
-    """
-    CLAIMS.create(conn, checkfirst=True)
-    if "log_index" in _columns(conn, CREDITED.name):
-        return  # created at version 3 by an earlier try
-    old = "credited_deposits_v2"
-    conn.execute(sa.text(f"ALTER TABLE credited_deposits RENAME TO {old}"))
-    conn.execute(sa.text("DROP INDEX IF EXISTS ix_credited_deposits_to_address"))
-    if conn.dialect.name == "postgresql":  # its key's index keeps the table's old name
-        for (name,) in conn.execute(sa.text(
-                "SELECT conname FROM pg_constraint WHERE conrelid = CAST(:t AS regclass) "
-                "AND contype = 'p'"), {"t": old}).all():
-            conn.execute(sa.text(f'ALTER TABLE {old} RENAME CONSTRAINT "{name}" TO {old}_pkey'))
-    CREDITED.create(conn)
-    conn.execute(sa.text(
-        "INSERT INTO credited_deposits (tx_hash, log_index, to_address, from_address, amount, "
-        "token, block_number, credited_at, credited_by, source) SELECT tx_hash, "
-        f"{LEGACY_INDEX}, to_address, from_address, amount, token, block_number, credited_at, "
-        f"credited_by, 'legacy' FROM {old}"))
-    conn.execute(sa.text(f"DROP TABLE {old}"))
-
-
-def add_registrations(conn: Connection) -> None:
-    """Version 4: when each deposit address was registered (``deposits.registrations``),
-    where the scan starts and backfills from; a new table, no row changed."""
-    REGISTRATIONS.create(conn, checkfirst=True)
-
-
-MIGRATIONS: Final[dict[int, sqlstore.Step]] = {2: add_credited_by, 3: key_by_log,
-                                                4: add_registrations}
-"""``{n: step}`` moving the ledger from version ``n - 1`` to ``n``."""
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
+"""``{n: step}`` moving the ledger from version ``n - 1`` to ``n``: none yet, the first
+release is version 1 (a later release adds its steps here, from 2)."""

@@ -42,17 +42,19 @@ MIGRATE: Final = "tronenergy-doctor --migrate"
 def _journal_newest() -> int:
     """The purchase journal's newest version, from its steps (no database opened: an
     in-memory one is refused under a distributed executor like any SQLite)."""
-    return max(journal_steps(sa.Table("tronenergy_purchase_journal", sa.MetaData())))
+    return sqlstore.newest_version(
+        journal_steps(sa.Table("tronenergy_purchase_journal", sa.MetaData())))
 
 
 def _payouts_newest() -> int:
     metadata = sa.MetaData()
-    return max(payout_steps(sa.Table("tronenergy_payout_journal", metadata),
-                            sa.Table("tronenergy_payout_lease", metadata)))
+    return sqlstore.newest_version(payout_steps(sa.Table("tronenergy_payout_journal", metadata),
+                                                sa.Table("tronenergy_payout_lease", metadata)))
 
 
 def _callbacks_newest() -> int:
-    return max(callback_steps(StoreTables.declare(sa.MetaData(), "tronenergy_")))
+    return sqlstore.newest_version(
+        callback_steps(StoreTables.declare(sa.MetaData(), "tronenergy_")))
 
 
 def _open_journal(url: str) -> None:
@@ -105,8 +107,8 @@ STORES: Final = (
     Store("payout journal", JOURNAL_LOCATION, PAYOUT_SCHEMA, _payouts_newest, _open_payouts),
     Store("callback store", CALLBACK_LOCATION, CALLBACK_SCHEMA, _callbacks_newest,
           _open_callbacks),
-    Store("deposit ledger", LEDGER_LOCATION, LEDGER_SCHEMA, lambda: max(LEDGER_STEPS),
-          _open_ledger),
+    Store("deposit ledger", LEDGER_LOCATION, LEDGER_SCHEMA,
+          lambda: sqlstore.newest_version(LEDGER_STEPS), _open_ledger),
 )
 
 
@@ -169,8 +171,8 @@ def schema_check(store: Store) -> Check:
                             f"make the database reachable from this host, or set "
                             f"{store.setting}")
     if version is None:
-        return Check.failed(name, f"{where}: its tables are not created (or from a release "
-                            "before schema versions)", f"run {MIGRATE} once")
+        return Check.failed(name, f"{where}: its tables are not created",
+                            f"run {MIGRATE} once")
     if version > newest:
         return Check.failed(name, f"{where}: schema version {version} is newer than this "
                             f"release's {newest}", "upgrade airflow-provider-tronenergy on "

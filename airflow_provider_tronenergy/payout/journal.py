@@ -62,38 +62,10 @@ def receipt_figures(receipt: dict[str, Any] | None) -> dict[str, int | None]:
 
 
 def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n`` (now 4).
-
-    2: the receipt figures in columns (filled from the receipts already journaled) and
-    the index a period's sums read through (the Energy page). Additive.
-    3: the senders' leases (:mod:`.lease`), a new table, and the index the pre-flight
-    reads a sender's recently judged attempts through. Additive.
-    4: :data:`CONFIRMED_ON`, which confirmation judged each receipt (older rows: none,
-    unknown). Additive.
-    """
-    index = f"{attempts.name}_created"
-
-    def receipt_columns(conn: Connection) -> None:
-        sqlstore.add_missing_columns(conn, attempts, RECEIPT_COLUMNS)
-        a = attempts.c
-        update = attempts.update().where(a.id == sa.bindparam("row_id")).values(
-            **{name: sa.bindparam(name) for name in RECEIPT_COLUMNS})
-        last = 0
-        while rows := conn.execute(sa.select(a.id, a.receipt).where(
-                a.id > last, a.receipt.is_not(None)).order_by(a.id).limit(CHUNK)).all():
-            conn.execute(update, [{"row_id": row_id, **receipt_figures(json.loads(receipt))}
-                                  for row_id, receipt in rows])
-            last = rows[-1][0]
-        sqlstore.add_index(attempts, index)(conn)
-
-    def lease_rows(conn: Connection) -> None:
-        leases.create(conn, checkfirst=True)
-        sqlstore.add_index(attempts, f"{attempts.name}_sender_block")(conn)
-
-    def confirmation(conn: Connection) -> None:
-        sqlstore.add_missing_columns(conn, attempts, [CONFIRMED_ON], "VARCHAR(16)")
-
-    return {2: receipt_columns, 3: lease_rows, 4: confirmation}
+    """``{n: step}`` moving the payout journal from version ``n - 1`` to ``n``: none yet,
+    the first release is version 1 (a later release adds its steps here, from 2)."""
+    del attempts, leases
+    return {}
 
 
 def _ms(ts: float) -> int:

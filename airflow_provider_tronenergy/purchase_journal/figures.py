@@ -8,22 +8,18 @@ page). A purchase a person resolved with only its order id has no figures (NULL)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
-from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.money.quote import ACTIVATION_COST
 
 COLUMNS: Final = ("energy", "cost_sun", "burn_sun", "activation_sun")
 """Energy bought; TRX paid (activation included), burning the energy would have cost, and
 of the cost what activating the recipient took (a smart-buy that activated), in sun."""
 SUN_PER_TRX: Final = Decimal(1_000_000)
-BACKFILL_CHUNK: Final = 1_000
 
 
 def columns() -> list[sa.Column[Any]]:
@@ -54,26 +50,3 @@ def figures(result: Mapping[str, Any] | None) -> dict[str, int | None]:
     return {"energy": int(energy) if isinstance(energy, int) and energy > 0 else None,
             "cost_sun": sun(result.get("cost")), "burn_sun": sun(result.get("burn_cost")),
             "activation_sun": activation}
-
-
-def add_figures(entries: sa.Table, index: str) -> sqlstore.Step:
-    """Migration step: the columns (those missing), each priced row's figures from its
-    result, and the period index ``index`` over them. Additive: no result is changed."""
-
-    def step(conn: Connection) -> None:
-        sqlstore.add_missing_columns(conn, entries, COLUMNS)
-        e = entries.c
-        update = entries.update().where(e.id == sa.bindparam("row_id")).values(
-            **{name: sa.bindparam(name) for name in COLUMNS})
-        last = 0
-        while True:
-            rows = conn.execute(sa.select(e.id, e.result).where(
-                e.id > last, e.result.is_not(None)).order_by(e.id).limit(BACKFILL_CHUNK)).all()
-            if not rows:
-                break
-            conn.execute(update, [{"row_id": row_id, **figures(json.loads(result))}
-                                  for row_id, result in rows])
-            last = rows[-1][0]
-        sqlstore.add_index(entries, index)(conn)
-
-    return step

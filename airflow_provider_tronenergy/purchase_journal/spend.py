@@ -20,7 +20,6 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.money.guard import Spent
 from airflow_provider_tronenergy.purchase_journal.figures import SUN_PER_TRX, sun
 
@@ -45,16 +44,6 @@ def column() -> sa.Column[int]:
 def quoted_sun(cost: Decimal | None) -> int | None:
     """A quote's total for the column."""
     return None if cost is None else sun(cost)
-
-
-def add_quoted_cost(entries: sa.Table) -> sqlstore.Step:
-    """Migration step: the column (NULL for the attempts journaled before it: an unknown
-    outcome among them fails a spend limit closed)."""
-
-    def step(conn: Connection) -> None:
-        sqlstore.add_missing_columns(conn, entries, [COLUMN])
-
-    return step
 
 
 def under(entries: sa.Table, roots: Sequence[str]) -> sa.ColumnElement[bool]:

@@ -37,12 +37,10 @@ from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.money.guard import Spent
 from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 from airflow_provider_tronenergy.purchase_journal.figures import COLUMNS as FIGURES
-from airflow_provider_tronenergy.purchase_journal.figures import add_figures, columns, figures
-from airflow_provider_tronenergy.purchase_journal.quoted import add_quoted_energy
+from airflow_provider_tronenergy.purchase_journal.figures import columns, figures
 from airflow_provider_tronenergy.purchase_journal.quoted import column as quoted_column
 from airflow_provider_tronenergy.purchase_journal.spend import (
     SpendCheck,
-    add_quoted_cost,
     quoted_sun,
     spent,
 )
@@ -60,15 +58,10 @@ SCHEMA: Final = "purchase_journal"
 
 
 def migrations(entries: sa.Table) -> dict[int, sqlstore.Step]:
-    """``{n: step}`` moving the journal from version ``n - 1`` to ``n`` (now version 4).
-
-    2: a placed purchase's figures in columns, and the index a period's sums read
-    through (:mod:`.figures`; the Energy page). 3: the energy a purchase was quoted for
-    (:mod:`.quoted`), from the descriptions earlier releases wrote it in. 4: the cost it
-    was quoted at (:mod:`.spend`), which a spend limit counts while its outcome is unknown.
-    """
-    return {2: add_figures(entries, f"{entries.name}_sent"), 3: add_quoted_energy(entries),
-            4: add_quoted_cost(entries)}
+    """``{n: step}`` moving the journal from version ``n - 1`` to ``n``: none yet, the
+    first release is version 1 (a later release adds its steps here, from 2)."""
+    del entries
+    return {}
 
 
 class EntryState(str, Enum):

@@ -5,7 +5,7 @@ earlier ledgers upgraded, their rows kept (and never credited twice), their offs
 
 The proof itself is tested against the sandbox's chain in test_proof.py; here a stand-in
 ``Believer`` plays a chain that holds exactly what each callback says (a transfer at log 0),
-so the offset, paging, migration and concurrency are tested on their own."""
+so the offset, paging, schema version and concurrency are tested on their own."""
 
 from __future__ import annotations
 
@@ -281,99 +281,29 @@ def test_a_sweep_without_addresses_reads_nothing(store_and_ledger):
     assert sweep([address], store, url) == [deposit.tx_hash]
 
 
-def test_a_ledger_made_before_credited_by_is_migrated(tmp_path):
-    path = tmp_path / "old.db"
-    with sqlite3.connect(path) as db:  # the table as the previous release created it
-        db.execute("CREATE TABLE credited_deposits (tx_hash VARCHAR(64) PRIMARY KEY, "
-                   "to_address VARCHAR(34) NOT NULL, from_address VARCHAR(34) NOT NULL, "
-                   "amount VARCHAR(40) NOT NULL, token VARCHAR(20) NOT NULL, "
-                   "block_number BIGINT NOT NULL, credited_at VARCHAR(40) NOT NULL)")
-    store = CallbackStore(f"sqlite:///{tmp_path / 'callbacks.db'}")
-    deposit = verified_transfer(random_address())
-    store.record(deposit)
-    assert sweep([deposit.to_address], store, f"sqlite:///{path}", "run-9") == [deposit.tx_hash]
-    assert _ledger_rows(f"sqlite:///{path}") == {deposit.tx_hash: "run-9"}
-    store.close()
-
-
-# The ledger as the release before credited_by and schema versions created it.
-PREVIOUS_RELEASE_DDL = (
-    "CREATE TABLE credited_deposits (tx_hash VARCHAR(64) NOT NULL, "
-    "to_address VARCHAR(34) NOT NULL, from_address VARCHAR(34) NOT NULL, "
-    "amount VARCHAR(40) NOT NULL, token VARCHAR(20) NOT NULL, block_number BIGINT NOT NULL, "
-    "credited_at VARCHAR(40) NOT NULL, PRIMARY KEY (tx_hash))",
-    "CREATE INDEX ix_credited_deposits_to_address ON credited_deposits (to_address)",
-)
-
-
-def test_a_ledger_of_the_previous_release_is_upgraded(store_and_ledger):
-    """Migration steps 2 and 3: credited_by, then the chain's key. The old rows stay credited,
-    once: the old callback, proven now, is not credited again into the same address
-    (docs/decisions.md: a v2 row blocks its transaction's transfers into its address)."""
-    store, url = store_and_ledger
-    address = random_address()
-    old, new = verified_transfer(address, "7.000001"), verified_transfer(address, "3")
-    store.record_many([old, new])
-    engine = sqlstore.create_engine(sqlstore.parse_url(url))
-    try:
-        with engine.begin() as conn:
-            for statement in PREVIOUS_RELEASE_DDL:
-                conn.execute(sa.text(statement))
-            conn.execute(sa.text(
-                "INSERT INTO credited_deposits VALUES (:h, :to, :frm, :amount, 'USDT', 7, "
-                "'2025-01-01T00:00:00+00:00')"),
-                {"h": old.tx_hash, "to": address, "frm": old.from_address, "amount": "7.000001"})
-        assert sweep([address], store, url, "run-2") == [new.tx_hash]  # the old one stays once
-        assert _ledger_rows(url) == {old.tx_hash: None, new.tx_hash: "run-2"}
-        with engine.connect() as conn:
-            assert conn.execute(sa.text(
-                "SELECT amount FROM credited_deposits WHERE tx_hash = :h"),
-                {"h": old.tx_hash}).scalar() == "7.000001"
-            # The ledger's row (the callback store sharing this database keeps its own).
-            assert conn.execute(sa.text(
-                "SELECT version FROM tronenergy_schema_version WHERE store = :store"),
-                {"store": deposits.SCHEMA}).scalar() == 4
-            # Kept as credited before proofs: the whole transaction, on the callback's word.
-            assert conn.execute(sa.text(
-                "SELECT log_index, source, units FROM credited_deposits WHERE tx_hash = :h"),
-                {"h": old.tx_hash}).one() == (-1, "legacy", None)
-        # Opened again (another worker, a later run): nothing left to migrate.
-        with deposits.DepositLedger(url) as ledger:
-            assert ledger.credit_earlier([address], prover=BELIEVER, store=store) == []
-    finally:
-        engine.dispose()
-
-
-def test_the_offset_an_earlier_ledger_kept_stays_valid(store_and_ledger):
-    """A ledger whose offset row the previous code wrote (table ``deposit_catch_up``, row
-    ``deposits.catch_up``) goes on from it: what it had read is not read again."""
-    store, url = store_and_ledger
-    address = random_address()
-    transfers = [verified_transfer(address, f"{i}.75") for i in range(3)]
-    store.record_many(transfers)
-    read_before = store.list_transfers(address=address)[1].id
-    assert _offset(url) == 0  # the tables exist, at the newest version
-    engine = sqlstore.create_engine(sqlstore.parse_url(url))
-    try:
-        with engine.begin() as conn:
-            conn.execute(sa.text("INSERT INTO deposit_catch_up (consumer, last_id) "
-                                 "VALUES ('deposits.catch_up', :id)"), {"id": read_before})
-    finally:
-        engine.dispose()
-    assert _offset(url) == read_before
-    assert sweep([address], store, url) == [transfers[2].tx_hash]
-
-
-def test_a_ledger_newer_than_the_code_refuses_to_open(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+@pytest.mark.parametrize("store", ["deposit_ledger", "deposit_scan"])
+def test_a_new_ledger_is_at_version_1_and_a_newer_one_refuses_to_open(store_and_ledger, store):
+    """The ledger's and the scan's tables, created at the first release's version; either
+    store migrated by a later release is refused (nothing read or written)."""
+    _, url = store_and_ledger
     assert _offset(url) == 0
     engine = sqlstore.create_engine(sqlstore.parse_url(url))
-    with engine.begin() as conn:
-        assert conn.execute(sa.text("SELECT version FROM tronenergy_schema_version WHERE "
-                                    "store = 'deposit_ledger'")).scalar() == 4
-        conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99"))
-    engine.dispose()
-    with pytest.raises(sqlstore.StoreError, match="version 99, newer than this code"):
+    try:
+        with engine.begin() as conn:
+            tables = set(sa.inspect(conn).get_table_names())
+            assert {"credited_deposits", "deposit_catch_up", "deposit_claims",
+                    "deposit_registrations", "deposit_scan_checkpoint",
+                    "deposit_scan_backfill"} <= tables
+            assert dict(conn.execute(sa.text(
+                "SELECT store, version FROM tronenergy_schema_version WHERE store IN "
+                "('deposit_ledger', 'deposit_scan')")).all()) == {
+                "deposit_ledger": 1, "deposit_scan": 1}
+            conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = 99 "
+                                 "WHERE store = :store"), {"store": store})
+    finally:
+        engine.dispose()
+    with pytest.raises(sqlstore.StoreError, match=f"{store} schema is version 99, newer than "
+                                                  "this code"):
         _offset(url)
 
 
@@ -410,31 +340,3 @@ def test_credit_refuses_what_is_not_a_deposit(tmp_path, transfer, token, source,
             pytest.raises(ValueError, match=message):
         ledger.credit([transfer(random_address())], token=token, source=source,
                       credited_by=None)
-
-
-def test_a_row_credited_before_proofs_blocks_its_transaction_into_its_address(tmp_path):
-    """A v2 row (tx X into A, on the callback's word) is kept as log -1: the chain's
-    transfers of X into A are not credited again after the migration; into B they are."""
-    path = tmp_path / "v2.db"
-    address, other = random_address(), random_address()
-    tx = "ab" * 32
-    with sqlite3.connect(path) as db:
-        for statement in PREVIOUS_RELEASE_DDL:
-            db.execute(statement)
-        db.execute("ALTER TABLE credited_deposits ADD COLUMN credited_by VARCHAR(250)")
-        db.execute("CREATE TABLE tronenergy_schema_version (store VARCHAR(64) PRIMARY KEY, "
-                   "version INTEGER NOT NULL)")
-        db.execute("INSERT INTO tronenergy_schema_version VALUES ('deposit_ledger', 2)")
-        db.execute("INSERT INTO credited_deposits VALUES (?, ?, ?, '1000', 'USDT', 7, "
-                   "'2026-01-01T00:00:00+00:00', 'run-old')", (tx, address, random_address()))
-    with deposits.DepositLedger(f"sqlite:///{path}") as ledger:
-        into_a = chain_transfer(address, 1_000_000, tx_hash=tx)
-        into_a_again = chain_transfer(address, 2_000_000, index=4, tx_hash=tx)
-        into_b = chain_transfer(other, 3, index=5, tx_hash=tx)
-        assert ledger.credit([into_a, into_a_again, into_b], token="USDT", source="scan",
-                             credited_by=None) == [into_b]
-        [legacy] = ledger.credits(to_address=address)
-        assert (legacy.log_index, legacy.source, legacy.proven, legacy.amount,
-                legacy.credited_by) == (-1, "legacy", False, "1000", "run-old")
-        assert ledger.claim_counts() == {"waiting": 0, "disputed": 0, "proven": 0,
-                                         "dismissed": 0}

@@ -195,29 +195,3 @@ def test_first_block_at_is_exact(times, at_ms, expected):
 
     assert first_block_at(timestamp_of, at_ms, len(times), times[-1]) == expected
     assert len(reads) <= 3
-
-
-def test_a_ledger_of_the_previous_version_gets_the_new_tables_and_keeps_its_checkpoint(
-        tmp_path):
-    """A ledger at version 3 with a scan checkpoint at version 1 (the previous release):
-    opened (as the deployment check's ``--migrate`` opens it), it gains
-    ``deposit_registrations`` (4) and ``deposit_scan_backfill`` (2) through the migration
-    steps, its checkpoint as it was."""
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with DepositLedger(url) as ledger:
-        Checkpoints(ledger.db).start_at(SCOPE, 1_000)
-        with ledger.db.write() as conn:
-            conn.execute(sa.text("DROP TABLE deposit_registrations"))
-            conn.execute(sa.text("DROP TABLE deposit_scan_backfill"))
-            conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = "
-                                 "CASE store WHEN 'deposit_ledger' THEN 3 ELSE 1 END"))
-    with DepositLedger(url) as ledger:
-        address = random_address()
-        ledger.register([address], block=900)  # opening the ledger migrates both
-        with ledger.engine.connect() as conn:
-            assert dict(conn.execute(sa.text(
-                "SELECT store, version FROM tronenergy_schema_version")).all()) == {
-                "deposit_ledger": 4, "deposit_scan": 2}
-        checkpoints = Checkpoints(ledger.db)
-        assert checkpoints.read(SCOPE) == 999
-        assert checkpoints.plan_backfills(SCOPE, {address: 900}, 999) == 1

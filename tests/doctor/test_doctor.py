@@ -10,7 +10,7 @@ import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -163,24 +163,30 @@ def test_a_signer_that_is_not_the_sender_fails(deployment: Deployment,
     assert_no_secret(output, [*deployment.secrets, other.hex()])
 
 
-def test_a_store_newer_or_older_than_the_release_fails(deployment: Deployment):
+def test_a_store_newer_or_older_than_the_release_fails(deployment: Deployment,
+                                                        monkeypatch: pytest.MonkeyPatch):
+    """Newer: a later release migrated it (upgrade this host). Older: this host runs a
+    later release than the one that made it (stand-in: the ledger's newest said to be 2,
+    one migration step past the first release's 1); ``--migrate`` is the fix."""
     deployment.run("--migrate")
     journal = next(s for s in STORES if s.name == "purchase journal")
     ledger = next(s for s in STORES if s.name == "deposit ledger")
-    for store, version in ((journal, journal.newest() + 1), (ledger, 1)):
-        engine = sa.create_engine(deployment.env[store.location.env])
-        with engine.begin() as conn:
-            conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = :v "
-                                 "WHERE store = :s"), {"v": version, "s": store.schema})
-        engine.dispose()
+    assert journal.newest() == ledger.newest() == 1  # the first release's stores
+    engine = sa.create_engine(deployment.env[journal.location.env])
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE tronenergy_schema_version SET version = :v "
+                             "WHERE store = :s"), {"v": 2, "s": journal.schema})
+    engine.dispose()
     code, report, _ = deployment.run()
-    assert failing(report) == {"purchase journal", "deposit ledger"}
+    assert failing(report) == {"purchase journal"}
     assert code == 1
     lines = {c["name"]: c for c in report["checks"]}
     assert "newer than this release's" in lines["purchase journal"]["detail"]
     assert "upgrade airflow-provider-tronenergy" in lines["purchase journal"]["fix"]
-    assert "schema version 1, this release's is" in lines["deposit ledger"]["detail"]
-    assert "--migrate" in lines["deposit ledger"]["fix"]
+    monkeypatch.setenv(ledger.location.env, deployment.env[ledger.location.env])
+    older = stores.schema_check(replace(ledger, newest=lambda: 2))
+    assert older.failing and "schema version 1, this release's is 2" in older.detail
+    assert "--migrate" in older.fix
 
 
 @pytest.fixture
@@ -329,7 +335,7 @@ def test_a_store_whose_place_is_refused_fails_and_is_not_created(
             return f"{url} is a file on this host: set TRONENERGY_CALLBACK_STORE"
         return None
 
-    monkeypatch.setattr(sqlstore, "shared_problem", shared_problem, raising=False)
+    monkeypatch.setattr(sqlstore, "shared_problem", shared_problem)
     line = stores.executor_check("CeleryExecutor")
     assert line.failing and line.detail.startswith("executor CeleryExecutor: callback store: ")
     assert "set TRONENERGY_CALLBACK_STORE" in line.detail

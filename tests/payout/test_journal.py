@@ -146,67 +146,39 @@ def test_a_claim_following_an_old_read_loses_to_a_newer_attempt(make):
     assert won == [] and lost == ["id:p1"]
 
 
-def test_a_journal_at_version_1_gets_the_receipt_figures_and_the_period_index(make):
-    """Step 2 is additive: a version 1 journal (no receipt columns, no ``created_at_ms``
-    index) gets both, the columns filled from the receipts it holds; nothing else moves."""
+def test_a_new_journal_is_created_at_version_1_and_a_newer_one_is_refused(make):
+    """The first release's payout journal: the receipt figures and the confirmation in
+    columns, its indexes and the senders' leases, version 1 recorded; a journal a later
+    release migrated is refused, not written to."""
     import sqlalchemy as sa
 
+    from airflow_provider_tronenergy import sqlstore
     from airflow_provider_tronenergy.payout.journal import RECEIPT_COLUMNS
-
-    first = make()
-    [judged, open_], _ = first.claim([claim("v1"), claim("v1b", row=1)], "w")
-    first.record_signed([signed(judged, "aa" * 32)])
-    receipt = {"energy_total": 130_285, "energy_from_stake": 100_285,
-               "energy_burned": 30_000, "trx_burned_sun": 3_345_000, "result": "SUCCESS"}
-    first.record_outcomes([(judged, True, 9, receipt)])
-    table, versions = first.attempts, first.db.versions
-    index = f"{table.name}_created"
-    qualified = f"{table.schema}." if table.schema else ""
-    before = [a.to_dict() for a in first.history("v1") + first.history("v1b")]
-    with first.db.engine.begin() as conn:  # as the release before step 2 left it
-        conn.execute(sa.text(f"DROP INDEX {qualified}{index}"))
-        for name in RECEIPT_COLUMNS:
-            conn.execute(sa.text(f"ALTER TABLE {qualified}{table.name} DROP COLUMN {name}"))
-        conn.execute(versions.update().values(version=1))
-    upgraded = make()  # another process, opening it with this code
-    assert [a.to_dict() for a in upgraded.history("v1") + upgraded.history("v1b")] == before
-    a = table.c
-    with upgraded.db.engine.connect() as conn:
-        assert index in {i["name"] for i in sa.inspect(conn).get_indexes(
-            table.name, schema=table.schema)}
-        assert conn.execute(sa.select(versions.c.version).where(
-            versions.c.store == "payout_journal")).scalar() == max(upgraded.migrations)
-        figures = {identity: tuple(values) for identity, *values in conn.execute(
-            sa.select(a.identity, *(a[name] for name in RECEIPT_COLUMNS)))}
-    assert figures == {"v1": (130_285, 100_285, 30_000, 3_345_000),
-                       "v1b": (None, None, None, None)}
-    assert open_.identity == "v1b"
-
-
-def test_a_journal_at_version_3_gets_the_confirmation_column_and_keeps_its_receipts(make):
-    """Step 4 is additive: a receipt journaled before it says nothing of its confirmation
-    (None: unknown, never read as solidified); one recorded after it is kept in the
-    column as its receipt says."""
-    import sqlalchemy as sa
-
     from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON
 
     first = make()
-    [old, new], _ = first.claim([claim("c1"), claim("c2", row=1)], "w")
-    first.record_signed([signed(old, "a1" * 32), signed(new, "a2" * 32)])
-    first.record_outcomes([(old, True, 9, {"result": "SUCCESS"})])
+    [judged], _ = first.claim([claim("v1")], "w")
+    first.record_signed([signed(judged, "aa" * 32)])
+    receipt = {"energy_total": 130_285, "energy_from_stake": 100_285, "energy_burned": 30_000,
+               "trx_burned_sun": 3_345_000, "result": "SUCCESS", CONFIRMED_ON: "solidified"}
+    first.record_outcomes([(judged, True, 9, receipt)])
     table, versions = first.attempts, first.db.versions
-    qualified = f"{table.schema}." if table.schema else ""
-    with first.db.engine.begin() as conn:  # as the release before step 4 left it
-        conn.execute(sa.text(f"ALTER TABLE {qualified}{table.name} DROP COLUMN {CONFIRMED_ON}"))
-        conn.execute(versions.update().values(version=3))
-    upgraded = make()
-    [new] = [a for a in upgraded.batch("b") if a.identity == "c2"]
-    upgraded.record_outcomes([(new, True, 10, {"result": "SUCCESS", CONFIRMED_ON: "solidified"})])
-    with upgraded.db.engine.connect() as conn:
-        kept = dict(conn.execute(sa.select(table.c.identity, table.c[CONFIRMED_ON])).all())
-    assert kept == {"c1": None, "c2": "solidified"}
-    assert upgraded.history("c2")[0].receipt == {"result": "SUCCESS", CONFIRMED_ON: "solidified"}
+    a = table.c
+    with first.db.engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        assert {f"{table.name}_created", f"{table.name}_sender_block"} <= {
+            i["name"] for i in inspector.get_indexes(table.name, schema=table.schema)}
+        assert inspector.has_table(first.lease_table.name, schema=first.lease_table.schema)
+        assert conn.execute(sa.select(versions.c.version).where(
+            versions.c.store == "payout_journal")).scalar() == 1
+        assert conn.execute(sa.select(*(a[name] for name in (*RECEIPT_COLUMNS, CONFIRMED_ON)))
+                            ).one() == (130_285, 100_285, 30_000, 3_345_000, "solidified")
+    with first.db.engine.begin() as conn:  # a later release migrated it
+        conn.execute(versions.update().where(versions.c.store == "payout_journal")
+                     .values(version=2))
+    with pytest.raises(sqlstore.StoreError, match=r"payout_journal schema is version 2, "
+                                                  r"newer than this code \(1\)"):
+        make().latest(["v1"])
 
 
 def test_in_flight_is_every_batchs_signed_attempt_of_one_sender(make):

@@ -9,7 +9,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy.payout.journal import Claim, PayoutJournal, migrations
+from airflow_provider_tronenergy.payout.journal import Claim, PayoutJournal
 from airflow_provider_tronenergy.payout.lease import (
     Held,
     Lease,
@@ -153,32 +153,6 @@ def test_bad_lease_settings_are_refused(make, length_s, wait_s):
     with (pytest.raises(ValueError, match="wallet_"),
           hold(make().leases, SENDER, "w1", length_s=length_s, wait_s=wait_s)):
         pass
-
-
-def test_a_journal_at_version_2_gets_the_lease_table(make):
-    """Step 3 is additive: a version 2 journal (no lease table, no sender/block index)
-    gets both; nothing else moves."""
-    first = make()
-    [attempt], _ = first.claim([claim("v2")], "w")
-    versions, table = first.db.versions, first.attempts
-    index = f"{table.name}_sender_block"
-    qualified = f"{table.schema}." if table.schema else ""
-    with first.db.engine.begin() as conn:  # as the release before step 3 left it
-        first.lease_table.drop(conn)
-        conn.execute(sa.text(f"DROP INDEX {qualified}{index}"))
-        conn.execute(versions.update().values(version=2))
-    upgraded = make()  # another process, opening it with this code
-    assert upgraded.latest(["v2"])["v2"].to_dict() == attempt.to_dict()
-    lease = acquired(upgraded, "w2")
-    with upgraded.db.engine.connect() as conn:
-        assert sa.inspect(conn).has_table(first.lease_table.name,
-                                          schema=first.lease_table.schema)
-        assert index in {i["name"] for i in sa.inspect(conn).get_indexes(
-            table.name, schema=table.schema)}
-        assert conn.execute(sa.select(versions.c.version).where(
-            versions.c.store == "payout_journal")).scalar() == max(
-                migrations(table, first.lease_table))  # the newest
-    assert upgraded.claim([claim("v3")], "w2", lease=lease)[0][0].identity == "v3"
 
 
 def test_a_pass_whose_lease_another_worker_took_signs_and_sends_nothing(world):

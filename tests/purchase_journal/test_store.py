@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import subprocess
@@ -215,91 +214,46 @@ def test_journal_location_needs_no_configuration_and_follows_it(tmp_path, env, e
     assert done.stdout.strip().splitlines()[-1] == expected.format(home=tmp_path)
 
 
-# The journal's table as the release before schema versions created it (create_all, no
-# version row): the PostgreSQL form; SQLite's differs only in ``id INTEGER``.
-PREVIOUS_RELEASE_DDL = """CREATE TABLE {table} (
-    id BIGSERIAL NOT NULL, identity VARCHAR(512) NOT NULL, attempt INTEGER NOT NULL,
-    state VARCHAR(16) NOT NULL, explicit_key BOOLEAN NOT NULL, mode VARCHAR(32) NOT NULL,
-    target_address VARCHAR(64) NOT NULL, description TEXT NOT NULL, request TEXT NOT NULL,
-    scope VARCHAR(1024) NOT NULL, claimed_by VARCHAR(1024), sent_at_ms BIGINT NOT NULL,
-    rent_hours VARCHAR(32) NOT NULL, valid_until_ms BIGINT, order_id VARCHAR(128),
-    result TEXT, updated_at_ms BIGINT NOT NULL, resolved_by VARCHAR(256), note TEXT,
-    PRIMARY KEY (id),
-    CONSTRAINT tronenergy_purchase_journal_attempt_key UNIQUE (identity, attempt))"""
-
-
-def test_a_journal_of_the_previous_release_is_upgraded(journal_url, request):
-    """An unversioned journal keeps its rows, counts as version 1, gets step 2 (a placed
-    purchase's figures in columns, filled from its result, and the index a period is read
-    through; nothing else changed) and step 3 (the quoted energy, read once from the
-    descriptions that held it), and takes new attempts."""
+def test_a_new_journal_is_created_at_version_1_with_its_indexes(journal_url, request):
+    """The first release's journal: the table as declared (the figures, the quoted
+    energy and cost), its indexes, version 1 recorded; a newer recorded version is refused."""
     import sqlalchemy as sa
 
     from airflow_provider_tronenergy import sqlstore
 
     schema = (request.getfixturevalue("pg_schema") if journal_url.startswith("postgresql")
               else None)
-    table = f'"{schema}".tronenergy_purchase_journal' if schema else "tronenergy_purchase_journal"
-    ddl = PREVIOUS_RELEASE_DDL.format(table=table)
-    if schema is None:
-        ddl = ddl.replace("BIGSERIAL", "INTEGER")
     engine = sqlstore.create_engine(sqlstore.parse_url(journal_url))
-    with engine.begin() as conn:
-        conn.execute(sa.text(ddl))
-        conn.execute(sa.text(
-            f"CREATE INDEX tronenergy_purchase_journal_state ON {table} (state)"))
-        conn.execute(sa.text(
-            f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode, target_address,"
-            " description, request, scope, sent_at_ms, rent_hours, updated_at_ms) VALUES "
-            "('old', 1, 'sending', false, 'buy', :target, 'bought before', '{}', 'd/r0/t/-1',"
-            " 1000, '1', 1000)"), {"target": TARGET})
-        conn.execute(sa.text(
-            f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode, target_address,"
-            " description, request, scope, sent_at_ms, rent_hours, order_id, result,"
-            " updated_at_ms) VALUES ('bought', 1, 'placed', false, 'smart_buy', :target, 'x',"
-            " '{}', 'd/r0/t/-1', 1000, '1', 'o1', :result, 1000)"),
-            {"target": TARGET, "result": json.dumps({
-                "cost": "6.995", "energy_amount": 131000, "burn_cost": "13.1",
-                "activated": True, "quote": {"activation_cost": "1.1"}})})
-        for identity, mode, text in [  # as earlier releases described quoted purchases
-                ("quoted", "auto_buy", f"auto_buy 131,000 energy for {TARGET} (1 h) at 5.895 TRX"),
-                ("other", "auto_buy", f"buy_count 130,000 energy for {TARGET} (1 h) at 5.85 TRX")]:
-            conn.execute(sa.text(
-                f"INSERT INTO {table} (identity, attempt, state, explicit_key, mode,"
-                " target_address, description, request, scope, sent_at_ms, rent_hours,"
-                " updated_at_ms) VALUES (:identity, 1, 'sending', false, :mode, :target, :text,"
-                " '{}', 'd/r0/t/-1', 1000, '1', 1000)"),
-                {"identity": identity, "mode": mode, "target": TARGET, "text": text})
     journal = PurchaseJournal(journal_url, schema=schema)
     try:
-        old = journal.latest("old")
-        assert old is not None and old.state is EntryState.SENDING and old.attempt == 1
-        assert old.description == "bought before" and old.scope == "d/r0/t/-1"
-        journal.record_refused(old, "refused, as a person found")
-        assert _claim(journal, "old", journal.latest("old")).attempt == 2
+        assert _claim(journal, "first").attempt == 1
         versions = sa.Table("tronenergy_schema_version", sa.MetaData(schema=schema),
                             autoload_with=engine)
         with engine.connect() as conn:
-            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 4}
-            e = journal.entries.c
-            assert dict((i, tuple(f)) for i, *f in conn.execute(sa.select(
-                e.identity, e.energy, e.cost_sun, e.burn_sun, e.activation_sun)
-                .where(e.attempt == 1))) == {
-                "old": (None, None, None, None),
-                "bought": (131_000, 6_995_000, 13_100_000, 1_100_000),
-                "quoted": (None, None, None, None), "other": (None, None, None, None)}
-            assert dict(conn.execute(sa.select(e.identity, e.quoted_energy)
-                                     .where(e.attempt == 1)).all()) == {
-                "old": None, "bought": None, "quoted": 131_000,
-                "other": None}  # another mode's description is not this purchase's
-            indexes = {i["name"]: i["column_names"] for i in sa.inspect(conn).get_indexes(
+            assert dict(conn.execute(sa.select(versions)).all()) == {"purchase_journal": 1}
+            inspector = sa.inspect(conn)
+            columns = {c["name"] for c in inspector.get_columns(
+                "tronenergy_purchase_journal", schema=schema)}
+            indexes = {i["name"]: i["column_names"] for i in inspector.get_indexes(
                 "tronenergy_purchase_journal", schema=schema)
                 if not i["name"].endswith("_key")}  # PostgreSQL lists the UNIQUE's own
-        assert indexes == {"tronenergy_purchase_journal_state": ["state"],
+        assert {"energy", "cost_sun", "burn_sun", "activation_sun", "quoted_energy",
+                "quoted_sun"} <= columns
+        assert indexes == {"tronenergy_purchase_journal_scope": ["scope"],
+                           "tronenergy_purchase_journal_state": ["state"],
                            "tronenergy_purchase_journal_sent": [
                                "state", "sent_at_ms", "energy", "cost_sun", "burn_sun",
                                "activation_sun"]}
-        assert journal.latest("bought").result["cost"] == "6.995"  # the result untouched
+        with engine.begin() as conn:  # a later release migrated it
+            conn.execute(versions.update().values(version=2))
+        later = PurchaseJournal(journal_url, schema=schema)
+        try:
+            with pytest.raises(sqlstore.StoreError, match=r"purchase_journal schema is "
+                                                          r"version 2, newer than this code "
+                                                          r"\(1\)"):
+                later.ensure_schema()
+        finally:
+            later.close()
     finally:
         journal.close()
         engine.dispose()

@@ -22,8 +22,7 @@ Guarantees the rest of the provider relies on:
 
 Built by composition: a :class:`sqlstore.Database` (URL, engine, the serialised
 write transaction, versioned migrations), the tables declared once
-(:mod:`.schema`, which also says how a store of the previous release is
-brought up to date), and three collaborators given the database and their
+(:mod:`.schema`), and three collaborators given the database and their
 tables: :class:`.writes.TransferWriter` (the insert paths),
 :class:`.offsets.ConsumerOffsets` and :class:`.conflicts.Conflicts`. The
 reads are here. The log is append-only: columns may be added, existing ones are
@@ -53,7 +52,6 @@ from airflow_provider_tronenergy.callbacks.store.hourly import HourlyCounts
 from airflow_provider_tronenergy.callbacks.store.offsets import ConsumerOffsets
 from airflow_provider_tronenergy.callbacks.store.schema import (
     SCHEMA,
-    MetaVersion,
     StoreTables,
     migrations,
 )
@@ -89,15 +87,14 @@ class CallbackStore:
         schema: str | None = None,
         pool_size: int = 5,
     ) -> None:
-        # The lock is keyed by the transfers table, as in the previous release: a receiver
-        # of either release serialises its writes with the other's during an upgrade.
+        # The lock is keyed by the transfers table: every receiver and reader of this
+        # store serialises its writes on it.
         self.db = sqlstore.Database(url, LOCATION, lock_name=f"{table_prefix}transfers",
                                     schema=schema, table_prefix=table_prefix,
                                     pool_size=pool_size)
         self.url, self.backend, self.engine = self.db.url, self.db.backend, self.db.engine
         self.tables = StoreTables.declare(self.db.metadata, table_prefix)
         self._migrations = migrations(self.tables)
-        self._legacy_version = MetaVersion(self.tables.meta)
         self.writer = TransferWriter(self.db, self.tables.transfers)
         self.offsets = ConsumerOffsets(self.db, self.tables.offsets)
         self.conflicts = Conflicts(self.db, self.tables.transfers, self.tables.conflicts)
@@ -124,7 +121,7 @@ class CallbackStore:
 
     def ensure_schema(self) -> None:
         """Create the tables (first use) or migrate them; once per process."""
-        self.db.migrate(SCHEMA, self.tables.all, self._migrations, legacy=self._legacy_version)
+        self.db.migrate(SCHEMA, self.tables.all, self._migrations)
 
     def ping(self) -> None:
         """Raise unless the store answers (and its tables exist): the health check."""

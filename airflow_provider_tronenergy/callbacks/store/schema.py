@@ -3,16 +3,13 @@
 Tables: ``<prefix>transfers`` (the append-only log), ``<prefix>consumer_offsets``,
 ``<prefix>conflicts`` (validly signed callbacks that contradict a stored
 transfer, :mod:`.conflicts`), ``<prefix>hourly`` (transfers stored and redeliveries,
-counted per hour: :mod:`.hourly`) and ``<prefix>meta``. No column is NUMERIC or float:
+counted per hour: :mod:`.hourly`). No column is NUMERIC or float:
 SQLite's NUMERIC affinity would turn decimals into floats; an amount is its
 decimal text plus an integer in 1e-6 units.
 
 Versions: ``<prefix>schema_version`` (row ``callback_store``, kept by
 :meth:`sqlstore.Database.migrate`) records the version; :func:`migrations` lists
-the steps. The previous release kept the version in ``<prefix>meta`` (key
-``schema_version``): :class:`MetaVersion` reads it as the starting version of such
-a store, and keeps it in step, so that release, opening a store migrated past it,
-still refuses it instead of writing to it.
+the steps a later release adds (none yet: version 1).
 """
 
 from __future__ import annotations
@@ -27,10 +24,6 @@ from airflow_provider_tronenergy import sqlstore
 
 SCHEMA: Final = "callback_store"
 """The store's row in ``<prefix>schema_version``."""
-SCHEMA_VERSION: Final = 3
-"""Version 2 added ``<prefix>conflicts``; 3 ``<prefix>hourly`` and the trigger that keeps
-its ``stored`` column (the Energy page's callbacks per hour)."""
-META_KEY: Final = "schema_version"
 HOUR_MS: Final = 3_600_000
 
 
@@ -46,7 +39,6 @@ class StoreTables:
     transfers: sa.Table
     offsets: sa.Table
     conflicts: sa.Table
-    meta: sa.Table
     hourly: sa.Table
 
     @classmethod
@@ -100,43 +92,29 @@ class StoreTables:
             sa.UniqueConstraint("tx_hash", "body_sha256", name=f"{p}conflicts_body_key"),
             sqlite_autoincrement=True,
         )
-        meta = sa.Table(
-            f"{p}meta", metadata,
-            sa.Column("key", sa.String(64), primary_key=True),
-            sa.Column("value", sa.String(255), nullable=False),
-        )
         hourly = sa.Table(
             f"{p}hourly", metadata,  # one row per hour that stored or redelivered any
             sa.Column("hour_ms", sa.BigInteger(), primary_key=True, autoincrement=False),
             sa.Column("stored", sa.BigInteger(), nullable=False),
             sa.Column("duplicates", sa.BigInteger(), nullable=False),
         )
-        # Created with its table (a new store) or by step 3 (an older one).
+        # The trigger that keeps ``stored`` is created with the table.
         sa.event.listen(hourly, "after_create",
                         lambda target, connection, **kw: count_stored(connection, transfers,
                                                                       hourly))
-        return cls(transfers, offsets, conflicts, meta, hourly)
+        return cls(transfers, offsets, conflicts, hourly)
 
     @property
     def all(self) -> tuple[sa.Table, ...]:
         """Every table, in the order they are created (dropped in reverse)."""
-        return (self.transfers, self.offsets, self.conflicts, self.meta, self.hourly)
+        return (self.transfers, self.offsets, self.conflicts, self.hourly)
 
 
 def migrations(tables: StoreTables) -> dict[int, sqlstore.Step]:
-    """``{n: step}``: the step that moves a store from version ``n - 1`` to ``n``."""
-
-    def add_conflicts_table(conn: Connection) -> None:
-        # Version 2; Database.migrate has usually created it already, in its newest shape.
-        tables.conflicts.create(conn, checkfirst=True)
-
-    def count_per_hour(conn: Connection) -> None:
-        # Version 3, additive: the table (and with it the trigger), then the hours of
-        # the transfers already stored, counted once (the write lock keeps writers out).
-        tables.hourly.create(conn, checkfirst=True)
-        recount_stored(conn, tables.transfers, tables.hourly)
-
-    return {2: add_conflicts_table, 3: count_per_hour}
+    """``{n: step}``: the step that moves a store from version ``n - 1`` to ``n``; none
+    yet, the first release is version 1 (a later release adds its steps here, from 2)."""
+    del tables
+    return {}
 
 
 def _names(conn: Connection, transfers: sa.Table, hourly: sa.Table) -> dict[str, str]:
@@ -170,33 +148,3 @@ def count_stored(conn: Connection, transfers: sa.Table, hourly: sa.Table) -> Non
             f"(NEW.received_at_ms - NEW.received_at_ms % {HOUR_MS}, 1, 0) "
             "ON CONFLICT (hour_ms) DO UPDATE SET stored = "
             "stored + 1; END"))
-
-
-def recount_stored(conn: Connection, transfers: sa.Table, hourly: sa.Table) -> None:
-    """Set every hour's ``stored`` from the transfers themselves (the redeliveries stay)."""
-    n = _names(conn, transfers, hourly)
-    conn.execute(sa.text(
-        f"INSERT INTO {n['hourly']} (hour_ms, stored, duplicates) SELECT {n['hour']}, "
-        f"count(*), 0 FROM {n['transfers']} WHERE true GROUP BY 1 "
-        "ON CONFLICT (hour_ms) DO UPDATE SET stored = EXCLUDED.stored"))
-
-
-@dataclass(frozen=True)
-class MetaVersion:
-    """The version where the previous release kept it: ``<prefix>meta``'s ``schema_version``
-    (a :class:`sqlstore.LegacyVersion`)."""
-
-    meta: sa.Table
-
-    def read(self, conn: Connection) -> int | None:
-        """The version the previous release recorded, or None."""
-        m = self.meta
-        value = conn.execute(sa.select(m.c.value).where(m.c.key == META_KEY)).scalar()
-        return None if value is None else int(value)
-
-    def write(self, conn: Connection, version: int) -> None:
-        """Keep the previous release's record in step (it refuses a newer store)."""
-        m = self.meta
-        updated = conn.execute(m.update().where(m.c.key == META_KEY).values(value=str(version)))
-        if not updated.rowcount:
-            conn.execute(m.insert().values(key=META_KEY, value=str(version)))

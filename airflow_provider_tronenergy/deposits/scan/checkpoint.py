@@ -51,14 +51,10 @@ BACKFILLS: Final = sa.Table(
 _CHUNK = 500
 
 
-def add_backfills(conn: Connection) -> None:
-    """Version 2: the per-address backfills (a new table)."""
-    BACKFILLS.create(conn, checkfirst=True)
-
-
 TABLES: Final = (CHECKPOINTS, BACKFILLS)
-MIGRATIONS: Final[dict[int, sqlstore.Step]] = {2: add_backfills}
-"""``{n: step}`` moving the scan's tables from version ``n - 1`` to ``n``."""
+MIGRATIONS: Final[dict[int, sqlstore.Step]] = {}
+"""``{n: step}`` moving the scan's tables from version ``n - 1`` to ``n``: none yet, the
+first release is version 1 (a later release adds its steps here, from 2)."""
 
 
 @dataclass(frozen=True)
