@@ -18,27 +18,13 @@ import pytest
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
-from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.chain import manual_chain
 from support.control import Control
 from support.waiting import wait_until
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 RETRY_DELAYS_S = (10, 60, 300)
 """The service's three callback retries (seconds, at time scale 1)."""
-
-
-@pytest.fixture
-def chain():
-    with manual_chain() as chain:
-        yield chain
-
-
-@pytest.fixture
-def node(chain):
-    with TronNodeClient(chain.sandbox.root_url) as client:
-        yield client
 
 
 @pytest.fixture

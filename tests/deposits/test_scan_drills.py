@@ -26,19 +26,12 @@ from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.chain import manual_chain
 from support.control import Control
 from support.waiting import wait_until
 
 WORKER = Path(__file__).parents[1] / "support" / "scan_worker.py"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 SCOPE = f"USDT:{USDT}"
-
-
-@pytest.fixture
-def chain():
-    with manual_chain() as chain:
-        yield chain
 
 
 def deposits(chain, addresses, count, first, last):

@@ -18,26 +18,12 @@ from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.registrations import MARGIN_MS, first_block_at
 from airflow_provider_tronenergy.deposits.scan.checkpoint import BACKFILLS, Checkpoints
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
-from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.chain import manual_chain
 from support.control import Control
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 SCOPE = f"USDT:{USDT}"
 FAST = {"max_requests_per_second": 1000, "concurrency": 4}
-
-
-@pytest.fixture
-def chain():
-    with manual_chain() as chain:
-        yield chain
-
-
-@pytest.fixture
-def node(chain):
-    with TronNodeClient(chain.sandbox.root_url) as client:
-        yield client
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
