@@ -214,5 +214,35 @@ def still_in_flight(journal: PayoutJournal, node: Node, sender: str, *, after_ms
         PayoutWatch(journal, node, batches[0], follow=batches[1:], solidified=solidified,
                     budget=budget, log=log, clock=clock, tolerance_s=tolerance_s).step()
     open_ = journal.in_flight(sender, after_block=after_block)
+    if solidified and after_block is not None:
+        held = held_by_head(node, open_, after_block)
+        open_ = [a for a in open_ if a.txid not in held]
     return [a for a in open_ if not a.state.in_flight() or a.expiration_ms is None
             or a.expiration_ms >= after_ms]
+
+
+HEAD_WINDOW = 64
+"""The most blocks between the solidified block and the head that :func:`held_by_head`
+reads (mainnet's gap is 19); a wider gap is a node whose solidity stalled: nothing is
+left out, the transfers stay counted (a wait, never a revert)."""
+
+
+def held_by_head(node: Node, open_: Sequence[Attempt], after_block: int) -> set[str]:
+    """The txIDs of ``open_`` that a block above the solidified one, up to ``after_block``
+    (the head the balance was read at), already holds: the balance shows them spent, so
+    they are not counted again, though a watch confirming on solidified blocks has not
+    recorded them yet (a fork may still leave such a block; then the balance, read again
+    next time, shows them unspent with them). One request per block of that window."""
+    wanted = {a.txid for a in open_ if a.state.in_flight() and a.txid}
+    if not wanted:
+        return set()
+    solid = node.get_solid_block().number
+    if not 0 <= after_block - solid <= HEAD_WINDOW:
+        return set()
+    held: set[str] = set()
+    for number in range(solid + 1, after_block + 1):
+        body = node.get_block(number)
+        if body is None:  # the node has not got it: what it holds is not known
+            return set()
+        held |= wanted & body.txids
+    return held

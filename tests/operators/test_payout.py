@@ -398,10 +398,6 @@ def test_a_transfer_a_block_already_holds_is_not_counted_against_the_balance_twi
         control.post("/chain/resume")
     assert first["send"][0] == "failed"
     wait_until(lambda: successes(control, sender) == Counter([first_to]), timeout=30)
-    # ... and solidified: payouts confirm on solidified blocks (the default), and until then
-    # the first transfer is rightly still in flight for the second batch's pre-flight
-    held = int(control.call("GET", "/chain")["head"])
-    wait_until(lambda: int(control.call("GET", "/chain")["solidified"]) >= held, timeout=30)
     assert [a.state.value for a in journal.recent()] == ["sent"]
     second = pay(run_dag, sender, "landed-2", second_to, "5")
     assert second["send"][0] == "success", second

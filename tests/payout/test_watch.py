@@ -153,3 +153,23 @@ def test_solidified_confirmation_within_the_smallest_budget(world):
         if status.done:
             break
     assert status.confirmed == 12
+
+
+def test_a_transfer_in_a_head_block_is_not_counted_though_not_yet_solidified(world):
+    """Payouts confirm on solidified blocks: a transfer a head block holds is not recorded
+    yet, but the balance read at that head already shows it spent, so the pre-flight does
+    not count it again (it did: a second batch, or a cleared task, was refused as payable
+    only if payouts in flight fail)."""
+    landed = world.rows(world.recipients(2), batch_id="a", ids=True)
+    world.sender().send(landed, sender=world.address, token="USDT", batch_id="a")
+    world.chain.blocks(2)
+    head = world.node.get_now_block()
+    assert world.node.get_solid_block().number < head.number - 1  # not solidified yet
+    still = still_in_flight(world.journal, world.node, world.address, solidified=True,
+                            after_ms=head.timestamp_ms, after_block=head.number)
+    assert still == []
+    assert {a.state for a in world.journal.batch("a")} == {PayoutState.SENT}  # not recorded
+    # read at a head before their block, the balance does not show them: counted
+    before = head.number - 2
+    assert len(still_in_flight(world.journal, world.node, world.address, solidified=True,
+                               after_ms=head.timestamp_ms, after_block=before)) == 2
