@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from typing import Final
 
 from airflow_provider_tronenergy.doctor.flags import FLAGS
@@ -71,7 +71,8 @@ def stdout_to_stderr() -> Iterator[None]:
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        yield
+        with redirect_stdout(sys.stderr):  # and what writes to sys.stdout, whatever it is
+            yield
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
