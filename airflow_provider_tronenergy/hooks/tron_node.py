@@ -18,6 +18,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from airflow.providers.common.compat.connection import get_async_connection
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES
@@ -271,10 +272,29 @@ class TronNodeHook(BaseHook):
                    (other.tron_node_conn_id, other.check_chain()))
 
     async def acheck_chain(self) -> str:
-        """:meth:`check_chain` for a trigger: the connection read on the event loop as the
-        triggers read it, block 0 in a thread."""
-        self._client  # noqa: B018 - reads the connection here
+        """:meth:`check_chain` for a trigger: the connection read on the event loop through
+        Airflow's async lookup (:meth:`aconnection`), block 0 in a thread."""
+        await self.aconnection()
         return await asyncio.to_thread(self.check_chain)
+
+    async def aconnection(self) -> Connection:
+        """:meth:`connection` for a trigger, read on the event loop through Airflow's async
+        lookup: a triggerer's supervisor is never asked from another thread (Airflow 3.1's
+        answers then come out of order and the triggerer stops)."""
+        if self._conn is None:
+            self._conn = await lookup.aexisting(
+                lambda conn_id: get_async_connection(conn_id, hook=self),
+                self.tron_node_conn_id, setting=self._setting, needs=self._needs,
+                otherwise=self._otherwise)
+        return self._conn
+
+    @classmethod
+    async def arequired(cls, conn_id: str | None, *, needs: str,
+                        setting: str = conn_name_attr) -> TronNodeHook:
+        """:meth:`required` for a trigger (:meth:`aconnection`)."""
+        hook = cls(conn_id or "", needs=needs, setting=setting)
+        await hook.aconnection()
+        return hook
 
     @cached_property
     def _client(self) -> TronNodeClient:

@@ -13,7 +13,6 @@ is not opened here at all).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import AsyncIterator
 from typing import Any
@@ -66,8 +65,7 @@ class TronNodeDepositScanTrigger(BaseTrigger):
         A node connection that names nothing fires an ``error`` event the task fails on, not
         retried (a trigger that raised would be retried)."""
         try:
-            hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
-                                           needs=NODE_NEEDED)
+            hook = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
         except NotRetryable as exc:
             yield TriggerEvent({"status": "error", "retryable": False,  # type: ignore[no-untyped-call]
                                 "message": str(exc), "end_time": self.end_time,

@@ -60,8 +60,7 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
         connection names nothing fails at once (``ConnectionMissing``): never a watcher
         that polls nothing and wakes nobody."""
         watch = KeeperWatch(rewake_after=self.rewake_after)
-        node = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
-                                       needs=NODE_NEEDED)
+        node = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
         registry = KeeperRegistry()
         try:
             while True:

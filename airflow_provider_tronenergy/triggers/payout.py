@@ -83,13 +83,12 @@ class TronPayoutBatchTrigger(BaseTrigger):
         from airflow_provider_tronenergy.payout.watch import NodeError
 
         try:  # a node connection that names nothing: the task fails on the event, not retried
-            hook = await asyncio.to_thread(TronNodeHook.required, self.tron_node_conn_id,
-                                           needs=NODE_NEEDED)
+            hook = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
         except NotRetryable as exc:
             return self._refused(exc)
         try:
-            second = await asyncio.to_thread(
-                TronNodeHook.required, self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
+            second = await TronNodeHook.arequired(
+                self.confirm_node_conn_id, needs=CONFIRM_NODE_NEEDED,
                 setting="confirm_node_conn_id") if self.confirm_node_conn_id else None
         except NotRetryable as exc:
             hook.close()
