@@ -111,7 +111,8 @@ class TronEnergyKeeperOperator(BaseOperator):
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
         if hour_seconds != HOUR_SECONDS:
-            network = TronNodeHook.network(node.get_connection(node.tron_node_conn_id)).name
+            with as_airflow():  # an unreadable network extra: failed, nothing bought
+                network = TronNodeHook.network(node.get_connection(node.tron_node_conn_id)).name
             if network != "custom":  # node.network.CUSTOM: a sandbox or private chain
                 node.close()
                 raise AirflowFailException(
@@ -162,7 +163,6 @@ class TronEnergyKeeperOperator(BaseOperator):
         if len(set(wallets)) != len(wallets):
             raise AirflowFailException(f"wallets lists an address twice; {NOTHING_BOUGHT}")
         try:
-            rental_hour_seconds()
             approved = approved_costs(self.approved)
         except ValueError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
