@@ -1,5 +1,6 @@
-"""TronPayoutOperator's public surface: the everyday settings in its signature, the
-machinery in one PayoutTuning whose defaults are the documented ones and are applied."""
+"""The public surface: TronPayoutOperator's everyday settings in its signature, the
+machinery in one PayoutTuning whose defaults are the documented ones and are applied;
+no test seam in the payout or keeper signatures."""
 
 from __future__ import annotations
 
@@ -85,3 +86,13 @@ def test_the_defaults_and_a_rendered_mapping_are_applied_to_what_the_task_signs_
 def test_a_bad_tuning_fails_before_anything_is_signed_not_retried(tuning, message):
     with pytest.raises(PayoutInputError, match=re.escape(message)):
         operator(tuning=tuning)._checked({})
+
+
+def test_the_keepers_signature_holds_no_test_seam():
+    """A sandbox's short rental hour is a deployment's setting (TRONENERGY_RENTAL_HOUR_SECONDS,
+    a custom chain only), not a parameter every DAG could set on mainnet."""
+    from airflow_provider_tronenergy.operators.keeper import TronEnergyKeeperOperator
+
+    names = inspect.signature(TronEnergyKeeperOperator.__init__).parameters
+    assert "hour_seconds" not in names
+    assert "hour_seconds" not in TronEnergyKeeperOperator.template_fields
