@@ -459,7 +459,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--poll", type=float, default=3.0,
-                        help="seconds between watch steps (the operator's poll_interval)")
+                        help="seconds between watch steps (PayoutTuning.poll_interval_seconds)")
     parser.add_argument("--concurrency", type=int, default=None,
                         help="SendSettings.concurrency (default: the package's)")
     parser.add_argument("--chunk", type=int, default=None,
@@ -467,7 +467,7 @@ def main() -> None:
     parser.add_argument("--profile", default="", help="a folder for cProfile output")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--read-recipients", default="auto",
-                        help="the operator's read_recipients, or several side by side "
+                        help="PayoutTuning.read_recipients, or several side by side "
                         "(auto,never); auto: the holders are read again when a sweep could "
                         "make the batch burn")
     parser.add_argument("--multicall", default="on", choices=("on", "off"),

@@ -26,9 +26,7 @@ event-driven and scheduled runs use; a manual run's params override it. Params:
 - ``price_cap``: the most to pay per 10,000 energy (TRX);
 - ``daily_budget``: TRX per UTC day, all wallets together;
 - ``approval_above``: ask a person above this cost (TRX); empty: never;
-- ``renew_before``: seconds before a rental ends that it is renewed (if in use);
-- ``hour_seconds``: seconds a rented hour lasts on the chain (3,600; less on a
-  time-compressed sandbox).
+- ``renew_before``: seconds before a rental ends that it is renewed (if in use).
 
 Connections: ``tronenergy_default`` (the service) and ``tron_node_default`` (the node). The
 watcher polls every 30 s (``TRONENERGY_KEEPER_POLL_SECONDS`` where the DAG is parsed).
@@ -55,9 +53,9 @@ from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 DAG_ID = "energy_keeper"
 SETTINGS_VARIABLE = "tronenergy_keeper"
 FIELDS = ("wallets", "floor", "target", "price_cap", "daily_budget", "approval_above",
-          "renew_before", "hour_seconds")
+          "renew_before")
 
-# The watcher's poll, in seconds: 30 unless the environment says otherwise (a test's 1).
+# The watcher's poll, in seconds: 30 unless the environment says otherwise.
 POLL_SECONDS = float(os.environ.get("TRONENERGY_KEEPER_POLL_SECONDS", "30"))
 # The safety net's cron: every 30 minutes unless the environment says otherwise; empty, the
 # DAG runs on the watcher's wakes only (a test that must tell a woken run from a timed one).
@@ -90,7 +88,6 @@ with DAG(
         "daily_budget": Param("", type="string", description="TRX per UTC day, all wallets"),
         "approval_above": Param("", type="string", description="ask above this (TRX)"),
         "renew_before": Param("", type="string", description="seconds before a rental ends"),
-        "hour_seconds": Param("", type="string", description="chain seconds per rented hour"),
     },
     render_template_as_native_obj=True,
 ) as dag:
@@ -105,7 +102,7 @@ with DAG(
         if not chosen["wallets"]:
             raise AirflowSkipException(f"no wallets to keep: set the Variable "
                                        f"{SETTINGS_VARIABLE} (or the params of a manual run)")
-        defaults = {"approval_above": None, "renew_before": 600, "hour_seconds": 3600}
+        defaults = {"approval_above": None, "renew_before": 600}
         return {name: defaults.get(name) if value is None else value
                 for name, value in chosen.items()}
 

@@ -12,10 +12,11 @@ to the cost the person saw.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from airflow.providers.common.compat.sdk import (
     AirflowFailException,
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
 NOTHING_BOUGHT = "nothing was bought"
+ENV_HOUR_SECONDS: Final = "TRONENERGY_RENTAL_HOUR_SECONDS"
+HOUR_SECONDS: Final = 3600.0
+"""Seconds a rented hour lasts on a public chain."""
 
 
 class TronEnergyKeeperOperator(BaseOperator):
@@ -64,21 +68,19 @@ class TronEnergyKeeperOperator(BaseOperator):
         buy the purchases a person approved, at most at the cost they saw.
     :param keeper_name: names the keeper's purchases in the journal and its watcher's
         registry (default: the DAG id).
-    :param hour_seconds: seconds of chain time a rented hour lasts (3,600; a
-        time-compressed sandbox has fewer); templated.
     :param wake_max_age: seconds (of chain time) a wake's reading of a wallet is used
         instead of reading the wallet again; older, or 0: the run reads the chain.
     """
 
     template_fields: Sequence[str] = ("wallets", "floor", "target", "price_cap",
                                       "daily_budget", "approval_above", "renew_before",
-                                      "rent_time", "approved", "keeper_name", "hour_seconds")
+                                      "rent_time", "approved", "keeper_name")
     ui_color = "#d5f5e3"
 
     def __init__(self, *, wallets: Any, floor: Any, target: Any, price_cap: Any,
                  daily_budget: Any, approval_above: Any = None, renew_before: Any = 600,
                  rent_time: Any = "1", approved: Any = None, keeper_name: str | None = None,
-                 hour_seconds: Any = 3600, wake_max_age: float = 60.0,
+                 wake_max_age: float = 60.0,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  tron_node_conn_id: str = TronNodeHook.default_conn_name,
                  **kwargs: Any) -> None:
@@ -93,14 +95,14 @@ class TronEnergyKeeperOperator(BaseOperator):
         self.rent_time = rent_time
         self.approved = approved
         self.keeper_name = keeper_name
-        self.hour_seconds = hour_seconds
         self.wake_max_age = float(wake_max_age)
         self.tronenergy_conn_id = tronenergy_conn_id
         self.tron_node_conn_id = tron_node_conn_id
 
     def execute(self, context: Context) -> dict[str, Any]:
         """One keeper run; its result lists every wallet's decision."""
-        policy, wallets, approved, hour_seconds = self._checked()
+        policy, wallets, approved = self._checked()
+        hour_seconds = rental_hour_seconds()
         try:
             name = checked_name(self.keeper_name or context["ti"].dag_id)
         except KeeperPolicyError as exc:
@@ -108,6 +110,16 @@ class TronEnergyKeeperOperator(BaseOperator):
         with as_airflow():  # a node connection that names nothing: failed, nothing bought
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
+        if hour_seconds != HOUR_SECONDS:
+            with as_airflow():  # an unreadable network extra: failed, nothing bought
+                network = TronNodeHook.network(node.get_connection(node.tron_node_conn_id)).name
+            if network != "custom":  # node.network.CUSTOM: a sandbox or private chain
+                node.close()
+                raise AirflowFailException(
+                    f"{ENV_HOUR_SECONDS}={hour_seconds:g} is set where the keeper's node "
+                    f"connection {node.tron_node_conn_id!r} is on {network}, where a rented "
+                    f"hour lasts {HOUR_SECONDS:g} s: unset it (it is for a time-compressed "
+                    f"sandbox, a custom chain); {NOTHING_BOUGHT}")
         service = TronEnergyHook(tronenergy_conn_id=self.tronenergy_conn_id)
         try:
             with as_airflow():  # a registry on one host's file where tasks run on several
@@ -133,7 +145,7 @@ class TronEnergyKeeperOperator(BaseOperator):
             node.close()
             service.close()
 
-    def _checked(self) -> tuple[KeeperPolicy, list[str], dict[str, Decimal], float]:
+    def _checked(self) -> tuple[KeeperPolicy, list[str], dict[str, Decimal]]:
         """The task's values, checked before anything is read or bought."""
         try:
             policy = KeeperPolicy.from_values({
@@ -151,13 +163,27 @@ class TronEnergyKeeperOperator(BaseOperator):
         if len(set(wallets)) != len(wallets):
             raise AirflowFailException(f"wallets lists an address twice; {NOTHING_BOUGHT}")
         try:
-            hour_seconds = float(as_decimal(self.hour_seconds, "hour_seconds"))
             approved = approved_costs(self.approved)
         except ValueError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
-        if hour_seconds <= 0:
-            raise AirflowFailException(f"hour_seconds must be above 0; {NOTHING_BOUGHT}")
-        return policy, wallets, approved, hour_seconds
+        return policy, wallets, approved
+
+
+def rental_hour_seconds() -> float:
+    """Seconds of chain time a rented hour lasts: 3,600, unless ``$TRONENERGY_RENTAL_HOUR_
+    SECONDS`` says otherwise for a time-compressed sandbox (a ``custom`` chain; on any other
+    network the keeper refuses it before buying). A setting of the deployment, not of a
+    DAG: a parameter would offer every DAG a wrong clock on mainnet."""
+    text = os.environ.get(ENV_HOUR_SECONDS, "").strip()
+    if not text:
+        return HOUR_SECONDS
+    try:
+        value = float(as_decimal(text, ENV_HOUR_SECONDS))
+    except ValueError as exc:
+        raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
+    if value <= 0:
+        raise AirflowFailException(f"{ENV_HOUR_SECONDS} must be above 0; {NOTHING_BOUGHT}")
+    return value
 
 
 def wakes(context: Mapping[str, Any], keeper: str) -> dict[str, Seen]:

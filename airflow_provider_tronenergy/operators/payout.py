@@ -36,18 +36,8 @@ from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
-from airflow_provider_tronenergy.payout.lease import (
-    DEFAULT_LEASE_S,
-    DEFAULT_WAIT_S,
-    Lease,
-    check_settings,
-    hold,
-)
-from airflow_provider_tronenergy.payout.preflight import (
-    ReadRecipients,
-    clear_to_sign,
-    read_recipients_setting,
-)
+from airflow_provider_tronenergy.payout.lease import Lease, hold
+from airflow_provider_tronenergy.payout.preflight import clear_to_sign
 from airflow_provider_tronenergy.payout.receipts import batch_result, solidified_flag
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
@@ -66,6 +56,7 @@ from airflow_provider_tronenergy.payout.send import (
     scope_name,
 )
 from airflow_provider_tronenergy.payout.trust import UnreliableNode
+from airflow_provider_tronenergy.payout.tuning import PayoutTuning
 from airflow_provider_tronenergy.payout.watch import (
     PayoutWatch,
     WatchStatus,
@@ -92,9 +83,9 @@ COSIGNER_NEEDED: Final = ("the permission's threshold counts each cosigner's sig
                           "nothing is signed without it")
 
 
-def worker_clock() -> float:
-    """The worker's clock the node's block times are checked against (tests replace it with
-    a sandbox's manual clock)."""
+def _worker_clock() -> float:
+    """The worker's clock the node's block times are checked against; private, read at each
+    use, so a test replaces it (a sandbox's manual clock) without a parameter."""
     return time.time()
 
 
@@ -106,6 +97,7 @@ class Given:
     sender: str
     settings: SendSettings
     max_burn: Decimal
+    tuning: PayoutTuning
 
 
 class TronPayoutOperator(BaseOperator):
@@ -117,29 +109,14 @@ class TronPayoutOperator(BaseOperator):
     :param sender_address: the hot wallet; the signer must sign for it.
     :param batch_id: the batch (identity of rows without ``payout_id``); empty: the run's
         data interval, as the preparation DAG names its batch.
-    :param token: ``USDT`` (the node connection's contract).
-    :param fee_limit_margin: added to the estimate's cost (``"0.2"``: 20 %).
-    :param fee_limit_max_trx: the policy's cap on one transfer's ``fee_limit``.
+    :param fee_limit_max_trx: the cap on one transfer's ``fee_limit`` (TRX, default 100).
     :param max_burn_trx: TRX the batch may burn for energy it does not have (default 0:
         the energy must be on the wallet, rented or staked), at what the chain charges now.
-    :param read_recipients: ask the node about each recipient counted as a holder, to
-        count those emptied since preparation as first transfers: ``auto`` (only when
-        such sweeps could make the batch cost more than the sender may spend),
-        ``always`` or ``never``.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
         ``tronenergy-payouts resolve``) or ``ask`` a person (Required Actions).
     :param confirm_solidified: confirm on solidified blocks only (default; about a minute
         on mainnet), which no fork can leave; ``False``: on the head block, which a fork may
         still leave. The result says which (``confirmation``, ``confirmed_on``).
-    :param confirm_timeout: seconds to wait for the receipts (per task try).
-    :param expiration_seconds: how long a signed transaction may enter a block.
-    :param wallet_lease_seconds: the sender's lease while this task reads its funds and
-        signs (renewed every third of it; a killed worker's lapses after it).
-    :param wallet_wait_seconds: how long to wait for another task holding the sender's
-        lease before failing the try retryably (nothing signed).
-    :param clock_tolerance_seconds: how far the node's block times may run ahead of the
-        worker's clock (default 60); a node ahead by more, going backwards, or whose
-        blocks by number contradict it is not believed (a retryable failure).
     :param confirm_node_conn_id: a second ``tron_node`` connection that must agree
         (solidified block past the expiration, no receipt) before a transaction is
         judged unable to execute and its payout signed anew (default: none).
@@ -148,48 +125,38 @@ class TronPayoutOperator(BaseOperator):
         chain before anything is signed (the keys, their weight, TriggerSmartContract).
     :param cosigner_conn_ids: more ``tron_signer`` connections, where the permission's
         threshold needs several keys: they sign in order until its threshold is reached.
+    :param deferrable: wait for the receipts in the triggerer.
+    :param tuning: the machinery (:class:`~..payout.tuning.PayoutTuning`: receipts' wait,
+        expiration, the wallet's lease, the node's clock, pacing, the fee margin, the
+        recipients' reads, the wait for an answer), or a mapping of its fields (templated);
+        default: its documented defaults.
     """
 
     template_fields: Sequence[str] = (
-        "payouts", "sender_address", "batch_id", "token", "tron_node_conn_id",
-        "tron_signer_conn_id", "fee_limit_margin", "fee_limit_max_trx", "max_burn_trx",
-        "read_recipients", "on_ambiguous", "confirm_solidified", "confirm_timeout",
-        "expiration_seconds", "wallet_lease_seconds", "wallet_wait_seconds",
-        "clock_tolerance_seconds", "confirm_node_conn_id", "permission_id", "cosigner_conn_ids")
+        "payouts", "sender_address", "batch_id", "tron_node_conn_id", "tron_signer_conn_id",
+        "fee_limit_max_trx", "max_burn_trx", "on_ambiguous", "confirm_solidified",
+        "confirm_node_conn_id", "permission_id", "cosigner_conn_ids", "tuning")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
 
     def __init__(
-        self, *, payouts: Any, sender_address: str, batch_id: str = "", token: str = DEFAULT_TOKEN,
+        self, *, payouts: Any, sender_address: str, batch_id: str = "",
         tron_node_conn_id: str = TronNodeHook.default_conn_name,
         tron_signer_conn_id: str = TronSignerHook.default_conn_name,
-        fee_limit_margin: Any = "0.2", fee_limit_max_trx: Any = "100",
-        max_burn_trx: Any = "0", read_recipients: str = "auto", on_ambiguous: str = "fail",
-        confirm_solidified: Any = True,
-        confirm_timeout: Any = 600, expiration_seconds: Any = 300,
-        wallet_lease_seconds: Any = DEFAULT_LEASE_S, wallet_wait_seconds: Any = DEFAULT_WAIT_S,
-        clock_tolerance_seconds: Any = 60, confirm_node_conn_id: str | None = None,
+        max_burn_trx: Any = "0", fee_limit_max_trx: Any = "100", on_ambiguous: str = "fail",
+        confirm_solidified: Any = True, confirm_node_conn_id: str | None = None,
         permission_id: Any = 0, cosigner_conn_ids: Sequence[str] = (),
-        poll_interval: float = 3.0, request_budget: int = 50,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-        ask_timeout: timedelta | None = None, **kwargs: Any,
+        tuning: PayoutTuning | Mapping[str, Any] | None = None, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.payouts, self.sender_address, self.batch_id = payouts, sender_address, batch_id
-        self.token = token
         self.tron_node_conn_id, self.tron_signer_conn_id = tron_node_conn_id, tron_signer_conn_id
-        self.fee_limit_margin, self.fee_limit_max_trx = fee_limit_margin, fee_limit_max_trx
-        self.max_burn_trx, self.on_ambiguous = max_burn_trx, on_ambiguous
-        self.read_recipients = read_recipients
-        self.confirm_solidified, self.confirm_timeout = confirm_solidified, confirm_timeout
-        self.expiration_seconds = expiration_seconds
-        self.wallet_lease_seconds, self.wallet_wait_seconds = (wallet_lease_seconds,
-                                                               wallet_wait_seconds)
-        self.clock_tolerance_seconds = clock_tolerance_seconds
+        self.max_burn_trx, self.fee_limit_max_trx = max_burn_trx, fee_limit_max_trx
+        self.on_ambiguous, self.confirm_solidified = on_ambiguous, confirm_solidified
         self.confirm_node_conn_id = confirm_node_conn_id
         self.permission_id, self.cosigner_conn_ids = permission_id, cosigner_conn_ids
-        self.poll_interval, self.request_budget = poll_interval, request_budget
-        self.deferrable, self.ask_timeout = deferrable, ask_timeout
+        self.deferrable, self.tuning = deferrable, tuning
 
     # -- what the task was given, checked once -------------------------------------------------
 
@@ -202,29 +169,32 @@ class TronPayoutOperator(BaseOperator):
             if self.on_ambiguous not in ("fail", "ask"):
                 raise ValueError("on_ambiguous must be 'fail' or 'ask'")
             sender = address(self.sender_address, "sender_address")
-            batch = PayoutBatch.of(self.payouts, token=str(self.token),
+            tuning = self._tuned()
+            batch = PayoutBatch.of(self.payouts, token=DEFAULT_TOKEN,
                                    batch_id=optional_text(self.batch_id) or run_batch_id(context))
-            policy = FeeLimitPolicy(margin=as_decimal(self.fee_limit_margin,
-                                                      "fee_limit_margin"),
+            policy = FeeLimitPolicy(margin=tuning.fee_limit_margin,
                                     max_trx=as_decimal(self.fee_limit_max_trx,
                                                        "fee_limit_max_trx"))
             settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
-                                    expiration_s=as_int(self.expiration_seconds,
-                                                        "expiration_seconds"),
-                                    clock_tolerance_s=as_int(self.clock_tolerance_seconds,
-                                                             "clock_tolerance_seconds"),
+                                    expiration_s=tuning.expiration_seconds,
+                                    clock_tolerance_s=tuning.clock_tolerance_seconds,
                                     permission_id=as_int(self.permission_id, "permission_id"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
-            self._read_recipients: ReadRecipients = read_recipients_setting(self.read_recipients)
-            as_int(self.confirm_timeout, "confirm_timeout")
             self._solidified()
-            check_settings(*self._wallet_settings())
             self._confirm_node()  # names a connection, on the first node's chain: before signing
         except PayoutInputError:
             raise
         except ValueError as exc:
             raise PayoutInputError(str(exc)) from None
-        return Given(batch, sender, settings, max_burn)
+        return Given(batch, sender, settings, max_burn, tuning)
+
+    def _tuned(self) -> PayoutTuning:
+        """``tuning``, read strictly: a bad setting is a
+        :class:`~..payout.rows.PayoutInputError` (never retried)."""
+        try:
+            return PayoutTuning.of(self.tuning)
+        except ValueError as exc:
+            raise PayoutInputError(f"tuning: {exc}") from None
 
     def _solidified(self) -> bool:
         """``confirm_solidified``; empty (a template that rendered nothing) is the default,
@@ -264,17 +234,12 @@ class TronPayoutOperator(BaseOperator):
     def _journal(self) -> PayoutJournal:
         return open_payout_journal()
 
-    def _wallet_settings(self) -> tuple[int, int]:
-        return (as_int(self.wallet_lease_seconds, "wallet_lease_seconds"),
-                as_int(self.wallet_wait_seconds, "wallet_wait_seconds"))
-
     @contextmanager
-    def _wallet(self, sender: str, scope: str) -> Iterator[Lease]:
+    def _wallet(self, sender: str, scope: str, tuning: PayoutTuning) -> Iterator[Lease]:
         """The sender's lease (:mod:`..payout.lease`); busy or lost: a retryable failure
         (:func:`task_verdict`)."""
-        length_s, wait_s = self._wallet_settings()
-        with hold(self._journal().leases, sender, scope, length_s=length_s,
-                  wait_s=wait_s, log=self.log) as lease:
+        with hold(self._journal().leases, sender, scope, length_s=tuning.wallet_lease_seconds,
+                  wait_s=tuning.wallet_wait_seconds, log=self.log) as lease:
             yield lease
 
     # -- the task ------------------------------------------------------------------------------
@@ -289,7 +254,7 @@ class TronPayoutOperator(BaseOperator):
         whether another round signs what expired."""
         while True:
             sent = self._send_round(context, given, round_)
-            self._wait(given.batch.batch_id, round_,
+            self._wait(given.batch.batch_id, round_, given.tuning,
                        follow=elsewhere(sent.after.values(), given.batch.batch_id))
             result = self._decided(context, given, round_)
             if result is not None:
@@ -327,13 +292,13 @@ class TronPayoutOperator(BaseOperator):
                 self._journal(), node, sender, after_ms=look.head.timestamp_ms,
                 after_block=look.head.number,
                 solidified=self._solidified(),
-                budget=self.request_budget, log=self.log, clock=worker_clock,
+                budget=given.tuning.request_budget, log=self.log, clock=_worker_clock,
                 tolerance_s=settings.clock_tolerance_s) if to_sign else []
             cleared = clear_to_sign(
                 node, sender, to_sign, signer_address=signer_address,
                 token=batch.token, decimals=token_decimals(batch.token),
                 max_burn_trx=given.max_burn, policy=settings.fee_policy, prices=prices,
-                in_flight=in_flight, read_recipients=self._read_recipients,
+                in_flight=in_flight, read_recipients=given.tuning.read_recipients,
                 signatures=len(sending.signing))
             self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                           batch.batch_id, len(batch.rows), len(to_sign), round_,
@@ -342,10 +307,10 @@ class TronPayoutOperator(BaseOperator):
 
         # One pre-flight and signing at a time per sender (payout/lease.py): the next
         # holder's pre-flight counts this round's transactions as in flight.
-        with self._wallet(sender, scope) as lease:
+        with self._wallet(sender, scope, given.tuning) as lease:
             sending = PayoutSender(self._journal(), node, signer, settings, scope=scope,
                                    energy_fee_sun=prices.energy_fee, log=self.log,
-                                   clock=worker_clock, confirm_node=self._confirm_node(),
+                                   clock=_worker_clock, confirm_node=self._confirm_node(),
                                    lease=lease, cosigners=cosigners)
             result = sending.send(batch.rows, sender=sender, token=batch.token,
                                   batch_id=batch.batch_id, clear=clear)
@@ -363,26 +328,27 @@ class TronPayoutOperator(BaseOperator):
                 count=len(sent), txids=[a.txid or "" for a in sent],
                 addresses=[a.sender for a in sent], log=self.log)
 
-    def _wait(self, batch_id: str, round_: int, follow: Sequence[str] = ()) -> None:
+    def _wait(self, batch_id: str, round_: int, tuning: PayoutTuning,
+              follow: Sequence[str] = ()) -> None:
         """Follow the batch's transactions until they settle or the time is up: in the
         triggerer (deferred: :meth:`execute_complete` goes on) or polling here."""
-        timeout = as_int(self.confirm_timeout, "confirm_timeout")
+        timeout, poll = tuning.confirm_timeout_seconds, float(tuning.poll_interval_seconds)
         solidified = self._solidified()
-        tolerance = as_int(self.clock_tolerance_seconds, "clock_tolerance_seconds")
+        tolerance = tuning.clock_tolerance_seconds
         if follow:
             self.log.info("payout batch %s: some of its payouts are in flight under batch(es) "
                           "%s: following those too", batch_id, ", ".join(follow[:5]))
         if self.deferrable:
             self.defer(trigger=TronPayoutBatchTrigger(
                 batch_id, self.tron_node_conn_id, follow=follow, solidified=solidified,
-                poll_interval=self.poll_interval, end_time=time.time() + timeout,
-                budget=self.request_budget, clock_tolerance_s=tolerance,
+                poll_interval=poll, end_time=time.time() + timeout,
+                budget=tuning.request_budget, clock_tolerance_s=tolerance,
                 confirm_node_conn_id=optional_text(self.confirm_node_conn_id)),
                 method_name="execute_complete",
                 kwargs={"round_": round_})
         watch = PayoutWatch(self._journal(), self._node(), batch_id, follow=follow,
-                            solidified=solidified, budget=self.request_budget, log=self.log,
-                            clock=worker_clock, tolerance_s=tolerance,
+                            solidified=solidified, budget=tuning.request_budget, log=self.log,
+                            clock=_worker_clock, tolerance_s=tolerance,
                             confirm_node=self._confirm_node())
         end = time.monotonic() + timeout
         while True:
@@ -393,7 +359,7 @@ class TronPayoutOperator(BaseOperator):
                 self.log.warning("payout batch %s: %s; polling goes on", batch_id, exc)
             if time.monotonic() >= end:
                 break
-            time.sleep(self.poll_interval)
+            time.sleep(poll)
 
     def execute_complete(self, context: Context, event: Mapping[str, Any],
                          round_: int = 1) -> dict[str, Any]:
@@ -422,8 +388,9 @@ class TronPayoutOperator(BaseOperator):
         return as_task(answered)
 
     def _asker(self) -> PayoutAsker:
+        ask = self._tuned().ask_timeout_seconds
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,
-                           ask_timeout=self.ask_timeout)
+                           ask_timeout=None if ask is None else timedelta(seconds=ask))
 
     def _decided(self, context: Context, given: Given, round_: int) -> dict[str, Any] | None:
         """After a round's wait, from the journal: None when another round must sign what

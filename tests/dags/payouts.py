@@ -26,15 +26,18 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             task_id="send", payouts="{{ dag_run.conf['payouts'] }}",
             sender_address="{{ dag_run.conf['sender'] }}",
             batch_id="{{ dag_run.conf.get('batch_id', '') }}",
-            token="{{ dag_run.conf.get('token', 'USDT') }}",
             max_burn_trx="{{ dag_run.conf.get('max_burn_trx', '0') }}",
             fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
-            confirm_timeout="{{ dag_run.conf.get('confirm_timeout', 120) }}",
-            wallet_wait_seconds="{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
-            clock_tolerance_seconds="{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
             permission_id="{{ dag_run.conf.get('permission_id', 0) }}",
             cosigner_conn_ids="{{ dag_run.conf.get('cosigners', []) }}",
             confirm_node_conn_id="{{ dag_run.conf.get('confirm_node_conn_id', '') }}",
-            poll_interval=0.5, deferrable=deferrable)
+            deferrable=deferrable,
+            # The machinery as a mapping of PayoutTuning's fields, templated per run.
+            tuning={
+                "confirm_timeout_seconds": "{{ dag_run.conf.get('confirm_timeout', 120) }}",
+                "wallet_wait_seconds": "{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
+                "clock_tolerance_seconds":
+                    "{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",
+                "poll_interval_seconds": "0.5"})
     DAGS[name] = dag

@@ -12,13 +12,15 @@ import pytest
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 
 SETTINGS = {"floor": "200000", "target": "500000", "price_cap": "0.5",
-            "daily_budget": "100", "hour_seconds": "36"}
+            "daily_budget": "100"}
 
 
 @pytest.fixture
 def stores(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    # The sandbox's hour (a custom chain): a deployment's setting, not a DAG's parameter.
+    monkeypatch.setenv("TRONENERGY_RENTAL_HOUR_SECONDS", "36")
     return url
 
 
@@ -62,7 +64,6 @@ def test_a_manual_runs_params_override_the_variable(run_dag, control, node_conn,
 @pytest.mark.parametrize(("bad", "says"), [
     ({"wallets": ["TNotAnAddress"]}, "wallets must be TRON addresses"),
     ({"target": "100"}, "target 100 must be above the floor"),
-    ({"hour_seconds": "0"}, "hour_seconds must be above 0"),
 ])
 def test_bad_settings_fail_before_anything_is_read_and_are_not_retried(
         run_dag, control, node_conn, stores, monkeypatch, capfd, bad, says):
@@ -78,6 +79,7 @@ def test_bad_settings_fail_before_anything_is_read_and_are_not_retried(
 def test_a_node_on_another_chain_than_its_connection_says_buys_nothing(
         run_dag, control, sandbox, stores, monkeypatch, capfd):
     """No ``network`` extra is mainnet; the sandbox is a custom chain: refused at block 0."""
+    monkeypatch.delenv("TRONENERGY_RENTAL_HOUR_SECONDS")
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
         {"conn_type": "tron_node", "host": sandbox.root_url}))
     wallet = control.wallet(trx="10", staked=150_000)
@@ -86,6 +88,27 @@ def test_a_node_on_another_chain_than_its_connection_says_buys_nothing(
     out = run_dag(example.dag)
     assert out["keep"][:2] == ("failed", 1), out  # one try although the DAG retries once
     assert "'tron_node_default' says network mainnet" in capfd.readouterr().out
+    assert control.orders(wallet) == []
+
+
+@pytest.mark.parametrize(("hour", "says"), [
+    ("0", "TRONENERGY_RENTAL_HOUR_SECONDS must be above 0"),
+    ("36", "TRONENERGY_RENTAL_HOUR_SECONDS=36 is set where the keeper's node connection "
+           "'tron_node_default' is on mainnet"),
+])
+def test_a_compressed_hour_is_refused_unless_valid_and_on_a_custom_chain(
+        run_dag, control, sandbox, stores, monkeypatch, capfd, hour, says):
+    """The sandbox's short hour is a deployment's setting for a custom chain only: on a
+    connection saying mainnet it would renew rentals early, so nothing is bought."""
+    monkeypatch.setenv("TRONENERGY_RENTAL_HOUR_SECONDS", hour)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url}))
+    wallet = control.wallet(trx="10", staked=150_000)
+    monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps({**SETTINGS,
+                                                                    "wallets": [wallet]}))
+    out = run_dag(example.dag)
+    assert out["keep"][:2] == ("failed", 1), out  # one try although the DAG retries once
+    assert says in capfd.readouterr().out
     assert control.orders(wallet) == []
 
 

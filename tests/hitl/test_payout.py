@@ -101,7 +101,8 @@ def test_a_payout_failed_on_chain_is_put_to_a_person_and_resent_once_on_their_wo
                                                       "payout_id": "ask-1"}],
                             sender_address=sender, batch_id="ask-1", max_burn_trx="50",
                             on_ambiguous="ask", deferrable=False,
-                            poll_interval=0.5, confirm_timeout=60)
+                            tuning={"poll_interval_seconds": "0.5",
+                                    "confirm_timeout_seconds": 60})
     ti = SimpleNamespace(dag_id="d", run_id="r", task_id="send", map_index=-1,
                          try_number=1, id=uuid.uuid4())
     context = {"ti": ti, "task_instance": ti}

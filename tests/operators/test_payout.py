@@ -83,8 +83,6 @@ BAD = [
      "also row 0"),
     ("seven decimals", lambda r: [{"recipient": r, "amount": "1.0000001"}], {},
      "more than 6 decimals"),
-    ("unknown token", lambda r: [{"recipient": r, "amount": "1"}], {"token": "USDC"},
-     "unknown token"),
     ("over the balance", lambda r: [{"recipient": r, "amount": "10000.01"}], {},
      "tokens: "),
 ]

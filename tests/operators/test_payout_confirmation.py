@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,6 +24,7 @@ from tronpy.keys import PrivateKey
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, PayoutState
+from airflow_provider_tronenergy.payout.tuning import PayoutTuning
 from support.chain import Chain, manual_chain
 from support.sandbox import node_connection_json
 from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
@@ -41,7 +43,7 @@ def world(chain: Chain, monkeypatch, tmp_path) -> Iterator[SimpleNamespace]:
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(chain.sandbox))
-    monkeypatch.setattr("airflow_provider_tronenergy.operators.payout.worker_clock",
+    monkeypatch.setattr("airflow_provider_tronenergy.operators.payout._worker_clock",
                         chain.clock)
     key = PrivateKey.random()
     sender = key.public_key.to_base58check_address()
@@ -65,8 +67,10 @@ def a_try(number: int) -> dict[str, Any]:
 def operator(world: SimpleNamespace, **settings: Any) -> TronPayoutOperator:
     """The batch's task: a wait of 1 s per try (the manual chain moves only between tries)."""
     return TronPayoutOperator(task_id="send", payouts=world.rows, sender_address=world.sender,
-                              batch_id=world.batch_id, confirm_timeout=1, poll_interval=0.2,
-                              deferrable=False, **settings)
+                              batch_id=world.batch_id, deferrable=False,
+                              tuning=PayoutTuning(confirm_timeout_seconds=1,
+                                                  poll_interval_seconds=Decimal("0.2")),
+                              **settings)
 
 
 def test_by_default_a_receipt_on_the_head_waits_until_its_block_is_solidified(chain, world):

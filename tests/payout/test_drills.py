@@ -222,7 +222,7 @@ def test_a_failed_task_cleared_then_a_new_run_of_the_same_batch_in_airflow(
     batch = funded_batch(chain, tmp_path, "drill-dag", N, ids=True)
     # The ticker moves the chain 30 times faster than real time: the chain's clock is the
     # worker's here, so its blocks are not a node ahead of the worker.
-    monkeypatch.setattr("airflow_provider_tronenergy.operators.payout.worker_clock",
+    monkeypatch.setattr("airflow_provider_tronenergy.operators.payout._worker_clock",
                         chain.clock)
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", batch.journal_url)
     monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
