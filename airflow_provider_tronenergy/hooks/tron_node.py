@@ -12,7 +12,6 @@ connection's ``network`` (:meth:`TronNodeHook.check_chain`, :mod:`~..node.networ
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from decimal import Decimal
 from functools import cached_property
@@ -24,6 +23,7 @@ from airflow.providers.common.compat.sdk import BaseHook
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES
 from airflow_provider_tronenergy.client.core import Timeout
 from airflow_provider_tronenergy.hooks import forms, lookup
+from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyConnectionError,
     _mask,
@@ -96,6 +96,10 @@ class TronNodeHook(BaseHook):
         # from, what needs the node, and where the person may go without it.
         self._needs, self._setting, self._otherwise = needs, setting, otherwise
         self._conn: Connection | None = None
+        # Read through Airflow's async lookup (a trigger): Airflow masked its secrets then,
+        # in the thread its lookup runs in; masking again from another thread would ask the
+        # triggerer's supervisor from there (:meth:`aconnection`).
+        self._masked_by_lookup = False
         self._chain: Network | None = None
         self._genesis: str | None = None
         self._wrong: str | None = None
@@ -139,7 +143,7 @@ class TronNodeHook(BaseHook):
         return self._conn
 
     @classmethod
-    def node_settings(cls, conn: Connection) -> dict[str, Any]:
+    def node_settings(cls, conn: Connection, *, mask: bool = True) -> dict[str, Any]:
         """Keyword arguments for :class:`~..node.client.TronNodeClient`, checked."""
         extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
         url = (conn.host or "").rstrip("/")
@@ -149,7 +153,8 @@ class TronNodeHook(BaseHook):
                 "e.g. https://api.trongrid.io")
         if conn.port and url.count(":") < 2:
             url = f"{url}:{conn.port}"
-        _mask(conn.password)
+        if mask:
+            _mask(conn.password)
         try:
             retries = parse_int(extras["max_retries"], "max_retries") \
                 if extras.get("max_retries") not in (None, "") else 3
@@ -275,7 +280,7 @@ class TronNodeHook(BaseHook):
         """:meth:`check_chain` for a trigger: the connection read on the event loop through
         Airflow's async lookup (:meth:`aconnection`), block 0 in a thread."""
         await self.aconnection()
-        return await asyncio.to_thread(self.check_chain)
+        return await off_loop(self.check_chain)
 
     async def aconnection(self) -> Connection:
         """:meth:`connection` for a trigger, read on the event loop through Airflow's async
@@ -286,6 +291,7 @@ class TronNodeHook(BaseHook):
                 lambda conn_id: get_async_connection(conn_id, hook=self),
                 self.tron_node_conn_id, setting=self._setting, needs=self._needs,
                 otherwise=self._otherwise)
+            self._masked_by_lookup = True
         return self._conn
 
     @classmethod
@@ -302,7 +308,7 @@ class TronNodeHook(BaseHook):
         from airflow_provider_tronenergy.node.client import TronNodeClient
 
         conn = self.connection()
-        settings = self.node_settings(conn)
+        settings = self.node_settings(conn, mask=not self._masked_by_lookup)
         self._chain = self.network(conn)
         try:
             rate = self.requests_per_second(conn)

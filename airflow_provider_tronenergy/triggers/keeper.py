@@ -21,6 +21,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.errors import ConnectionMissing
+from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
@@ -64,7 +65,7 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
         registry = KeeperRegistry()
         try:
             while True:
-                for wake in await asyncio.to_thread(self._poll, watch, registry, node):
+                for wake in await off_loop(self._poll, watch, registry, node):
                     self.log.info("waking keeper %s for %s: available %s, floor %s (%s)",
                                   wake.keeper, wake.wallet, f"{wake.available:,}",
                                   f"{wake.floor:,}", wake.reason)

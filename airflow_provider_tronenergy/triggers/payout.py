@@ -19,6 +19,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.errors import NotRetryable
+from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.payout.send import CONFIRM_NODE_NEEDED, NODE_NEEDED
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S
@@ -107,7 +108,7 @@ class TronPayoutBatchTrigger(BaseTrigger):
             troubled = False
             while True:
                 try:
-                    status = await asyncio.to_thread(watch.step)
+                    status = await off_loop(watch.step)
                     troubled = False
                 except NodeError as exc:  # says nothing about the payouts: go on
                     if not troubled:

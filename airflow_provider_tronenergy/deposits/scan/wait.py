@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.node.errors import NodeError
 
 NODE_NEEDED = "the deposit scan needs a TRON node to read the chain's blocks"
@@ -95,7 +96,7 @@ async def await_head(read_head: Callable[[], int], watch: HeadWatch) -> dict[str
     while True:
         answer: int | BaseException
         try:
-            answer = await asyncio.to_thread(read_head)
+            answer = await off_loop(read_head)
         except Exception as exc:  # the watch says which failures end the wait
             answer = exc
         step = watch.next_step(answer)
