@@ -222,25 +222,24 @@ def still_in_flight(journal: PayoutJournal, node: Node, sender: str, *, after_ms
 
 
 HEAD_WINDOW = 64
-"""The most blocks between the solidified block and the head that :func:`held_by_head`
-reads (mainnet's gap is 19); a wider gap is a node whose solidity stalled: nothing is
-left out, the transfers stay counted (a wait, never a revert)."""
+"""The most blocks below the head that :func:`held_by_head` reads (a transfer's own block
+is after the block it references, a few blocks before it was signed); a transfer older
+than that and still unrecorded stays counted (a wait, never a revert)."""
 
 
 def held_by_head(node: Node, open_: Sequence[Attempt], after_block: int) -> set[str]:
-    """The txIDs of ``open_`` that a block above the solidified one, up to ``after_block``
-    (the head the balance was read at), already holds: the balance shows them spent, so
-    they are not counted again, though a watch confirming on solidified blocks has not
-    recorded them yet (a fork may still leave such a block; then the balance, read again
-    next time, shows them unspent with them). One request per block of that window."""
+    """The txIDs of ``open_`` that a block up to ``after_block`` (the head the balance was
+    read at) already holds: the balance shows them spent, so they are not counted again,
+    though a watch confirming on solidified blocks has not recorded them yet (a fork may
+    still leave such a block; then the balance, read again next time, shows them unspent
+    with them). The blocks after the earliest one they reference, one request each."""
     wanted = {a.txid for a in open_ if a.state.in_flight() and a.txid}
     if not wanted:
         return set()
-    solid = node.get_solid_block().number
-    if not 0 <= after_block - solid <= HEAD_WINDOW:
-        return set()
+    refs = [a.ref_block for a in open_ if a.txid in wanted and a.ref_block is not None]
+    start = max(min(refs, default=after_block - HEAD_WINDOW), after_block - HEAD_WINDOW)
     held: set[str] = set()
-    for number in range(solid + 1, after_block + 1):
+    for number in range(max(start, 0) + 1, after_block + 1):
         body = node.get_block(number)
         if body is None:  # the node has not got it: what it holds is not known
             return set()

@@ -399,8 +399,10 @@ def test_a_transfer_a_block_already_holds_is_not_counted_against_the_balance_twi
     assert [a.state.value for a in journal.recent()] == ["sent"]
     second = pay(run_dag, sender, "landed-2", second_to, "5")
     assert second["send"][0] == "success", second
-    assert {a.batch_id: a.state.value for a in journal.recent()} == {
-        "landed-1": "confirmed", "landed-2": "confirmed"}
+    states = {a.batch_id: a.state.value for a in journal.recent()}
+    # landed-1's receipt is recorded once its block is solidified, by whichever watch
+    # steps it next (payouts confirm on solidified blocks): sent or confirmed, never twice
+    assert states["landed-2"] == "confirmed" and states["landed-1"] in {"sent", "confirmed"}
     assert successes(control, sender) == Counter([first_to, second_to])
 
 
