@@ -24,10 +24,12 @@ from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.payout import energy_plan, onchain, ready, sheet
 from airflow_provider_tronenergy.payout.params import (
     DEFAULT_NODE_CONN,
+    NOTHING_BOUGHT,
     BatchParams,
     ChainParams,
     checked_sender,
 )
+from airflow_provider_tronenergy.payout.rows import PayoutInputError
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -40,8 +42,9 @@ ACTIVATIONS_KEY = "activations"
 """The XCom key of the plan's recipients that need activating."""
 
 
-class _BatchSettings(BaseOperator):
-    """The batch's settings every spending step checks: who pays, how long, up to what."""
+class TronPayoutBatchSettingsOperator(BaseOperator):
+    """The base of the steps that check the batch's settings (who pays, how long, up to
+    what cost): load and plan. Not a task of its own."""
 
     def __init__(self, *, sender_address: str, rent_time: str | int = "1",
                  max_spend_trx: str | int, batch_id: str = "", **kwargs: Any) -> None:
@@ -56,7 +59,7 @@ class _BatchSettings(BaseOperator):
                                    max_spend_trx=self.max_spend_trx, batch_id=self.batch_id)
 
 
-class TronPayoutLoadOperator(_BatchSettings):
+class TronPayoutLoadOperator(TronPayoutBatchSettingsOperator):
     """Read and check a payout batch: ``payouts_file`` (CSV of ``recipient,amount``, header
     optional) or the ``payouts`` rows; every bad row named by its line, the batch's
     settings checked too, so a bad one fails here, before anything is activated. Neither
@@ -69,13 +72,18 @@ class TronPayoutLoadOperator(_BatchSettings):
                                       "rent_time", "max_spend_trx", "batch_id")
 
     def __init__(self, *, payouts_file: str = "",
-                 payouts: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> None:
+                 payouts: Sequence[Mapping[str, Any]] | str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.payouts_file = payouts_file
-        self.payouts = payouts or []
+        self.payouts: Any = payouts or []  # rows, or a template that renders to them
 
     def execute(self, context: Context) -> list[dict[str, str]]:
         with as_airflow():  # a bad row or setting fails at once; no batch: skipped
+            if isinstance(self.payouts, str):  # a template rendered as text, not rows
+                raise PayoutInputError(
+                    f"bad parameter ({NOTHING_BOUGHT}): payouts must be a list of rows, not "
+                    "text; a template needs the DAG's render_template_as_native_obj=True")
             if not sheet.no_batch(self.payouts_file, self.payouts):
                 self.batch()
             rows = sheet.load_payouts(self.payouts_file or "", self.payouts or [])
@@ -110,7 +118,7 @@ class TronPayoutPreflightOperator(BaseOperator):
                                        checked_sender(self.sender_address), settings)
 
 
-class TronPayoutPlanOperator(_BatchSettings):
+class TronPayoutPlanOperator(TronPayoutBatchSettingsOperator):
     """Quote the whole batch (activations and energy) and plan its orders, refusing before
     any spend when the quote is over ``max_spend_trx`` or the service's balance. With the
     pre-flight's answer (``chain``), only the energy the wallet lacks (less
