@@ -90,7 +90,7 @@ def get_provider_info() -> dict[str, Any]:
                     f"{PACKAGE}.operators.{name}"
                     for name in ("purchase", "energy", "batch_buy", "address", "batch",
                                  "monitor", "reconcile", "approval", "payout", "keeper",
-                                 "deposit_scan")
+                                 "deposit_scan", "payout_prep", "payout_pipeline")
                 ],
             }
         ],

@@ -47,6 +47,7 @@ from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
+from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
@@ -115,11 +116,11 @@ def kinds_of(rows: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, An
 def plan(client: TronEnergyClient, rows: list[dict[str, str]], checks: list[dict[str, Any]],
          sender: str, conn_id: str | None, label: str) -> dict[str, Any]:
     """The example DAG's two planning tasks, with ``conn_id`` as its tron_node_conn_id."""
-    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "1000000",
-              "batch_id": f"bench-{label}-{conn_id or 'none'}", "tron_node_conn_id": conn_id,
-              "trx_reserve": "0"}
-    chain = onchain.check_batch(rows, checks, params)
-    return energy_plan.plan_energy(client, rows, checks, params, chain)
+    batch = BatchParams.checked(sender_address=sender, rent_time="1", max_spend_trx="1000000",
+                                batch_id=f"bench-{label}-{conn_id or 'none'}")
+    chain = onchain.check_batch(rows, checks, sender,
+                                ChainParams.checked(tron_node_conn_id=conn_id))
+    return energy_plan.plan_energy(client, rows, checks, batch, chain)
 
 
 def send(tron: Tron, key: PrivateKey, rows: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:

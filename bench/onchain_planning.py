@@ -27,6 +27,7 @@ import requests
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain
+from airflow_provider_tronenergy.payout.params import BatchParams
 from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from tronenergy_sandbox import SandboxConfig, SandboxServer
@@ -72,12 +73,12 @@ def main() -> None:
                 wallet = random_address()
                 post(f"/addresses/{wallet}/balances", {"trx": "500", "usdt": "100000"})
                 post(f"/addresses/{wallet}/energy", {"staked": args.staked})
-                params = {"sender_address": wallet, "rent_time": "1", "max_spend_trx": "100000",
-                          "batch_id": f"bench-{mode}"}
+                batch = BatchParams.checked(sender_address=wallet, rent_time="1",
+                                            max_spend_trx="100000", batch_id=f"bench-{mode}")
                 chain = (onchain.preflight(node, wallet, rows, checks,  # type: ignore[arg-type]
                                            trx_reserve_sun=0)
                          if mode == "on-chain" else None)
-                plan = energy_plan.plan_energy(client, rows, checks, params, chain)
+                plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
                 spent[mode] = _spent(client, plan)
                 print(f"{mode:12} energy needed {plan['total_energy']:>10,}  "
                       f"bought {plan['energy_to_buy']:>10,}  "

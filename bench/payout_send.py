@@ -75,6 +75,7 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
 from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
@@ -227,10 +228,11 @@ def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list
 
     with ThreadPoolExecutor(8) as pool:
         checks = list(pool.map(check, sheet.recipients(rows)))
-    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "100000000",
-              "batch_id": batch_id, "tron_node_conn_id": NODE_CONN, "trx_reserve": "0"}
-    chain = onchain.check_batch(rows, checks, params)
-    plan = energy_plan.plan_energy(client, rows, checks, params, chain)
+    batch = BatchParams.checked(sender_address=sender, rent_time="1",
+                                max_spend_trx="100000000", batch_id=batch_id)
+    chain = onchain.check_batch(rows, checks, sender,
+                                ChainParams.checked(tron_node_conn_id=NODE_CONN))
+    plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
     bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
               for o in plan["buy_orders"]]
     rented, paid = 0, Decimal(0)

@@ -45,7 +45,7 @@ from airflow_provider_tronenergy.money.quote import (
 from airflow_provider_tronenergy.payout.batch import run_batch_id
 from airflow_provider_tronenergy.payout.identity import batch_key, keyed
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
-from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams, ChainParams
+from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
 
@@ -102,8 +102,8 @@ def _chunks(total: int, size: int) -> list[int]:
 
 
 def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
-                checks: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
-                chain: Mapping[str, Any] | None = None, *,
+                checks: Sequence[Mapping[str, Any]], batch: BatchParams,
+                chain: Mapping[str, Any] | None = None, *, energy_margin: int = 0,
                 context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Quote the batch, refuse when it is too dear, and plan its orders (see module doc).
 
@@ -113,10 +113,10 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     activation (the quote is what a person approves), so the ceiling and the service
     balance both cover energy and activations. ``chain`` is
     :func:`~.onchain.preflight`'s answer: with it, each transfer's energy is the node's
-    estimate and only the energy the wallet does not already have is bought. ``context``
-    is the run's (for the default ``batch_id``, :func:`~.batch.run_batch_id`).
+    estimate and only the energy the wallet does not already have is bought, less
+    ``energy_margin`` kept back. ``context`` is the run's (for the default ``batch_id``,
+    :func:`~.batch.run_batch_id`).
     """
-    batch = BatchParams.of(params)
     batch_id = batch.batch_id or run_batch_id(context or {})
     if batch.rent_time not in client.rules.price_rent_times:
         raise PayoutInputError(
@@ -139,7 +139,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     log.info("batch %s: its orders are journaled under %s:...", batch_id, key)
     margin = 0
     if chain and onchain:
-        margin = ChainParams.of(params).energy_margin
+        margin = energy_margin
         on_hand = max(0, int(chain["wallet"]["energy_available"]) - margin)
         orders: dict[str, Any] = {"count_orders": [], "buy_orders": keyed(
             batch.sender, key, "buy", shortfall_orders(

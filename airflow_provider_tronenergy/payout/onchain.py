@@ -43,11 +43,7 @@ from airflow_provider_tronenergy.node.models import (
     trx_text,
     usdt_text,
 )
-from airflow_provider_tronenergy.payout.params import (
-    NOTHING_MOVED,
-    BatchParams,
-    ChainParams,
-)
+from airflow_provider_tronenergy.payout.params import NOTHING_MOVED, ChainParams
 from airflow_provider_tronenergy.protocol.energy import (
     BANDWIDTH_PER_TRANSFER,
     ENERGY_PER_TRANSFER,
@@ -370,9 +366,8 @@ class WalletEnergy:
 
 
 def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],
-                params: Mapping[str, Any]) -> dict[str, Any]:
-    """The pre-flight of a run: :func:`preflight` with the run's node, or :func:`no_checks`."""
-    settings, sender = ChainParams.of(params), BatchParams.of(params).sender
+                sender: str, settings: ChainParams) -> dict[str, Any]:
+    """The pre-flight of a batch: :func:`preflight` with its node, or :func:`no_checks`."""
     node = node_hook(settings.node_conn_id)
     if node is None:
         return no_checks()
@@ -383,13 +378,13 @@ def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[s
 
 
 def confirm_batch(plan: Mapping[str, Any], orders: Sequence[Mapping[str, Any]],
-                  params: Mapping[str, Any], *, poll_interval: float = 3.0) -> dict[str, Any]:
-    """The confirmation of a run: :func:`confirm_delegations` when the plan was made on chain."""
-    settings = ChainParams.of(params)
+                  settings: ChainParams, *, poll_interval: float = 3.0) -> dict[str, Any]:
+    """The confirmation of a batch: :func:`confirm_delegations` when the plan was made on
+    chain."""
     if not plan.get("onchain", {}).get("onchain"):
         return no_checks()
     node = node_hook(settings.node_conn_id)
-    if node is None:  # the plan was checked on chain, this run's params say no node
+    if node is None:  # the plan was checked on chain, this run's settings say no node
         raise ChainRefused(
             "the plan was checked on chain but tron_node_conn_id is None now: the delegations "
             "cannot be confirmed; the batch is not published")

@@ -1,15 +1,15 @@
-"""A payout run's parameters, checked once where they enter: who pays, which batch, up to
+"""A payout batch's settings, checked once where they enter: who pays, which batch, up to
 what cost (:class:`BatchParams`), and what the chain checks need (:class:`ChainParams`).
 
-The rows (:mod:`.sheet`), the energy plan (:mod:`.energy_plan`) and the chain checks
-(:mod:`.onchain`) read them, and the approval gate names what was not bought when a
-parameter is bad, so they live below all of them. A bad one is a
+The preparation operators (``operators/payout_prep.py``) build them from their typed,
+rendered arguments; the energy plan (:mod:`.energy_plan`) and the chain checks
+(:mod:`.onchain`) take them, and the approval gate names what was not bought when a
+setting is bad, so they live below all of them. A bad one is a
 :class:`~.rows.PayoutInputError` (the task fails without retry), naming what was not done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -23,7 +23,7 @@ from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 from airflow_provider_tronenergy.templated import chosen_none
 
 DEFAULT_NODE_CONN = "tron_node_default"
-"""The node connection of a run whose params do not name one (the hook's default)."""
+"""The node connection of a preparation that names none (the hook's default)."""
 NOTHING_BOUGHT = "nothing was bought"
 NOTHING_MOVED = "nothing was bought or activated"
 MAX_BATCH_ID_LENGTH = 64
@@ -42,20 +42,20 @@ class BatchParams:
     batch_id: str = ""
 
     @classmethod
-    def of(cls, params: Mapping[str, Any]) -> BatchParams:
-        """From a run's params (``sender_address``, ``rent_time``, ``max_spend_trx``,
-        ``batch_id``)."""
+    def checked(cls, *, sender_address: Any, rent_time: Any, max_spend_trx: Any,
+                batch_id: Any = "") -> BatchParams:
+        """From an operator's rendered arguments: text or numbers, each checked."""
         try:
-            batch_id = params.get("batch_id") or ""
+            batch_id = batch_id or ""
             if not isinstance(batch_id, str) or (
                     batch_id and not is_key_text(batch_id, MAX_BATCH_ID_LENGTH)):
                 raise ValueError(
                     f"batch_id: must be 1 to {MAX_BATCH_ID_LENGTH} characters of A-Z a-z 0-9 "
                     f"and ._:/@+=#- (no spaces), or empty for the run's data interval; got "
                     f"{str(batch_id)[:80]!r}")
-            return cls(sender=valid_address(params["sender_address"], "sender_address"),
-                       rent_time=parse_decimal(params["rent_time"], "rent_time"),
-                       max_spend=parse_decimal(params["max_spend_trx"], "max_spend_trx"),
+            return cls(sender=valid_address(sender_address, "sender_address"),
+                       rent_time=parse_decimal(rent_time, "rent_time"),
+                       max_spend=parse_decimal(max_spend_trx, "max_spend_trx"),
                        batch_id=batch_id)
         except ValueError as exc:
             raise PayoutInputError(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
@@ -74,22 +74,38 @@ class ChainParams:
     confirm_timeout: float
 
     @classmethod
-    def of(cls, params: Mapping[str, Any]) -> ChainParams:
-        """From a run's params; every one optional (``tron_node_conn_id`` absent:
-        ``tron_node_default``; None: no on-chain checks)."""
+    def checked(cls, *, tron_node_conn_id: str | None = DEFAULT_NODE_CONN,
+                trx_reserve_trx: Any = "0", energy_margin: Any = "0",
+                confirm_solidified: Any = True,
+                confirm_timeout_seconds: Any = "300") -> ChainParams:
+        """From an operator's rendered arguments (``tron_node_conn_id`` None, or ``"None"``
+        as a template renders it: no on-chain checks; empty values: the defaults)."""
         try:
-            reserve = parse_decimal(params.get("trx_reserve") or "0", "trx_reserve")
-            margin = parse_int(params.get("energy_margin") or "0", "energy_margin")
-            timeout = parse_decimal(params.get("confirm_timeout") or "300", "confirm_timeout")
-            solidified_flag(params.get("confirm_solidified"))
+            reserve = parse_decimal(_given(trx_reserve_trx, "0"), "trx_reserve_trx")
+            margin = parse_int(_given(energy_margin, "0"), "energy_margin")
+            timeout = parse_decimal(_given(confirm_timeout_seconds, "300"),
+                                    "confirm_timeout_seconds")
+            solidified = solidified_flag(confirm_solidified)
         except ValueError as exc:
             raise PayoutInputError(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
         if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
             raise PayoutInputError(
-                f"bad parameter ({NOTHING_MOVED}): trx_reserve and energy_margin must not be "
-                "negative (trx_reserve 6 decimals max), confirm_timeout must be positive")
-        return cls(node_conn_id=chosen_none(params.get("tron_node_conn_id", DEFAULT_NODE_CONN)),
-                   energy_margin=margin, trx_reserve_sun=int(reserve * SUN_PER_TRX),
-                   solidified=solidified_flag(params.get("confirm_solidified")),
+                f"bad parameter ({NOTHING_MOVED}): trx_reserve_trx and energy_margin must not "
+                "be negative (trx_reserve_trx 6 decimals max), confirm_timeout_seconds must be "
+                "positive")
+        return cls(node_conn_id=chosen_none(tron_node_conn_id), energy_margin=margin,
+                   trx_reserve_sun=int(reserve * SUN_PER_TRX), solidified=solidified,
                    confirm_timeout=float(timeout))  # seconds, not money
 
+
+def checked_sender(sender_address: Any) -> str:
+    """The hot wallet's address, checked (a bad one is a :class:`~.rows.PayoutInputError`)."""
+    try:
+        return valid_address(sender_address, "sender_address")
+    except ValueError as exc:
+        raise PayoutInputError(f"bad parameter ({NOTHING_BOUGHT}): {exc}") from None
+
+
+def _given(value: Any, default: str) -> Any:
+    """An empty or absent value (``None``, ``""``) is the setting's default."""
+    return default if value is None or value == "" else value

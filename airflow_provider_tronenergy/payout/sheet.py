@@ -21,7 +21,7 @@ from typing import Any
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.errors import NothingToDo
 from airflow_provider_tronenergy.money.quote import text
-from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams
+from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     TOKENS,
@@ -74,24 +74,28 @@ def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[di
     return payouts
 
 
-def load_payouts(params: Mapping[str, Any]) -> list[dict[str, str]]:
+def load_payouts(payouts_file: str = "",
+                 payouts: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, str]]:
     """The batch of a run: ``payouts_file`` (CSV, header optional) or the ``payouts`` rows.
 
-    Its parameters are checked first, so a bad sender or ceiling fails here, before
-    any address is activated. A run with neither (a scheduled run nobody handed a
-    batch) is :class:`NoPayouts`: there is nothing to prepare.
+    With neither (a scheduled run nobody handed a batch) it is :class:`NoPayouts`: there
+    is nothing to prepare (:func:`no_batch` asks first, before the batch's settings are
+    checked).
     """
-    path, given = params.get("payouts_file") or "", params.get("payouts") or []
-    if not path and not given:
+    if no_batch(payouts_file, payouts):
         raise NoPayouts("no payouts_file and no payouts: nothing to prepare")
-    BatchParams.of(params)
-    if not path:
+    if not payouts_file:
         return parse_payouts([[str(r.get("recipient", "")), str(r.get("amount", ""))]
-                              for r in given])
-    rows = list(csv.reader(io.StringIO(Path(path).read_text(encoding="utf-8"))))
+                              for r in payouts])
+    rows = list(csv.reader(io.StringIO(Path(payouts_file).read_text(encoding="utf-8"))))
     if rows and rows[0] and rows[0][0].strip().lower() == "recipient":
         return parse_payouts(rows[1:], first_line=2)
     return parse_payouts(rows)
+
+
+def no_batch(payouts_file: str, payouts: Sequence[Mapping[str, Any]] | None) -> bool:
+    """Neither a file nor rows: a run with nothing to prepare."""
+    return not payouts_file and not payouts
 
 
 def recipients(payouts: Sequence[Mapping[str, str]]) -> list[str]:

@@ -6,7 +6,8 @@ and waiting: ``TronEnergyBuyByCountOperator`` / ``TronEnergyBuyOperator`` mapped
 over the plan's orders (one task instance per order) and ``TronEnergyOrderSensor``
 mapped over their ids (one per order), the shape the example had before issue 15
 and the one to pick to see each order in the grid. Every other task is the
-example's own (its task functions and params), so only the shape differs. It is a
+example's own (the shipped preparation operators, the example's params), so only the
+shape differs. It is a
 measurement, not an example: it lives with the bench, outside ``example_dags/``.
 """
 
@@ -17,14 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, XComArg, task
 
-# The example's own task functions and params, so that only the shape differs.
+# The example's params, so that only the shape differs.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "example_dags"))
 
 import batch_payout_preparation as example
 
-from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.operators.address import (
     TronEnergyActivateAddressOperator,
     TronEnergyCheckAddressOperator,
@@ -36,10 +36,19 @@ from airflow_provider_tronenergy.operators.energy import (
     TronEnergyBuyByCountOperator,
     TronEnergyBuyOperator,
 )
-from airflow_provider_tronenergy.payout import onchain, ready
+from airflow_provider_tronenergy.operators.payout_prep import (
+    ACTIVATIONS_KEY,
+    RECIPIENTS_KEY,
+    TronPayoutBatchReadyOperator,
+    TronPayoutConfirmOperator,
+    TronPayoutLoadOperator,
+    TronPayoutPlanOperator,
+    TronPayoutPreflightOperator,
+)
 from airflow_provider_tronenergy.sensors.order import TronEnergyOrderSensor
 
-CONN_ID = example.CONN_ID
+CONN_ID = "tronenergy_default"
+P = "{{{{ params.{} }}}}".format
 
 with DAG(
     dag_id="batch_payout_preparation_mapped",
@@ -68,39 +77,32 @@ with DAG(
                   new_orders: list[dict[str, Any]] | None) -> list[str]:
         return [o["order_id"] for o in [*(holder_orders or []), *(new_orders or [])]]
 
-    # No orders (the wallet had the energy) skips the mapped tasks, not these two.
-    @task(trigger_rule="none_failed_min_one_success", multiple_outputs=False)
-    def confirm_on_chain(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
-                         params: dict[str, Any]) -> dict[str, Any]:
-        with as_airflow():  # a delegation failed or not seen fails at once
-            return onchain.confirm_batch(plan, orders or [], params)
-
-    @task(outlets=[example.PAYOUT_BATCH_READY], trigger_rule="none_failed_min_one_success",
-          multiple_outputs=False)
-    def publish_batch_ready(plan: dict[str, Any], orders: list[dict[str, Any]] | None,
-                            activations: list[dict[str, Any]] | None,
-                            confirmation: dict[str, Any],
-                            approval: dict[str, Any]) -> dict[str, Any]:
-        return ready.batch_ready(plan, orders or [], activations or [], confirmation,
-                                 approval)
-
-    payouts = example.load_payouts()
+    payouts = TronPayoutLoadOperator(
+        task_id="load_payouts", payouts_file=P("payouts_file"), payouts=P("payouts"),
+        sender_address=P("sender_address"), rent_time=P("rent_time"),
+        max_spend_trx=P("max_spend_trx"), batch_id=P("batch_id"))
     checked = TronEnergyCheckAddressOperator(
-        task_id="check_recipients", addresses=example.recipients(payouts),
+        task_id="check_recipients", addresses=XComArg(payouts, key=RECIPIENTS_KEY),
         tronenergy_conn_id=CONN_ID)
-    chain = example.preflight_on_chain(payouts, checked.output)
-    plan = example.plan_energy(payouts, checked.output, chain)
+    chain = TronPayoutPreflightOperator(
+        task_id="preflight_on_chain", payouts=payouts.output, checks=checked.output,
+        sender_address=P("sender_address"), tron_node_conn_id=P("tron_node_conn_id"),
+        trx_reserve_trx=P("trx_reserve"))
+    plan = TronPayoutPlanOperator(
+        task_id="plan_energy", payouts=payouts.output, checks=checked.output,
+        chain=chain.output, sender_address=P("sender_address"), rent_time=P("rent_time"),
+        max_spend_trx=P("max_spend_trx"), batch_id=P("batch_id"),
+        energy_margin=P("energy_margin"), tronenergy_conn_id=CONN_ID)
     approval = TronEnergyBatchApprovalOperator(
-        task_id="approve_batch", plan=plan,
-        approval_above_trx="{{ params.approval_above_trx }}")
+        task_id="approve_batch", plan=plan.output,
+        approval_above_trx=P("approval_above_trx"))
     activated = TronEnergyActivateAddressOperator(
-        task_id="activate_recipients", addresses=example.needing_activation(checked.output),
+        task_id="activate_recipients", addresses=XComArg(plan, key=ACTIVATIONS_KEY),
         tronenergy_conn_id=CONN_ID)
     approval >> activated
-    buy = {"tronenergy_conn_id": CONN_ID, "rent_time": "{{ params.rent_time }}",
-           "max_order_trx": "{{ params.max_spend_trx }}",
-           "on_ambiguous": "{{ params.on_ambiguous }}"}
-    holder_orders, newcomer_orders = count_orders(plan), buy_orders(plan)
+    buy = {"tronenergy_conn_id": CONN_ID, "rent_time": P("rent_time"),
+           "max_order_trx": P("max_spend_trx"), "on_ambiguous": P("on_ambiguous")}
+    holder_orders, newcomer_orders = count_orders(plan.output), buy_orders(plan.output)
     approval >> [holder_orders, newcomer_orders]
     holders = TronEnergyBuyByCountOperator.partial(task_id="buy_for_holders", **buy) \
         .expand_kwargs(holder_orders)
@@ -110,5 +112,13 @@ with DAG(
         task_id="wait_for_orders", tronenergy_conn_id=CONN_ID, deferrable=True,
         poke_interval=2, timeout=3600,
     ).expand(order_id=order_ids(holders.output, newcomers.output))
-    publish_batch_ready(plan, waited.output, activated.output,
-                        confirm_on_chain(plan, waited.output), approval.output)
+    # No orders (the wallet had the energy) skips the mapped tasks, not these two.
+    confirmed = TronPayoutConfirmOperator(
+        task_id="confirm_on_chain", plan=plan.output, orders=waited.output,
+        tron_node_conn_id=P("tron_node_conn_id"), confirm_solidified=P("confirm_solidified"),
+        confirm_timeout_seconds=P("confirm_timeout"),
+        trigger_rule="none_failed_min_one_success")
+    TronPayoutBatchReadyOperator(
+        task_id="publish_batch_ready", plan=plan.output, orders=waited.output,
+        activations=activated.output, confirmation=confirmed.output,
+        approval=approval.output, trigger_rule="none_failed_min_one_success")

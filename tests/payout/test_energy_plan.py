@@ -13,7 +13,7 @@ from airflow_provider_tronenergy.payout.energy_plan import PlanRefused
 from airflow_provider_tronenergy.payout.identity import batch_key
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.plans import sandbox_client, small_batch
+from support.plans import batch_of, sandbox_client, small_batch
 
 LIVE_LIMITS = {"energy_per_transfer": 65_000, "min_energy": 32_000, "max_energy": 5_000_000}
 
@@ -52,7 +52,7 @@ def test_an_empty_plan_has_no_orders():
 def test_plan_energy_quotes_at_the_services_price_and_keys_each_order(sandbox, control):
     rows, checks, params = small_batch(control)
     with sandbox_client(sandbox) as client:
-        plan = energy_plan.plan_energy(client, rows, checks, params)
+        plan = energy_plan.plan_energy(client, rows, checks, batch_of(params))
         price = client.get_price(Decimal(1))
     assert plan["total_energy"] == 2 * 65_000 + 131_000
     assert plan["activations"] == 1 and Decimal(plan["activation_cost"]) == Decimal("1.1")
@@ -74,17 +74,18 @@ def test_plan_energy_refuses_over_the_ceiling_or_the_balance(sandbox, control):
     rows, checks, params = small_batch(control)
     with sandbox_client(sandbox) as client:
         with pytest.raises(NotRetryable, match="max_spend_trx 1 TRX: the batch"):
-            energy_plan.plan_energy(client, rows, checks, {**params, "max_spend_trx": "1"})
+            energy_plan.plan_energy(client, rows, checks,
+                                       batch_of({**params, "max_spend_trx": "1"}))
         control.balance("2")
         with pytest.raises(NotRetryable, match="available balance 2"):
-            energy_plan.plan_energy(client, rows, checks, params)
+            energy_plan.plan_energy(client, rows, checks, batch_of(params))
 
 
 def test_plan_energy_refuses_a_rent_time_it_cannot_quote(sandbox, control):
     rows, checks, params = small_batch(control)
     with sandbox_client(sandbox) as client, pytest.raises(PayoutInputError,
                                                    match="cannot be quoted"):
-        energy_plan.plan_energy(client, rows, checks, {**params, "rent_time": "24"})
+        energy_plan.plan_energy(client, rows, checks, batch_of({**params, "rent_time": "24"}))
 
 
 @pytest.mark.parametrize("patch", [{"data.price_per_10k": "-5"}, {"data.price_per_10k": "1e400"},
@@ -97,7 +98,7 @@ def test_plan_energy_refuses_a_quote_it_cannot_trust(sandbox, control, patch):
     try:
         with sandbox_client(sandbox) as client, pytest.raises(NotRetryable,
                                                        match="cannot be trusted"):
-            energy_plan.plan_energy(client, rows, checks, params)
+            energy_plan.plan_energy(client, rows, checks, batch_of(params))
     finally:
         control.clear_faults()
 
@@ -110,11 +111,11 @@ def test_only_the_first_transfer_to_a_new_recipient_is_a_first_transfer(sandbox,
     params = {"sender_address": control.activated(), "rent_time": "1", "max_spend_trx": "100",
               "batch_id": "b1"}
     with sandbox_client(sandbox) as client:
-        plan = energy_plan.plan_energy(client, rows, checks, params)
+        plan = energy_plan.plan_energy(client, rows, checks, batch_of(params))
         # The node's estimates (on chain): the same rule, only the missing energy bought.
         chain = {"onchain": True, "energies": {newcomer: 131_000},
                  "wallet": {"energy_available": 0}}
-        onchain_plan = energy_plan.plan_energy(client, rows, checks, params, chain)
+        onchain_plan = energy_plan.plan_energy(client, rows, checks, batch_of(params), chain)
     assert [r["energy"] for r in plan["recipients"]] == [131_000, 65_000, 65_000]
     assert plan["total_energy"] == 131_000 + 2 * 65_000
     assert [o["energy_amount"] for o in plan["buy_orders"]] == [131_000]

@@ -23,6 +23,7 @@ from airflow_provider_tronenergy.payout.onchain import (
     holder_energy,
     shortfall_orders,
 )
+from airflow_provider_tronenergy.payout.params import ChainParams
 from airflow_provider_tronenergy.protocol.address import random_address
 
 
@@ -156,16 +157,17 @@ def test_a_node_connection_that_names_nothing_stops_the_preflight(monkeypatch):
     bought or activated (the plan and the purchases come after it); None, written out, is
     the one way to plan without on-chain checks."""
     monkeypatch.delenv("AIRFLOW_CONN_TRON_NOD_DEFAULT", raising=False)
-    params = {"sender_address": random_address(), "rent_time": "1", "max_spend_trx": "10"}
+    sender = random_address()
     with pytest.raises(ConnectionMissing) as missing:
-        onchain.check_batch([], [], {**params, "tron_node_conn_id": "tron_nod_default"})
+        onchain.check_batch([], [], sender,
+                            ChainParams.checked(tron_node_conn_id="tron_nod_default"))
     assert str(missing.value) == (
         "tron_node_conn_id 'tron_nod_default' names no connection; payout preparation needs "
         "a TRON node to check balances and delegations: create it, or pass "
         "tron_node_conn_id=None to plan without on-chain checks")
     assert isinstance(missing.value, NotRetryable)
     with pytest.raises(ConnectionMissing, match=r"^tron_node_conn_id is empty; "):
-        onchain.check_batch([], [], {**params, "tron_node_conn_id": ""})
-    chosen = onchain.check_batch([], [], {**params, "tron_node_conn_id": None})
+        onchain.check_batch([], [], sender, ChainParams.checked(tron_node_conn_id=""))
+    chosen = onchain.check_batch([], [], sender, ChainParams.checked(tron_node_conn_id=None))
     assert chosen == {"onchain": False, "reason": "no on-chain checks were made: "
                                                   "tron_node_conn_id is None"}

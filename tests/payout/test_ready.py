@@ -11,7 +11,7 @@ from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.energy_plan import plan_energy
 from airflow_provider_tronenergy.payout.ready import FIGURES, batch_ready
 from airflow_provider_tronenergy.protocol.address import random_address
-from support.plans import on_hand_batch, sandbox_client
+from support.plans import batch_of, on_hand_batch, sandbox_client
 
 
 def _rows(*energies: int) -> list[dict[str, object]]:
@@ -44,7 +44,7 @@ def test_the_saving_counts_only_the_energy_renting_provided(sandbox, control):
     (71.9 - 23.355 = 48.545 TRX); renting saved 51.9 - 23.355 = 28.545 TRX."""
     rows, checks, params, chain = on_hand_batch(control)
     with sandbox_client(sandbox) as client:
-        plan = plan_energy(client, rows, checks, params, chain)
+        plan = plan_energy(client, rows, checks, batch_of(params), chain)
         price = client.get_price(Decimal(1))
     assert (plan["total_energy"], plan["energy_on_hand_used"], plan["energy_to_buy"]) \
         == (719_000, 200_000, 519_000)
@@ -71,7 +71,7 @@ def test_each_recipients_cost_is_its_share_of_what_was_paid(sandbox, control):
     paid (23.355): each row is now its share, by energy, summing to the sun."""
     rows, checks, params, chain = on_hand_batch(control)
     with sandbox_client(sandbox) as client:
-        plan = plan_energy(client, rows, checks, params, chain)
+        plan = plan_energy(client, rows, checks, batch_of(params), chain)
     assert sum(Decimal(r["energy_cost"]) for r in plan["recipients"]) \
         == Decimal(plan["energy_cost_quote"])
     orders = [{"order_id": "o1", "kind": "buy", "energy_amount": 519_000, "cost": "23.355",
@@ -89,7 +89,7 @@ def test_each_recipients_cost_is_its_share_of_what_was_paid(sandbox, control):
 def test_the_event_says_what_each_figure_compares(sandbox, control):
     rows, checks, params, chain = on_hand_batch(control)
     with sandbox_client(sandbox) as client:
-        plan = plan_energy(client, rows, checks, params, chain)
+        plan = plan_energy(client, rows, checks, batch_of(params), chain)
     ready = batch_ready(plan, [{"order_id": "o1", "kind": "buy", "cost": "23.355",
                                         "energy_amount": 519_000, "status": "success"}], [])
     figures = ready["figures"]

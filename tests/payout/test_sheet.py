@@ -52,29 +52,24 @@ def test_a_recipient_on_several_rows_is_logged_once_with_its_lines(tmp_path, cap
     twice, once = random_address(), random_address()
     path = tmp_path / "payouts.csv"
     path.write_text(f"recipient,amount\n{twice},1\n{once},2\n{twice},3\n{twice},4\n")
-    params = {"sender_address": random_address(), "rent_time": "1", "max_spend_trx": "10",
-              "payouts_file": str(path)}
     with caplog.at_level("WARNING", logger=sheet.__name__):
-        assert len(sheet.load_payouts(params)) == 4
+        assert len(sheet.load_payouts(str(path))) == 4
     [record] = [r for r in caplog.records if r.name == sheet.__name__]
     assert f"recipient {twice} appears 3 times (lines 2, 4, 5)" in record.getMessage()
     assert once not in record.getMessage()
 
 
 def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):
-    sender, a = random_address(), random_address()
-    params = {"sender_address": sender, "rent_time": "1", "max_spend_trx": "10"}
+    a = random_address()
     with_header = tmp_path / "a.csv"
     with_header.write_text(f"recipient,amount\n{a},1.5\n")
     bare = tmp_path / "b.csv"
     bare.write_text(f"{a},1.5\n{a},x\n")
     expected = [{"recipient": a, "amount": "1.5"}]
-    assert sheet.load_payouts({**params, "payouts_file": str(with_header)}) == expected
+    assert sheet.load_payouts(str(with_header)) == expected
     with pytest.raises(PayoutInputError, match="line 2:"):
-        sheet.load_payouts({**params, "payouts_file": str(bare)})
-    assert sheet.load_payouts({**params, "payouts": [{"recipient": a, "amount": "1.5"}]}) \
+        sheet.load_payouts(str(bare))
+    assert sheet.load_payouts(payouts=[{"recipient": a, "amount": "1.5"}]) \
         == expected
     with pytest.raises(NothingToDo):
-        sheet.load_payouts({**params, "payouts_file": "", "payouts": []})
-    with pytest.raises(PayoutInputError, match="sender_address"):
-        sheet.load_payouts({**params, "sender_address": "T" + "1" * 33, "payouts": expected})
+        sheet.load_payouts("", [])

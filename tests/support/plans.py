@@ -6,6 +6,7 @@ Rows, check-address results and run params as the example DAG's tasks hand them 
 from __future__ import annotations
 
 from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.payout.params import BatchParams
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
 from tronenergy_sandbox import SandboxServer
@@ -47,3 +48,11 @@ def on_hand_batch(control: Control) -> tuple[list[dict[str, str]], list[dict[str
              "energies": {c["address"]: c["transfer_energy"] for c in checks},
              "holder_energy": 65_000}
     return rows, checks, params, chain
+
+
+def batch_of(params: dict[str, str]) -> BatchParams:
+    """The batch settings the preparation operators check from their arguments."""
+    return BatchParams.checked(sender_address=params["sender_address"],
+                               rent_time=params["rent_time"],
+                               max_spend_trx=params["max_spend_trx"],
+                               batch_id=params.get("batch_id", ""))
