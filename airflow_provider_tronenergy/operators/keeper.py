@@ -112,7 +112,7 @@ class TronEnergyKeeperOperator(BaseOperator):
                                          needs=NODE_NEEDED)
         if hour_seconds != HOUR_SECONDS:
             with as_airflow():  # an unreadable network extra: failed, nothing bought
-                network = TronNodeHook.network(node.get_connection(node.tron_node_conn_id)).name
+                network = TronNodeHook.network(node.connection()).name
             if network != "custom":  # node.network.CUSTOM: a sandbox or private chain
                 node.close()
                 raise AirflowFailException(
