@@ -48,8 +48,8 @@ from tronpy.providers import HTTPProvider
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 

@@ -28,8 +28,8 @@ from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, VerifiedTransfer, to_micro
 from airflow_provider_tronenergy.errors import CallbackError
-from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
-from airflow_provider_tronenergy.protocol.signing import verify_callback
+from tronenergy_protocol.address import AddressError, decode_address
+from tronenergy_protocol.signing import verify_callback
 
 log = logging.getLogger(__name__)
 

@@ -51,9 +51,9 @@ from airflow_provider_tronenergy.node.network import (
     same_chain,
 )
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import parse_decimal, parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
 NODE_NEEDED = "this task reads the chain through a TRON node"

@@ -40,7 +40,7 @@ from airflow_provider_tronenergy.node.multicall import (
 from airflow_provider_tronenergy.node.network import genesis_id
 from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.ids import TX_HASH
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
