@@ -271,7 +271,8 @@ class Probe:
 
 
 def probe_body(now: float | None = None) -> bytes:
-    """The body of a probe sent now; sign it with :func:`tronenergy_protocol.signing.sign_callback`."""
+    """The body of a probe sent now; sign it with
+    :func:`tronenergy_protocol.signing.sign_callback`."""
     sent_at = int(time.time() if now is None else now)
     return json.dumps({"event": PROBE_EVENT, "timestamp": sent_at},
                       separators=(",", ":")).encode()
