@@ -17,6 +17,7 @@ from airflow_provider_tronenergy.node.models import TransactionInfo
 from airflow_provider_tronenergy.node.transactions import (
     RefBlock,
     UnsignedTransfer,
+    trx_transfer_bandwidth,
     trx_transfer_contract,
 )
 from airflow_provider_tronenergy.node.trx_costs import (
@@ -161,8 +162,9 @@ def test_the_predicted_cost_is_the_chains_charge_to_the_sun(chain, node):
     plan = plan_trx_transfers([(to, amount, size) for to, amount in rows], existing={holder},
                               bandwidth=Bandwidth.of(node.get_resources(owner)), fees=fees)
     sent = [send(chain, node, owner, to, amount, key) for to, amount in rows]
-    for one, (_, amount) in zip(sent, rows, strict=True):
-        assert one.tx.bandwidth() == size
+    for one, (to, amount) in zip(sent, rows, strict=True):
+        assert one.tx.bandwidth() == size == trx_transfer_bandwidth(owner=owner, to=to,
+                                                                    amount_sun=amount)
         assert_predicted(one, amount)
     kinds = [(s.predicted.creates_account, s.predicted.free_bandwidth > 0,
               s.predicted.bandwidth_fee_sun) for s in sent]
@@ -200,7 +202,8 @@ def test_two_signers_under_an_active_permission_pay_the_multi_sign_fee(chain, no
     for to in (random_address(), chain.account(trx="1")[1]):
         one = send(chain, node, owner, to, 1_000_000, first, second, permission_id=2)
         assert one.predicted.multi_sign_fee_sun == 1_000_000
-        assert one.tx.bandwidth(2) == one.tx.bandwidth(1) + 67
+        assert one.tx.bandwidth(2) == one.tx.bandwidth(1) + 67 == trx_transfer_bandwidth(
+            owner=owner, to=to, amount_sun=1_000_000, permission_id=2, signatures=2)
         assert_predicted(one, 1_000_000)
         proof = node.prove_trx_payment(one.tx.txid, block_number=one.info.block_number,
                                        owner=owner, to=to, amount_sun=1_000_000, signatures=2)
@@ -237,6 +240,22 @@ def test_a_receipt_proves_only_the_transfer_its_block_holds(chain, node):
     assert proof is not None and proof.problem == (
         f"block {info.block_number} holds it as TriggerSmartContract, not a TransferContract")
     assert node.prove_trx_payment("ab" * 32, **asked) is None  # no receipt yet
+
+
+def test_a_transfers_bandwidth_is_known_before_its_block_is_read():
+    owner, to = random_address(), random_address()
+    ref = RefBlock(77_000_000, f"{77_000_000:016x}" + "ef" * 24, 1_760_000_000_000)
+    for amount in (1, 127, 128, 2_000_000, 2**63 - 1):
+        for permission_id, signatures in ((0, 1), (2, 1), (2, 3)):
+            built = trx_transfer_contract(owner=owner, to=to, amount_sun=amount, ref=ref,
+                                          expiration_ms=ref.timestamp_ms + 86_400_000,
+                                          timestamp_ms=ref.timestamp_ms,
+                                          permission_id=permission_id)
+            assert built.bandwidth(signatures) == trx_transfer_bandwidth(
+                owner=owner, to=to, amount_sun=amount, permission_id=permission_id,
+                signatures=signatures)
+    assert trx_transfer_bandwidth(owner=owner, to=to, amount_sun=2**63 - 1) == \
+        trx_transfer_bandwidth(owner=owner, to=to, amount_sun=1) + 8  # varints: 10 bytes, 1
 
 
 @pytest.mark.parametrize(("changes", "error"), [
