@@ -1,8 +1,9 @@
 """What one TRX transfer costs its sender, by java-tron's rules, from the chain's figures.
 
 A ``TransferContract`` uses no energy. It pays, in this order (java-tron at commit
-127d28218c799ae24024ddaeee8b9a728f3da434,
-``chainbase/src/main/java/org/tron/core/db/BandwidthProcessor.java``, ``consume``):
+370a86b44163d2541287d94c7c8be0d5f700ab07,
+``chainbase/src/main/java/org/tron/core/db/BandwidthProcessor.java``, ``consume``; the same
+rules at 127d28218c799ae24024ddaeee8b9a728f3da434):
 
 - **a recipient that exists**: its bytes (the signed transaction plus 64 for its result,
   :meth:`~.transactions.UnsignedTransfer.bandwidth`) whole from the sender's staked
@@ -15,11 +16,13 @@ A ``TransferContract`` uses no energy. It pays, in this order (java-tron at comm
   (``consumeBandwidthForCreateNewAccount``), else ``getCreateAccountFee`` burned
   (``consumeFeeForCreateNewAccount``). The free bandwidth never pays for it. On top, the
   transfer itself pays ``getCreateNewAccountFeeInSystemContract``
-  (``actuator/src/main/java/org/tron/core/actuator/TransferActuator.java``, ``execute``:
+  (``actuator/src/main/java/org/tron/core/actuator/TransferActuator.java`` at commit
+  0623a96f030cc665b6526ec3b7179969e6cee07c, ``execute``:
   ``fee = TRANSFER_FEE (0) + getCreateNewAccountFeeInSystemContract()``, burned and shown
   as the transaction's ``ret.fee``).
 - more than one signature: ``getMultiSignFee`` (``Manager.consumeMultiSignFee``, as
-  ``payout.trust.figures_problem`` cites it).
+  ``payout.trust.figures_problem`` cites it). No memo fee: ``Manager.consumeMemoFee``
+  charges ``getMemoFee`` only for a ``raw_data.data``, which these transfers never carry.
 
 The receipt (``gettransactioninfobyid``) shows ``net_usage`` (bytes from stake or the free
 allowance), ``net_fee`` (the burn: bytes or the account-creation fee;
