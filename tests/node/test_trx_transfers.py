@@ -149,6 +149,22 @@ def test_the_chains_figures_are_read_not_assumed(chain, node):
     assert not node.get_account(random_address()).activated  # getaccount's {}: no account
 
 
+def test_a_free_allowance_cut_by_a_proposal_is_read_from_the_chain(chain, node):
+    key, owner = chain.account(trx="10")
+    _, holder = chain.account(trx="1")
+    chain.control.post("/chain/parameters", {"getFreeNetLimit": 0})
+    try:
+        chain.blocks(1)
+        assert Bandwidth.of(node.get_resources(owner)) == Bandwidth(0, 0)
+        burned = send(chain, node, owner, holder, 1_000_000, key)
+        assert burned.predicted.bandwidth_fee_sun == burned.tx.bandwidth() * 1_000
+        assert_predicted(burned, 1_000_000)
+    finally:
+        chain.control.post("/chain/parameters", {"getFreeNetLimit": 600})
+        chain.blocks(1)
+    assert Bandwidth.of(node.get_resources(owner)).free_left == 600
+
+
 def test_the_predicted_cost_is_the_chains_charge_to_the_sun(chain, node):
     key, owner = chain.account(trx="20")
     _, holder = chain.account(trx="1")
