@@ -156,7 +156,8 @@ class ChainLedger(ChainState):
         self.advance()
         row = self._wallet_row(address)
         used = self._usage(row, self.read_block())
-        free = self.parameters.current(self.read_block()).free_net_limit  # getFreeNetLimit
+        # java-tron's Wallet.getAccountResource: freeNetLimit is getFreeNetLimit, as in force
+        free = self.parameters.current(self.read_block()).free_net_limit
         return {"freeNetLimit": free, "freeNetUsed": used.free_net,
                 "NetLimit": row["net_staked"] if row else 0, "NetUsed": used.net,
                 "EnergyLimit": self._energy_limit(address, self.read_time()),
