@@ -134,3 +134,8 @@ def test_a_block_is_read_with_each_transactions_contract_and_result():
     assert read.entries["03" * 32] == BlockEntry("TransferContract", None, 0, None)
     with pytest.raises(ValueError, match="block 9 for block 8"):
         BlockTrx.from_node(8, payload)
+    for parameter in (["not", "an", "object"], {"value": "5 sun"}, {}):
+        odd = {"txID": "04" * 32, "ret": [{"contractRet": "SUCCESS"}],
+               "raw_data": {"contract": [{"type": "TransferContract", "parameter": parameter}]}}
+        with pytest.raises(ValueError, match="TransferContract without a value"):
+            BlockTrx.from_node(9, {**payload, "transactions": [odd]})
