@@ -193,6 +193,18 @@ class TrxPlan:
     def accounts_created(self) -> int:
         return sum(1 for c in self.costs if c.creates_account)
 
+    def figures(self) -> dict[str, int]:
+        """The plan's sums, for a pre-flight's message and event: TRX in sun, bandwidth in
+        bytes."""
+        return {"transfers": len(self.costs), "amount_sun": self.amount_sun,
+                "accounts_created": self.accounts_created,
+                "account_fee_sun": sum(c.account_fee_sun for c in self.costs),
+                "bandwidth_fee_sun": sum(c.bandwidth_fee_sun for c in self.costs),
+                "multi_sign_fee_sun": sum(c.multi_sign_fee_sun for c in self.costs),
+                "staked_bandwidth": sum(c.staked_bandwidth for c in self.costs),
+                "free_bandwidth": sum(c.free_bandwidth for c in self.costs),
+                "fee_sun": self.fee_sun, "trx_needed_sun": self.trx_needed_sun}
+
 
 def plan_trx_transfers(transfers: Sequence[tuple[str, int, int]], *, existing: Collection[str],
                        bandwidth: Bandwidth, fees: TrxFees, signatures: int = 1) -> TrxPlan:

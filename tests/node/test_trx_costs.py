@@ -10,6 +10,7 @@ from airflow_provider_tronenergy.node.models import BlockBody, TransactionInfo
 from airflow_provider_tronenergy.node.trx_costs import (
     Bandwidth,
     TrxFees,
+    plan_trx_transfers,
     trx_transfer_cost,
 )
 from airflow_provider_tronenergy.node.trx_receipts import BlockEntry, trx_figures_problem
@@ -59,6 +60,20 @@ def test_several_signatures_pay_the_multi_sign_fee_on_top():
         cost(signatures=0)
     with pytest.raises(ValueError, match="at least one byte"):
         cost(size=0)
+
+
+def test_a_plan_creates_each_new_recipient_once_and_spends_the_bandwidth_in_order():
+    old, new = "T-holder", "T-newcomer"
+    plan = plan_trx_transfers([(new, 5, 268), (new, 6, 268), (old, 7, 268), (old, 8, 268)],
+                              existing={old}, bandwidth=Bandwidth(300, 600), fees=FEES,
+                              signatures=2)
+    assert plan.figures() == {
+        "transfers": 4, "amount_sun": 26, "accounts_created": 1,
+        "account_fee_sun": 1_000_000, "bandwidth_fee_sun": 268_000,  # the last one burns
+        "multi_sign_fee_sun": 4_000_000, "staked_bandwidth": 268, "free_bandwidth": 536,
+        "fee_sun": 5_268_000, "trx_needed_sun": 5_268_026}
+    assert plan.left == Bandwidth(32, 64)
+    assert [c.creates_account for c in plan.costs] == [True, False, False, False]
 
 
 def _parameters(**values):
