@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pytest
 import requests
-from eth_abi import encode
+from eth_abi import decode, encode
 from tronpy.exceptions import TvmError
 from tronpy.keys import to_hex_address
 
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.sandbox import create_token, set_token_units, token_units
+from tronenergy_sandbox.chain.multicall import AGGREGATE, MULTICALL
 
 HOLDER, NEW_HOLDER, FACTOR = 20_000, 50_000, 12_345
 FEE_LIMIT = 100_000_000
@@ -198,3 +199,38 @@ def _new_accounts_pay(chain: Chain) -> None:
     info = _run(chain, chain.tron.trx.transfer(staked, random_address(), 1_000_000), staked_key)
     assert info["fee"] == system and "net_fee" not in info["receipt"]
     assert chain.wallet(staked)["trx_sun"] == 10_000_000 - 1_000_000 - system
+
+
+def test_multicall_reads_a_tokens_balances_and_decimals(chain):
+    token = create_token(chain.sandbox, symbol="MC", decimals=18)
+    silent = create_token(chain.sandbox, symbol="MUTE", decimals=None)
+    holder = random_address()
+    set_token_units(chain.sandbox, token, holder, 2**70)
+
+    def aggregate(calls: list[tuple[str, bytes]]) -> dict:
+        parameter = encode(["(address,bytes)[]"], [[(_evm(a), d) for a, d in calls]]).hex()
+        return chain.node_post("triggerconstantcontract", {
+            "owner_address": holder, "contract_address": MULTICALL, "visible": True,
+            "function_selector": AGGREGATE, "parameter": parameter})
+
+    balance_of = bytes.fromhex("70a08231") + encode(["address"], [_evm(holder)])
+    decimals = bytes.fromhex("313ce567")
+    answer = aggregate([(token, balance_of), (token, decimals)])
+    _, returned = decode(["uint256", "bytes[]"], bytes.fromhex(answer["constant_result"][0]))
+    assert [int.from_bytes(r, "big") for r in returned] == [2**70, 18]
+    assert "message" in aggregate([(silent, decimals)])["result"]  # its decimals() reverts
+
+
+def test_transfers_placed_into_blocks_move_a_tokens_balance(chain):
+    token = create_token(chain.sandbox, symbol="PLC", decimals=18)
+    to = random_address()
+    placed = chain.control.post("/chain/blocks/transfers", {"transfers": [
+        {"to": to, "units": [str(10**20), "5"], "contract": token}]})
+    (done,) = placed["transactions"]
+    chain.blocks(2)
+    assert token_units(chain.sandbox, token, to) == 10**20 + 5
+    logs = chain.info(done["txid"])["log"]
+    assert [(log["address"], int(log["data"], 16)) for log in logs] == [
+        (token, 10**20), (token, 5)]
+    (listed,) = chain.transactions(to=to)
+    assert (listed["token"], listed["amount"]) == (token, "100.000000000000000005")
