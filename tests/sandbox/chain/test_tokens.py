@@ -124,6 +124,8 @@ def test_estimates_for_a_holder_a_new_holder_and_a_changed_factor(chain):
         _charged(NEW_HOLDER, FACTOR)
     too_much = _estimate(chain, token, owner, holder, 11)
     assert too_much["result"]["code"] == "CONTRACT_EXE_ERROR"
+    info = chain.node_post("getcontractinfo", {"value": token, "visible": True})
+    assert info["contract_state"]["energy_factor"] == FACTOR
     chain.control.post(f"/chain/tokens/{token}", {"energy_factor": 34_000})
     assert _estimate(chain, token, owner, holder, 1)["energy_required"] == \
         _charged(HOLDER, 34_000)
