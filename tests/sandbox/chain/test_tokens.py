@@ -18,9 +18,11 @@ from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.sandbox import create_token, set_token_units, token_units
 from tronenergy_sandbox.chain.multicall import AGGREGATE, MULTICALL
+from tronenergy_sandbox.world import World
 
 HOLDER, NEW_HOLDER, FACTOR = 20_000, 50_000, 12_345
 FEE_LIMIT = 100_000_000
+TOKEN, HOLDER_ADDRESS = random_address(), random_address()
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +238,20 @@ def test_transfers_placed_into_blocks_move_a_tokens_balance(chain):
         (token, 10**20), (token, 5)]
     (listed,) = chain.transactions(to=to)
     assert (listed["token"], listed["amount"]) == (token, "100.000000000000000005")
+
+
+def test_tokens_and_holdings_survive_a_restart(tmp_path):
+    path = str(tmp_path / "state.db")
+    world = World(path)
+    world.create_token(contract=TOKEN, name="Kept", symbol="KEPT", decimals=None,
+                       holder_energy=1_000, new_holder_energy=2_000, energy_factor=7)
+    world.set_units(TOKEN, HOLDER_ADDRESS, 2**200)
+    world.close()
+    again = World(path)
+    try:
+        assert again.token_json(TOKEN)["transfer_energy"] == {"holder": 1_000,
+                                                              "new_holder": 2_001}
+        assert again.token_decimals(TOKEN) is None
+        assert again.units_of(TOKEN, HOLDER_ADDRESS) == 2**200
+    finally:
+        again.close()
