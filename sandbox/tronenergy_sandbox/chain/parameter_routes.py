@@ -70,7 +70,7 @@ async def get_contract_info(request: Request) -> Response:
     state = {"energy_factor": energy.energy_factor, "update_cycle": head // CYCLE_BLOCKS}
     return _answer({
         "smart_contract": {"contract_address": address,
-                           "name": token.name if token else "TetherToken"},
+                           "name": token.name or "" if token else "TetherToken"},
         "runtimecode": "",
         "contract_state": {k: v for k, v in state.items() if v},  # proto3 JSON: zeros left out
     })

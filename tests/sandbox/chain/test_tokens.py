@@ -104,12 +104,20 @@ def test_a_0_decimal_token_and_a_transfer_past_the_balance_reverting(chain):
     assert (contract.functions.balanceOf(owner), contract.functions.balanceOf(holder)) == (0, 6)
 
 
-def test_a_contract_without_decimals_reverts_the_call(chain):
+def test_a_contract_without_decimals_or_symbol_reverts_those_calls(chain):
+    """What the provider refuses a token for: no ``decimals()``, no ``symbol()``, or
+    decimals past 36 (a uint8 allows up to 255)."""
     token = create_token(chain.sandbox, symbol="NODEC", decimals=None)
     contract = chain.tron.get_contract(token)
     with pytest.raises(TvmError, match="REVERT opcode executed"):
         contract.functions.decimals()
     assert contract.functions.symbol() == "NODEC"
+    mute = chain.tron.get_contract(create_token(chain.sandbox, symbol=None, decimals=6))
+    with pytest.raises(TvmError, match="REVERT opcode executed"):
+        mute.functions.symbol()
+    assert mute.functions.decimals() == 6
+    wide = chain.tron.get_contract(create_token(chain.sandbox, symbol="WIDE", decimals=77))
+    assert wide.functions.decimals() == 77
 
 
 def test_estimates_for_a_holder_a_new_holder_and_a_changed_factor(chain):
@@ -156,7 +164,7 @@ def test_the_solidity_api_reads_a_token_as_of_the_solidified_block(chain):
 
 def test_the_control_api_refuses_what_no_chain_has(chain):
     root = f"{chain.sandbox.root_url}/sandbox/chain/tokens"
-    for body in ({"symbol": "X", "decimals": 37}, {"symbol": "X"},
+    for body in ({"symbol": "X", "decimals": 256}, {"symbol": "X"}, {"decimals": 6},
                  {"symbol": "X", "decimals": 6, "energy_factor": 100_001},
                  {"symbol": "X", "decimals": 6, "holder_energy": 0},
                  {"symbol": "X", "decimals": 6, "contract": chain.sandbox.state.world
