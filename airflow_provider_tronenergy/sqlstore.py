@@ -63,6 +63,11 @@ class StoreNotShared(StoreError, NotRetryable):
     setting to set and the per-store opt-in."""
 
 
+class StoreSettingError(StoreError, NotRetryable):
+    """A store's setting holds a value it does not accept: the message names the setting and
+    the values it accepts; nothing is opened (a retry would read the same)."""
+
+
 def airflow_conf(key: str) -> str | None:
     """``[tronenergy] key`` from Airflow's configuration, or None without Airflow."""
     try:
@@ -113,16 +118,23 @@ class Location:
         if not value:
             value, setting = (airflow_conf(key) or "").strip().lower(), f"[{CONF_SECTION}] {key}"
         if value not in SAID_TRUE + SAID_FALSE:
-            raise StoreError(f"{setting} must be true or false, not {value!r}")
+            accepted = " or ".join(", ".join(said for said in values if said)
+                                   for values in (SAID_TRUE, SAID_FALSE))
+            raise StoreSettingError(f"{setting} must be true or false ({accepted}, any case), "
+                                    f"not {value!r}: set one of them, or unset it")
         return value in SAID_TRUE
 
     def open_url(self, url: str | URL | None) -> URL:
         """The checked URL this store opens (``url``, else the rule); raises
-        :class:`StoreNotShared` where :func:`shared_problem` finds one."""
+        :class:`StoreNotShared` where :func:`shared_problem` finds one, and
+        :class:`StoreSettingError` for an opt-in that is neither true nor false, wherever it
+        would be read: a bad setting is never passed over unread."""
         parsed = parse_url(url if isinstance(url, URL) else self.url(url))
         problem = shared_problem(self, parsed)
         if problem is not None:
             raise StoreNotShared(problem)
+        if "airflow" in sys.modules or os.environ.get(f"{self.env}_SINGLE_HOST"):
+            self.single_host()  # read where it could be; a standalone process reads no conf
         return parsed
 
 
