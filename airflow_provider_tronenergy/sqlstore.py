@@ -64,8 +64,7 @@ class StoreNotShared(StoreError, NotRetryable):
 
 
 class StoreSettingError(StoreError, NotRetryable):
-    """A store's setting holds a value it does not accept: the message names the setting and
-    the values it accepts; nothing is opened (a retry would read the same)."""
+    """A store's setting that says nothing it accepts: named, with what it accepts."""
 
 
 def airflow_conf(key: str) -> str | None:
@@ -118,17 +117,14 @@ class Location:
         if not value:
             value, setting = (airflow_conf(key) or "").strip().lower(), f"[{CONF_SECTION}] {key}"
         if value not in SAID_TRUE + SAID_FALSE:
-            accepted = " or ".join(", ".join(said for said in values if said)
-                                   for values in (SAID_TRUE, SAID_FALSE))
-            raise StoreSettingError(f"{setting} must be true or false ({accepted}, any case), "
-                                    f"not {value!r}: set one of them, or unset it")
+            raise StoreSettingError(f"{setting} must be true or false (t, true, 1 or f, false, "
+                                    f"0, any case), not {value!r}: set one, or unset it")
         return value in SAID_TRUE
 
     def open_url(self, url: str | URL | None) -> URL:
         """The checked URL this store opens (``url``, else the rule); raises
-        :class:`StoreNotShared` where :func:`shared_problem` finds one, and
-        :class:`StoreSettingError` for an opt-in that is neither true nor false, wherever it
-        would be read: a bad setting is never passed over unread."""
+        :class:`StoreNotShared` where :func:`shared_problem` finds one; a bad opt-in
+        (:class:`StoreSettingError`) wherever the store opens, never passed over unread."""
         parsed = parse_url(url if isinstance(url, URL) else self.url(url))
         problem = shared_problem(self, parsed)
         if problem is not None:
