@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.configuration import conf
 from airflow.providers.common.compat.sdk import (
@@ -131,9 +131,7 @@ class TronNodeDepositScanOperator(BaseOperator):
         carried = {str(token): list(counts) for token, counts in
                    (event.get("carried") or {}).items()}
         if event.get("status") == "error":
-            if event.get("retryable") is False:  # a node connection that names nothing
-                raise AirflowFailException(f"deposit scan: {event.get('message')}")
-            raise AirflowException(f"deposit scan: {event.get('message')}")
+            _failed(event)
         if event.get("status") == "timeout":
             return {token: {"passes": n, "credited_total": total}
                     for token, (n, total) in carried.items()}
@@ -173,12 +171,21 @@ class TronNodeDepositScanOperator(BaseOperator):
                 event = wait_for_head(scans[0].tip, HeadWatch(
                     after, poll_interval=interval, end_time=end_time, log=self.log))
                 if event["status"] == "error":
-                    raise AirflowException(f"deposit scan: {event['message']}")
+                    _failed(event)
                 if event["status"] == "timeout":
                     return totals
         finally:
             ledger.close()
             node.close()
+
+
+def _failed(event: Mapping[str, Any]) -> NoReturn:
+    """A wait's ``error``: failed once when no retry helps (``"retryable": false``: a node
+    connection that names nothing or is malformed, a node on another chain), else retried."""
+    message = f"deposit scan: {event.get('message')}"
+    if event.get("retryable") is False:
+        raise AirflowFailException(message)
+    raise AirflowException(message)
 
 
 def _added(carried: dict[str, list[int]], reports: list[ScanReport]) -> dict[str, Any]:
