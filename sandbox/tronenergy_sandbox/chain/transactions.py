@@ -35,7 +35,7 @@ from tronenergy_sandbox.chain.charging import (
     execute,
 )
 from tronenergy_sandbox.chain.codec import TRANSFER, Decoded
-from tronenergy_sandbox.chain.ledger import USDT_UNITS, ChainLedger
+from tronenergy_sandbox.chain.ledger import USDT_UNITS
 from tronenergy_sandbox.chain.parameters import ParameterBook
 from tronenergy_sandbox.chain.pending import PendingEffects, effects
 from tronenergy_sandbox.chain.permissions import (
@@ -43,6 +43,7 @@ from tronenergy_sandbox.chain.permissions import (
     PermissionUpdateError,
     sign_weight,
 )
+from tronenergy_sandbox.chain.tokens import TokenLedger
 from tronenergy_sandbox.chain.update_contract import UPDATE
 from tronenergy_sandbox.deliveries import DeliveryQueue
 from tronenergy_sandbox.monitoring import Monitoring
@@ -66,7 +67,7 @@ CREATE INDEX IF NOT EXISTS chain_transactions_to ON chain_transactions (to_addre
 """
 
 
-class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitoring,
+class ChainTransactions(TokenLedger, AccountPermissions, PendingEffects, Monitoring,
                         DeliveryQueue, SimulatedTransfers):
     """Signed transactions from broadcast to receipt, as a part of the world's database."""
 
