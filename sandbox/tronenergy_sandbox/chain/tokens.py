@@ -25,11 +25,15 @@ bytecode, so a token's transfer is one "instruction" of its base energy:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from tronenergy_sandbox.chain.ledger import ChainLedger
-from tronenergy_sandbox.chain.parameters import FACTOR_DECIMAL, MAX_ENERGY_FACTOR
+from tronenergy_sandbox.chain.parameters import (
+    FACTOR_DECIMAL,
+    MAX_ENERGY_FACTOR,
+    TransferEnergy,
+)
 from tronenergy_sandbox.errors import WorldError
 
 MAX_DECIMALS: Final = 36
@@ -53,15 +57,6 @@ CREATE TABLE IF NOT EXISTS token_balances (
     contract TEXT NOT NULL, address TEXT NOT NULL, units TEXT NOT NULL,
     PRIMARY KEY (contract, address));
 """
-
-
-class TransferEnergy(Protocol):
-    """What charging needs of a contract: its factor and a transfer's energy."""
-
-    @property
-    def energy_factor(self) -> int: ...
-
-    def transfer_energy(self, new_slot: bool) -> int: ...
 
 
 @dataclass(frozen=True)
