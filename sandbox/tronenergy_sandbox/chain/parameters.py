@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from tronenergy_sandbox.errors import SandboxError
 
@@ -97,6 +97,15 @@ WALLET_KEYS: Final[dict[str, str]] = {
     "multi_sign_fee": "getMultiSignFee",
 }
 FIELD_BY_KEY: Final[dict[str, str]] = {key: name for name, key in WALLET_KEYS.items()}
+
+
+class TransferEnergy(Protocol):
+    """A token contract's energy rules (USDT's :class:`ContractEnergy`, or ``tokens.Token``)."""
+
+    @property
+    def energy_factor(self) -> int: ...
+
+    def transfer_energy(self, new_slot: bool) -> int: ...
 
 
 @dataclass(frozen=True)
