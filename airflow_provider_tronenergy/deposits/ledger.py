@@ -163,7 +163,8 @@ class DepositLedger:
         for t in transfers:
             inserted = conn.execute(self.db.insert(CREDITED).values(
                 tx_hash=t.tx_hash, log_index=t.index, to_address=t.to_address,
-                from_address=t.from_address, amount=amount_text(t.units, decimals), units=str(t.units),
+                from_address=t.from_address, amount=amount_text(t.units, decimals),
+                units=str(t.units),
                 token=token, contract=t.contract, block_number=t.block_number,
                 block_timestamp_ms=t.block_timestamp_ms, source=source, credited_at=now,
                 credited_by=credited_by,

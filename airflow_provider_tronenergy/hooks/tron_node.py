@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _mask,
     _max_answer_bytes,
     _timeout,
+    connection_extras,
 )
 from airflow_provider_tronenergy.node.models import (
     Block,
@@ -145,7 +146,7 @@ class TronNodeHook(BaseHook):
     @classmethod
     def node_settings(cls, conn: Connection, *, mask: bool = True) -> dict[str, Any]:
         """Keyword arguments for :class:`~..node.client.TronNodeClient`, checked."""
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         url = (conn.host or "").rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise TronNodeConnectionError(
@@ -205,7 +206,7 @@ class TronNodeHook(BaseHook):
         most 1000); None (absent or empty): unpaced."""
         from airflow_provider_tronenergy.pace.store import checked_rate
 
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         value = extras.get("requests_per_second")
         if value in (None, ""):
             return None
@@ -218,7 +219,7 @@ class TronNodeHook(BaseHook):
     def network(cls, conn: Connection) -> Network:
         """The chain the connection means (extras ``network``, ``genesis_block_id``,
         ``usdt_contract``, ``explorer_url``: :func:`~..node.network.network_of`), checked."""
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         try:
             return network_of(extras)
         except ValueError as exc:

@@ -13,8 +13,8 @@ one ``scan_interval`` of its block's solidification. Without ``follow_for``, one
 DAG scheduled every few minutes is the simple mode).
 
 Bad input (an address not base58check, a setting out of range, a contract that answers no
-``decimals()``) fails the task before anything is credited, and is not retried; a node or ledger that fails is retried as usual
-(nothing is credited twice: the ledger's key decides).
+``decimals()``) fails the task before anything is credited, and is not retried; a node or
+ledger that fails is retried as usual (nothing is credited twice: the ledger's key decides).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.transfers import ChainTransfer
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
+from support.sandbox import create_token as sandbox_token
 from support.waiting import wait_until
 
 WORKER = Path(__file__).parents[1] / "support" / "scan_worker.py"
@@ -43,13 +44,8 @@ def ledger(tmp_path):
 
 
 def create_token(chain, symbol: str, decimals: int | None) -> str:
-    """A TRC-20 contract of the sandbox's own (``POST /sandbox/chain/tokens``); its address."""
-    contract = random_address()
-    body = {"contract": contract, "name": f"{symbol} token", "symbol": symbol}
-    if decimals is not None:
-        body["decimals"] = decimals
-    Control(chain.sandbox).post("/chain/tokens", body)
-    return contract
+    """A TRC-20 contract of the sandbox's own; its address."""
+    return sandbox_token(chain.sandbox, symbol=symbol, decimals=decimals)
 
 
 def place(chain, transfers):

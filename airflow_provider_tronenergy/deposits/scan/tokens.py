@@ -24,7 +24,6 @@ to another token's when a contract's symbol reads otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
 from airflow_provider_tronenergy.errors import NotRetryable
@@ -44,8 +43,12 @@ TRX_DECIMALS: Final = 6
 
 
 def amount_text(units: int, decimals: int = TRX_DECIMALS) -> str:
-    """Integer units as exact decimal text in ``decimals`` (``1500000`` -> ``"1.5"`` at 6)."""
-    return format((Decimal(units).scaleb(-decimals)).normalize(), "f") if units else "0"
+    """Integer units as exact decimal text in ``decimals`` (``1500000`` -> ``"1.5"`` at 6),
+    by integer arithmetic: ``Decimal`` arithmetic rounds to its context's 28 digits, and a
+    uint256 has 78."""
+    whole, fraction = divmod(units, 10**decimals)
+    digits = str(fraction).zfill(decimals).rstrip("0") if fraction else ""
+    return f"{whole}.{digits}" if digits else str(whole)
 
 
 class TokenRefused(NotRetryable, ValueError):

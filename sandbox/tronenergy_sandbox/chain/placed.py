@@ -12,9 +12,10 @@ transaction shows once its block is produced. The recipient's balance moves at o
 Each transfer names ``to``, ``units`` (a list: one transaction paying ``to`` several times,
 one log each, as a payer contract calling the token does), and optionally ``block``
 (default: the next block), ``from``, ``token`` (``USDT`` or ``TRX``), ``contract`` (another
-TRC-20 contract: a look-alike token; no balance moves), ``failed`` (the call reverted: no
-log) and ``callback`` (default true: a monitored recipient's callback is queued, due when
-the block is produced, as the service would send it).
+TRC-20 contract: a look-alike token or a token of the sandbox's own, whose ``units`` are a
+uint256, digits past 2^53; no balance moves), ``failed`` (the call reverted: no log) and
+``callback`` (default true: a monitored recipient's callback is queued, due when the block
+is produced, as the service would send it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER
 from tronenergy_sandbox.chain.ledger import USDT_UNITS
+from tronenergy_sandbox.chain.token_routes import units as token_units
 from tronenergy_sandbox.chain.views import (
     USDT_CALL_ENERGY,
     raw_data,
@@ -67,14 +69,16 @@ def _checked(world: World, item: Any) -> dict[str, Any]:
         raise params.invalid("token must be USDT or TRX")
     amounts = item.get("units")
     amounts = amounts if isinstance(amounts, list) else [amounts]
-    units = [params.integer(a, "units") for a in amounts]
+    contract = params.optional_address(item.get("contract"), "contract")
+    other = contract is not None and contract != world.usdt_contract
+    # another TRC-20's units are a uint256 (an 18-decimal token passes 2^63 at 9.2 tokens)
+    units = [token_units(a) if other else params.integer(a, "units") for a in amounts]
     if not units or any(u <= 0 for u in units) or (token == "TRX" and len(units) != 1):
         raise params.invalid("units must be a positive integer (a list of them for USDT)")
     head = world.head_number()
     block = params.integer(item.get("block"), "block", head + 1)
     if not 1 <= block <= head + MAX_AHEAD:
         raise params.invalid(f"block must be between 1 and {head + MAX_AHEAD}")
-    contract = params.optional_address(item.get("contract"), "contract")
     if token == "TRX" and (contract is not None or item.get("failed")):
         raise params.invalid("a TRX transfer has no contract and does not fail")
     return {"to": params.address(item.get("to"), "to"), "units": units, "block": block,
