@@ -59,6 +59,7 @@ class World(CredentialStore, ChainTransactions, OrderBook, Monitoring, DeliveryQ
         self._init_ledger()
         self._init_blocks()
         self._init_transactions()
+        self._init_tokens()
         self._init_undo()  # after every account table: its triggers name their columns
         self._meta_default("balance_sun", str(balance_sun))
         self._meta_default("user_id", "10001")
