@@ -5,27 +5,45 @@ tokens where one token is short: only its rows refused, the others paid, each on
 
 from __future__ import annotations
 
-from collections import Counter
+import json
+from typing import Any
 
 import pytest
 from payouts import DAGS
-from test_payout import journal, sent_from, signing_wallet  # noqa: F401 (a fixture)
+from tronpy.keys import PrivateKey
 
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.protocol.address import random_address
 from support.sandbox import create_token, set_token_units, token_units
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 
 
-def token_successes(control, sender: str) -> Counter[str]:
-    """Successful transactions of ``sender`` by the contract they called."""
-    return Counter(str(t.get("contract") or t.get("token") or "?") for t in
-                   sent_from(control, sender)
-                   if t["receipt"]["receipt"].get("result") == "SUCCESS")
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    journal = PayoutJournal(url)
+    yield journal
+    journal.close()
+
+
+def signing_wallet(control, monkeypatch, usdt: str) -> tuple[PrivateKey, str]:
+    """A hot wallet with ``usdt``, TRX and staked energy, its key the signer connection."""
+    key = PrivateKey.random()
+    address = key.public_key.to_base58check_address()
+    control.wallet(address, trx="200", usdt=usdt, staked=2_000_000)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    return key, address
+
+
+def sent_from(control, address: str) -> list[dict[str, Any]]:
+    return list(control.call("GET", f"/chain/transactions?owner={address}"))
 
 
 def test_an_eighteen_decimal_token_is_paid_exactly_once(run_dag, sandbox, control, monkeypatch,
-                                                        journal):  # noqa: F811
+                                                        journal):
     _, sender = signing_wallet(control, monkeypatch, "0")
     e18 = create_token(sandbox, symbol="E18", decimals=18)
     set_token_units(sandbox, e18, sender, 10 ** 21)
@@ -49,7 +67,7 @@ def test_an_eighteen_decimal_token_is_paid_exactly_once(run_dag, sandbox, contro
 
 @pytest.mark.parametrize("case", ["nineteenth decimal", "no decimals()"])
 def test_a_token_amount_or_contract_it_cannot_pay_is_refused_before_signing(
-        run_dag, sandbox, control, monkeypatch, journal, capfd, case):  # noqa: F811
+        run_dag, sandbox, control, monkeypatch, journal, capfd, case):
     _, sender = signing_wallet(control, monkeypatch, "100")
     if case == "no decimals()":
         contract = create_token(sandbox, symbol="NODEC", decimals=None)
@@ -67,7 +85,7 @@ def test_a_token_amount_or_contract_it_cannot_pay_is_refused_before_signing(
 
 
 def test_a_mixed_batch_refuses_only_the_short_tokens_rows_and_a_rerun_pays_each_once(
-        run_dag, sandbox, control, monkeypatch, journal, capfd):  # noqa: F811
+        run_dag, sandbox, control, monkeypatch, journal, capfd):
     _, sender = signing_wallet(control, monkeypatch, "100")
     e18 = create_token(sandbox, symbol="E18", decimals=18)
     short = create_token(sandbox, symbol="SHORT", decimals=2)
