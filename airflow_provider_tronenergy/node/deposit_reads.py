@@ -104,40 +104,6 @@ class TransferReads:
         return self._checked(path, lambda: TransferReceipt.from_node(
             tx_hash.lower(), payload, contract=token, solidified=solidified))
 
-    # -- a token's own figures (decimals, symbol): what a scan reads amounts by -----------------
-
-    def get_token_constant(self, contract: str, selector: str) -> bytes | None:
-        """What ``contract``'s view ``selector`` (``decimals()``, ``symbol()``) returns, as
-        bytes; None when the contract does not answer it: no contract there (java-tron's
-        ``CONTRACT_VALIDATE_ERROR``), the call reverted (``result.message``, as tronpy's
-        ``Tron.trigger_constant_contract`` reads it), or it returned nothing. A node that
-        fails to answer at all is a :class:`NodeError` (try again), never "no answer".
-
-        One ``wallet/triggerconstantcontract``, the contract itself its caller (a view reads
-        no caller; java-tron requires one: ``Util.validateParameter``).
-        """
-        address = valid_address(contract, "contract")
-        path = "wallet/triggerconstantcontract"
-        payload = self._call(path, lambda: dict(self._provider.make_request(path, {
-            "owner_address": address, "contract_address": address,
-            "function_selector": selector, "parameter": "", "visible": True})))
-        result = payload.get("result")
-        if not isinstance(result, dict) or "Error" in payload:
-            raise NodeError(f"node call {path} answered no result for {selector}", path=path)
-        if result.get("code") == "CONTRACT_VALIDATE_ERROR" or "message" in result:
-            return None  # not a contract, or the call reverted: the contract does not answer
-        if "code" in result or result.get("result") is not True:
-            raise NodeError(f"node call {path} answered {str(result.get('code'))[:40]} for "
-                            f"{selector}", path=path)
-        words = payload.get("constant_result")
-        if not isinstance(words, list) or not words or not isinstance(words[0], str):
-            return None
-        try:
-            return bytes.fromhex(words[0]) or None
-        except ValueError:
-            raise NodeError(f"node call {path} answered no hexadecimal result for {selector}",
-                            path=path) from None
-
     def get_trx_transfer(self, info: TransactionInfo) -> ChainTransfer | None:
         """The TRX transfer the transaction of receipt ``info`` is, if it is one that
         succeeded (``gettransactionbyid``, from the API the receipt was read from); None for

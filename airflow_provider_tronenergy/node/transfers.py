@@ -223,7 +223,8 @@ def trx_transfer(transaction: dict[str, Any], *, block_number: int,
     # a transfer that happened prints SUCCESS; anything else proves nothing.
     if ret[0].get("contractRet") != "SUCCESS":
         return None
-    value = (contract.get("parameter") or {}).get("value")
+    parameter = contract.get("parameter")
+    value = parameter.get("value") if isinstance(parameter, dict) else None
     if not isinstance(value, dict):
         raise ValueError(f"transaction {txid}: TransferContract without a value")
     amount = value.get("amount", 0)

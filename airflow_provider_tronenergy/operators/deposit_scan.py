@@ -39,7 +39,7 @@ from airflow_provider_tronenergy.deposits.scan.core import (
     checked_addresses,
     checked_token,
 )
-from airflow_provider_tronenergy.deposits.scan.tokens import resolve
+from airflow_provider_tronenergy.deposits.scan.tokens import resolve_all
 from airflow_provider_tronenergy.deposits.scan.wait import NODE_NEEDED, HeadWatch, wait_for_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.templated import as_decimal, optional_text
@@ -58,8 +58,9 @@ class TronNodeDepositScanOperator(BaseOperator):
 
     :param addresses: the deposit addresses (base58check); templated.
     :param tokens: ``["USDT"]`` (the node connection's network's USDT), ``"TRX"`` too when
-        TRX deposits are watched, and any TRC-20 by its contract's address (``T...``), each
-        credited by its contract (docs/deposit-scan.md); templated.
+        TRX deposits are watched, and any TRC-20 by its contract's address (``T...``) or a
+        name of the node connection's ``tokens`` extra, each credited by its contract
+        (docs/deposit-scan.md); templated.
     :param start: a first run's first block, or ``"solid"`` (the head it may trust now);
         the earliest registration block of the addresses wins when earlier
         (docs/deposit-scan.md); templated.
@@ -162,7 +163,7 @@ class TronNodeDepositScanOperator(BaseOperator):
             raise
         try:
             with as_airflow():  # a contract that answers no decimals(): failed for good
-                kinds = [resolve(node.get_conn(), token) for token in tokens]
+                kinds = resolve_all(node.get_conn(), tokens)  # each read once this try
             if len({kind.scope for kind in kinds}) != len(kinds):
                 raise AirflowFailException(f"tokens name one contract twice ({', '.join(tokens)})"
                                            f"; {NOTHING_READ}")

@@ -229,6 +229,8 @@ def _constant(request: Request, call: wire.Call, world: World) -> Response:
                             "constant_result": [f"{decimals:064x}"]})
     if selector in ("name()", "symbol()") and not words:
         text = world.token_names(contract)[0 if selector == "name()" else 1]
+        if text is None:  # a contract without the function: its fallback reverts
+            return _reverted(answer, VIEW_ENERGY, "", visible)
         return wire.answer({**answer, "energy_used": VIEW_ENERGY,
                             "constant_result": [_abi_string(text)]})
     if selector == "totalSupply()" and not words:

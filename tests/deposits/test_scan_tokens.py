@@ -3,8 +3,9 @@ chain over real HTTP, into real ledgers (SQLite; PostgreSQL for the units' colum
 
 An 18-decimal token's deposits credited exactly at its smallest unit and at 10^20 units (past
 2^63: units are integer text in both databases); a look-alike contract (the same symbol, another
-address) never credited as the configured one; a contract that answers no ``decimals()``, or
-one that calls itself USDT, refused before anything is read or credited; a rerun and a scan
+address) never credited as the configured one; a contract that answers no ``decimals()``, more
+than 36, no ``symbol()``, or one that calls itself USDT, refused before anything is read or
+credited; a rerun and a scan
 killed mid-run credit each deposit once, the checkpoint per contract.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +45,7 @@ def ledger(tmp_path):
         yield ledger
 
 
-def create_token(chain, symbol: str, decimals: int | None) -> str:
+def create_token(chain, symbol: str | None, decimals: int | None) -> str:
     """A TRC-20 contract of the sandbox's own; its address."""
     return sandbox_token(chain.sandbox, symbol=symbol, decimals=decimals)
 
@@ -99,18 +101,22 @@ def test_a_look_alike_contract_with_the_same_symbol_is_never_credited_as_the_con
     assert Checkpoints(ledger.db).read(f"TRC20:{look_alike}") is None
 
 
-@pytest.mark.parametrize("decimals", [None, "USDT"], ids=["no-decimals", "calls-itself-usdt"])
-def test_a_contract_without_decimals_or_calling_itself_usdt_is_refused_before_any_read(
-        chain, node, ledger, decimals):
-    contract = create_token(chain, "USDT", 6) if decimals == "USDT" \
-        else create_token(chain, "NODEC", None)
+@pytest.mark.parametrize(("symbol", "decimals", "said"), [
+    ("NODEC", None, "answers no decimals()"),
+    ("HUGE", 37, "decimals() = 37, outside 0 to 36"),
+    (None, 6, "answers no symbol()"),
+    ("USDT", 6, "calls itself USDT but is not the network's USDT"),
+], ids=["no-decimals", "37-decimals", "no-symbol", "calls-itself-usdt"])
+def test_a_contract_the_ledger_cannot_credit_is_refused_before_any_read(
+        chain, node, ledger, symbol, decimals, said):
+    contract = create_token(chain, symbol, decimals)
     to = random_address()
     head = chain.head()
     place(chain, [{"block": head - 25, "to": to, "units": 9, "contract": contract}])
-    with pytest.raises(TokenRefused, match=contract) as refused:
+    with pytest.raises(TokenRefused, match=re.escape(said)) as refused:
         DepositScan(ledger, node, [to], token=contract,
                     settings=ScanSettings(start=head - 30, **FAST))
-    assert isinstance(refused.value, NotRetryable)
+    assert isinstance(refused.value, NotRetryable) and contract in str(refused.value)
     assert ledger.credits() == []
     assert Checkpoints(ledger.db).read(f"TRC20:{contract}") is None
 

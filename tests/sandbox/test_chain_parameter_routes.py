@@ -62,7 +62,8 @@ def test_the_chains_parameters_in_java_trons_shape(chain):
                             "getCreateNewAccountFeeInSystemContract": 1_000_000,
                             "getFreeNetLimit": 600,
                             "getUpdateAccountPermissionFee": 100_000_000,
-                            "getMultiSignFee": 1_000_000}
+                            "getMultiSignFee": 1_000_000,
+                            "getCreateNewAccountBandwidthRate": 1}
     tron = Tron(HTTPProvider(chain.root_url + "/"))
     keys = {row["key"] for row in tron.get_chain_parameters()}  # GET-free: tronpy POSTs
     assert "getEnergyFee" in keys

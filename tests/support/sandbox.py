@@ -95,11 +95,12 @@ def _control_root(sandbox: SandboxServer | str) -> str:
     return (sandbox if isinstance(sandbox, str) else sandbox.root_url) + "/sandbox"
 
 
-def create_token(sandbox: SandboxServer | str, *, symbol: str, decimals: int | None,
+def create_token(sandbox: SandboxServer | str, *, symbol: str | None, decimals: int | None,
                  **figures: Any) -> str:
     """Deploy a TRC-20 token of the sandbox's own; its contract address (T...).
 
-    ``decimals`` 0 to 36, or None for a contract whose ``decimals()`` reverts; ``figures``:
+    ``decimals`` 0 to 255 (the provider accepts 0 to 36), ``symbol`` text: either None for a
+    contract whose call reverts; ``figures``:
     ``name``, ``contract``, ``holder_energy``, ``new_holder_energy``, ``energy_factor``
     (``POST /sandbox/chain/tokens``, docs/sandbox.md).
     """

@@ -231,10 +231,10 @@ class DepositScan:
 
     ``node`` is a :class:`~airflow_provider_tronenergy.node.client.TronNodeClient` (its
     ``usdt_contract`` is the token scanned for ``USDT``). ``token`` is ``TRX``, ``USDT``, a
-    TRC-20 contract's address, or a :class:`~.tokens.ScanToken` resolved already (once per
-    task try); a name or address is resolved here, its decimals and symbol read from the
-    contract (:mod:`.tokens`). Addresses, token and settings are checked here, before any
-    block is read.
+    name of the connection's ``tokens`` extra, a TRC-20 contract's address, or a
+    :class:`~.tokens.ScanToken` resolved already (once per task try); a name or address is
+    resolved here, its decimals and symbol read from the contract (:mod:`.tokens`).
+    Addresses, token and settings are checked here, before any block is read.
     """
 
     def __init__(self, ledger: DepositLedger, node: TronNodeClient,

@@ -8,9 +8,15 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
 - bandwidth (``BandwidthProcessor.consume``): the transaction's bytes plus 64
   come from staked bandwidth if it covers them, else from the free bandwidth,
   else ``transaction_fee`` per byte is burned; a TRX transfer that creates its
-  recipient uses staked bandwidth or burns ``create_account_fee`` instead (free
-  bandwidth never pays for an account), and pays
-  ``create_new_account_fee_in_system_contract`` on top (``TransferActuator``);
+  recipient (``contractCreateNewAccount``) goes to ``consumeForCreateNewAccount``
+  instead: staked bandwidth (``consumeBandwidthForCreateNewAccount``, the bytes times
+  ``create_new_account_bandwidth_rate``, 1 on mainnet) or else ``create_account_fee``
+  burned (``consumeFeeForCreateNewAccount``), else ``AccountResourceInsufficientException``;
+  free bandwidth never pays for an account. ``TransferActuator.execute`` then adds
+  ``create_new_account_fee_in_system_contract`` to the fee when the recipient does not
+  exist (``fee = fee + dynamicStore.getCreateNewAccountFeeInSystemContract()``) and takes
+  ``fee + amount`` from the owner. java-tron at 1e35f79a165424bbae319799d9aca92948b8f5c2:
+  ``chainbase/.../db/BandwidthProcessor.java``, ``actuator/.../actuator/TransferActuator.java``;
 - the multi-sign fee (``Manager.consumeMultiSignFee``, right after the bandwidth and
   before the contract runs): a transaction with more than one signature pays
   ``multi_sign_fee`` from the balance left, shown only in the receipt's ``fee``; a
@@ -135,13 +141,19 @@ def revert_energy(contract: TransferEnergy) -> int:
 
 def _bandwidth(tx: Decoded, owner: AccountState, params: ChainParameters,
                creates_account: bool) -> Outcome | Refusal:
-    """Pay the transaction's bytes: staked, then free (not for a new account), then burn."""
+    """Pay the transaction's bytes: staked, then free (not for a new account), then burn.
+
+    A new account takes ``bytes * create_new_account_bandwidth_rate`` of staked bandwidth
+    (``consumeBandwidthForCreateNewAccount``) or burns ``create_account_fee``."""
     size = tx.bandwidth()
-    if owner.net_left >= size:
-        return Outcome(None, net_usage=size, staked_net=True)
     if creates_account:
+        cost = size * params.create_new_account_bandwidth_rate
+        if owner.net_left >= cost:
+            return Outcome(None, net_usage=cost, staked_net=True)
         if owner.trx_sun >= params.create_account_fee:
             return Outcome(None, net_fee=params.create_account_fee)
+    elif owner.net_left >= size:
+        return Outcome(None, net_usage=size, staked_net=True)
     elif owner.free_net_left >= size:
         return Outcome(None, net_usage=size)
     elif owner.trx_sun >= size * params.transaction_fee:

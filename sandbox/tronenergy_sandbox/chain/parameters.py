@@ -64,6 +64,10 @@ class ChainParameters:
     """Sun an ``AccountPermissionUpdateContract`` pays (``getUpdateAccountPermissionFee``)."""
     multi_sign_fee: int = 1_000_000
     """Sun a transaction with more than one signature pays (``getMultiSignFee``)."""
+    create_new_account_bandwidth_rate: int = 1
+    """Staked bandwidth per byte a transfer creating its recipient takes
+    (``getCreateNewAccountBandwidthRate``; java-tron's ``BandwidthProcessor
+    .consumeBandwidthForCreateNewAccount``)."""
 
     def to_wallet(self) -> dict[str, Any]:
         """java-tron's ``wallet/getchainparameters`` answer (proto3 JSON omits a zero value)."""
@@ -95,6 +99,7 @@ WALLET_KEYS: Final[dict[str, str]] = {
     "free_net_limit": "getFreeNetLimit",
     "update_account_permission_fee": "getUpdateAccountPermissionFee",
     "multi_sign_fee": "getMultiSignFee",
+    "create_new_account_bandwidth_rate": "getCreateNewAccountBandwidthRate",
 }
 FIELD_BY_KEY: Final[dict[str, str]] = {key: name for name, key in WALLET_KEYS.items()}
 

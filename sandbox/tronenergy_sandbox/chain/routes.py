@@ -279,8 +279,8 @@ async def get_contract(request: Request) -> Response:
     if address is None or not world.is_token(address):
         return wire.answer({})
     token = world.token(address)
-    return wire.answer(views.usdt_contract_json(address, call.visible,
-                                                *([token.name] if token else [])))
+    name = "TetherToken" if token is None else token.name or ""
+    return wire.answer(views.usdt_contract_json(address, call.visible, name))
 
 
 # -- broadcast ----------------------------------------------------------------------------

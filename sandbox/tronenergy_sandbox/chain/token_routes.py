@@ -49,13 +49,26 @@ def _decimals(body: dict[str, Any]) -> int | None:
     return None if value is None else params.integer(value, "decimals")
 
 
+def _text(body: dict[str, Any], name: str, default: str | None, max_length: int) -> str | None:
+    """``symbol`` / ``name``: text, or null for a contract whose call reverts."""
+    value = params.field(body, name)
+    if value is None:
+        return None
+    if value is params.MISSING:
+        if default is None:
+            raise params.invalid(f"{name} is required (null: a contract whose {name}() reverts)")
+        return default
+    return params.string(value, name, max_length=max_length)
+
+
 @router.post("")
 async def create_token(request: Request) -> Response:
     """``{symbol, decimals, name?, contract?, holder_energy?, new_holder_energy?,
-    energy_factor?}``: deploy a token (``contract`` default: a fresh address)."""
+    energy_factor?}``: deploy a token (``contract`` default: a fresh address; ``name``
+    default: the symbol; ``symbol``, ``name`` or ``decimals`` null: that call reverts)."""
     body = params.json_object(await request.body())
-    symbol = params.string(params.field(body, "symbol"), "symbol", max_length=32)
-    name = params.string(params.field(body, "name"), "name", default=symbol, max_length=64)
+    symbol = _text(body, "symbol", None, 32)
+    name = _text(body, "name", symbol or "", 64)
     contract = params.optional_address(params.field(body, "contract"), "contract")
     world = sandbox(request).world
     world.advance()

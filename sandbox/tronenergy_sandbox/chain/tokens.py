@@ -1,8 +1,9 @@
 """TRC-20 contracts of the sandbox's own beside USDT: decimals, energy and holdings per contract.
 
 A token is created through the control API (``chain/token_routes.py``) with its
-contract address, name, symbol, decimals (0 to 36; absent: ``decimals()`` reverts,
-as a contract without the function does), the base energy of a ``transfer`` to a
+contract address, name and symbol (either absent: that call reverts), decimals (0 to
+255, a uint8: the provider accepts 0 to 36 and refuses the rest; absent: ``decimals()``
+reverts, as a contract without the function does), the base energy of a ``transfer`` to a
 holder and to a new holder, and its dynamic-energy factor. Holdings are kept per
 (contract, address) as decimal text: an 18-decimal balance passes SQLite's 64-bit
 INTEGER, so amounts stay Python ints end to end (uint256 in the ABI).
@@ -36,8 +37,9 @@ from tronenergy_sandbox.chain.parameters import (
 )
 from tronenergy_sandbox.errors import WorldError
 
-MAX_DECIMALS: Final = 36
-"""The most decimals a token may have (what the provider accepts)."""
+MAX_DECIMALS: Final = 255
+"""The most decimals a token may have: ``decimals()`` returns a uint8 (the provider accepts
+0 to 36; a token beyond is for its refusal)."""
 UINT256_MAX: Final = 2**256 - 1
 DEFAULT_HOLDER_ENERGY: Final = 14_631
 """A transfer to a holder at factor 0 by default: USDT's base figure (``parameters``)."""
@@ -50,7 +52,7 @@ USDT_DECIMALS: Final = 6
 
 TOKENS_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS chain_tokens (
-    contract TEXT PRIMARY KEY, name TEXT NOT NULL, symbol TEXT NOT NULL, decimals INTEGER,
+    contract TEXT PRIMARY KEY, name TEXT, symbol TEXT, decimals INTEGER,
     holder_energy INTEGER NOT NULL, new_holder_energy INTEGER NOT NULL,
     energy_factor INTEGER NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS token_balances (
@@ -64,8 +66,10 @@ class Token:
     """A TRC-20 contract of the sandbox's own (not USDT)."""
 
     contract: str
-    name: str
-    symbol: str
+    name: str | None
+    """None: ``name()`` reverts."""
+    symbol: str | None
+    """None: ``symbol()`` reverts."""
     decimals: int | None
     """None: the contract has no ``decimals()`` (the call reverts)."""
     holder_energy: int
@@ -112,7 +116,8 @@ class TokenLedger(ChainLedger):
 
     # -- the token table -------------------------------------------------------------------
 
-    def create_token(self, *, contract: str, name: str, symbol: str, decimals: int | None,
+    def create_token(self, *, contract: str, name: str | None, symbol: str | None,
+                     decimals: int | None,
                      holder_energy: int = DEFAULT_HOLDER_ENERGY,
                      new_holder_energy: int = DEFAULT_NEW_HOLDER_ENERGY,
                      energy_factor: int = 0) -> dict[str, Any]:
@@ -167,12 +172,12 @@ class TokenLedger(ChainLedger):
         token = self.token(contract)
         return None if token is None else token.decimals
 
-    def token_names(self, contract: str) -> tuple[str, str]:
-        """``(name(), symbol())`` of a token."""
+    def token_names(self, contract: str) -> tuple[str | None, str | None]:
+        """``(name(), symbol())`` of a token (None: that call reverts)."""
         if contract == self.usdt_contract:
             return USDT_NAME, USDT_SYMBOL
         token = self.token(contract)
-        return ("", "") if token is None else (token.name, token.symbol)
+        return (None, None) if token is None else (token.name, token.symbol)
 
     def token_json(self, contract: str) -> dict[str, Any]:
         """The control API's view of a token: its figures and what a transfer costs now."""
