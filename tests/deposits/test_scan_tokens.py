@@ -230,3 +230,16 @@ def test_a_proven_callback_is_never_handed_on_as_another_tokens_credit_in_its_tr
     finally:
         handover.forget_ledgers()
         store.close()
+
+
+def test_a_callback_proof_by_another_contract_than_the_networks_usdt_is_refused():
+    """A ``USDT`` callback proven by another contract would credit that token as USDT, in 6
+    decimals: refused when the prover is made, before anything is read."""
+    from airflow_provider_tronenergy.deposits.proof import ProofSettings, Prover
+
+    with TronNodeClient("http://127.0.0.1:9") as node:
+        assert Prover(node, ProofSettings(contract=node.usdt_contract)).contract == \
+            node.usdt_contract
+        other = random_address()
+        with pytest.raises(ValueError, match=f"ProofSettings.contract {other} is not"):
+            Prover(node, ProofSettings(contract=other))
