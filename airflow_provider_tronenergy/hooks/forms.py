@@ -163,6 +163,12 @@ NODE: Final = Form(
             "network's (mainnet TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t, Nile "
             "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf, Shasta TG3XXyExBkPp9nzdajDZsozEu4BkaSJozs); "
             "another on those networks is refused; required with custom."),
+        "tokens": Field(
+            "Payout tokens", "object",
+            "Short names payout rows may give their token by, each a TRC-20 contract (JSON "
+            "object, e.g. {\"USDC\": \"T...\"}); its decimals and symbol are read from the "
+            "contract. TRX and USDT (the network's) are always known; a row may also name a "
+            "contract by its address. Empty: none more.", example={}),
         "timeout": Field(
             "Timeout (seconds)", "number",
             "Per connect and per read; a whole call, its resends included, ends within their "

@@ -52,6 +52,7 @@ from airflow_provider_tronenergy.node.network import (
     same_chain,
 )
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
+from airflow_provider_tronenergy.node.tokens import token_names
 from airflow_provider_tronenergy.node.trx_costs import TrxFees
 from airflow_provider_tronenergy.node.trx_receipts import BlockTrx
 from tronenergy_protocol.address import is_valid_address
@@ -78,6 +79,7 @@ class TronNodeHook(BaseHook):
         :meth:`check_chain`), ``usdt_contract`` (the network's USDT by default; another is
         refused; a custom chain names its own), ``timeout`` (seconds, ``[connect, read]``
         or ``[connect, read, total]``), ``max_retries``, ``max_answer_bytes``,
+        ``tokens`` (short names of the TRC-20 contracts payout rows may name),
         ``explorer_url`` (the block explorer the payout links point to; the network's
         TronScan by default), ``multicall`` (a Multicall contract: recipients' balances read
         many per request), ``multicall_chunk`` and ``requests_per_second`` (the node key's
@@ -178,7 +180,7 @@ class TronNodeHook(BaseHook):
         return {"url": url, "api_key": conn.password or None,
                 "usdt_contract": network.usdt_contract,
                 "timeout": timeout, "max_retries": retries, "max_answer_bytes": limit,
-                **cls._multicall(conn, extras)}
+                **cls._multicall(conn, extras), **cls._tokens(conn, extras, network.usdt_contract)}
 
     @staticmethod
     def _multicall(conn: Connection, extras: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +203,17 @@ class TronNodeHook(BaseHook):
                 f"connection {conn.conn_id!r}: multicall_chunk must be 1 to "
                 f"{MAX_MULTICALL_CHUNK}, got {size}")
         return {"multicall": address, "multicall_chunk": size}
+
+    @staticmethod
+    def _tokens(conn: Connection, extras: dict[str, Any], usdt: str) -> dict[str, Any]:
+        """Extra ``tokens``: short names payout rows may use, checked
+        (:func:`~..node.tokens.token_names`); none: no setting."""
+        try:
+            names = token_names(extras.get("tokens"), usdt)
+            more = {name: contract for name, contract in names.items() if contract != usdt}
+            return {"tokens": more} if more else {}
+        except ValueError as exc:
+            raise TronNodeConnectionError(f"connection {conn.conn_id!r}: {exc}") from None
 
     @staticmethod
     def requests_per_second(conn: Connection) -> Decimal | None:

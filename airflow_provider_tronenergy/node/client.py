@@ -8,8 +8,9 @@ imported when a client is built, never by a DAG file.
 
 from __future__ import annotations
 
+import copy
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -40,6 +41,7 @@ from airflow_provider_tronenergy.node.multicall import (
 from airflow_provider_tronenergy.node.network import genesis_id
 from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
+from airflow_provider_tronenergy.node.tokens import token_names
 from airflow_provider_tronenergy.node.trx_reads import TrxReads
 from tronenergy_protocol.ids import TX_HASH
 
@@ -64,6 +66,8 @@ class TronNodeClient(TransferReads, TrxReads):
     :param multicall: a Multicall contract (``aggregate``, :mod:`~.multicall`) through which
         :meth:`get_usdt_balances` reads many balances per request; None: it reads none.
     :param multicall_chunk: balances per request (1 to 500).
+    :param tokens: short names of TRC-20 contracts payout rows may name (the connection's
+        ``tokens`` extra, :func:`~.tokens.token_names`); ``USDT`` is always ``usdt_contract``.
     :param pace: the connection's shared request pace (:mod:`~.pace`): every request and
         resend waits for its slot, and a 429 or 503 slows every sharer; None: unpaced.
 
@@ -77,10 +81,11 @@ class TronNodeClient(TransferReads, TrxReads):
                  max_retries: int = 3,
                  max_answer_bytes: int = NODE_MAX_ANSWER_BYTES,
                  multicall: str | None = None, multicall_chunk: int = MULTICALL_CHUNK,
-                 pace: Pace | None = None) -> None:
+                 pace: Pace | None = None, tokens: Mapping[str, str] | None = None) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError("node URL must start with http:// or https://")
         self.usdt_contract = valid_address(usdt_contract, "usdt_contract")
+        self.token_contracts = token_names(tokens, self.usdt_contract)
         self.multicall = None if multicall is None else valid_address(multicall, "multicall")
         if isinstance(multicall_chunk, bool) or not isinstance(multicall_chunk, int) \
                 or not 1 <= multicall_chunk <= MAX_MULTICALL_CHUNK:
@@ -101,6 +106,14 @@ class TronNodeClient(TransferReads, TrxReads):
     def __repr__(self) -> str:
         return (f"TronNodeClient(usdt_contract={self.usdt_contract!r}, "
                 f"multicall={self.multicall!r})")
+
+    def for_token(self, contract: str) -> TronNodeClient:
+        """This client (its connection pool, pace and key) reading another TRC-20 contract:
+        balances, transfer estimates and the energy factor of ``contract``. Close the
+        original, not the copy (they share one pool)."""
+        bound = copy.copy(self)
+        bound.usdt_contract = valid_address(contract, "contract")
+        return bound
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -221,6 +234,25 @@ class TronNodeClient(TransferReads, TrxReads):
         except ValueError as exc:
             raise UnreliableNode(f"node call {path} (multicall {multicall}) answered what the "
                                  f"contract cannot: {exc}", path=path) from None
+
+    def call_constant(self, contract: str, selector: str) -> str | None:
+        """A view call without arguments (``decimals()``, ``symbol()``) of ``contract``:
+        its ``constant_result[0]`` ('' when empty); None when the call reverts or the node
+        refuses it (no contract there). No answer at all is a :class:`NodeError`."""
+        from tronpy.exceptions import ApiError, TvmError, ValidationError
+
+        valid_address(contract, "contract")
+
+        def call() -> str | None:
+            try:
+                answer = self._tron.trigger_constant_contract(contract, contract, selector, "")
+            except (TvmError, ApiError, ValidationError):
+                return None
+            results = answer.get("constant_result") or [""]
+            return results[0] if isinstance(results, list) and isinstance(results[0], str) \
+                else None
+
+        return self._call("wallet/triggerconstantcontract", call)
 
     def _constant(self, owner: str, selector: str, parameter: str) -> str:
         from tronpy.exceptions import TvmError

@@ -31,6 +31,7 @@ from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
+from airflow_provider_tronenergy.node.tokens import TRX, TokenBook
 from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -171,7 +172,13 @@ class TronPayoutOperator(BaseOperator):
             sender = address(self.sender_address, "sender_address")
             tuning = self._tuned()
             batch = PayoutBatch.of(self.payouts, token=DEFAULT_TOKEN,
+                                   tokens=self._token_book().token,
                                    batch_id=optional_text(self.batch_id) or run_batch_id(context))
+            trx = [p.row for p in batch.rows if p.token == TRX]
+            if trx:
+                raise PayoutInputError(
+                    f"rows {', '.join(map(str, trx[:20]))}: token TRX: this operator sends "
+                    "TRC-20 transfers only (nothing was signed)")
             policy = FeeLimitPolicy(margin=tuning.fee_limit_margin,
                                     max_trx=as_decimal(self.fee_limit_max_trx,
                                                        "fee_limit_max_trx"))
@@ -187,6 +194,12 @@ class TronPayoutOperator(BaseOperator):
         except ValueError as exc:
             raise PayoutInputError(str(exc)) from None
         return Given(batch, sender, settings, max_burn, tuning)
+
+    def _token_book(self) -> TokenBook:
+        """The task try's tokens: each contract's decimals and symbol read once."""
+        if getattr(self, "_tokens", None) is None:
+            self._tokens = TokenBook(self._node())
+        return self._tokens
 
     def _tuned(self) -> PayoutTuning:
         """``tuning``, read strictly: a bad setting is a
@@ -299,7 +312,8 @@ class TronPayoutOperator(BaseOperator):
                 token=batch.token, decimals=token_decimals(batch.token),
                 max_burn_trx=given.max_burn, policy=settings.fee_policy, prices=prices,
                 in_flight=in_flight, read_recipients=given.tuning.read_recipients,
-                signatures=len(sending.signing))
+                signatures=len(sending.signing), tokens=batch.tokens)
+            self._short_rows = dict.fromkeys(cleared.refused_ids, "; ".join(cleared.refused))
             self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                           batch.batch_id, len(batch.rows), len(to_sign), round_,
                           cleared.to_dict())
@@ -312,8 +326,8 @@ class TronPayoutOperator(BaseOperator):
                                    energy_fee_sun=prices.energy_fee, log=self.log,
                                    clock=_worker_clock, confirm_node=self._confirm_node(),
                                    lease=lease, cosigners=cosigners)
-            result = sending.send(batch.rows, sender=sender, token=batch.token,
-                                  batch_id=batch.batch_id, clear=clear)
+            result = sending.send(batch.rows, sender=sender, batch_id=batch.batch_id,
+                                  clear=clear)
         self.log.info("payout batch %s: signed %d, broadcast %d, accepted %d; %s",
                       batch.batch_id, result.signed, result.broadcast, result.accepted,
                       {s.value: result.count(s) for s in Step if result.count(s)})
@@ -395,7 +409,9 @@ class TronPayoutOperator(BaseOperator):
     def _decided(self, context: Context, given: Given, round_: int) -> dict[str, Any] | None:
         """After a round's wait, from the journal: None when another round must sign what
         expired; else stop on what is still in flight or failed, or the report."""
-        batch_id, rows = given.batch.batch_id, given.batch.rows
+        batch_id = given.batch.batch_id
+        short: Mapping[str, str] = getattr(self, "_short_rows", None) or {}
+        rows = [p for p in given.batch.rows if p.identity not in short]
         wanted = {p.identity for p in rows}
         latest = self._journal().latest(wanted)
         attempts = [latest[p.identity] for p in rows if p.identity in latest]
@@ -428,6 +444,11 @@ class TronPayoutOperator(BaseOperator):
                 f"resent by themselves:\n" + "\n".join(failed_lines(failed)) + f"\nDecide with "
                 f"`{CLI} resolve IDENTITY --resend` (a new transaction) or `--cancel`, then "
                 "clear the task")
+        if short:
+            raise AirflowFailException(
+                f"payout batch {batch_id}: {len(rows)} payouts settled; {len(short)} were not "
+                f"signed, their token's balance short: {next(iter(short.values()))}. Top up "
+                "the sender and clear the task: the settled ones are not paid again")
         result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows})
         totals = result["totals"]
         self.log.info("payout batch %s: %s, confirmed on %s blocks; energy charged %s (from "

@@ -9,33 +9,59 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from airflow_provider_tronenergy.node.tokens import Token
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     Payout,
     PayoutInputError,
+    Tokens,
     batch_name,
     payouts,
+    usdt_only,
 )
 
 
 @dataclass(frozen=True)
 class PayoutBatch:
-    """One batch as the sender takes it: its id, its token and its rows, checked."""
+    """One batch as the sender takes it: its id, its rows, checked, and their tokens (by
+    journal name: a batch may mix tokens, each row names its own)."""
 
     batch_id: str
     rows: tuple[Payout, ...]
     token: str = DEFAULT_TOKEN
+    """The token of rows that name none."""
+    tokens: Mapping[str, Token] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, rows: Any, *, batch_id: str, token: str = DEFAULT_TOKEN) -> PayoutBatch:
+    def of(cls, rows: Any, *, batch_id: str, token: str = DEFAULT_TOKEN,
+           tokens: Tokens | None = None) -> PayoutBatch:
         """``rows`` checked all together (:class:`~.rows.PayoutInputError` names every bad
-        one) under ``batch_id``."""
-        return cls(batch_name(batch_id), tuple(payouts(rows, batch_id=batch_id, token=token)),
-                   token)
+        one) under ``batch_id``, each row's token resolved by ``tokens`` (a
+        :class:`~..node.tokens.TokenBook`; without one, USDT only)."""
+        seen: dict[str, Token] = {}
+
+        def resolve(text: object) -> Token:
+            kind = (tokens or usdt_only)(text)
+            seen[kind.name] = kind
+            return kind
+
+        checked = tuple(payouts(rows, batch_id=batch_id, token=token, tokens=resolve))
+        return cls(batch_name(batch_id), checked, token, seen)
+
+    def token_of(self, payout: Payout) -> Token:
+        """The token a row pays."""
+        return self.tokens[payout.token]
+
+    def by_token(self) -> dict[str, list[Payout]]:
+        """The rows by token journal name, in row order."""
+        grouped: dict[str, list[Payout]] = {}
+        for payout in self.rows:
+            grouped.setdefault(payout.token, []).append(payout)
+        return grouped
 
 
 def run_batch_id(context: Mapping[str, Any]) -> str:

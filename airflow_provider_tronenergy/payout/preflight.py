@@ -24,13 +24,14 @@ The operator calls it once per round and signs the rows it returns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Final, Literal
 
 from airflow_provider_tronenergy.node.models import ChainParameters
 from airflow_provider_tronenergy.node.protocol import Node
+from airflow_provider_tronenergy.node.tokens import USDT, Token
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.estimates import (
     EnergyNow,
@@ -42,10 +43,17 @@ from airflow_provider_tronenergy.payout.funds import (
     ESTIMATE_CONCURRENCY,
     FeeLimitPolicy,
     Funds,
+    PayoutRefused,
     estimate_energy,
     read_funds,
     refuse_unless_payable,
     transfer_energy,
+)
+from airflow_provider_tronenergy.payout.mixed import (
+    by_token,
+    clear_tokens,
+    sweep_could_matter,
+    token_node,
 )
 from airflow_provider_tronenergy.payout.rows import Payout
 
@@ -74,45 +82,42 @@ class Cleared:
     recipients_read: int = 0
     emptied: frozenset[str] = frozenset()
     """Recipients found costing more than counted (emptied since preparation)."""
+    refused: tuple[str, ...] = ()
+    """In a batch of several tokens: each token whose balance is short, its rows left out."""
+    refused_ids: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the log."""
         return {**self.funds.to_dict(), "first_transfer_energy": self.now.first_transfer,
                 "energy_now": {str(k): v for k, v in sorted(self.now.by_figure.items())},
                 "recipients_read": self.recipients_read,
-                "recipients_emptied": len(self.emptied)}
-
-
-def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
-                       fresh: frozenset[str] = frozenset()) -> bool:
-    """Whether every holder row turning into a first transfer (its recipient emptied
-    since) would leave the batch short: the sender's energy, once its transfers in flight
-    are counted, would not cover it, and ``max_burn_trx`` or the TRX would not pay for
-    the difference."""
-    first = now.first_transfer
-    if first is None:
-        return False
-    seen: set[str] = set()
-    extra = 0
-    for p in rows:
-        if (p.energy is not None and p.identity not in fresh and p.recipient not in seen
-                and now.is_holder_figure(p.energy)):
-            extra += first - p.energy
-        seen.add(p.recipient)
-    if not extra:
-        return False
-    worst = replace(funds, energy_needed=funds.energy_needed + extra).after_in_flight()
-    return worst.energy_burn_sun > worst.max_burn_sun or worst.trx_held_sun < worst.burn_sun
+                "recipients_emptied": len(self.emptied),
+                **({"tokens_short": list(self.refused)} if self.refused else {})}
 
 
 def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
                   signer_address: str, token: str, decimals: int, max_burn_trx: Decimal,
                   policy: FeeLimitPolicy, prices: ChainParameters | None = None,
                   in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",
-                  concurrency: int = ESTIMATE_CONCURRENCY, signatures: int = 1) -> Cleared:
+                  concurrency: int = ESTIMATE_CONCURRENCY, signatures: int = 1,
+                  tokens: Mapping[str, Token] | None = None) -> Cleared:
     """The rows to sign at what the chain charges now, or :class:`~.funds.PayoutRefused`
-    (every shortfall) / :class:`~.funds.FundsInFlight` (see the module)."""
+    (every shortfall) / :class:`~.funds.FundsInFlight` (see the module).
+
+    Rows of one token: that token's contract (``token``, ``decimals``: the batch's when
+    ``to_sign`` is empty). Rows of several: :func:`~.mixed.clear_tokens` (``tokens`` by
+    journal name)."""
     prices = prices or node.get_chain_parameters()
+    groups = by_token(to_sign)
+    if len(groups) > 1:
+        return _clear_mixed(node, sender, groups, tokens or {}, signer_address=signer_address,
+                            max_burn_trx=max_burn_trx, policy=policy, prices=prices,
+                            in_flight=in_flight, read_recipients=read_recipients,
+                            concurrency=concurrency, signatures=signatures)
+    if groups:
+        token = next(iter(groups))
+        decimals = tokens[token].decimals if tokens and token in tokens else decimals
+        node = token_node(node, token)
     estimated, unestimated = estimate_energy(node, sender, to_sign, concurrency=concurrency)
     fresh = frozenset(p.identity for p in to_sign if p.energy is None)
     now = energy_now(node, sender, estimated, fresh=fresh, concurrency=concurrency)
@@ -143,3 +148,32 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
                           more=policy.over_cap(rows, prices.energy_fee))
     return Cleared(rows=rows, funds=funds, now=now, recipients_read=read,
                    emptied=found | now.emptied)
+
+
+def _clear_mixed(node: Node, sender: str, groups: Mapping[str, Sequence[Payout]],
+                 tokens: Mapping[str, Token], *, signer_address: str, max_burn_trx: Decimal,
+                 policy: FeeLimitPolicy, prices: ChainParameters, in_flight: Sequence[Attempt],
+                 read_recipients: ReadRecipients, concurrency: int, signatures: int) -> Cleared:
+    """Rows of several tokens (:func:`~.mixed.clear_tokens`): a token short refuses its
+    rows only; every other shortfall (the energy, the TRX, the signer) refuses the round."""
+    mixed = clear_tokens(node, sender, groups, tokens, max_burn_trx=max_burn_trx,
+                         prices=prices, in_flight=in_flight, read_recipients=read_recipients,
+                         concurrency=concurrency, signatures=signatures)
+    if mixed.refused and not mixed.rows and not mixed.unestimated:
+        raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  tokens: "
+                            + "\n  tokens: ".join(mixed.refused))
+    try:
+        refuse_unless_payable(mixed.funds, signer_address=signer_address, token=USDT,
+                              decimals=0, unestimated=mixed.unestimated,
+                              more=policy.over_cap(mixed.rows, prices.energy_fee))
+    except PayoutRefused as exc:
+        if not mixed.refused:
+            raise
+        raise PayoutRefused("\n  tokens: ".join([str(exc), *mixed.refused])) from None
+    if mixed.refused:
+        log.warning("payout tokens short, their rows refused (nothing of them signed): %s",
+                    "; ".join(mixed.refused))
+    return Cleared(rows=mixed.rows, funds=mixed.funds, now=mixed.now,
+                   recipients_read=mixed.recipients_read, refused=mixed.refused,
+                   refused_ids=mixed.refused_ids)
+

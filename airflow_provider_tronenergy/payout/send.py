@@ -40,6 +40,7 @@ from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
 from airflow_provider_tronenergy.node.protocol import Node
+from airflow_provider_tronenergy.node.tokens import USDT
 from airflow_provider_tronenergy.node.transactions import RefBlock, UnsignedTransfer, token_transfer
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
@@ -58,11 +59,14 @@ from airflow_provider_tronenergy.payout.journal import (
     Signed,
 )
 from airflow_provider_tronenergy.payout.lease import Lease
+from airflow_provider_tronenergy.payout.mixed import by_token, token_node
 from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.signing import scope_name, signatures_of
 from airflow_provider_tronenergy.payout.steps import JUDGED, Step, next_step
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
 from airflow_provider_tronenergy.payout.verdict import Answer, Judge, offer
-from airflow_provider_tronenergy.signer import Signer, SignerError, signature_for
+from airflow_provider_tronenergy.signer import Signer, SignerError
+from tronenergy_protocol.address import is_valid_address
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600
@@ -206,22 +210,22 @@ class PayoutSender:
         self.signing = self.signers[:permissions.signing(self.settings.permission_id,
                                                           addresses)]
 
-    def check_journaled(self, payouts: Sequence[Payout], sender: str, token: str
-                        ) -> dict[str, Attempt]:
-        """The newest attempt per payout; a payout journaled with other content is refused."""
+    def check_journaled(self, payouts: Sequence[Payout], sender: str) -> dict[str, Attempt]:
+        """The newest attempt per payout; a payout journaled with other content (recipient,
+        units, token or sender) is refused."""
         latest = self.journal.latest(p.identity for p in payouts)
-        wrong = [f"{p.identity} (row {p.row}) was journaled as {a.units} units to "
-                 f"{a.recipient} from {a.sender}" for p in payouts
+        wrong = [f"{p.identity} (row {p.row}) was journaled as {a.units} units of {a.token} "
+                 f"to {a.recipient} from {a.sender}" for p in payouts
                  if (a := latest.get(p.identity)) is not None
-                 and not a.same_payout(sender, p.recipient, token, p.units)]
+                 and not a.same_payout(sender, p.recipient, p.token, p.units)]
         if wrong:
             raise PayoutConflict("payouts reuse identities journaled for other payouts "
                                  "(nothing was signed):\n  " + "\n  ".join(wrong[:50]))
         return latest
 
-    def look(self, payouts: Sequence[Payout], sender: str, token: str) -> Look:
+    def look(self, payouts: Sequence[Payout], sender: str) -> Look:
         """The round's one read of the journal and of the head, and each payout's step."""
-        latest = self.check_journaled(payouts, sender, token)
+        latest = self.check_journaled(payouts, sender)
         self.check_permission(sender)
         head = self.checked_head(latest.values())
         now = time.time()  # leases are on the journal's clock
@@ -229,12 +233,18 @@ class PayoutSender:
             latest.get(p.identity), head.timestamp_ms, now=now, lease_s=self.settings.lease_s)
             for p in payouts})
 
-    def send(self, payouts: Sequence[Payout], *, sender: str, token: str, batch_id: str,
-             clear: Clear | None = None) -> SendPass:
+    def send(self, payouts: Sequence[Payout], *, sender: str, batch_id: str,
+             token: str | None = None, clear: Clear | None = None) -> SendPass:
         """One round over the batch (see the module); ``clear`` is the caller's pre-flight
-        of the payouts left to sign (without one, the node's estimates alone)."""
+        of the payouts left to sign (without one, the node's estimates alone). Each payout
+        pays its own token (:attr:`~.rows.Payout.token`); ``token``, when given, is the one
+        the caller means, and a payout of another is refused before anything is signed."""
+        other = [p for p in payouts if token is not None and p.token != token]
+        if other:
+            raise PayoutConflict(f"{len(other)} payout(s) are not of token {token} (row "
+                                 f"{other[0].row}: {other[0].token}); nothing was signed")
         done = SendPass()
-        look = self.look(payouts, sender, token)
+        look = self.look(payouts, sender)
         done.after.update(look.latest)
         steps = dict(look.steps)
         stale = [a for a in look.attempts(Step.SIGN) if a.state is PayoutState.SIGNING]
@@ -259,7 +269,7 @@ class PayoutSender:
             # earlier chunks take time: one counted from the round's head may be gone).
             head = self.checked_head(look.latest.values())
             self._sign_and_send(rows[start:start + self.settings.chunk], look.latest, head,
-                                sender, token, batch_id, done)
+                                sender, batch_id, done)
         done.steps = steps
         return done
 
@@ -290,20 +300,25 @@ class PayoutSender:
         (:func:`~.estimates.energy_now`: a few requests), and a first transfer's energy.
         A row the node gives no estimate for, or one needing more than the ``fee_limit``
         cap lets it use: nothing is signed."""
-        if not payouts:
-            return [], None
-        estimated, unestimated = estimate_energy(self.node, sender, payouts,
+        rows: list[Payout] = []
+        unestimated: list[Payout] = []
+        firsts: list[int] = []
+        for token, group in by_token(payouts).items():  # each contract's own figures
+            node = token_node(self.node, token)
+            estimated, missing = estimate_energy(node, sender, group,
                                                  concurrency=self.settings.concurrency)
-        fresh = frozenset(p.identity for p in payouts if p.energy is None)
-        now = energy_now(self.node, sender, estimated, fresh=fresh,
-                         concurrency=self.settings.concurrency)
-        estimated = now.raised(estimated, fresh)
+            fresh = frozenset(p.identity for p in group if p.energy is None)
+            now = energy_now(node, sender, estimated, fresh=fresh,
+                             concurrency=self.settings.concurrency)
+            rows += [replace(p, floor=now.first_transfer) for p in now.raised(estimated, fresh)]
+            unestimated += missing
+            firsts += [now.first_transfer] if now.first_transfer is not None else []
         short = unestimated_lines(unestimated) + self.settings.fee_policy.over_cap(
-            estimated, self.energy_fee_sun)
+            rows, self.energy_fee_sun)
         if short:
             raise PayoutRefused("the batch cannot be signed (nothing more was signed):\n  "
                                 + "\n  ".join(short))
-        return estimated, now.first_transfer
+        return rows, max(firsts, default=None)
 
     def _floor(self, sender: str, floor: int | None) -> int:
         """:func:`~..node.estimates.first_transfer_energy` (``floor``), or none (each
@@ -325,17 +340,29 @@ class PayoutSender:
         """The transfer to sign and its ``fee_limit``; built one after another (each takes a
         timestamp of its own)."""
         fee_limit = self.settings.fee_policy.fee_limit_sun(
-            max(transfer_energy(payout), floor), self.energy_fee_sun)
+            max(transfer_energy(payout), floor if payout.floor is None else payout.floor),
+            self.energy_fee_sun)
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
         # Never past the chain's cap from the worker's clock, whatever the head says.
         expiration_ms = min(head.timestamp_ms + self.settings.expiration_s * 1000,
                             self.view.now_ms() + MAX_EXPIRATION_S * 1000)
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
-            contract=self.settings.contract, fee_limit_sun=fee_limit, ref=ref,
+            contract=self.contract_of(attempt), fee_limit_sun=fee_limit, ref=ref,
             expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms),
             permission_id=self.settings.permission_id)
         return unsigned, fee_limit
+
+    def contract_of(self, attempt: Attempt) -> str:
+        """The TRC-20 contract an attempt's transfer calls: the connection's USDT for
+        ``USDT``, else the contract the journal names (:attr:`~..node.tokens.Token.name`)."""
+        if attempt.token == USDT:
+            return self.settings.contract
+        if not is_valid_address(attempt.token):  # TRX, or a name no row resolves to
+            raise PayoutRefused(f"payout {attempt.identity}: token {attempt.token} is not a "
+                                "TRC-20 contract this sender signs transfers of; nothing was "
+                                "signed")
+        return attempt.token
 
     def _signatures(self, txids: Sequence[str]) -> list[tuple[bytes, ...]]:
         """Each txID's checked signatures (one per signer), up to ``concurrency`` txIDs at a
@@ -348,9 +375,9 @@ class PayoutSender:
         return side_by_side(sign, txids, max_concurrency=self.settings.concurrency, name="sign")
 
     def _sign_and_send(self, chunk: Sequence[Payout], latest: dict[str, Attempt], head: Block,
-                       sender: str, token: str, batch_id: str, done: SendPass) -> None:
+                       sender: str, batch_id: str, done: SendPass) -> None:
         claims = [Claim(identity=p.identity, after=latest.get(p.identity), batch_id=batch_id,
-                        row=p.row, sender=sender, recipient=p.recipient, token=token,
+                        row=p.row, sender=sender, recipient=p.recipient, token=p.token,
                         units=p.units) for p in chunk]
         won, lost = self.journal.claim(claims, self.scope, lease=self.lease)
         done.after.update((a.identity, a) for a in won)
@@ -405,33 +432,3 @@ class PayoutSender:
                        signed_tx=u.signed(*signed))
                 for a, (u, fee_limit), signed in zip(attempts, built, signatures, strict=True)]
 
-
-def signatures_of(signers: Sequence[Signer], txid: bytes) -> tuple[bytes, ...]:
-    """Each signer's checked signature of ``txid``, in order. A cosigner that fails is
-    named (its address; another failure's type, never its text, which may repeat a
-    secret): a :class:`~..signer.SignerError` of the same kind, so the chunk is given up
-    before anything is journaled as signed."""
-    signatures = []
-    for index, signer in enumerate(signers):
-        try:
-            signatures.append(signature_for(signer, txid))
-        except SignerError as exc:
-            if index == 0:
-                raise
-            raise type(exc)(f"cosigner {signer.address}: {exc}") from None
-        except Exception as exc:
-            if index == 0:
-                raise
-            raise SignerError(f"cosigner {signer.address} failed ({type(exc).__name__}): "
-                              "nothing was signed") from None
-    return tuple(signatures)
-
-
-def scope_name(parts: Sequence[object], pid: Callable[[], int] | None = None) -> str:
-    """Who claims: the task instance's try and the process, so a claim is never mistaken
-    for another worker's."""
-    import os
-    import socket
-
-    process = (pid or os.getpid)()
-    return "/".join(str(p) for p in parts) + f"@{socket.gethostname()}:{process}"

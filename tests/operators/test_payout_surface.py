@@ -16,7 +16,7 @@ import pytest
 
 from airflow_provider_tronenergy.operators import payout as payout_module
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
-from airflow_provider_tronenergy.payout.rows import PayoutInputError
+from airflow_provider_tronenergy.payout.rows import PayoutInputError, usdt_only
 from airflow_provider_tronenergy.payout.tuning import PayoutTuning
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
@@ -59,6 +59,7 @@ def operator(**kwargs: Any) -> TronPayoutOperator:
     op = TronPayoutOperator(task_id="send", payouts=[{"recipient": SENDER, "amount": "1"}],
                             sender_address=SENDER, batch_id="b-1", **kwargs)
     op._node_client = SimpleNamespace(usdt_contract="TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t")
+    op._tokens = SimpleNamespace(token=usdt_only)  # no chain here: USDT at its 6 decimals
     return op
 
 

@@ -56,6 +56,23 @@ def test_twenty_one_digit_amounts_stay_exact(make):
     assert journal.latest(["id:big"])["id:big"].units == units
 
 
+def test_an_eighteen_decimal_tokens_largest_units_stay_exact_with_its_contract(make):
+    """10^20 units is 100 of an 18-decimal token, past 2^63; 40 digits is the most a row
+    may carry (``rows.MAX_UNIT_DIGITS``)."""
+    from dataclasses import replace
+
+    from airflow_provider_tronenergy.payout.rows import MAX_UNIT_DIGITS
+
+    journal, contract = make(), "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+    widest = 10 ** MAX_UNIT_DIGITS - 1
+    journal.claim([replace(claim("id:e20", units=10 ** 20), token=contract),
+                   replace(claim("id:e40", units=widest, row=1), token=contract)], "w1")
+    latest = journal.latest(["id:e20", "id:e40"])
+    assert (latest["id:e20"].units, latest["id:e40"].units) == (10 ** 20, widest)
+    assert latest["id:e20"].same_payout(SENDER, TO, contract, 10 ** 20)
+    assert not latest["id:e20"].same_payout(SENDER, TO, "USDT", 10 ** 20)
+
+
 def test_of_two_workers_claiming_one_attempt_one_wins(make):
     first, second = make(), make()
     claims = [claim(f"id:p{n}", row=n) for n in range(50)]

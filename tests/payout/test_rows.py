@@ -6,11 +6,13 @@ from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.node.tokens import Token
 from airflow_provider_tronenergy.payout.rows import (
     PayoutInputError,
     amount_problem,
     payouts,
     token_decimals,
+    units_of,
 )
 from tronenergy_protocol.address import random_address
 
@@ -80,3 +82,35 @@ def test_a_fraction_below_the_tokens_unit_is_refused_whatever_its_digits(amount)
     with pytest.raises(PayoutInputError, match="more than 6 decimals"):
         sheet.parse_payouts([[random_address(), amount]])
     assert sheet.amount_problem is amount_problem
+
+
+def _eighteen(text: object) -> Token:
+    """A token of 18 decimals (the rule is the rows'; tests/node/test_tokens.py reads one
+    from the chain)."""
+    return Token(CONTRACT, CONTRACT, 18, "E18")
+
+
+CONTRACT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+
+
+def test_an_eighteen_decimal_amount_is_exact_to_its_smallest_unit():
+    rows = payouts([{"recipient": TO, "amount": "0.000000000000000001", "token": CONTRACT},
+                    {"recipient": TO, "amount": "100", "token": CONTRACT},
+                    {"recipient": TO, "amount": "123456789012345.123456789012345678",
+                     "token": CONTRACT}], batch_id="b", tokens=_eighteen)
+    assert [p.units for p in rows] == [1, 10 ** 20, 123456789012345123456789012345678]
+    assert {p.token for p in rows} == {CONTRACT}
+
+
+def test_a_nineteenth_decimal_is_refused_never_rounded():
+    with pytest.raises(PayoutInputError, match="row 0: has more than 18 decimals"):
+        payouts([{"recipient": TO, "amount": "1.0000000000000000001", "token": CONTRACT}],
+                batch_id="b", tokens=_eighteen)
+
+
+def test_units_beyond_the_journals_forty_digits_are_refused():
+    wide = Token(CONTRACT, CONTRACT, 36, None)
+    assert units_of(Decimal("9999"), 36) == 9999 * 10 ** 36
+    with pytest.raises(PayoutInputError, match="more than 40 digits"):
+        payouts([{"recipient": TO, "amount": "99999", "token": CONTRACT}], batch_id="b",
+                tokens=lambda _: wide)
