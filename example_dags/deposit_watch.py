@@ -97,7 +97,7 @@ DEPOSITS = Asset(
         # proven: these events only wake the run that proves and credits (waiting for the
         # proof here would wait for this very DAG).
         trigger=TronEnergyTransferWatchTrigger(
-            proven=False, consumer="deposit_credit", poll_interval=2.0),
+            proven=False, consumer="deposit_credit", poll_interval_seconds=2.0),
     )],
 )
 

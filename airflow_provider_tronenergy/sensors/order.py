@@ -130,7 +130,7 @@ class TronEnergyOrderSensor(BaseSensorOperator):
             trigger=TronEnergyOrderTrigger(
                 order_id=self.order_id,
                 tronenergy_conn_id=self.tronenergy_conn_id,
-                poll_interval=self.poke_interval,
+                poll_interval_seconds=self.poke_interval,
                 end_time=time.time() + self.timeout,
             ),
             method_name="execute_complete",

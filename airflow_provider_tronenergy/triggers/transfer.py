@@ -111,7 +111,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
 
     def __init__(self, *, address: str, after_id: int, token: str | None = None,
                  min_amount: str | None = None, from_address: str | None = None,
-                 store_url: str | None = None, poll_interval: float = 2.0,
+                 store_url: str | None = None, poll_interval_seconds: float = 2.0,
                  end_time: float | None = None, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.address = address
@@ -120,7 +120,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         self.min_amount = optional_text(min_amount)
         self.from_address = optional_text(from_address)
         self.store_url = checked_store_url(store_url)
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.end_time = end_time
         self.proven = bool(proven)
         self.filter = TransferFilter.of(address, self.token, self.min_amount, self.from_address)
@@ -131,7 +131,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "address": self.address, "after_id": self.after_id, "token": self.token,
             "min_amount": self.min_amount, "from_address": self.from_address,
-            "store_url": self.store_url, "poll_interval": self.poll_interval,
+            "store_url": self.store_url, "poll_interval_seconds": self.poll_interval_seconds,
             "end_time": self.end_time, "proven": self.proven,
         })
 
@@ -140,14 +140,14 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
     def shared_stream_key(self) -> Hashable | None:
         if self.proven:  # a held callback is judged again every poll: its own loop
             return None
-        return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval)
+        return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval_seconds)
 
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         store = open_store(kwargs.get("store_url"))
-        start = await until_done("the stream's start", float(kwargs["poll_interval"]),
+        start = await until_done("the stream's start", float(kwargs["poll_interval_seconds"]),
                                  store.max_id)
-        async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
+        async for transfer in poll_store(store, start, float(kwargs["poll_interval_seconds"])):
             yield transfer
 
     async def filter_shared_stream(
@@ -189,8 +189,8 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
             if remaining is not None and remaining <= 0:
                 yield self._timeout()
                 return
-            await asyncio.sleep(self.poll_interval if remaining is None
-                                else min(self.poll_interval, remaining))
+            await asyncio.sleep(self.poll_interval_seconds if remaining is None
+                                else min(self.poll_interval_seconds, remaining))
 
     async def _first_stored(self) -> dict[str, Any] | None:
         """The first transfer to hand on (its payload), by the one rule of ``Handover``."""
@@ -249,7 +249,7 @@ class _OffsetProducer(SharedStreamProducer):
                  handover: Handover | None = None) -> None:
         self.store_url = store_url
         self.consumer = consumer
-        self.poll_interval = poll_interval
+        self.poll_interval_seconds = poll_interval
         self.handover = handover
         self.store: CallbackStore | None = None
 
@@ -257,14 +257,14 @@ class _OffsetProducer(SharedStreamProducer):
         """``(transfer, id)``; with a proven ``handover``, ``(payload or None, offset)``: each
         callback once decided, the offset never past one still held."""
         self.store = open_store(self.store_url)
-        start = await until_done("the start offset", self.poll_interval,
+        start = await until_done("the start offset", self.poll_interval_seconds,
                                  self.store.start_offset, self.consumer)
         if self.handover is None or not self.handover.proven:
-            async for transfer in poll_store(self.store, start, self.poll_interval):
+            async for transfer in poll_store(self.store, start, self.poll_interval_seconds):
                 yield transfer, transfer.id
             return
         async for item in held_stream(self.store, HeldStream(self.handover, start),
-                                      self.poll_interval):
+                                      self.poll_interval_seconds):
             yield item
 
     async def advance(self, batch: Sequence[Any]) -> None:
@@ -284,7 +284,7 @@ class _OffsetProducer(SharedStreamProducer):
             # were persisted, and redelivering them would fire them twice. So is a prefix
             # whose commit meets a store outage: retried until the store is back.
             if last is not None and self.store is not None:
-                await until_done("the offset commit", self.poll_interval,
+                await until_done("the offset commit", self.poll_interval_seconds,
                                  self.store.commit_offset, self.consumer, int(last))
 
 
@@ -306,7 +306,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
     def __init__(self, *, addresses: Sequence[str] | str | None = None,
                  token: str | None = None, min_amount: str | None = None,
                  consumer: str = "tronenergy-watch", store_url: str | None = None,
-                 poll_interval: float = 2.0, proven: bool = True) -> None:
+                 poll_interval_seconds: float = 2.0, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(addresses, str):
             addresses = [addresses]
@@ -315,7 +315,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         self.min_amount = optional_text(min_amount)
         self.consumer = consumer
         self.store_url = checked_store_url(store_url)
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.proven = bool(proven)
         self.filter = TransferFilter.of(self.addresses, self.token, self.min_amount, None)
         self.handover = Handover(self.filter, proven=self.proven)
@@ -324,7 +324,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "addresses": self.addresses, "token": self.token, "min_amount": self.min_amount,
             "consumer": self.consumer, "store_url": self.store_url,
-            "poll_interval": self.poll_interval, "proven": self.proven,
+            "poll_interval_seconds": self.poll_interval_seconds, "proven": self.proven,
         })
 
     def shared_stream_key(self) -> Hashable | None:
@@ -338,7 +338,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
             handover = Handover(TransferFilter.of(kwargs.get("addresses"), kwargs.get("token"),
                                                   kwargs.get("min_amount"), None), proven=True)
         return _OffsetProducer(kwargs.get("store_url"), kwargs["consumer"],
-                               float(kwargs["poll_interval"]), handover)
+                               float(kwargs["poll_interval_seconds"]), handover)
 
     async def filter_shared_stream(
         self, shared_stream: AsyncIterator[Any]
@@ -359,19 +359,19 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         consumers dedupe by ``tx_hash``, instead of losing one.
         """
         store = open_store(self.store_url)
-        cursor = committed = await until_done("the start offset", self.poll_interval,
+        cursor = committed = await until_done("the start offset", self.poll_interval_seconds,
                                               store.start_offset, self.consumer)
         handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
         if self.proven:
             async for payload, offset in held_stream(store, HeldStream(self.handover, cursor),
-                                                     self.poll_interval):
+                                                     self.poll_interval_seconds):
                 if payload is not None:
                     yield self._event(payload)
                 handed.append((time.monotonic(), offset))
                 committed = await self._commit_due(store, handed, committed)
             return
         while True:
-            batch = await until_done("the poll", self.poll_interval, store.list_transfers,
+            batch = await until_done("the poll", self.poll_interval_seconds, store.list_transfers,
                                      None, cursor, STREAM_BATCH)
             for transfer in batch:
                 cursor = transfer.id
@@ -380,7 +380,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
                 handed.append((time.monotonic(), transfer.id))
             committed = await self._commit_due(store, handed, committed)
             if len(batch) < STREAM_BATCH:
-                await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval_seconds)
 
     async def _commit_due(self, store: CallbackStore, handed: deque[tuple[float, int]],
                           committed: int) -> int:
@@ -389,7 +389,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         while handed and handed[0][0] <= due:
             upto = max(upto, handed.popleft()[1])
         if upto > committed:
-            return int(await until_done("the offset commit", self.poll_interval,
+            return int(await until_done("the offset commit", self.poll_interval_seconds,
                                         store.commit_offset, self.consumer, upto))
         return committed
 

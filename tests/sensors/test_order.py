@@ -176,7 +176,7 @@ def test_deferrable_defers_a_pending_order(control: Control, conn):
     _, kwargs = trigger.serialize()
     assert kwargs["order_id"] == order_id
     assert kwargs["tronenergy_conn_id"] == "tronenergy_default"
-    assert kwargs["poll_interval"] == 2.5
+    assert kwargs["poll_interval_seconds"] == 2.5
     assert before + 600 <= kwargs["end_time"] <= after + 600
 
 

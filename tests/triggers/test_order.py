@@ -70,7 +70,7 @@ def test_serialize_round_trips_identifiers_only():
     path, kwargs = trigger.serialize()
     assert path == CLASSPATH
     assert kwargs == {"order_id": "ord-1", "tronenergy_conn_id": "tron_prod",
-                      "poll_interval": 2.5, "end_time": 1_800_000_000.5}
+                      "poll_interval_seconds": 2.5, "end_time": 1_800_000_000.5}
 
     module, _, name = path.rpartition(".")
     cls = getattr(importlib.import_module(module), name)
@@ -86,18 +86,20 @@ def test_serialize_survives_airflow_serde():
     except ImportError:  # Airflow < 3.1
         from airflow.serialization.serde import deserialize, serialize
 
-    path, kwargs = TronEnergyOrderTrigger("ord-2", poll_interval=1, end_time=1.0e9).serialize()
+    path, kwargs = TronEnergyOrderTrigger("ord-2", poll_interval_seconds=1,
+                                          end_time=1.0e9).serialize()
     rebuilt = TronEnergyOrderTrigger(**deserialize(serialize(kwargs)))
     assert rebuilt.serialize() == (path, kwargs)
     assert rebuilt.tronenergy_conn_id == "tronenergy_default"
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"order_id": ""}, {"order_id": "  "}, {"poll_interval": 0}, {"poll_interval": -1},
-    {"poll_interval": float("nan")}, {"end_time": float("inf")},
+    {"order_id": ""}, {"order_id": "  "}, {"poll_interval_seconds": 0},
+    {"poll_interval_seconds": -1},
+    {"poll_interval_seconds": float("nan")}, {"end_time": float("inf")},
 ])
 def test_constructor_rejects_bad_arguments(kwargs):
-    args: dict[str, Any] = {"order_id": "ord-1", "poll_interval": 1.0, "end_time": 1.0e9}
+    args: dict[str, Any] = {"order_id": "ord-1", "poll_interval_seconds": 1.0, "end_time": 1.0e9}
     with pytest.raises(ValueError, match="TronEnergyOrderTrigger"):
         TronEnergyOrderTrigger(**{**args, **kwargs})
 

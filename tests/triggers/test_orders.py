@@ -39,13 +39,14 @@ def test_serialize_round_trips_identifiers_only():
     path, kwargs = trigger.serialize()
     assert path == CLASSPATH
     assert kwargs == {"order_ids": ["o-1", "o-2"], "tronenergy_conn_id": "tron_prod",
-                      "poll_interval": 2.5, "end_time": 1_800_000_000.5}
+                      "poll_interval_seconds": 2.5, "end_time": 1_800_000_000.5}
     assert TronEnergyOrdersTrigger(**json.loads(json.dumps(kwargs))).serialize() == (path, kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [
     {"order_ids": "o-1"}, {"order_ids": ["o-1", ""]}, {"order_ids": [1]},
-    {"order_ids": ["o-1"], "poll_interval": 0}, {"order_ids": ["o-1"], "end_time": float("inf")},
+    {"order_ids": ["o-1"], "poll_interval_seconds": 0}, {"order_ids": ["o-1"],
+                                                         "end_time": float("inf")},
 ])
 def test_constructor_rejects_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="TronEnergyOrdersTrigger"):
