@@ -55,6 +55,13 @@ def watcher_payloads(context: Mapping[str, Any]) -> list[Any]:
             for events in triggering.values() for event in events]
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """A shared stream's item for a stop (a producer's, whose subscribers fire the event)."""
+
+    message: str
+
+
 @dataclass
 class Stops:
     """A watcher's memory of the cause it told: told once, until it reads again."""
