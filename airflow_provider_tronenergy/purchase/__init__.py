@@ -2,8 +2,9 @@
 
 ``modes`` (request builders: buy, buy-count, auto-buy, smart-buy), ``run``
 (:class:`Purchase`: decide, quote, guard, claim, place, record), ``results`` (what a
-purchase reports) and ``outcomes`` (the stops a caller acts on, the words a person reads). The operators build a
-:class:`Purchase` and call it; waiting and asking a person stay with them.
+purchase reports) and ``outcomes`` (the stops a caller acts on, the words a person
+reads). The operators build a :class:`Purchase` and call it; waiting and asking a person
+stay with them.
 """
 
 from __future__ import annotations
