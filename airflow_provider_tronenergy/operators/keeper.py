@@ -33,10 +33,10 @@ from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED, Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.keeper.watch import stops_in
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal, money_given, optional_text
+from airflow_provider_tronenergy.triggers.stops import stops_in, watcher_payloads
 from tronenergy_protocol.address import is_valid_address
 
 if TYPE_CHECKING:
@@ -116,7 +116,8 @@ class TronEnergyKeeperOperator(BaseOperator):
             name = checked_name(self.keeper_name or context["ti"].dag_id)
         except KeeperPolicyError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
-        stops = [] if self.approved is not None else stops_in(payloads(context), name)
+        stops = ([] if self.approved is not None
+                 else stops_in(watcher_payloads(context), keeper=name))
         if stops:  # woken by a watcher that stopped: a person fixes what it says
             raise AirflowFailException(f"the keeper's watcher stopped: {stops[-1]}; "
                                        f"{NOTHING_BOUGHT}")
@@ -201,18 +202,10 @@ def rental_hour_seconds() -> float:
     return value
 
 
-def payloads(context: Mapping[str, Any]) -> list[Any]:
-    """The watcher's payloads in the Asset events that triggered this run (none for a
-    scheduled or manual run)."""
-    triggering = context.get("triggering_asset_events") or {}
-    return [(getattr(event, "extra", None) or {}).get("payload")
-            for events in triggering.values() for event in events]
-
-
 def wakes(context: Mapping[str, Any], keeper: str) -> dict[str, Seen]:
     """What the watcher read, per wallet, in the Asset events that triggered this run (the
     newest per wallet)."""
-    return seen_in(payloads(context), keeper)
+    return seen_in(watcher_payloads(context), keeper)
 
 
 def approved_costs(answer: Any) -> dict[str, Decimal]:

@@ -231,9 +231,10 @@ class TronEnergyPurchaseOperator(BaseOperator):
             raise AirflowFailException(
                 f"order {result['order_id']} ended {status}: the energy for "
                 f"{result['target_address']} was not delivered")
-        if status != OrderStatus.SUCCESS.value:
-            raise AirflowException(f"waiting for order {result['order_id']} ended with "
-                                   f"{status}: {event.get('message')}")
+        if status != OrderStatus.SUCCESS.value:  # "retryable": false: a person fixes it
+            raise (AirflowFailException if event.get("retryable") is False
+                   else AirflowException)(f"waiting for order {result['order_id']} ended "
+                                          f"with {status}: {event.get('message')}")
         order = event.get("order") or {}
         self.log.info("order %s succeeded: delegation tx %s", result["order_id"],
                       order.get("tx_hash"))

@@ -242,6 +242,25 @@ def test_bad_credentials_are_an_error_event_without_the_secret(control: Control,
     assert wrong not in json.dumps(event)
 
 
+def test_bad_credentials_fail_the_task_once_naming_the_connection_and_the_fix(
+        control: Control, sandbox, monkeypatch):
+    """A refusal of the key or secret was an ``error`` a retry met again, try after try:
+    only a person fixes the connection, so the task fails once, told where and what."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from airflow_provider_tronenergy.sensors.order import order_event_result
+
+    order_id = control.buy()
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret="wrong-secret-" + "x" * 20, **orders.CONN_OPTIONS))
+    (event,) = run_trigger(trigger_for(order_id, conn_id="tronenergy_bad"))
+    assert (event["status"], event.get("retryable")) == ("error", False), event
+    assert "connection 'tronenergy_bad'" in event["message"]
+    assert "fix the API key and API secret" in event["message"]
+    with pytest.raises(AirflowFailException, match="tronenergy_bad"):
+        order_event_result(event)
+
+
 @pytest.mark.parametrize(("extra", "says"), [
     (None, "tronenergy_conn_id 'tronenergy_wrong' names no connection"),
     ("[1, 24]", "connection 'tronenergy_wrong': its Extra is a JSON list"),

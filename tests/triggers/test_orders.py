@@ -93,6 +93,22 @@ def test_a_connection_missing_in_the_triggerer_fails_the_task_once(monkeypatch):
         orders_event_result(event)
 
 
+def test_bad_credentials_fail_the_task_once(control: Control, sandbox, monkeypatch):
+    """The service's refusal of the key or secret: every retry is refused alike."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from support.sandbox import connection_json
+
+    ids = [control.buy() for _ in range(2)]
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret="wrong-secret-" + "x" * 20, **orders.CONN_OPTIONS))
+    [event] = run(TronEnergyOrdersTrigger(ids, "tronenergy_bad", 0.02,
+                                          end_time=time.time() + 30))
+    assert event["status"] == "error", event
+    with pytest.raises(AirflowFailException, match=r"connection 'tronenergy_bad'.*fix the API"):
+        orders_event_result(event)
+
+
 def test_no_orders_is_success():
     [event] = run(TronEnergyOrdersTrigger([], end_time=time.time() + 5))
     assert event["status"] == "success" and orders_event_result(event) == []
