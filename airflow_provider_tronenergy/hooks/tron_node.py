@@ -51,9 +51,11 @@ from airflow_provider_tronenergy.node.network import (
     same_chain,
 )
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from airflow_provider_tronenergy.node.trx_costs import TrxFees
+from airflow_provider_tronenergy.node.trx_receipts import BlockTrx
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import parse_decimal, parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
 NODE_NEEDED = "this task reads the chain through a TRON node"
@@ -379,6 +381,14 @@ class TronNodeHook(BaseHook):
     def get_permissions(self, address: str) -> AccountPermissions:
         """The account's owner and active permissions."""
         return self.get_conn().get_permissions(address)
+
+    def get_trx_fees(self) -> TrxFees:
+        """The chain's figures a TRX transfer pays by (``node.trx_costs``)."""
+        return self.get_conn().get_trx_fees()
+
+    def get_block_trx(self, number: int, *, solidified: bool = False) -> BlockTrx | None:
+        """Block ``number`` with each transaction's contract, result and TRX transfer."""
+        return self.get_conn().get_block_trx(number, solidified=solidified)
 
     def broadcast(self, signed: dict[str, Any]) -> BroadcastAnswer:
         """Offer a signed transaction (the hook is then a whole ``node.protocol.Node``)."""

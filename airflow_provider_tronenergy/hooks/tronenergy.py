@@ -39,9 +39,9 @@ from airflow_provider_tronenergy.orders.wait import (
     await_order,
     wait_for_order,
 )
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
-from airflow_provider_tronenergy.protocol.signing import SCHEMES
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import parse_decimal, parse_int
+from tronenergy_protocol.signing import SCHEMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection

@@ -40,7 +40,8 @@ from airflow_provider_tronenergy.node.multicall import (
 from airflow_provider_tronenergy.node.network import genesis_id
 from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from airflow_provider_tronenergy.node.trx_reads import TrxReads
+from tronenergy_protocol.ids import TX_HASH
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ MAX_TRANSFER_ENERGY = 1_000_000
 (x 11) is about 330,000. A node estimating more is not believed (energy is bought from it)."""
 
 
-class TronNodeClient(TransferReads):
+class TronNodeClient(TransferReads, TrxReads):
     """Read accounts, resources, USDT balances, estimates and receipts from a node.
 
     :param url: the node's HTTP root (``https://api.trongrid.io``, ``http://node:8090``).

@@ -20,6 +20,8 @@ from airflow_provider_tronenergy.node.models import (
     TransactionInfo,
 )
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
+from airflow_provider_tronenergy.node.trx_costs import TrxFees
+from airflow_provider_tronenergy.node.trx_receipts import BlockTrx
 
 
 class Estimates(Protocol):
@@ -58,6 +60,13 @@ class Node(Estimates, Protocol):
 
     def get_block(self, number: int, *, solidified: bool = False) -> BlockBody | None:
         """One block read by number: its header and txIDs."""
+
+    def get_block_trx(self, number: int, *, solidified: bool = False) -> BlockTrx | None:
+        """One block read by number with each transaction's contract, result and TRX
+        transfer (a TRX payout's proof, ``node.trx_receipts``)."""
+
+    def get_trx_fees(self) -> TrxFees:
+        """The chain's figures a TRX transfer pays by."""
 
     def get_block_receipts(self, number: int, *,
                            solidified: bool = False) -> list[TransactionInfo]:

@@ -33,10 +33,10 @@ from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED, Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal, optional_text
+from tronenergy_protocol.address import is_valid_address
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -18,8 +18,8 @@ from typing import Any, Final
 from airflow_provider_tronenergy.client.validation import address as valid_address
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.node.client import MAX_TRANSFER_ENERGY
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
+from tronenergy_protocol.numbers import parse_decimal
 
 DEFAULT_TOKEN: Final = "USDT"
 TOKENS: Final = {DEFAULT_TOKEN: 6}

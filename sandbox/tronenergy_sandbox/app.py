@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import api, control, node
 from tronenergy_sandbox.chain import (
     attack_routes,
@@ -22,6 +22,7 @@ from tronenergy_sandbox.chain import (
     permission_routes,
     placed,
     range_routes,
+    token_routes,
 )
 from tronenergy_sandbox.chain import control as chain_control
 from tronenergy_sandbox.chain import routes as chain_routes
@@ -142,6 +143,7 @@ def create_app(state: SandboxState) -> ASGIApp:
     app.include_router(parameter_routes.control_router)
     app.include_router(range_routes.router)
     app.include_router(placed.router)
+    app.include_router(token_routes.router)
     app.include_router(permission_routes.router)
     app.include_router(permission_routes.control_router)
     wrapped: Any = FaultMiddleware(app, state.faults)

@@ -1,8 +1,9 @@
 """The sandbox as a TRON full node: java-tron's HTTP API at the root, beside ``/v1``.
 
 Enough of ``/wallet/...`` and ``/walletsolidity/...`` for an unmodified tronpy
-client and the provider's ``tron_node`` hook: accounts, resources, the USDT
-contract's ``balanceOf`` / ``transfer`` / ``decimals`` as constant calls and energy
+client and the provider's ``tron_node`` hook: accounts, resources, every token's
+(USDT's and the sandbox's own, ``chain/tokens.py``) ``balanceOf`` / ``transfer`` /
+``decimals`` / ``symbol`` / ``name`` / ``totalSupply`` as constant calls and energy
 estimates. Blocks, building, broadcasting and receipts are the chain's
 (``chain/routes.py``). Answers take java-tron's shapes (hex ``41...`` addresses, base58
 with ``visible``, read as ``wire.call`` reads them; zero fields left out; ``{}`` for
@@ -21,7 +22,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec, multicall, wire
 from tronenergy_sandbox.chain.charging import revert_energy
@@ -30,6 +31,9 @@ from tronenergy_sandbox.world import World
 router = APIRouter(include_in_schema=False)
 NO_ESTIMATE = "this node does not support estimate energy"
 BALANCE_OF_ENERGY = 14_650  # a constant call of balanceOf, as mainnet reports it
+VIEW_ENERGY = 300
+"""A constant call of ``decimals()`` / ``symbol()`` / ``name()`` / ``totalSupply()``
+(the sandbox's figure)."""
 
 
 def _account_key(request: Request, read: Callable[[], bytes]) -> str | Response | None:
@@ -130,6 +134,7 @@ class _Constant:
     """A constant call read as ``TriggerConstantContractServlet`` reads it."""
 
     owner: str | None
+    contract: str
     selector: str
     words: list[str]
     visible: bool
@@ -147,19 +152,19 @@ def _call(request: Request, call: wire.Call) -> _Constant | Response:
         contract = codec.address_key(call.address("contract_address"))
     except codec.CodecError as exc:
         return wire.error("OTHER_ERROR", f"{exc.java_class} : {exc}", visible)
-    if contract != sandbox(request).config.usdt_contract:
+    if contract is None or not wire.world(request).is_token(contract):
         return wire.error("CONTRACT_VALIDATE_ERROR", "No contract or not a smart contract",
                           visible)
     parameter = body.get("parameter") or ""
     if not isinstance(parameter, str) or len(parameter) % 64:
         return wire.error("OTHER_ERROR", "bad parameter", visible)
-    return _Constant(owner, str(body.get("function_selector")),
+    return _Constant(owner, contract, str(body.get("function_selector")),
                      [parameter[i:i + 64] for i in range(0, len(parameter), 64)], visible)
 
 
-def _transfer_energy(world: World, owner: str | None, words: list[str],
+def _transfer_energy(world: World, contract: str, owner: str | None, words: list[str],
                      visible: bool) -> int | Response | None:
-    """The energy of ``transfer(to, amount)``; None when the call would revert."""
+    """The energy of ``contract``'s ``transfer(to, amount)``; None when the call would revert."""
     if len(words) != 2 or owner is None:
         return wire.error("OTHER_ERROR", "bad parameter", visible)
     to = _abi_address(words[0])
@@ -169,9 +174,10 @@ def _transfer_energy(world: World, owner: str | None, words: list[str],
         to = None
     if to is None:
         return wire.error("OTHER_ERROR", "bad parameter", visible)
-    if world.usdt_units(owner) < amount:
+    energy = world.token_energy(contract, world.read_block())
+    if energy is None or world.units_of(contract, owner) < amount:
         return None
-    return world.transfer_energy(to)
+    return energy.transfer_energy(not world.holds_token(contract, to))
 
 
 def _transaction(owner: str | None, visible: bool) -> dict[str, Any]:
@@ -203,33 +209,57 @@ def _state_of(request: Request, world: World) -> AbstractContextManager[Any]:
 
 
 def _constant(request: Request, call: wire.Call, world: World) -> Response:
-    """A constant call of USDT (nothing awaited: it may run inside ``solidified``)."""
+    """A constant call of a token (nothing awaited: it may run inside ``solidified``)."""
     constant = _call(request, call)
     if isinstance(constant, Response):
         return constant
     selector, words, visible = constant.selector, constant.words, constant.visible
-    owner = constant.owner
+    owner, contract = constant.owner, constant.contract
     answer: dict[str, Any] = {"result": {"result": True},
                               "transaction": _transaction(owner, visible)}
     if selector == "balanceOf(address)" and len(words) == 1 and _abi_address(words[0]):
         holder = _abi_address(words[0]) or ""
         return wire.answer({**answer, "energy_used": BALANCE_OF_ENERGY,
-                            "constant_result": [f"{world.usdt_units(holder):064x}"]})
+                            "constant_result": [f"{world.units_of(contract, holder):064x}"]})
     if selector == "decimals()" and not words:
-        return wire.answer({**answer, "energy_used": 300, "constant_result": [f"{6:064x}"]})
+        decimals = world.token_decimals(contract)
+        if decimals is None:  # a contract without the function: its fallback reverts
+            return _reverted(answer, VIEW_ENERGY, "", visible)
+        return wire.answer({**answer, "energy_used": VIEW_ENERGY,
+                            "constant_result": [f"{decimals:064x}"]})
+    if selector in ("name()", "symbol()") and not words:
+        text = world.token_names(contract)[0 if selector == "name()" else 1]
+        if text is None:  # a contract without the function: its fallback reverts
+            return _reverted(answer, VIEW_ENERGY, "", visible)
+        return wire.answer({**answer, "energy_used": VIEW_ENERGY,
+                            "constant_result": [_abi_string(text)]})
+    if selector == "totalSupply()" and not words:
+        return wire.answer({**answer, "energy_used": VIEW_ENERGY,
+                            "constant_result": [f"{world.total_supply(contract):064x}"]})
     if selector == "transfer(address,uint256)":
-        energy = _transfer_energy(world, owner, words, visible)
+        energy = _transfer_energy(world, contract, owner, words, visible)
         if isinstance(energy, Response):
             return energy
         if energy is None:  # java-tron: the call ran, reverted and used what executing uses
-            usdt = world.parameters.usdt(world.read_block())
-            reverted = wire.refusal("", "REVERT opcode executed", visible)["message"]
-            return wire.answer({"result": {"result": True, "message": reverted},
-                                "energy_used": revert_energy(usdt),
-                                "constant_result": ["0" * 64],
-                                "transaction": answer["transaction"]})
+            rules = world.token_energy(contract, world.read_block())
+            assert rules is not None
+            return _reverted(answer, revert_energy(rules), "0" * 64, visible)
         return wire.answer({**answer, "energy_used": energy, "constant_result": [f"{1:064x}"]})
     return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {selector}", visible)
+
+
+def _reverted(answer: dict[str, Any], energy: int, result: str, visible: bool) -> Response:
+    """A constant call that ran and reverted: java-tron's ``message`` beside ``result``."""
+    reverted = wire.refusal("", "REVERT opcode executed", visible)["message"]
+    return wire.answer({"result": {"result": True, "message": reverted}, "energy_used": energy,
+                        "constant_result": [result], "transaction": answer["transaction"]})
+
+
+def _abi_string(text: str) -> str:
+    """A ``string`` return value, ABI-encoded (offset, length, the UTF-8 bytes padded)."""
+    from eth_abi.abi import encode
+
+    return bytes(encode(["string"], [text])).hex()
 
 
 def _multicall(request: Request, call: wire.Call) -> Response:
@@ -246,7 +276,7 @@ def _multicall(request: Request, call: wire.Call) -> Response:
     except codec.CodecError as exc:
         return wire.error("OTHER_ERROR", f"{exc.java_class} : {exc}", visible)
     world = wire.world(request)
-    answer = multicall.aggregate(world, world.parameters.usdt(world.read_block()), parameter)
+    answer = multicall.aggregate(world, parameter)
     transaction = _transaction(owner, visible)
     if "message" in answer["result"]:
         transaction["ret"] = [{"ret": "FAILED"}]
@@ -274,7 +304,8 @@ def _estimate(request: Request, call: wire.Call, world: World) -> Response:
     if constant.selector != "transfer(address,uint256)":
         return wire.error("CONTRACT_VALIDATE_ERROR", f"no such function: {constant.selector}",
                           call.visible)
-    energy = _transfer_energy(world, constant.owner, constant.words, call.visible)
+    energy = _transfer_energy(world, constant.contract, constant.owner, constant.words,
+                              call.visible)
     if isinstance(energy, Response):
         return energy
     if energy is None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.account import IN_FLIGHT
 from tronenergy_sandbox.chain.ledger import USDT_UNITS
@@ -59,6 +59,7 @@ class World(CredentialStore, ChainTransactions, OrderBook, Monitoring, DeliveryQ
         self._init_ledger()
         self._init_blocks()
         self._init_transactions()
+        self._init_tokens()
         self._init_undo()  # after every account table: its triggers name their columns
         self._meta_default("balance_sun", str(balance_sun))
         self._meta_default("user_id", "10001")

@@ -16,7 +16,7 @@ from airflow_provider_tronenergy.deposits.scan.core import (
 from airflow_provider_tronenergy.deposits.scan.wait import HeadWatch
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 log = logging.getLogger(__name__)
 

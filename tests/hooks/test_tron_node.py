@@ -207,3 +207,33 @@ def test_the_solid_block_and_a_blocks_receipts_through_the_hook(monkeypatch):
     assert (info.tx_hash, info.block_number, info.solidified, info.succeeded) == \
         ("cd" * 32, 1_000, True, True)
     assert node.received[1].path == "/walletsolidity/gettransactioninfobyblocknum"
+
+
+def test_a_trx_payouts_block_and_fees_through_the_hook(monkeypatch):
+    transfer = {"txID": "ef" * 32, "ret": [{"contractRet": "SUCCESS", "fee": 1_000_000}],
+                "raw_data": {"contract": [{"type": "TransferContract", "parameter": {"value": {
+                    "owner_address": USDT_MAINNET, "to_address": NETWORKS["nile"].usdt_contract,
+                    "amount": 7}}}]}}
+    with HostileServer(node_answer({**HEAD, "transactions": [transfer]})) as node:
+        hook = _connect(monkeypatch, "node_trx_block", host=node.root)
+        block = hook.get_block_trx(1_000, solidified=True)
+        hook.close()
+    assert node.received[1].path == "/walletsolidity/getblockbynum"
+    entry = block.entries["ef" * 32]
+    assert (entry.ret_fee_sun, entry.transfer.units, block.body.block.number) == (
+        1_000_000, 7, 1_000)
+    bad = {**transfer, "raw_data": {"contract": [{**transfer["raw_data"]["contract"][0],
+                                                  "parameter": {"value": {"amount": 1.5}}}]}}
+    with HostileServer(node_answer({**HEAD, "transactions": [bad]})) as node:
+        hook = _connect(monkeypatch, "node_trx_bad", host=node.root)
+        with pytest.raises(NodeError, match=r"wallet/getblockbynum answered what the chain"):
+            hook.get_block_trx(1_000)
+        hook.close()
+    fees = {"chainParameter": [{"key": k, "value": 1_000} for k in (
+        "getEnergyFee", "getTransactionFee", "getCreateAccountFee",
+        "getCreateNewAccountFeeInSystemContract", "getFreeNetLimit", "getMultiSignFee")]}
+    with HostileServer(node_answer(fees)) as node:
+        hook = _connect(monkeypatch, "node_trx_fees", host=node.root)
+        with pytest.raises(NodeError, match="getCreateNewAccountBandwidthRate"):
+            hook.get_trx_fees()  # java-tron always lists it: a list without it is refused
+        hook.close()

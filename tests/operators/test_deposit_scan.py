@@ -15,8 +15,8 @@ from dags.deposit_scan import DAGS
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 SCOPE = "USDT:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

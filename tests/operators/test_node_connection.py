@@ -22,10 +22,10 @@ from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositSc
 from airflow_provider_tronenergy.operators.keeper import TronEnergyKeeperOperator
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
 from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from tronenergy_protocol.address import random_address
 
 TYPO = "tron_nod_default"
 

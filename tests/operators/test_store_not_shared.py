@@ -25,13 +25,13 @@ from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOpe
 from airflow_provider_tronenergy.operators.keeper import TronEnergyKeeperOperator
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout import journal as payouts
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase_journal import store as purchases
 from airflow_provider_tronenergy.sensors.transfer import TronEnergyTransferSensor
 from airflow_provider_tronenergy.sqlstore import StoreNotShared
 from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from tronenergy_protocol.address import random_address
 
 CELERY = "airflow.providers.celery.executors.celery_executor.CeleryExecutor"
 JOURNAL, CALLBACKS, LEDGER = ("TRONENERGY_PURCHASE_JOURNAL", "TRONENERGY_CALLBACK_STORE",

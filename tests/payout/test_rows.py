@@ -12,7 +12,7 @@ from airflow_provider_tronenergy.payout.rows import (
     payouts,
     token_decimals,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 TO = "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"
 

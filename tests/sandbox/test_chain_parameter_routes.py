@@ -11,9 +11,9 @@ import requests
 from tronpy import Tron
 from tronpy.providers import HTTPProvider
 
-from airflow_provider_tronenergy.protocol.address import decode_address, random_address
 from support.orders import ManualClock
 from support.sandbox import running_sandbox
+from tronenergy_protocol.address import decode_address, random_address
 from tronenergy_sandbox import SandboxServer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
@@ -62,7 +62,8 @@ def test_the_chains_parameters_in_java_trons_shape(chain):
                             "getCreateNewAccountFeeInSystemContract": 1_000_000,
                             "getFreeNetLimit": 600,
                             "getUpdateAccountPermissionFee": 100_000_000,
-                            "getMultiSignFee": 1_000_000}
+                            "getMultiSignFee": 1_000_000,
+                            "getCreateNewAccountBandwidthRate": 1}
     tron = Tron(HTTPProvider(chain.root_url + "/"))
     keys = {row["key"] for row in tron.get_chain_parameters()}  # GET-free: tronpy POSTs
     assert "getEnergyFee" in keys

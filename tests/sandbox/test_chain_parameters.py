@@ -53,7 +53,8 @@ def test_to_wallet_has_java_trons_shape():
                     "getCreateNewAccountFeeInSystemContract": 1_000_000,
                     "getFreeNetLimit": None,  # proto3 JSON leaves a zero out
                     "getUpdateAccountPermissionFee": 100_000_000,
-                    "getMultiSignFee": 1_000_000}
+                    "getMultiSignFee": 1_000_000,
+                    "getCreateNewAccountBandwidthRate": 1}
 
 
 @pytest.mark.parametrize("changes", [

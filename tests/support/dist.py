@@ -26,12 +26,14 @@ def installer() -> list[str] | None:
     return [found] if found else None
 
 
-def build(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """The sdist and the wheel of ``source`` in ``out``, built in isolation."""
-    uv = installer()
+def build(source: Path, out: Path, *, wheel_only: bool = False
+          ) -> subprocess.CompletedProcess[str]:
+    """The sdist and the wheel of ``source`` in ``out`` (``wheel_only``: the wheel, from the
+    source tree), built in isolation."""
+    uv, only = installer(), ["--wheel"] if wheel_only else []
     if uv:
-        command = [*uv, "build", "--quiet", "--python", sys.executable, "--out-dir", str(out),
-                   str(source)]
+        command = [*uv, "build", "--quiet", *only, "--python", sys.executable,
+                   "--out-dir", str(out), str(source)]
     else:
-        command = [sys.executable, "-m", "build", "--outdir", str(out), str(source)]
+        command = [sys.executable, "-m", "build", *only, "--outdir", str(out), str(source)]
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)

@@ -58,8 +58,8 @@ from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.numbers import parse_int
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.numbers import parse_int
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection

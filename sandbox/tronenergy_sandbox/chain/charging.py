@@ -8,9 +8,15 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
 - bandwidth (``BandwidthProcessor.consume``): the transaction's bytes plus 64
   come from staked bandwidth if it covers them, else from the free bandwidth,
   else ``transaction_fee`` per byte is burned; a TRX transfer that creates its
-  recipient uses staked bandwidth or burns ``create_account_fee`` instead (free
-  bandwidth never pays for an account), and pays
-  ``create_new_account_fee_in_system_contract`` on top (``TransferActuator``);
+  recipient (``contractCreateNewAccount``) goes to ``consumeForCreateNewAccount``
+  instead: staked bandwidth (``consumeBandwidthForCreateNewAccount``, the bytes times
+  ``create_new_account_bandwidth_rate``, 1 on mainnet) or else ``create_account_fee``
+  burned (``consumeFeeForCreateNewAccount``), else ``AccountResourceInsufficientException``;
+  free bandwidth never pays for an account. ``TransferActuator.execute`` then adds
+  ``create_new_account_fee_in_system_contract`` to the fee when the recipient does not
+  exist (``fee = fee + dynamicStore.getCreateNewAccountFeeInSystemContract()``) and takes
+  ``fee + amount`` from the owner. java-tron at 1e35f79a165424bbae319799d9aca92948b8f5c2:
+  ``chainbase/.../db/BandwidthProcessor.java``, ``actuator/.../actuator/TransferActuator.java``;
 - the multi-sign fee (``Manager.consumeMultiSignFee``, right after the bandwidth and
   before the contract runs): a transaction with more than one signature pays
   ``multi_sign_fee`` from the balance left, shown only in the receipt's ``fee``; a
@@ -24,8 +30,9 @@ and message: the node refuses it at broadcast, or drops it when packing) or an
   ``min(energy left + balance / energy_fee, fee_limit / energy_fee)``; it uses
   the owner's energy first and burns ``energy_fee`` per energy for the rest. A
   call that needs more fails ``OUT_OF_ENERGY`` having used all of its limit (so
-  up to ``fee_limit`` is burned); a USDT transfer of more than the owner holds
-  fails ``REVERT`` and pays for the energy it used;
+  up to ``fee_limit`` is burned); a token transfer of more than the owner holds
+  fails ``REVERT`` and pays for the energy it used. The call's energy is its token's
+  (USDT's or one of the sandbox's own: ``tokens``), a holder's or a new holder's;
 - a permission update (``AccountPermissionUpdateActuator``): refused with the
   ``validate`` message the caller found, else ``getUpdateAccountPermissionFee`` is
   taken from the balance (``Commons.adjustBalance``: an ``insufficient balance``
@@ -36,19 +43,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from airflow_provider_tronenergy.protocol.address import decode_address
+from tronenergy_protocol.address import decode_address
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
 from tronenergy_sandbox.chain.parameters import (
     FACTOR_DECIMAL,
     ChainParameters,
-    ContractEnergy,
+    TransferEnergy,
 )
 from tronenergy_sandbox.chain.update_contract import UPDATE
 
 MAX_FEE_LIMIT = 15_000_000_000
 """``getMaxFeeLimit``: the highest ``fee_limit`` a call may name (15,000 TRX)."""
 REVERT_BASE_ENERGY = 2_900
-"""The sandbox's figure for a USDT ``transfer`` that reverts (the work before its balance check,
+"""The sandbox's figure for a token ``transfer`` that reverts (the work before its balance check,
 before the dynamic-energy penalty): an estimate, since the sandbox runs no bytecode."""
 VALIDATE = "CONTRACT_VALIDATE_ERROR"
 VALIDATE_PREFIX = "Contract validate error : "
@@ -62,15 +69,16 @@ class AccountState:
     address: str
     exists: bool
     trx_sun: int = 0
-    usdt_units: int = 0
+    token_units: int = 0
+    """Its balance of the token the transaction calls (0 when it calls none)."""
     energy_left: int = 0
     """Energy it may use now: staked plus delegated to it, less used (never negative)."""
     net_left: int = 0
     """Staked bandwidth it may use now."""
     free_net_left: int = 0
     """Free bandwidth it may use now."""
-    holds_usdt: bool = False
-    """Whether it ever held USDT (its balance slot exists)."""
+    holds_token: bool = False
+    """Whether its balance slot in the called token is written (a holder)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,8 @@ class Outcome:
     staked_net: bool = False
     """Whether ``net_usage`` came from staked bandwidth (else from free)."""
     trx_moved: int = 0
-    usdt_moved: int = 0
+    units_moved: int = 0
+    """Token units the call moved (of the contract it calls)."""
     recipient: str | None = None
     creates_account: bool = False
     contract_result: str = ""
@@ -120,25 +129,31 @@ class Outcome:
         return self.fee + self.trx_moved
 
 
-def scaled(base: int, contract: ContractEnergy) -> int:
-    """``base`` energy with USDT's dynamic-energy penalty added."""
+def scaled(base: int, contract: TransferEnergy) -> int:
+    """``base`` energy with the contract's dynamic-energy penalty added."""
     return base + base * contract.energy_factor // FACTOR_DECIMAL
 
 
-def revert_energy(contract: ContractEnergy) -> int:
-    """Energy a reverting USDT ``transfer`` uses."""
+def revert_energy(contract: TransferEnergy) -> int:
+    """Energy a reverting token ``transfer`` uses."""
     return scaled(REVERT_BASE_ENERGY, contract)
 
 
 def _bandwidth(tx: Decoded, owner: AccountState, params: ChainParameters,
                creates_account: bool) -> Outcome | Refusal:
-    """Pay the transaction's bytes: staked, then free (not for a new account), then burn."""
+    """Pay the transaction's bytes: staked, then free (not for a new account), then burn.
+
+    A new account takes ``bytes * create_new_account_bandwidth_rate`` of staked bandwidth
+    (``consumeBandwidthForCreateNewAccount``) or burns ``create_account_fee``."""
     size = tx.bandwidth()
-    if owner.net_left >= size:
-        return Outcome(None, net_usage=size, staked_net=True)
     if creates_account:
+        cost = size * params.create_new_account_bandwidth_rate
+        if owner.net_left >= cost:
+            return Outcome(None, net_usage=cost, staked_net=True)
         if owner.trx_sun >= params.create_account_fee:
             return Outcome(None, net_fee=params.create_account_fee)
+    elif owner.net_left >= size:
+        return Outcome(None, net_usage=size, staked_net=True)
     elif owner.free_net_left >= size:
         return Outcome(None, net_usage=size)
     elif owner.trx_sun >= size * params.transaction_fee:
@@ -147,12 +162,13 @@ def _bandwidth(tx: Decoded, owner: AccountState, params: ChainParameters,
 
 
 def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
-            usdt_contract: str, params: ChainParameters,
-            contract: ContractEnergy, update_refusal: str | None = None) -> Outcome | Refusal:
+            token: TransferEnergy | None, params: ChainParameters,
+            update_refusal: str | None = None) -> Outcome | Refusal:
     """Execute ``tx`` against these states: a refusal, or the receipt and its moves.
 
-    ``recipient`` is the TRX transfer's ``to`` or the USDT transfer's ``to`` (None when
-    the call names none); ``update_refusal``: why a permission update's ``validate``
+    ``recipient`` is the TRX transfer's ``to`` or the token transfer's ``to`` (None when
+    the call names none); ``token``: the energy rules of the contract a call names (None:
+    no token there); ``update_refusal``: why a permission update's ``validate``
     refuses it (the caller reads the account's permissions), None when it does not.
     """
     if tx.contract_type is None:
@@ -174,7 +190,7 @@ def execute(tx: Decoded, owner: AccountState, recipient: AccountState | None, *,
         done = _update_permissions(owner, balance, paid, params, update_refusal)
     else:
         assert tx.contract_type == TRIGGER
-        done = _call_usdt(tx, owner, recipient, balance, paid, usdt_contract, params, contract)
+        done = _call_token(tx, owner, recipient, balance, paid, params, token)
     return done if isinstance(done, Refusal) else replace(done, multi_sign_fee=multi_sign)
 
 
@@ -211,11 +227,11 @@ def _update_permissions(owner: AccountState, balance: int, paid: Outcome,
                    staked_net=paid.staked_net, system_fee=fee)
 
 
-def _call_usdt(tx: Decoded, owner: AccountState, recipient: AccountState | None,
-               balance: int, paid: Outcome, usdt_contract: str, params: ChainParameters,
-               contract: ContractEnergy) -> Outcome | Refusal:
-    """``VMActuator`` for USDT: validate, size the energy limit, run ``transfer``, charge."""
-    if tx.contract_address != usdt_contract:
+def _call_token(tx: Decoded, owner: AccountState, recipient: AccountState | None,
+                balance: int, paid: Outcome, params: ChainParameters,
+                contract: TransferEnergy | None) -> Outcome | Refusal:
+    """``VMActuator`` for a token: validate, size the energy limit, run ``transfer``, charge."""
+    if contract is None:
         return Refusal(VALIDATE, VALIDATE_PREFIX + "No contract or not a smart contract")
     if not 0 <= tx.fee_limit <= MAX_FEE_LIMIT:
         return Refusal(VALIDATE, f"{VALIDATE_PREFIX}feeLimit must be >= 0 and <= {MAX_FEE_LIMIT}")
@@ -223,10 +239,10 @@ def _call_usdt(tx: Decoded, owner: AccountState, recipient: AccountState | None,
     limit = min(owner.energy_left + max(balance - tx.call_value, 0) // price,
                 tx.fee_limit // price)
     call = tx.transfer_call()
-    if call is None or tx.call_value or recipient is None or owner.usdt_units < call[1]:
+    if call is None or tx.call_value or recipient is None or owner.token_units < call[1]:
         result, needed, moved = "REVERT", revert_energy(contract), 0
     else:
-        result, needed, moved = "SUCCESS", contract.transfer_energy(not recipient.holds_usdt), \
+        result, needed, moved = "SUCCESS", contract.transfer_energy(not recipient.holds_token), \
             call[1]
     message = "REVERT opcode executed" if result == "REVERT" else ""
     if needed > limit:
@@ -237,5 +253,5 @@ def _call_usdt(tx: Decoded, owner: AccountState, recipient: AccountState | None,
     return Outcome(result, res_message=message, energy_usage=from_account,
                    energy_fee=(needed - from_account) * price, energy_usage_total=needed,
                    net_usage=paid.net_usage, net_fee=paid.net_fee, staked_net=paid.staked_net,
-                   usdt_moved=moved, recipient=None if recipient is None else recipient.address,
+                   units_moved=moved, recipient=None if recipient is None else recipient.address,
                    contract_result=RESULT_TRUE if result == "SUCCESS" else "")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import secrets
 from typing import Any, NamedTuple
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
+from tronenergy_protocol.codes import ErrorCode
+from tronenergy_protocol.energy import BANDWIDTH_PER_TRANSFER
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.chain.accounts import ChainState
 from tronenergy_sandbox.chain.recovery import consumed, recovered
@@ -156,7 +156,9 @@ class ChainLedger(ChainState):
         self.advance()
         row = self._wallet_row(address)
         used = self._usage(row, self.read_block())
-        return {"freeNetLimit": FREE_NET_LIMIT, "freeNetUsed": used.free_net,
+        # java-tron's Wallet.getAccountResource: freeNetLimit is getFreeNetLimit, as in force
+        free = self.parameters.current(self.read_block()).free_net_limit
+        return {"freeNetLimit": free, "freeNetUsed": used.free_net,
                 "NetLimit": row["net_staked"] if row else 0, "NetUsed": used.net,
                 "EnergyLimit": self._energy_limit(address, self.read_time()),
                 "EnergyUsed": used.energy}

@@ -6,20 +6,21 @@ sits at mainnet's address too), so a ``tron_node`` connection to the sandbox nam
 it as it would on mainnet. One function: ``aggregate((address,bytes)[])`` ->
 ``(uint256 blockNumber, bytes[] returnData)``, each call a ``staticcall`` that must
 succeed, else the whole call reverts with ``Multicall: call failed``. The calls run
-against the chain's own state: ``balanceOf(address)`` and ``decimals()`` on USDT
-read its ledger; a call to an address without code succeeds with no data (as the
+against the chain's own state: ``balanceOf(address)`` and ``decimals()`` on a token
+(USDT or one of the sandbox's own, ``tokens``) read its ledger (``decimals()`` of a
+token without them reverts); a call to an address without code succeeds with no data (as the
 EVM's ``staticcall`` does); anything else reverts. A parameter that is not the
 ABI's reverts too. The energy is the sandbox's figure (it runs no bytecode):
-a base, plus each ``balanceOf`` with USDT's dynamic-energy penalty.
+a base, plus each call with its token's dynamic-energy penalty.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.chain.charging import scaled
-from tronenergy_sandbox.chain.parameters import ContractEnergy
+from tronenergy_sandbox.chain.parameters import TransferEnergy
 
 MULTICALL: Final = "TGXuuKAb4bnrn137u39EKbYzKNXvdCes98"
 AGGREGATE: Final = "aggregate((address,bytes)[])"
@@ -39,8 +40,14 @@ class Ledger(Protocol):
 
     usdt_contract: str
 
-    def usdt_units(self, address: str) -> int:
-        """USDT micro-units of ``address``."""
+    def token_energy(self, contract: str, block: int | None = None) -> TransferEnergy | None:
+        """The token at ``contract``'s energy rules (None: no token there)."""
+
+    def units_of(self, contract: str, address: str) -> int:
+        """``address``'s units of the token at ``contract``."""
+
+    def token_decimals(self, contract: str) -> int | None:
+        """The token's ``decimals()`` (None: it has none)."""
 
     def read_block(self) -> int:
         """The block the call runs at (the head; the solidified block on ``/walletsolidity``)."""
@@ -51,13 +58,14 @@ def _call(ledger: Ledger, target: bytes, data: bytes) -> bytes | None:
     address = encode_address(bytes([ADDRESS_PREFIX]) + target)
     if address == MULTICALL:
         return None  # the sandbox runs no nested aggregate
-    if address != ledger.usdt_contract:
+    if ledger.token_energy(address) is None:
         return b""  # no code there: the call succeeds and returns nothing
     if data[:4] == BALANCE_OF and len(data) >= 36:
         holder = encode_address(bytes([ADDRESS_PREFIX]) + data[16:36])
-        return ledger.usdt_units(holder).to_bytes(32, "big")
-    if data[:4] == DECIMALS:
-        return (6).to_bytes(32, "big")
+        return ledger.units_of(address, holder).to_bytes(32, "big")
+    decimals = ledger.token_decimals(address)
+    if data[:4] == DECIMALS and decimals is not None:
+        return decimals.to_bytes(32, "big")
     return None
 
 
@@ -80,7 +88,7 @@ def _revert(reason: str) -> str:
     return (ERROR_SELECTOR + bytes(encode(["string"], [reason]))).hex() if reason else ""
 
 
-def aggregate(ledger: Ledger, usdt: ContractEnergy, parameter: str) -> dict[str, Any]:
+def aggregate(ledger: Ledger, parameter: str) -> dict[str, Any]:
     """``triggerconstantcontract`` of ``aggregate`` with ``parameter`` (hex): java-tron's
     answer without its ``transaction`` (the route adds it)."""
     from eth_abi.abi import decode, encode
@@ -93,8 +101,12 @@ def aggregate(ledger: Ledger, usdt: ContractEnergy, parameter: str) -> dict[str,
                 "energy_used": AGGREGATE_BASE_ENERGY, "constant_result": [""]}
     energy = AGGREGATE_BASE_ENERGY
     answers = []
+    usdt = ledger.token_energy(ledger.usdt_contract, ledger.read_block())
     for target, data in calls:
-        energy += scaled(CALL_BASE_ENERGY, usdt)
+        called = encode_address(bytes([ADDRESS_PREFIX]) + bytes.fromhex(target[2:]))
+        rules = ledger.token_energy(called, ledger.read_block()) or usdt
+        assert rules is not None
+        energy += scaled(CALL_BASE_ENERGY, rules)
         returned = _call(ledger, bytes.fromhex(target[2:]), bytes(data))
         if returned is None:
             return {"result": {"result": True, "message": "REVERT opcode executed"},

@@ -50,7 +50,8 @@ async def get_chain_parameters(request: Request) -> Response:
 
 @router.api_route("/wallet/getcontractinfo", methods=["GET", "POST"])
 async def get_contract_info(request: Request) -> Response:
-    """java-tron's answer for USDT; ``{}`` for any other address, as for one with no code.
+    """java-tron's answer for a token (USDT or one of the sandbox's own, ``tokens``); ``{}``
+    for any other address, as for one with no code.
     The value is read as ``GetContractInfoServlet`` reads it: with ``visible`` through
     ``Util.getHexAddress``, else hex merged by ``JsonFormat`` (``wire.Call``)."""
     call = await wire.call(request)
@@ -60,14 +61,16 @@ async def get_contract_info(request: Request) -> Response:
     except codec.CodecError as exc:
         return wire.failure(exc)
     named = codec.address_key(raw)
-    if named is None or named != sandbox(request).config.usdt_contract:
+    head = world.head_number()
+    energy = None if named is None else world.token_energy(named, head)
+    if named is None or energy is None:
         return _answer({})
     address = codec.shown_address(named, call.visible)
-    head = world.head_number()
-    usdt = world.parameters.usdt(head)
-    state = {"energy_factor": usdt.energy_factor, "update_cycle": head // CYCLE_BLOCKS}
+    token = world.token(named)
+    state = {"energy_factor": energy.energy_factor, "update_cycle": head // CYCLE_BLOCKS}
     return _answer({
-        "smart_contract": {"contract_address": address, "name": "TetherToken"},
+        "smart_contract": {"contract_address": address,
+                           "name": token.name or "" if token else "TetherToken"},
         "runtimecode": "",
         "contract_state": {k: v for k, v in state.items() if v},  # proto3 JSON: zeros left out
     })

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from tronenergy_sandbox.errors import SandboxError
 
@@ -64,6 +64,10 @@ class ChainParameters:
     """Sun an ``AccountPermissionUpdateContract`` pays (``getUpdateAccountPermissionFee``)."""
     multi_sign_fee: int = 1_000_000
     """Sun a transaction with more than one signature pays (``getMultiSignFee``)."""
+    create_new_account_bandwidth_rate: int = 1
+    """Staked bandwidth per byte a transfer creating its recipient takes
+    (``getCreateNewAccountBandwidthRate``; java-tron's ``BandwidthProcessor
+    .consumeBandwidthForCreateNewAccount``)."""
 
     def to_wallet(self) -> dict[str, Any]:
         """java-tron's ``wallet/getchainparameters`` answer (proto3 JSON omits a zero value)."""
@@ -95,8 +99,18 @@ WALLET_KEYS: Final[dict[str, str]] = {
     "free_net_limit": "getFreeNetLimit",
     "update_account_permission_fee": "getUpdateAccountPermissionFee",
     "multi_sign_fee": "getMultiSignFee",
+    "create_new_account_bandwidth_rate": "getCreateNewAccountBandwidthRate",
 }
 FIELD_BY_KEY: Final[dict[str, str]] = {key: name for name, key in WALLET_KEYS.items()}
+
+
+class TransferEnergy(Protocol):
+    """A token contract's energy rules (USDT's :class:`ContractEnergy`, or ``tokens.Token``)."""
+
+    @property
+    def energy_factor(self) -> int: ...
+
+    def transfer_energy(self, new_slot: bool) -> int: ...
 
 
 @dataclass(frozen=True)

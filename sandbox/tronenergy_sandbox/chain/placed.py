@@ -12,9 +12,10 @@ transaction shows once its block is produced. The recipient's balance moves at o
 Each transfer names ``to``, ``units`` (a list: one transaction paying ``to`` several times,
 one log each, as a payer contract calling the token does), and optionally ``block``
 (default: the next block), ``from``, ``token`` (``USDT`` or ``TRX``), ``contract`` (another
-TRC-20 contract: a look-alike token; no balance moves), ``failed`` (the call reverted: no
-log) and ``callback`` (default true: a monitored recipient's callback is queued, due when
-the block is produced, as the service would send it).
+TRC-20 contract: a token of the sandbox's own, whose balance moves, ``units`` then up to
+uint256 as digit strings; else a look-alike token, no balance moves), ``failed`` (the call
+reverted: no log) and ``callback`` (default true: a monitored recipient's callback is
+queued, due when the block is produced, as the service would send it).
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import decode_address, random_address
+from tronenergy_protocol.address import decode_address, random_address
 from tronenergy_sandbox import params
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER
 from tronenergy_sandbox.chain.ledger import USDT_UNITS
+from tronenergy_sandbox.chain.token_routes import units as token_units
 from tronenergy_sandbox.chain.views import (
     USDT_CALL_ENERGY,
     raw_data,
@@ -67,20 +69,22 @@ def _checked(world: World, item: Any) -> dict[str, Any]:
         raise params.invalid("token must be USDT or TRX")
     amounts = item.get("units")
     amounts = amounts if isinstance(amounts, list) else [amounts]
-    units = [params.integer(a, "units") for a in amounts]
+    contract = params.optional_address(item.get("contract"), "contract")
+    own = contract is not None and world.token(contract) is not None
+    units = [token_units(a) if own else params.integer(a, "units") for a in amounts]
     if not units or any(u <= 0 for u in units) or (token == "TRX" and len(units) != 1):
         raise params.invalid("units must be a positive integer (a list of them for USDT)")
     head = world.head_number()
     block = params.integer(item.get("block"), "block", head + 1)
     if not 1 <= block <= head + MAX_AHEAD:
         raise params.invalid(f"block must be between 1 and {head + MAX_AHEAD}")
-    contract = params.optional_address(item.get("contract"), "contract")
     if token == "TRX" and (contract is not None or item.get("failed")):
         raise params.invalid("a TRX transfer has no contract and does not fail")
     return {"to": params.address(item.get("to"), "to"), "units": units, "block": block,
             "from": params.optional_address(item.get("from"), "from") or random_address(),
             "token": token, "contract": contract or world.usdt_contract,
-            "failed": bool(item.get("failed")), "callback": item.get("callback", True) is not False}
+            "failed": bool(item.get("failed")), "own": own,
+            "callback": item.get("callback", True) is not False}
 
 
 def _token_transaction(world: World, t: dict[str, Any], block_ms: int
@@ -126,7 +130,8 @@ def place(world: World, items: list[Any]) -> list[dict[str, Any]]:
                 "INSERT INTO chain_transactions (txid, owner, to_address, token, amount, raw_hex,"
                 " signatures, block_number, accepted_at, status, info) VALUES (?, ?, ?, ?, ?, ?,"
                 " '[]', ?, ?, 'executed', ?)",
-                (tx.txid, t["from"], t["to"], t["token"], str(sum(t["units"])), tx.raw_hex(),
+                (tx.txid, t["from"], t["to"], t["contract"] if t["own"] else t["token"],
+                 str(sum(t["units"])), tx.raw_hex(),
                  t["block"], world.clock(), json.dumps(info)))
             with world._writing_in(t["block"]):
                 _move(world, t, tx.txid)
@@ -136,6 +141,11 @@ def place(world: World, items: list[Any]) -> list[dict[str, Any]]:
 
 def _move(world: World, t: dict[str, Any], txid: str) -> None:
     """The recipient's balance (the real token's or TRX only) and its callbacks."""
+    if t["own"]:  # a token of the sandbox's own: its balance, no callback (the service
+        if not t["failed"]:  # monitors TRX and USDT)
+            world._write_units(t["contract"], t["to"],
+                               world.units_of(t["contract"], t["to"]) + sum(t["units"]))
+        return
     if t["failed"] or (t["token"] == "USDT" and t["contract"] != world.usdt_contract):
         return
     world._ensure_wallet(t["to"])

@@ -1,9 +1,10 @@
 """The node's routes for the chain: blocks, building, broadcasting and receipts.
 
 java-tron's ``/wallet`` and ``/walletsolidity`` HTTP API as an unmodified tronpy
-uses it to build, sign, broadcast and follow a USDT ``transfer`` or a TRX
+uses it to build, sign, broadcast and follow a token's ``transfer`` or a TRX
 transfer: ``getnodeinfo`` (the reference block), ``getsignweight`` (the txID and
-the owner's permission), ``getcontract`` (USDT's ABI), ``triggersmartcontract``
+the owner's permission), ``getcontract`` (a token's ABI: USDT's or one of the
+sandbox's own, ``tokens``), ``triggersmartcontract``
 and ``createtransaction`` (unsigned transactions, as java-tron builds them),
 ``broadcasttransaction`` / ``broadcasthex``, the transaction and its receipt, and a
 block's receipts (``gettransactioninfobyblocknum``) for following a batch.
@@ -19,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from tronpy.keys import keccak256
 
-from airflow_provider_tronenergy.protocol.address import encode_address
+from tronenergy_protocol.address import encode_address
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec, views, wire
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, TYPE_URL
@@ -218,7 +219,7 @@ async def trigger_smart_contract(request: Request) -> Response:
     except ValueError as exc:
         return wire.error("OTHER_ERROR", f"class java.lang.IllegalArgumentException : {exc}",
                           visible)
-    if encode_address(contract) != world.usdt_contract:
+    if not world.is_token(encode_address(contract)):
         return wire.error("CONTRACT_VALIDATE_ERROR", "No contract or not a valid smart contract",
                           visible)
     value = {"owner_address": owner.hex(), "contract_address": contract.hex(), "data": data,
@@ -275,9 +276,11 @@ async def get_contract(request: Request) -> Response:
     except codec.CodecError as exc:
         return wire.failure(exc)
     address = codec.address_key(raw)
-    if address is None or address != world.usdt_contract:
+    if address is None or not world.is_token(address):
         return wire.answer({})
-    return wire.answer(views.usdt_contract_json(address, call.visible))
+    token = world.token(address)
+    name = "TetherToken" if token is None else token.name or ""
+    return wire.answer(views.usdt_contract_json(address, call.visible, name))
 
 
 # -- broadcast ----------------------------------------------------------------------------

@@ -35,7 +35,8 @@ CREATE INDEX IF NOT EXISTS chain_undo_block ON chain_undo (block);
 """
 TRACKED: dict[str, tuple[str, ...]] = {
     "wallets": ("address",), "chain_accounts": ("address",),
-    "holdings": ("address", "token"), "chain_permissions": ("address",)}
+    "holdings": ("address", "token"), "chain_permissions": ("address",),
+    "token_balances": ("contract", "address")}
 """The account tables a solidity read answers from, and each one's key columns."""
 
 

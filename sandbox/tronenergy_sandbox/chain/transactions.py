@@ -34,8 +34,8 @@ from tronenergy_sandbox.chain.charging import (
     Refusal,
     execute,
 )
-from tronenergy_sandbox.chain.codec import TRANSFER, Decoded
-from tronenergy_sandbox.chain.ledger import USDT_UNITS, ChainLedger
+from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
+from tronenergy_sandbox.chain.ledger import USDT_UNITS
 from tronenergy_sandbox.chain.parameters import ParameterBook
 from tronenergy_sandbox.chain.pending import PendingEffects, effects
 from tronenergy_sandbox.chain.permissions import (
@@ -43,6 +43,7 @@ from tronenergy_sandbox.chain.permissions import (
     PermissionUpdateError,
     sign_weight,
 )
+from tronenergy_sandbox.chain.tokens import TokenLedger
 from tronenergy_sandbox.chain.update_contract import UPDATE
 from tronenergy_sandbox.deliveries import DeliveryQueue
 from tronenergy_sandbox.monitoring import Monitoring
@@ -66,7 +67,7 @@ CREATE INDEX IF NOT EXISTS chain_transactions_to ON chain_transactions (to_addre
 """
 
 
-class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitoring,
+class ChainTransactions(TokenLedger, AccountPermissions, PendingEffects, Monitoring,
                         DeliveryQueue, SimulatedTransfers):
     """Signed transactions from broadcast to receipt, as a part of the world's database."""
 
@@ -148,7 +149,7 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
         return None
 
     def _accept(self, tx: Decoded, block: int) -> None:
-        token, to, amount = _what_moves(tx)
+        token, to, amount = _what_moves(tx, self.usdt_contract)
         self.db.execute(
             "INSERT INTO chain_transactions (txid, owner, to_address, token, amount, raw_hex,"
             " signatures, block_number, accepted_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -159,22 +160,26 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
 
     # -- execution -------------------------------------------------------------------------
 
-    def _account_state(self, address: str, at: float, free_net_limit: int) -> AccountState:
-        """The account at ``at``, its usage recovered to the block produced by then."""
+    def _account_state(self, address: str, at: float, free_net_limit: int,
+                       contract: str | None) -> AccountState:
+        """The account at ``at``, its usage recovered to the block produced by then; its
+        units and holding of the token at ``contract`` (None: the transaction calls none)."""
         row = self._wallet_row(address)
         limit = self._energy_limit(address, at)
         used = self._usage(row, self.head_number(at))
+        units = self.units_of(contract, address) if contract is not None else 0
+        holds = contract is not None and self.holds_token(contract, address)
         if row is None:
             return AccountState(address, self.is_activated(address), energy_left=limit,
-                                free_net_left=free_net_limit,
-                                holds_usdt=self.holds(address, "USDT"))
+                                free_net_left=free_net_limit, token_units=units,
+                                holds_token=holds)
         return AccountState(
             address, self.is_activated(address), trx_sun=int(row["trx_sun"]),
-            usdt_units=int(row["usdt_units"] or 0),
+            token_units=units,
             energy_left=max(0, limit - used.energy),
             net_left=max(0, int(row["net_staked"]) - used.net),
             free_net_left=max(0, free_net_limit - used.free_net),
-            holds_usdt=self.holds(address, "USDT"))
+            holds_token=holds)
 
     def _execute(self, tx: Decoded, at: float, block: int, *,
                  pending: bool = False) -> Outcome | Refusal:
@@ -182,14 +187,17 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
         the pending transactions leave them), with ``block``'s parameters."""
         params = self.parameters.current(block)
         assert tx.owner is not None
-        owner = self._account_state(tx.owner, at, params.free_net_limit)
-        _, to, _ = _what_moves(tx)
-        recipient = None if to is None else self._account_state(to, at, params.free_net_limit)
+        token = None if tx.contract_type != TRIGGER or tx.contract_address is None \
+            else self.token_energy(tx.contract_address, block)
+        contract = tx.contract_address if token is not None else None
+        free = params.free_net_limit
+        owner = self._account_state(tx.owner, at, free, contract)
+        _, to, _ = _what_moves(tx, self.usdt_contract)
+        recipient = None if to is None else self._account_state(to, at, free, contract)
         if pending:
-            owner = self._with_pending(owner)
-            recipient = None if recipient is None else self._with_pending(recipient)
-        return execute(tx, owner, recipient, usdt_contract=self.usdt_contract, params=params,
-                       contract=self.parameters.usdt(block),
+            owner = self._with_pending(owner, contract)
+            recipient = None if recipient is None else self._with_pending(recipient, contract)
+        return execute(tx, owner, recipient, token=token, params=params,
                        update_refusal=self._update_refusal(tx))
 
     def _update_refusal(self, tx: Decoded) -> str | None:
@@ -255,7 +263,7 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
                                               row["seq"]))
             return 0
         self._apply(tx, outcome, block)
-        info = views.transaction_info(tx, outcome, self.usdt_contract)
+        info = views.transaction_info(tx, outcome)
         self.db.execute("UPDATE chain_transactions SET status = 'executed', info = ? "
                         "WHERE seq = ?", (json.dumps(info), row["seq"]))
         if not outcome.failed and outcome.recipient is not None:
@@ -268,36 +276,34 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
         owner = tx.owner
         assert owner is not None
         self._ensure_wallet(owner)
-        self.db.execute(
-            "UPDATE wallets SET trx_sun = trx_sun - ?, usdt_units = COALESCE(usdt_units, 0) - ? "
-            "WHERE address = ?", (outcome.owner_trx_spent, outcome.usdt_moved, owner))
+        self.db.execute("UPDATE wallets SET trx_sun = trx_sun - ? WHERE address = ?",
+                        (outcome.owner_trx_spent, owner))
         self._consume(owner, block, energy=outcome.energy_usage, net=outcome.net_usage,
                       staked_net=outcome.staked_net)
-        if outcome.usdt_moved:
-            self.release_if_emptied(owner)
         if tx.contract_type == UPDATE:  # the permissions govern signatures from now on
             self.update_permissions(owner, tx.update)
         to = outcome.recipient
-        if to is None or outcome.failed:
+        if tx.contract_type == TRIGGER and tx.contract_address is not None:
+            self._move_token(tx.contract_address, owner,
+                             None if to is None or outcome.failed else to, outcome.units_moved)
+        if to is None or outcome.failed or tx.contract_type != TRANSFER:
             return
         self._ensure_wallet(to)
-        self.db.execute("UPDATE wallets SET trx_sun = trx_sun + ?, "
-                        "usdt_units = COALESCE(usdt_units, 0) + ? WHERE address = ?",
-                        (outcome.trx_moved, outcome.usdt_moved, to))
-        if tx.contract_type == TRANSFER:
-            self.set_activated(to)
-        else:
-            self.set_holder(to, "USDT")
+        self.db.execute("UPDATE wallets SET trx_sun = trx_sun + ? WHERE address = ?",
+                        (outcome.trx_moved, to))
+        self.set_activated(to)
 
     def _notify(self, tx: Decoded, outcome: Outcome, block: int, at: float) -> None:
         """Queue the ``tron.transfer`` callback of a recipient monitored for this token."""
-        token = "TRX" if tx.contract_type == TRANSFER else "USDT"
+        token, _, _ = _what_moves(tx, self.usdt_contract)
+        if token not in ("TRX", "USDT"):
+            return  # the service's monitoring knows TRX and USDT only
         to = outcome.recipient
         assert to is not None
         url = self._watching_url(to, token)
         if url is None:
             return
-        units = outcome.trx_moved if token == "TRX" else outcome.usdt_moved
+        units = outcome.trx_moved if token == "TRX" else outcome.units_moved
         amount = (Decimal(units) / USDT_UNITS).normalize()
         data = {"tx_hash": tx.txid, "from": tx.owner, "to": to, "amount": format(amount, "f"),
                 "token": token, "block_number": block, "block_timestamp": int(at * 1000)}
@@ -376,7 +382,12 @@ class ChainTransactions(ChainLedger, AccountPermissions, PendingEffects, Monitor
                 args.append(value)
         rows = self.db.execute(f"SELECT * FROM chain_transactions WHERE {' AND '.join(where)} "
                                "ORDER BY seq", args).fetchall()
-        return [views.listing(row, self.block_time(row["block_number"])) for row in rows]
+        return [views.listing(row, self.block_time(row["block_number"]),
+                              self._listed_decimals(row["token"])) for row in rows]
+
+    def _listed_decimals(self, token: str) -> int | None:
+        """The decimals a listed amount is shown in: TRX's and USDT's 6, else the token's."""
+        return 6 if token in ("TRX", "USDT") else self.token_decimals(token)
 
     def transfer_refusal(self, owner: str, to: str, amount: int) -> str | None:
         """Why ``createtransaction`` refuses a TRX transfer (``TransferActuator.validate``)."""
@@ -407,12 +418,13 @@ def stored(row: Any) -> Decoded:
     return codec.decode(raw, [bytes.fromhex(s) for s in json.loads(row["signatures"])])
 
 
-def _what_moves(tx: Decoded) -> tuple[str, str | None, int]:
-    """``(token, recipient, amount)``: TRX in sun, USDT in micro-units (a permission
-    update moves no token: TRX, 0)."""
+def _what_moves(tx: Decoded, usdt_contract: str) -> tuple[str, str | None, int]:
+    """``(token, recipient, amount)``: TRX in sun, USDT in micro-units, another token (named
+    by its contract address) in its units (a permission update moves no token: TRX, 0)."""
     if tx.contract_type == TRANSFER:
         return "TRX", tx.to, tx.amount
     if tx.contract_type == UPDATE:
         return "TRX", None, 0
     call = tx.transfer_call()
-    return "USDT", None if call is None else call[0], 0 if call is None else call[1]
+    token = "USDT" if tx.contract_address == usdt_contract else str(tx.contract_address)
+    return token, None if call is None else call[0], 0 if call is None else call[1]

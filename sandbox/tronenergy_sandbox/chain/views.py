@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
+from tronenergy_protocol.address import decode_address, encode_address
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.chain.blocks import BlockRef
 from tronenergy_sandbox.chain.charging import Outcome
@@ -87,20 +87,22 @@ def succeeded(info: dict[str, Any], energy: int) -> dict[str, Any]:
     return info
 
 
-def transaction_info(tx: Decoded, outcome: Outcome, usdt_contract: str) -> dict[str, Any]:
-    """The receipt of an executed transaction, without its block (hex addresses)."""
+def transaction_info(tx: Decoded, outcome: Outcome) -> dict[str, Any]:
+    """The receipt of an executed transaction, without its block (hex addresses); a token
+    transfer's ``Transfer`` log is the called contract's (USDT's or another token's)."""
     receipt = _nonzero({
         "energy_usage": outcome.energy_usage, "energy_fee": outcome.energy_fee,
         "energy_usage_total": outcome.energy_usage_total, "net_usage": outcome.net_usage,
         "net_fee": outcome.net_fee, "result": outcome.result})
     info: dict[str, Any] = {"id": tx.txid, "fee": outcome.fee,
                             "contractResult": [outcome.contract_result]}
-    if tx.contract_type == TRIGGER:
-        info["contract_address"] = decode_address(usdt_contract).hex()
+    if tx.contract_type == TRIGGER and tx.contract_address is not None:
+        info["contract_address"] = decode_address(tx.contract_address).hex()
     info["receipt"] = receipt
-    if outcome.result == "SUCCESS" and outcome.recipient is not None and tx.owner is not None:
-        info["log"] = [transfer_log(usdt_contract, tx.owner, outcome.recipient,
-                                    outcome.usdt_moved)]
+    if outcome.result == "SUCCESS" and outcome.recipient is not None and tx.owner is not None \
+            and tx.contract_address is not None:
+        info["log"] = [transfer_log(tx.contract_address, tx.owner, outcome.recipient,
+                                    outcome.units_moved)]
     if outcome.failed:
         info["result"] = "FAILED"
         info["resMessage"] = outcome.res_message.encode().hex()
@@ -155,11 +157,13 @@ def block_json(block: BlockRef, parent_id: str, transactions: list[dict[str, Any
     return shown
 
 
-def listing(row: Any, at: float) -> dict[str, Any]:
-    """One transaction in ``GET /sandbox/chain/transactions``: what it moves and its receipt."""
+def listing(row: Any, at: float, decimals: int | None = 6) -> dict[str, Any]:
+    """One transaction in ``GET /sandbox/chain/transactions``: what it moves and its receipt;
+    ``amount`` in the token's ``decimals`` (None: a token without them, in units)."""
+    amount = Decimal(row["amount"]).scaleb(-(decimals or 0))
     shown: dict[str, Any] = {
         "txid": row["txid"], "owner": row["owner"], "to": row["to_address"],
-        "token": row["token"], "amount": format((Decimal(row["amount"]) / UNITS).normalize(), "f"),
+        "token": row["token"], "amount": format(amount.normalize(), "f"),
         "status": row["status"], "block_number": row["block_number"]}
     info = json.loads(row["info"]) if row["info"] else None
     if row["status"] == "executed" and info is not None:
@@ -184,8 +188,10 @@ _USDT_FUNCTIONS: tuple[tuple[str, tuple[tuple[str, str], ...], str, str], ...] =
 )
 
 
-def usdt_contract_json(address: str, visible: bool) -> dict[str, Any]:
-    """``getcontract`` for USDT: its ABI (the TRC-20 functions and events), as java-tron prints it.
+def usdt_contract_json(address: str, visible: bool, contract_name: str = "TetherToken"
+                       ) -> dict[str, Any]:
+    """``getcontract`` for USDT or another token (``contract_name``): its ABI (the TRC-20
+    functions and events), as java-tron prints it.
 
     The bytecode is a stub: the sandbox runs no bytecode, it executes ``transfer`` itself.
     """
@@ -204,7 +210,7 @@ def usdt_contract_json(address: str, visible: bool) -> dict[str, Any]:
             {"name": "value", "type": "uint256"}], "name": event, "type": "Event"})
     def shown(text: str) -> str:
         return text if visible else decode_address(text).hex()
-    return {"bytecode": "6080604052", "consume_user_resource_percent": 100, "name": "TetherToken",
+    return {"bytecode": "6080604052", "consume_user_resource_percent": 100, "name": contract_name,
             "origin_address": shown(USDT_ORIGIN), "abi": {"entrys": entries},
             "origin_energy_limit": 10_000_000, "contract_address": shown(address),
             "code_hash": hashlib.sha256(decode_address(address)).hexdigest()}

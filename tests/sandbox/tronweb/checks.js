@@ -1,7 +1,8 @@
 // TronWeb (the official JavaScript SDK, unchanged) against the sandbox's chain.
 // One process runs every check and prints one JSON object: {check: result | {error}}.
 // Input (stdin, JSON; keys never on the command line): url, usdt, owner_key, other_key,
-// holder (a USDT holder), wallet_key (a hot wallet's owner key, 150 TRX), payout_key.
+// holder (a USDT holder), wallet_key (a hot wallet's owner key, 150 TRX), payout_key,
+// token (an 18-decimal token the owner holds), token_to and trx_to (addresses with nothing).
 'use strict';
 const { TronWeb } = require('tronweb');
 
@@ -148,6 +149,24 @@ async function main() {
       active: account.active_permission, balance: account.balance,
       usdt_result: usdtInfo.receipt.result, trx_code: trxSent.code,
       trx_message: trxSent.message ? Buffer.from(trxSent.message, 'hex').toString() : '' };
+  });
+  await check('token_transfer', async () => {
+    // A token of the sandbox's own (18 decimals) through TronWeb's contract object.
+    const token = await tronWeb.contract().at(input.token);
+    const txid = await token.transfer(input.token_to, '10000000000000000000001')
+      .send({ feeLimit: 100000000 });
+    const info = await receipt(txid);
+    return { decimals: Number(await token.decimals().call()), result: info.receipt.result,
+      energy: info.receipt.energy_usage_total, log_address: info.log[0].address,
+      to_after: (await token.balanceOf(input.token_to).call()).toString(),
+      owner_after: (await token.balanceOf(owner).call()).toString() };
+  });
+  await check('trx_send', async () => {
+    // trx.send (sendTransaction) to an address that has no account yet.
+    const sent = await tronWeb.trx.send(input.trx_to, 1000000);
+    const info = await receipt(sent.txid || sent.transaction.txID);
+    return { result: sent.result, fee: info.fee, receipt: info.receipt,
+      to_balance: await tronWeb.trx.getUnconfirmedBalance(input.trx_to) };
   });
   process.stdout.write(JSON.stringify(results));
 }

@@ -20,7 +20,8 @@ import pytest
 from tronpy.keys import PrivateKey, to_hex_address
 
 from support.chain import USDT, Chain
-from support.sandbox import running_sandbox
+from support.sandbox import create_token, running_sandbox, set_token_units
+from tronenergy_protocol.address import random_address
 
 CHECKS = Path(__file__).parent / "checks.js"
 
@@ -40,17 +41,20 @@ def run(tronweb_node: str, chain: Chain) -> dict[str, Any]:
     _, holder = chain.account(trx="1", usdt="1")
     wallet_key, wallet = chain.account(trx="150", usdt="10")
     payout = PrivateKey.random()
+    token = create_token(chain.sandbox, symbol="E18", decimals=18, energy_factor=5_000)
+    set_token_units(chain.sandbox, token, owner, 3 * 10**22)
     _solidified(chain, chain.head())  # TronWeb reads accounts from the solidity API
     spec = {"url": chain.sandbox.root_url, "usdt": USDT, "owner_key": key.hex(),
             "other_key": PrivateKey.random().hex(), "holder": holder,
-            "wallet_key": wallet_key.hex(), "payout_key": payout.hex()}
+            "wallet_key": wallet_key.hex(), "payout_key": payout.hex(), "token": token,
+            "token_to": random_address(), "trx_to": random_address()}
     done = subprocess.run([tronweb_node, str(CHECKS)], input=json.dumps(spec),  # keys: stdin
                           capture_output=True, text=True, timeout=120, check=False,
                           cwd=CHECKS.parent)
     assert done.returncode == 0, done.stderr
     results: dict[str, Any] = json.loads(done.stdout)
     assert "fatal" not in results, results["fatal"]
-    return {**results, "owner": owner, "holder": holder, "wallet": wallet,
+    return {**results, "owner": owner, "holder": holder, "wallet": wallet, "token": token,
             "payout": payout.public_key.to_hex_address()}
 
 
@@ -135,3 +139,20 @@ def test_a_permission_update_built_by_tronweb_bounds_a_payout_key(run):
     assert done["usdt_result"] == "SUCCESS"
     assert (done["trx_code"], done["trx_message"]) == (
         "SIGERROR", "Validate signature error: Permission denied")
+
+
+def test_a_token_of_the_sandboxs_own_and_a_trx_send_creating_an_account(run):
+    """TronWeb's ``contract().at(token).transfer(...).send()`` and ``trx.send``, unchanged:
+    18 decimals past 2^64 move exactly, charged a new holder's 29,631 energy plus the
+    factor's 50 %; the new account costs java-tron's 1 TRX fee in the contract
+    (``TransferActuator``) plus 0.1 TRX burned for want of staked bandwidth
+    (``BandwidthProcessor.consumeForCreateNewAccount``)."""
+    sent = _ok(run, "token_transfer")
+    assert sent["decimals"] == 18 and sent["result"] == "SUCCESS"
+    assert sent["energy"] == 29_631 + 29_631 * 5_000 // 10_000
+    assert sent["log_address"] == to_hex_address(run["token"])[2:]
+    assert (int(sent["to_after"]), int(sent["owner_after"])) == (
+        10**22 + 1, 3 * 10**22 - 10**22 - 1)
+    trx = _ok(run, "trx_send")
+    assert trx["result"] is True and trx["fee"] == 1_100_000
+    assert trx["receipt"] == {"net_fee": 100_000} and trx["to_balance"] == 1_000_000
