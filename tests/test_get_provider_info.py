@@ -12,8 +12,8 @@ import pytest
 from airflow_provider_tronenergy.client import RetryPolicy, Timeout, ValidationRules
 from airflow_provider_tronenergy.get_provider_info import REPOSITORY_URL, get_provider_info
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.protocol.signing import SCHEMES
 from support.airflow_compat import requires_airflow
+from tronenergy_protocol.signing import SCHEMES
 
 
 def airflow_schema(name: str) -> dict[str, Any]:
