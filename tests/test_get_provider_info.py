@@ -148,7 +148,7 @@ def test_node_connection_form_as_the_ui_receives_it():
     assert set(sent["extra_fields"]) == {"network", "genesis_block_id", "usdt_contract",
                                          "timeout", "max_retries", "max_answer_bytes",
                                          "explorer_url", "requests_per_second", "multicall",
-                                         "multicall_chunk"}
+                                         "multicall_chunk", "tokens"}
     assert sent["extra_fields"]["network"]["value"] is None  # empty: mainnet
     assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
     assert sent["extra_fields"]["requests_per_second"]["value"] is None  # empty: unpaced
