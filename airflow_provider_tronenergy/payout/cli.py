@@ -7,8 +7,10 @@
 
 The journal is the one the workers use (``--journal``, else
 ``$TRONENERGY_PURCHASE_JOURNAL``, else ``[tronenergy] purchase_journal``, else the
-SQLite file in ``$AIRFLOW_HOME``). ``show`` prints each attempt with its receipt (the
-result, the energy used and burned, the TRX burned). Only a payout whose newest
+SQLite file in ``$AIRFLOW_HOME``). ``show`` prints each attempt with its amount (TRX and
+USDT in their units; a contract's in its smallest units, the journal holding no decimals:
+its task's result has them) and its receipt (the result, the energy used and burned, the
+TRX burned by kind: energy, bandwidth, account creation, other). Only a payout whose newest
 attempt *failed on chain* can be resolved: ``--resend`` lets the next run sign a new
 transaction for it, once; ``--cancel`` ends it unpaid. A transaction that can still
 execute is never resolved by hand: the chain decides it.
@@ -22,6 +24,8 @@ import json
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_tronenergy.node.models import trx_text
+from airflow_provider_tronenergy.payout.by_token import amount_text, decimals_of, fee_split
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,
@@ -60,17 +64,28 @@ def parser() -> argparse.ArgumentParser:
 
 def _line(a: Attempt) -> str:
     receipt = a.receipt or {}
+    split = fee_split(receipt, a.token, a.signatures)
+    kinds = ", ".join(f"{kind} {trx_text(sun)}" for kind, sun in split.items() if sun)
     figures = (f"\n           {receipt.get('result')}: energy {receipt.get('energy_total')} "
                f"({receipt.get('energy_from_stake')} from stake/rental, "
                f"{receipt.get('energy_burned')} burned), TRX burned "
-               f"{receipt.get('trx_burned')}, bandwidth {receipt.get('bandwidth')}"
-               if receipt else "")
+               f"{receipt.get('trx_burned')}" + (f" ({kinds})" if kinds else "")
+               + f", bandwidth {receipt.get('bandwidth')}" if receipt else "")
     said = "; ".join(filter(None, [a.resolved_by and f"resolved by {a.resolved_by}", a.note,
                                    a.last_answer and f"node said: {a.last_answer}"]))
-    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  {a.units} units to "
+    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  {_amount(a)} to "
             f"{a.recipient}  batch {a.batch_id}\n           tx {a.txid or '-'}"
             + (f" block {a.block_number}" if a.block_number else "")
             + figures + (f"\n           {said}" if said else ""))
+
+
+def _amount(a: Attempt) -> str:
+    """``1.5 USDT``, ``2 TRX``; a contract's ``<units> units of token T...`` (the journal
+    keeps no decimals, and a symbol is the chain's to say)."""
+    decimals = decimals_of(a.token, {})
+    if decimals is None:
+        return f"{a.units} units of token {a.token}"
+    return f"{amount_text(int(a.units), decimals)} {a.token}"
 
 
 def _print(attempts: Sequence[Attempt], as_json: bool) -> None:

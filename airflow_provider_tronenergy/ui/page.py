@@ -56,6 +56,7 @@ def render(data: Mapping[str, Any], *, base: str, today: date, user: str) -> str
         _cards(spend["totals"], chain, waiting),
         _spend_section(spend),
         _chain_section(chain, data["orders_by_state"]),
+        _tokens_section(data.get("tokens") or []),
         _waiting_section(waiting, base),
         _deposits_section(deposits, period),
         _batches_section(data["batches"], base),
@@ -144,6 +145,43 @@ def _chain_section(chain: Mapping[str, Any], states: Mapping[str, int]) -> str:
             + (f"; the chain charged {escape(ratio)} of the energy rented" if ratio else "")
             + ".</p><h2>Orders by status</h2>"
             + _table(["Journal state", "Purchase attempts"], state_rows, numeric=[1]))
+
+
+def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
+    """Per token: its amounts in its own units (never added to another's), the energy the
+    chain charged its contract, TRX burned by kind; the symbol is the contract's own text,
+    escaped like every value."""
+    rows = []
+    for t in tokens:
+        name = escape(str(t["symbol"] or "no symbol()"))
+        link = (f'<a href="{escape(t["explorer"])}" target="_blank" rel="noopener noreferrer">'
+                f"{name}</a>" if t.get("explorer") else name)
+        contract = f"<br><code>{escape(t['contract'])}</code>" if t.get("contract") else ""
+        paid = (f"{exact(t['amount_paid'])} {name}" if t["amount_paid"] is not None else
+                f"{exact(t['units_paid'])} smallest units (no payouts sent event named its "
+                "decimals)")
+        spent = t["trx_spent"]
+        kinds = ", ".join(f"{kind.replace('_', ' ')} {_trx(spent[kind])}" for kind in
+                          ("energy", "bandwidth", "account_creation_and_other", "unsplit")
+                          if Decimal(spent[kind]))
+        rows.append(
+            f"<tr><td>{link}{contract}</td><td class=n>{t['confirmed']:,}</td><td class=n>"
+            f"{paid}</td><td class=n>{t['transactions']:,}</td><td class=n>"
+            f"{t['energy_charged']:,}</td><td class=n>{_trx(spent['total'])}"
+            + (f"<br><span class=muted>{kinds}</span>" if kinds else "") + "</td></tr>")
+    return ("<h2>Payouts by token</h2>" + (_table(
+        ["Token", "Confirmed payouts", "Paid", "Transactions", "Energy charged",
+         "TRX burned"], "".join(rows), numeric=[1, 2, 3, 4, 5]) if rows else
+        '<p class="muted">No payout in this period.</p>'))
+
+
+def exact(value: str) -> str:
+    """An exact decimal amount with its thousands separated and every decimal kept (an
+    18-decimal amount is never cut to six)."""
+    whole, _, fraction = str(value).partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    grouped = f"{int(whole.lstrip('-') or '0'):,}"
+    return escape(sign + grouped + (f".{fraction}" if fraction else ""))
 
 
 def _task_link(task: Mapping[str, Any] | None, base: str) -> str:
