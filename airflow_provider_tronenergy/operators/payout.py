@@ -450,7 +450,7 @@ class TronPayoutOperator(BaseOperator):
                 f"signed, their token's balance short: {next(iter(short.values()))}. Top up "
                 "the sender and clear the task: the settled ones are not paid again")
         result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows},
-                              self._token_book().by_name(), self._node_hook().get_explorer())
+                              self._token_book().by_name(), self._node_hook().get_explorer)
         totals = result["totals"]
         self.log.info("payout batch %s: %s, confirmed on %s blocks; energy charged %s (from "
                       "stake/rental %s, burned %s), TRX burned %s (bandwidth: %s bytes from "

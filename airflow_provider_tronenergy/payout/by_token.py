@@ -34,7 +34,7 @@ from airflow_provider_tronenergy.node.tokens import (
 from airflow_provider_tronenergy.protocol.explorer import Explorer
 
 __all__ = ["FIGURES", "KINDS", "MAX_DECIMALS", "MAX_SYMBOL", "TRX", "USDT", "USDT_DECIMALS",
-           "amount_text", "by_token", "decimals_of", "fee_split"]
+           "amount_text", "by_token", "decimals_of", "fee_split", "shown_amount"]
 
 KINDS: Final = ("energy", "bandwidth", "account_creation", "other", "unsplit")
 """The kinds of TRX a payout's transaction spends, as :func:`fee_split` names them."""
@@ -77,6 +77,20 @@ def decimals_of(name: str, tokens: Mapping[str, Token]) -> int | None:
     if name in tokens:
         return tokens[name].decimals
     return {TRX: TRX_TOKEN.decimals, USDT: USDT_DECIMALS}.get(name)
+
+
+def shown_amount(name: str, units: int | str, tokens: Mapping[str, Token] | None = None) -> str:
+    """How a message names a journaled amount: ``1.5 USDT``, ``2 TRX``, ``100.5 E18 (T...)``
+    for a contract read; ``7 units of token T...`` for one whose decimals were not read
+    (the journal keeps none; never guessed)."""
+    token = (tokens or {}).get(name)
+    decimals = decimals_of(name, tokens or {})
+    if decimals is None:
+        return f"{units} units of token {name}"
+    amount = amount_text(int(units), decimals)
+    if token is not None and token.contract and name != USDT:
+        return f"{amount} {token.symbol or 'of token'} ({token.contract})"
+    return f"{amount} {name}"
 
 
 def fee_split(receipt: Mapping[str, Any], token: str, signatures: int | None) -> dict[str, int]:

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from airflow_provider_tronenergy.node.models import trx_text
-from airflow_provider_tronenergy.payout.by_token import amount_text, decimals_of, fee_split
+from airflow_provider_tronenergy.payout.by_token import fee_split, shown_amount
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,
@@ -73,19 +73,11 @@ def _line(a: Attempt) -> str:
                + f", bandwidth {receipt.get('bandwidth')}" if receipt else "")
     said = "; ".join(filter(None, [a.resolved_by and f"resolved by {a.resolved_by}", a.note,
                                    a.last_answer and f"node said: {a.last_answer}"]))
-    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  {_amount(a)} to "
-            f"{a.recipient}  batch {a.batch_id}\n           tx {a.txid or '-'}"
+    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  "
+            f"{shown_amount(a.token, a.units)} to {a.recipient}  batch {a.batch_id}\n"
+            f"           tx {a.txid or '-'}"
             + (f" block {a.block_number}" if a.block_number else "")
             + figures + (f"\n           {said}" if said else ""))
-
-
-def _amount(a: Attempt) -> str:
-    """``1.5 USDT``, ``2 TRX``; a contract's ``<units> units of token T...`` (the journal
-    keeps no decimals, and a symbol is the chain's to say)."""
-    decimals = decimals_of(a.token, {})
-    if decimals is None:
-        return f"{a.units} units of token {a.token}"
-    return f"{amount_text(int(a.units), decimals)} {a.token}"
 
 
 def _print(attempts: Sequence[Attempt], as_json: bool) -> None:

@@ -8,7 +8,7 @@ way. The receipt says how much of each (``energy_usage``, ``energy_fee``, ``net_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -138,11 +138,14 @@ def payout_result(attempt: Any, row: int | None = None,
 def batch_result(batch_id: str, attempts: Iterable[Any],
                  rows_by_identity: Mapping[str, int] | None = None,
                  tokens: Mapping[str, Token] | None = None,
-                 explorer: Explorer | None = None) -> dict[str, Any]:
+                 explorer: Explorer | Callable[[], Explorer] | None = None) -> dict[str, Any]:
     """The batch's result (XCom, the ``payouts sent`` event): per payout (at its row in
     this batch, from ``rows_by_identity``), totals over the receipts of those that
     reached a block, on which blocks they were confirmed (:func:`confirmation`), and per
-    token (:func:`~.by_token.by_token`: ``tokens`` the contracts read, by journal name)."""
+    token (:func:`~.by_token.by_token`: ``tokens`` the contracts read, by journal name;
+    ``explorer``, or what reads it, for each token's page: one that cannot be read, a
+    custom chain's without ``explorer_url``, leaves the pages out, as the task's links do:
+    a link never decides a task whose money has moved)."""
     attempts = list(attempts)
     where = rows_by_identity or {}
     rows = [payout_result(a, where.get(a.identity), tokens) for a in attempts]
@@ -156,4 +159,13 @@ def batch_result(batch_id: str, attempts: Iterable[Any],
         confirmed[key] = confirmed.get(key, 0) + 1
     return {"batch_id": batch_id, "payouts": rows, "states": states,
             "totals": totals(receipts), "confirmation": confirmation(confirmed),
-            "tokens": by_token(attempts, tokens, explorer)}
+            "tokens": by_token(attempts, tokens, _explorer(explorer))}
+
+
+def _explorer(given: Explorer | Callable[[], Explorer] | None) -> Explorer | None:
+    if given is None or isinstance(given, Explorer):
+        return given
+    try:
+        return given()
+    except Exception:  # no page, never a failed task: the links say why in the log
+        return None

@@ -208,7 +208,7 @@ def _waiting_section(waiting: Mapping[str, Any], base: str) -> str:
         f"{_task_link(p['task'], base)}</td></tr>" for p in purchases["listed"])
     o_rows = "".join(
         f"<tr><td><code>{escape(p['identity'])}</code><br>batch {escape(p['batch_id'])}, "
-        f"{escape(str(p['units']))} units to {escape(p['recipient'])}</td>"
+        f"{escape(str(p['amount']))} to {escape(p['recipient'])}</td>"
         f"<td>{escape(str(p['failed_at']))}<br>tx <code>{escape(str(p['txid']))}</code></td>"
         f"<td>{escape(p['what'])}<br>{_commands(p['commands'])}<br>"
         f"{_task_link(p['task'], base)}</td></tr>" for p in payouts["listed"])

@@ -103,3 +103,13 @@ def test_the_result_and_the_event_carry_each_payouts_token_and_amount(journal):
     assert "tokens[].amount" in event["figures"]
     bare = batch_result("b", attempts)  # no token read: a contract's amount is not guessed
     assert [p["amount"] for p in bare["payouts"]] == ["1.5", None]
+
+
+def test_a_message_names_an_amount_in_its_token_never_guessing_decimals():
+    from airflow_provider_tronenergy.payout.by_token import shown_amount
+
+    read = {E18: Token(E18, E18, 18, "E18")}
+    assert shown_amount("USDT", "1500000") == "1.5 USDT"
+    assert shown_amount("TRX", 2_000_000) == "2 TRX"
+    assert shown_amount(E18, 10 ** 18 + 1, read) == f"1.000000000000000001 E18 ({E18})"
+    assert shown_amount(E18, 5) == f"5 units of token {E18}"
