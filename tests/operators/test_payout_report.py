@@ -49,24 +49,30 @@ def test_a_mixed_batchs_result_has_each_tokens_amounts_energy_and_page(
              "payout_id": "r-e18-0"},
             {"recipient": random_address(), "amount": "2.25", "payout_id": "r-usdt-1"},
             {"recipient": random_address(), "amount": "100.000000000000000001", "token": e18,
-             "payout_id": "r-e18-1"}]
+             "payout_id": "r-e18-1"},
+            {"recipient": random_address(), "amount": "2.5", "token": "TRX",
+             "payout_id": "r-trx-0"}]
     out = run_dag(DAGS["te_payouts"], payouts=rows, sender=sender, batch_id="report-1")
     state, _, result = out["send"]
-    assert state == "success" and result["states"] == {"confirmed": 4}, out
+    assert state == "success" and result["states"] == {"confirmed": 5}, out
     payouts = sorted(result["payouts"], key=lambda p: p["row"])
     assert [(p["token"], p["amount"]) for p in payouts] == [
         ("USDT", "1.5"), (e18, "0.000000000000000001"), ("USDT", "2.25"),
-        (e18, "100.000000000000000001")]
+        (e18, "100.000000000000000001"), ("TRX", "2.5")]
     lines = {line["token"]: line for line in result["tokens"]}
-    assert set(lines) == {"USDT", e18}
-    usdt, token = lines["USDT"], lines[e18]
+    assert set(lines) == {"USDT", e18, "TRX"}
+    usdt, token, trx = lines["USDT"], lines[e18], lines["TRX"]
+    # A TRX payout creating its recipient: the chain's getCreateNewAccountFeeInSystemContract
+    # (1 TRX) as account creation, no energy, no token page.
+    assert (trx["amount"], trx["energy_charged"], trx["explorer"]) == ("2.5", 0, "")
+    assert (trx["trx_spent"]["account_creation"], trx["trx_spent"]["energy"]) == ("1", "0")
     assert (token["symbol"], token["decimals"], token["contract"]) == (HOSTILE, 18, e18)
     assert (token["amount"], token["units"]) == ("100.000000000000000002", str(10 ** 20 + 2))
     assert (usdt["amount"], usdt["decimals"], usdt["symbol"]) == ("3.75", 6, "USDT")
     assert token["energy_charged"] == 20_000 + 40_000  # its contract's, as created
     assert usdt["energy_charged"] == sum(p["energy_total"] for p in payouts
                                          if p["token"] == "USDT") > 0
-    for line in (usdt, token):  # TRX by kind adds up to what the receipts burned
+    for line in (usdt, token, trx):  # TRX by kind adds up to what the receipts burned
         spent = line["trx_spent"]
         burned = sum(a.receipt["trx_burned_sun"] for a in journal.batch("report-1")
                      if a.token == line["token"])
