@@ -149,8 +149,8 @@ def _chain_section(chain: Mapping[str, Any], states: Mapping[str, int]) -> str:
 
 def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
     """Per token: its amounts in its own units (never added to another's), the energy the
-    chain charged its contract, TRX burned by kind; the symbol is the contract's own text,
-    escaped like every value."""
+    chain charged its contract, the TRX its transactions burned; the symbol is the
+    contract's own text, escaped like every value."""
     rows = []
     for t in tokens:
         name = escape(str(t["symbol"] or "no symbol()"))
@@ -160,15 +160,10 @@ def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
         paid = (f"{exact(t['amount_paid'])} {name}" if t["amount_paid"] is not None else
                 f"{exact(t['units_paid'])} smallest units (no payouts sent event named its "
                 "decimals)")
-        spent = t["trx_spent"]
-        kinds = ", ".join(f"{kind.replace('_', ' ')} {_trx(spent[kind])}" for kind in
-                          ("energy", "bandwidth", "account_creation_and_other", "unsplit")
-                          if Decimal(spent[kind]))
         rows.append(
             f"<tr><td>{link}{contract}</td><td class=n>{t['confirmed']:,}</td><td class=n>"
             f"{paid}</td><td class=n>{t['transactions']:,}</td><td class=n>"
-            f"{t['energy_charged']:,}</td><td class=n>{_trx(spent['total'])}"
-            + (f"<br><span class=muted>{kinds}</span>" if kinds else "") + "</td></tr>")
+            f"{t['energy_charged']:,}</td><td class=n>{_trx(t['trx_burned'])}</td></tr>")
     return ("<h2>Payouts by token</h2>" + (_table(
         ["Token", "Confirmed payouts", "Paid", "Transactions", "Energy charged",
          "TRX burned"], "".join(rows), numeric=[1, 2, 3, 4, 5]) if rows else

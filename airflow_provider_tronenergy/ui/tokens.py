@@ -2,12 +2,13 @@
 
 From the payout journal, grouped by its ``token`` column (TRX, USDT, or a contract): the
 confirmed payouts and their units, summed exactly by the database (:func:`_chunks`: the
-units are text of up to 40 digits, summed in 12-digit slices as 64-bit integers, then
-joined here: never a float, nor a SQLite ``NUMERIC`` that would be one), and over the
-receipts of the period's transactions (failed ones too) the energy the chain charged each
-contract and the TRX burned by kind (:mod:`~..payout.by_token`'s split: energy, bandwidth,
-the rest: a TRX payout's account creation or a multi-sign fee; ``unsplit`` for receipts
-journaled before the split was kept).
+units are text of up to 40 digits, summed whole up to 12 digits and in 12-digit slices
+beyond, as 64-bit integers, then joined here: never a float, nor a SQLite ``NUMERIC``
+that would be one), and over the receipts of the period's transactions (failed ones too,
+from the journal's integer receipt columns) the energy the chain charged each contract and
+the TRX burned. TRX burned by kind is per batch (the task's result, the ``payouts sent``
+event, ``tronenergy-payouts show``: :mod:`~..payout.by_token`): a period's split would
+parse each receipt's JSON, half a second more for a year (``bench/energy_page.py``).
 
 The journal keeps no decimals or symbol: those of a contract come from the newest
 ``payouts sent`` events (their ``tokens``, read from the chain by the sending task;
@@ -95,27 +96,26 @@ def token_facts(lists: Iterable[Any]) -> dict[str, TokenFacts]:
     return facts
 
 
-def _receipt_int(column: Any, key: str, dialect: str) -> Any:
-    """An integer of a journaled receipt's JSON (None when absent)."""
-    if dialect == "postgresql":
-        return sa.cast(sa.cast(column, sa.JSON)[key].as_string(), sa.BigInteger)
-    return sa.cast(sa.func.json_extract(column, f'$."{key}"'), sa.BigInteger)
-
-
 def _chunks(units: Any, only: Any) -> list[Any]:
-    """The sums of ``units``' 12-digit slices over rows where ``only`` holds, high first."""
+    """The sums of ``units`` over rows where ``only`` holds, as :data:`SLICES` + 1 integer
+    sums to join: units of up to 12 digits (USDT's and TRX's payouts, most rows) cast
+    whole, longer ones in 12-digit slices, high first (the database evaluates only the
+    branch a row takes)."""
+    short = sa.func.length(units) <= SLICE
     padded = sa.func.substr(sa.literal("0" * SLICE * SLICES) + units,
                             sa.func.length(units) + 1)
-    return [sa.func.sum(sa.case((only, sa.cast(sa.func.substr(padded, 1 + SLICE * k, SLICE),
-                                                sa.BigInteger)), else_=0))
-            for k in range(SLICES)]
+    return [*(sa.func.sum(sa.case((sa.and_(only, ~short), sa.cast(
+        sa.func.substr(padded, 1 + SLICE * k, SLICE), sa.BigInteger)), else_=0))
+        for k in range(SLICES)),
+        sa.func.sum(sa.case((sa.and_(only, short), sa.cast(units, sa.BigInteger)), else_=0))]
 
 
-def _joined(sums: Iterable[Any]) -> int:
+def _joined(sums: list[Any]) -> int:
+    """What :func:`_chunks` summed, as one exact integer."""
     total = 0
-    for value in sums:
+    for value in sums[:SLICES]:
         total = total * 10 ** SLICE + int(value or 0)
-    return total
+    return total + int(sums[SLICES] or 0)
 
 
 def token_use(payouts: PayoutJournal, period: Period,
@@ -125,18 +125,11 @@ def token_use(payouts: PayoutJournal, period: Period,
     payouts.ensure_schema()
     facts = facts or {}
     a = payouts.attempts.c
-    dialect = payouts.db.engine.dialect.name
     confirmed = a.state == PayoutState.CONFIRMED.value
-    has_receipt = a.energy_total.is_not(None)
-    energy_sun = _receipt_int(a.receipt, "energy_burned_sun", dialect)
-    bandwidth_sun = _receipt_int(a.receipt, "bandwidth_burned_sun", dialect)
     query = sa.select(
         a.token, sa.func.sum(sa.case((confirmed, 1), else_=0)), *_chunks(a.units, confirmed),
         sa.func.count(a.energy_total), sa.func.sum(a.energy_total), sa.func.sum(a.energy_burned),
-        sa.func.sum(a.trx_burned_sun), sa.func.sum(sa.case((has_receipt, bandwidth_sun))),
-        sa.func.sum(sa.case((has_receipt, energy_sun))),
-        sa.func.sum(sa.case((sa.and_(has_receipt, energy_sun.is_(None)),
-                             a.trx_burned_sun - sa.func.coalesce(bandwidth_sun, 0))))).where(
+        sa.func.sum(a.trx_burned_sun)).where(
         a.created_at_ms >= period.start_ms, a.created_at_ms < period.end_ms).group_by(a.token)
     with payouts.db.engine.connect() as conn:
         rows = conn.execute(query).all()
@@ -147,27 +140,19 @@ def token_use(payouts: PayoutJournal, period: Period,
 def _line(row: Any, facts: Mapping[str, TokenFacts],
           explorer: Explorer | None) -> dict[str, Any]:
     token, confirmed, *rest = row
-    slices, (transactions, energy, energy_burned, fee, bandwidth, energy_fee, unsplit) = (
-        rest[:SLICES], rest[SLICES:])
-    units = _joined(slices)
-    fee, bandwidth, energy_fee, unsplit = (int(v or 0) for v in (fee, bandwidth, energy_fee,
-                                                                   unsplit))
+    units = _joined(rest[:SLICES + 1])
+    transactions, energy, energy_burned, fee = (int(v or 0) for v in rest[SLICES + 1:])
     symbol, decimals = KNOWN.get(token, (None, None))
     contract = None if token in KNOWN else token
     if token == USDT and token in facts:  # its decimals are known: only its contract
         contract = facts[token].contract
     elif token not in KNOWN and token in facts:
         symbol, decimals = facts[token].symbol, facts[token].decimals
-    spent = {"energy": energy_fee, "bandwidth": bandwidth,
-             "account_creation_and_other": fee - energy_fee - bandwidth - unsplit,
-             "unsplit": unsplit}
     return {
         "token": token, "symbol": symbol, "decimals": decimals, "contract": contract,
         "confirmed": int(confirmed or 0), "units_paid": str(units),
         "amount_paid": amount_text(units, decimals) if decimals is not None else None,
-        "transactions": int(transactions or 0), "energy_charged": int(energy or 0),
-        "energy_burned": int(energy_burned or 0),
-        "trx_spent": {**{kind: text(sun * SUN) for kind, sun in spent.items()},
-                      "total": text(fee * SUN)},
+        "transactions": transactions, "energy_charged": energy,
+        "energy_burned": energy_burned, "trx_burned": text(fee * SUN),
         "explorer": explorer.token(contract) if explorer and contract else "",
     }
