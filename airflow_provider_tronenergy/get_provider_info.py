@@ -60,6 +60,19 @@ _CONFIG: dict[str, Any] = {
                 "example": "tronenergy://payout-batch-ready",
                 "default": "tronenergy://payout-batch-ready",
             },
+            "payouts_sent_asset": {
+                "description": "URI of the asset whose payouts sent events tell the Energy "
+                "page each token's decimals and symbol (the example DAGs' by default).",
+                "version_added": "0.1.0", "type": "string",
+                "example": "tronenergy://payouts-sent", "default": "tronenergy://payouts-sent",
+            },
+            "explorer_url": {
+                "description": "Root of the block explorer the Energy page links each token to "
+                "(<root>/#/token20/<contract>); the rules of a connection's explorer_url. "
+                "Empty: mainnet's TronScan.",
+                "version_added": "0.1.0", "type": "string",
+                "example": "https://nile.tronscan.org", "default": None,
+            },
         },
     },
 }
