@@ -31,7 +31,7 @@ from airflow_provider_tronenergy.node.tokens import (
     USDT,
     Token,
 )
-from airflow_provider_tronenergy.protocol.explorer import Explorer
+from tronenergy_protocol.explorer import Explorer
 
 __all__ = ["FIGURES", "KINDS", "MAX_DECIMALS", "MAX_SYMBOL", "TRX", "USDT", "USDT_DECIMALS",
            "amount_text", "by_token", "decimals_of", "fee_split", "shown_amount"]

@@ -15,7 +15,7 @@ from typing import Any, Final
 from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
 from airflow_provider_tronenergy.node.tokens import Token
 from airflow_provider_tronenergy.payout.by_token import amount_text, by_token, decimals_of
-from airflow_provider_tronenergy.protocol.explorer import Explorer
+from tronenergy_protocol.explorer import Explorer
 
 CONFIRMED_ON: Final = "confirmed_on"
 """A receipt's key (and the payout journal's column): the block it was read up to,

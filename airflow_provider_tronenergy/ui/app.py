@@ -123,12 +123,12 @@ def create_app() -> FastAPI:
         import sqlalchemy as sa
         from airflow.utils.session import create_session
 
-        from airflow_provider_tronenergy.protocol.explorer import ExplorerError
         from airflow_provider_tronenergy.sqlstore import StoreError, StoreNotShared
         from airflow_provider_tronenergy.ui.data import page_data
         from airflow_provider_tronenergy.ui.events import read_batch_events, read_sent_tokens
         from airflow_provider_tronenergy.ui.period import Period
         from airflow_provider_tronenergy.ui.tokens import page_explorer
+        from tronenergy_protocol.explorer import ExplorerError
 
         try:
             period = Period.parse(request.query_params.get("from"),

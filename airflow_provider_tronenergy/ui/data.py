@@ -20,7 +20,6 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.explorer import Explorer
 from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
 from airflow_provider_tronenergy.ui.arrivals import (
     conflicts,
@@ -34,6 +33,7 @@ from airflow_provider_tronenergy.ui.period import Period, utc_text
 from airflow_provider_tronenergy.ui.purchases import Day, orders_by_state, purchase_days
 from airflow_provider_tronenergy.ui.tokens import token_facts, token_use
 from airflow_provider_tronenergy.ui.waiting import waiting_payouts, waiting_purchases
+from tronenergy_protocol.explorer import Explorer
 
 T = TypeVar("T")
 

@@ -38,9 +38,9 @@ from airflow_provider_tronenergy.payout.by_token import (
     amount_text,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
 from airflow_provider_tronenergy.ui.period import Period
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
 
 EXPLORER_KEY: Final = "explorer_url"
 """``[tronenergy] explorer_url``: the explorer the page links tokens to (mainnet TronScan

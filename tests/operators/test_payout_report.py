@@ -14,8 +14,8 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.node.models import trx_text
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.sandbox import create_token, node_connection_json, set_token_units
+from tronenergy_protocol.address import random_address
 
 HOSTILE = "<script>alert(1)</script>"
 NILE = "https://nile.tronscan.org"

@@ -11,9 +11,9 @@ from airflow_provider_tronenergy.payout.by_token import amount_text, by_token, f
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.receipts import batch_result
 from airflow_provider_tronenergy.payout.sent import payouts_sent
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.explorer import explorer_of
 from support.journaled import SENDER, journaled, receipt
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.explorer import explorer_of
 
 USDT_CONTRACT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"  # Nile's
 E18 = random_address()

@@ -12,8 +12,8 @@ from airflow_provider_tronenergy.node.models import TransactionInfo
 from airflow_provider_tronenergy.node.transactions import RefBlock, trx_transfer_contract
 from airflow_provider_tronenergy.payout.by_token import fee_split
 from airflow_provider_tronenergy.payout.receipts import outcome_of
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

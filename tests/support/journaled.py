@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.node.models import trx_text
 from airflow_provider_tronenergy.payout.journal import Claim, PayoutJournal, Signed
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 SENDER = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

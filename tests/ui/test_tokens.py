@@ -9,13 +9,13 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.explorer import ExplorerError, explorer_of
 from airflow_provider_tronenergy.ui.data import page_data
 from airflow_provider_tronenergy.ui.page import exact, render
 from airflow_provider_tronenergy.ui.period import Period
 from airflow_provider_tronenergy.ui.tokens import page_explorer, token_facts, token_use
 from support.journaled import journaled, receipt
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.explorer import ExplorerError, explorer_of
 
 E18, BARE = random_address(), random_address()
 USDT_CONTRACT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
