@@ -125,7 +125,8 @@ def get_provider_info() -> dict[str, Any]:
                                 f"{PACKAGE}.triggers.deposit_scan"]}
         ],
         "extra-links": [f"{PACKAGE}.links.explorer.{name}" for name in (
-            "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],
+            "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink",
+            "TronPayoutTokenLink")],
         "config": _CONFIG,
         # Airflow loads these only with [core] lazy_discover_providers = False; the
         # airflow.plugins entry point (pyproject.toml) loads them otherwise (docs/decisions.md).

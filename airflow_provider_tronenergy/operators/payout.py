@@ -30,7 +30,11 @@ from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
+from airflow_provider_tronenergy.links.explorer import (
+    TronPayoutLink,
+    TronPayoutTokenLink,
+    publish,
+)
 from airflow_provider_tronenergy.payout.batch import TRX, PayoutBatch, TokenBook, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -137,7 +141,7 @@ class TronPayoutOperator(BaseOperator):
         "fee_limit_max_trx", "max_burn_trx", "on_ambiguous", "confirm_solidified",
         "confirm_node_conn_id", "permission_id", "cosigner_conn_ids", "tuning")
     ui_color = "#f2c57c"
-    operator_extra_links = (TronPayoutLink(),)
+    operator_extra_links = (TronPayoutLink(), TronPayoutTokenLink())
 
     def __init__(
         self, *, payouts: Any, sender_address: str, batch_id: str = "",
@@ -341,7 +345,8 @@ class TronPayoutOperator(BaseOperator):
         sent = [a for a in attempts if a.txid]
         publish(context, self._node_hook().get_explorer, "payout",
                 count=len(sent), txids=[a.txid or "" for a in sent],
-                addresses=[a.sender for a in sent], log=self.log)
+                addresses=[a.sender for a in sent], log=self.log,
+                contracts=[self._token_book().contract_of(a.token) for a in sent])
 
     def _wait(self, batch_id: str, round_: int, tuning: PayoutTuning,
               follow: Sequence[str] = ()) -> None:

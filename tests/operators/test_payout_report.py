@@ -14,6 +14,7 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.node.models import trx_text
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from support.links import ui_extra_links
 from support.sandbox import create_token, node_connection_json, set_token_units
 from tronenergy_protocol.address import random_address
 
@@ -81,3 +82,7 @@ def test_a_mixed_batchs_result_has_each_tokens_amounts_energy_and_page(
             spent["total"])
     assert token["explorer"] == f"{NILE}/#/token20/{e18}"
     assert usdt["explorer"] == f"{NILE}/#/token20/{usdt['contract']}" and usdt["contract"]
+    # Several tokens: the task's token link shows none (each line has its page).
+    links = ui_extra_links("te_payouts", out["__run_id__"], "send")
+    assert links["TronScan: payouts"] == f"{NILE}/#/address/{sender}"
+    assert not links.get("TronScan: token")
