@@ -30,11 +30,7 @@ from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.links.explorer import (
-    TronPayoutLink,
-    TronPayoutTokenLink,
-    publish,
-)
+from airflow_provider_tronenergy.links.explorer import TronPayoutLink, TronPayoutTokenLink, publish
 from airflow_provider_tronenergy.payout.batch import TRX, PayoutBatch, TokenBook, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
