@@ -174,7 +174,7 @@ def test_every_extra_link_is_registered_and_known_to_the_providers_manager():
                and value.__module__ == links.__name__ and not inspect.isabstract(value)
                and not name.startswith("_")}
     registered = get_provider_info()["extra-links"]
-    assert set(registered) == defined and len(defined) == 3
+    assert set(registered) == defined and len(defined) == 4
     for path in registered:
         module, _, name = path.rpartition(".")
         link = getattr(importlib.import_module(module), name)()

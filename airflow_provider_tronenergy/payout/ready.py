@@ -19,7 +19,8 @@ from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.energy_plan import costed
 
 FIGURES: Mapping[str, str] = {
-    "recipients[].amount": "USDT this row pays to the recipient",
+    "recipients[].amount": "what this row pays the recipient, in USDT's units (the sheet's "
+                           "token)",
     "recipients[].energy": "energy this row's transfer needs (the node's estimate, else the "
                            "check-address rule)",
     "recipients[].energy_cost": "TRX: this row's share of energy_cost, by energy; the shares "
