@@ -8,14 +8,18 @@ JSON summary on its last line. Its clock is the sandbox's (``GET /sandbox/chain`
 ``clock_ms``): a drill's ticker moves the chain faster than real time, and the worker
 checks the node's block times against its clock. The key comes from
 ``TRONENERGY_DRILL_KEY`` (never argv: ``/proc/<pid>/cmdline`` is world-readable); the
-spec file holds nothing secret.
+spec file holds nothing secret. Each row names its token (USDT, TRX or a contract),
+resolved as the operator does (:class:`~airflow_provider_tronenergy.node.tokens.TokenBook`:
+a contract's decimals read from the chain).
 
 Crash injection, by environment (a drill, not the package, wraps the journal and the node):
 
-* ``TRONENERGY_DRILL_KILL``: ``after_journal`` (a ``record_signed`` committed, nothing of it
-  broadcast yet), ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has
-  not written it) or ``during_confirm`` (a ``record_outcomes`` call wrote the first half of
-  its receipts: a kill between two of its commits);
+* ``TRONENERGY_DRILL_KILL``: ``after_claim`` (a chunk's claims committed, nothing of it
+  signed: the next worker takes the stale claims over once their lease is past),
+  ``after_journal`` (a ``record_signed`` committed, nothing of it broadcast yet),
+  ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has not written it)
+  or ``during_confirm`` (a ``record_outcomes`` call wrote the first half of its receipts:
+  a kill between two of its commits);
 * ``TRONENERGY_DRILL_KILL_AT``: at its N-th occurrence (default 1) the worker SIGKILLs itself.
 """
 
@@ -29,14 +33,21 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import requests
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import BroadcastAnswer
-from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, Signed
+from airflow_provider_tronenergy.node.tokens import ConstantCalls, TokenBook
+from airflow_provider_tronenergy.payout.journal import (
+    Attempt,
+    Claim,
+    PayoutJournal,
+    Signed,
+)
+from airflow_provider_tronenergy.payout.lease import Lease
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step
 from airflow_provider_tronenergy.payout.watch import PayoutWatch
@@ -45,7 +56,7 @@ from airflow_provider_tronenergy.signer import LocalKeySigner
 KEY_ENV = "TRONENERGY_DRILL_KEY"
 KILL_ENV = "TRONENERGY_DRILL_KILL"
 KILL_AT_ENV = "TRONENERGY_DRILL_KILL_AT"
-POINTS = ("after_journal", "after_broadcast", "during_confirm")
+POINTS = ("after_claim", "after_journal", "after_broadcast", "during_confirm")
 
 
 class Kill:
@@ -75,6 +86,14 @@ class DrillJournal(PayoutJournal):
     """The package's journal, with the two journal-side kill points."""
 
     kill: Kill
+
+    def claim(self, claims: Sequence[Claim], scope: str, *, lease: Lease | None = None
+              ) -> tuple[list[Attempt], list[str]]:
+        """Claim as the package does; die once the claims are committed, before signing."""
+        won, lost = super().claim(claims, scope, lease=lease)
+        if won and self.kill.due("after_claim"):
+            self.kill.now()
+        return won, lost
 
     def record_signed(self, signed: Sequence[Signed]) -> tuple[list[Signed], list[Signed]]:
         """Journal as the package does; die once it committed, before any broadcast."""
@@ -138,7 +157,8 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
                      max_retries=int(spec.get("max_retries", 0)))
     node.kill = kill
     signer = LocalKeySigner(key_hex)
-    rows = payouts(spec["rows"], batch_id=spec["batch_id"])
+    book = TokenBook(cast(ConstantCalls, node))  # a dict where the protocol says Mapping
+    rows = payouts(spec["rows"], batch_id=spec["batch_id"], tokens=book.token)
     settings = SendSettings(contract=spec["contract"], expiration_s=int(spec["expiration_s"]),
                             chunk=int(spec.get("chunk", 200)),
                             lease_s=float(spec.get("lease_s", 120)))
@@ -154,8 +174,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     while True:
         started = time.monotonic()
         try:
-            done = sender.send(rows, sender=spec["sender"], token="USDT",
-                               batch_id=spec["batch_id"])
+            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"])
             status = watch.step()
         except NodeError:  # a node read failed: the next pass reads the journal again
             node_errors += 1

@@ -1,0 +1,225 @@
+"""Payout drills on batches mixing tokens (issue 47's proof): killed at each step, each
+payout paid once.
+
+A mixed batch pays USDT and a TRC-20 token of the sandbox's own with 18 decimals (its own
+energy figures and dynamic-energy factor), 60 payouts each, rows interleaved so every
+chunk a worker signs mixes them, and one recipient per row number receiving each token.
+As in tests/payout/test_drills.py (the 500-payout USDT drills, whose harness this shares:
+support.drills, support.payout_worker), a worker process SIGKILLs itself at a named point,
+a clean worker settles the batch, and ``check_exactly_once`` counts on chain
+(``GET /sandbox/chain/transactions``, a token of the sandbox's own named by its contract,
+amounts in its decimals) exactly one successful transfer per row: its recipient, token and
+amount. One module-scoped sandbox serves every drill; each has its own sender and batch.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+import pytest
+
+from airflow_provider_tronenergy.payout.journal import PayoutState
+from support.chain import Chain, manual_chain
+from support.drills import (
+    Batch,
+    Leg,
+    Ticker,
+    check_exactly_once,
+    finish,
+    mixed_batch,
+    run_worker,
+    start_worker,
+)
+from support.sandbox import create_token, set_token_units
+from support.waiting import wait_until
+
+N = 60
+"""Payouts per token."""
+CHUNK = 40
+"""Rows a worker signs per chunk: three chunks of 120, each mixing the tokens."""
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def chain() -> Iterator[Chain]:
+    with manual_chain() as chain:
+        yield chain
+
+
+@pytest.fixture(scope="module")
+def legs(chain: Chain) -> tuple[Leg, ...]:
+    """USDT and an 18-decimal token whose transfers cost other energy than USDT's."""
+    e18 = create_token(chain.sandbox, symbol="E18", decimals=18, holder_energy=20_000,
+                       new_holder_energy=45_000, energy_factor=5_000)
+    return Leg("USDT", 6, N), Leg(e18, 18, N)
+
+
+@pytest.fixture
+def ticker(chain: Chain, request: pytest.FixtureRequest) -> Iterator[Ticker]:
+    """A block every 0.1 s of real time (``indirect`` parametrization: another period)."""
+    ticker = Ticker(chain, period=getattr(request, "param", 0.1))
+    ticker.start()
+    yield ticker
+    ticker.stop()
+    chain.control.clear_faults()
+
+
+def states(batch: Batch) -> Counter[str]:
+    journal = batch.journal()
+    try:
+        return Counter(a.state.value for a in journal.batch(batch.batch_id))
+    finally:
+        journal.close()
+
+
+def journaled(batch: Batch, state: PayoutState) -> set[str]:
+    journal = batch.journal()
+    try:
+        return {a.txid for a in journal.batch(batch.batch_id) if a.state is state and a.txid}
+    finally:
+        journal.close()
+
+
+def offered(chain: Chain, batch: Batch) -> set[str]:
+    """Every txid the chain took from the sender (pending first: none missed while packed)."""
+    return {t["txid"] for status in ("pending", "executed")
+            for t in chain.transactions(owner=batch.sender, status=status)}
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    """Where the first worker dies, what the journal holds then, what the clean worker's
+    first pass does, and how many attempts each payout took."""
+
+    point: str
+    at: int
+    left: Counter[str] | None
+    """The journal's states once killed (None: only their total is known)."""
+    first_pass: dict[str, int]
+    attempts: Counter[int]
+
+
+ALL = 2 * N
+KILLS = [
+    # The second chunk's claims committed, nothing signed: once their lease is past, the
+    # clean worker abandons them (never signed) and signs a second attempt for each.
+    KillPoint("after_claim", 2, Counter({"sent": CHUNK, "signing": CHUNK}), {},
+              Counter({1: ALL - CHUNK, 2: CHUNK})),
+    # The second chunk journaled, none of it broadcast: the same bytes are sent.
+    KillPoint("after_journal", 2, Counter({"sent": CHUNK, "signed": CHUNK}),
+              {"rebroadcast": CHUNK, "wait": CHUNK, "signed": ALL - 2 * CHUNK},
+              Counter({1: ALL})),
+    # Killed at the 50th acceptance (10 into the second chunk) before the journal heard.
+    KillPoint("after_broadcast", CHUNK + 10, Counter({"sent": CHUNK, "signed": CHUNK}),
+              {"rebroadcast": CHUNK, "signed": ALL - 2 * CHUNK}, Counter({1: ALL})),
+    # Half of a watch step's receipts recorded: the clean worker only reads receipts.
+    KillPoint("during_confirm", 1, None, {"signed": 0, "broadcast": 0}, Counter({1: ALL})),
+]
+
+
+@pytest.mark.parametrize("kill", KILLS, ids=[k.point for k in KILLS])
+def test_a_mixed_batch_killed_at_each_step_pays_each_payout_once(chain, legs, ticker,
+                                                                 tmp_path, kill):
+    batch = mixed_batch(chain, tmp_path, f"mixed-{kill.point}", legs)
+    killed = run_worker(chain, batch, "worker-1", kill=kill.point, kill_at=kill.at,
+                        chunk=CHUNK)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = states(batch)
+    if kill.left is not None:
+        assert left == kill.left, left
+    else:
+        assert set(left) == {"confirmed", "sent"} and sum(left.values()) == ALL, left
+    unrecorded = offered(chain, batch) - journaled(batch, PayoutState.SENT)
+    if kill.point == "after_broadcast":  # the chain took some the journal calls only signed
+        assert unrecorded and unrecorded <= journaled(batch, PayoutState.SIGNED)
+    else:
+        assert unrecorded <= journaled(batch, PayoutState.CONFIRMED)
+    clean = run_worker(chain, batch, "worker-2", chunk=CHUNK, lease_s=1)
+    assert clean.returncode == 0, clean.stderr
+    first = clean.summary["passes"][0]
+    assert {k: first.get(k, 0) for k in kill.first_pass} == kill.first_pass, first
+    count = check_exactly_once(chain, batch, ticker)
+    assert count.attempts == kill.attempts and count.dropped == []
+    assert count.per_token == Counter({leg.token: leg.count for leg in legs})
+
+
+def test_a_mixed_batch_whose_node_answers_are_lost(chain, legs, ticker, tmp_path):
+    """30 % of broadcasts processed and their answer dropped: each token's lost answers
+    are followed up with the same bytes, never a new signature."""
+    batch = mixed_batch(chain, tmp_path, "mixed-lost", legs)
+    chain.control.fault(kind="drop", path="/wallet/broadcasthex", probability="0.3")
+    worker = run_worker(chain, batch, "worker-1", max_retries=0, chunk=CHUNK)
+    assert worker.returncode == 0, worker.stderr
+    signed = sum(p["signed"] for p in worker.summary["passes"])
+    lost = sum(p["answers"] for p in worker.summary["passes"])
+    assert signed == ALL and lost > 0
+    count = check_exactly_once(chain, batch, ticker)
+    assert count.attempts == Counter({1: ALL}) and count.dropped == []
+
+
+@pytest.mark.parametrize("ticker", [0.3], indirect=True)  # 30 s to expire: 3 s of real time
+def test_a_mixed_batch_on_a_chain_paused_past_its_expiration(chain, legs, ticker, tmp_path):
+    """Paused while every transfer waits for the next block, past their 30 s expiration:
+    the chain drops them all; each payout, of either token, is signed anew once, after a
+    solidified block passed the first attempt's expiration."""
+    batch = mixed_batch(chain, tmp_path, "mixed-pause", legs)
+    chain.control.post("/chain/pause")
+    try:
+        worker = start_worker(chain, batch, "worker-1", expiration_s=30, chunk=CHUNK)
+        wait_until(lambda: states(batch) == Counter({"sent": ALL}), 60, "every payout sent")
+        ticker.jump(60)  # no block while paused: the chain's clock passes every expiration
+    finally:
+        chain.control.post("/chain/resume")
+    done = finish(worker)
+    assert done.returncode == 0, done.stderr
+    count = check_exactly_once(chain, batch, ticker)
+    assert count.attempts == Counter({2: ALL}), count.attempts
+    assert Counter(t["token"] for t in count.dropped) == count.per_token
+    assert {t["refusal"]["code"] for t in count.dropped} == {"TRANSACTION_EXPIRATION_ERROR"}
+
+
+@pytest.mark.postgres
+def test_two_workers_on_a_mixed_batch_and_one_postgresql_journal(chain, legs, ticker,
+                                                                 tmp_path, postgres_url,
+                                                                 pg_schema):
+    """Two workers started together on one mixed batch: each payout claimed, signed and
+    sent by exactly one of them."""
+    batch = mixed_batch(chain, tmp_path, "mixed-two", legs, journal_url=postgres_url,
+                        schema=pg_schema, ids=True)
+    go = tmp_path / "go"
+    workers = [start_worker(chain, batch, f"worker-{n}", chunk=20, go_file=str(go),
+                            ready_file=str(tmp_path / f"ready-{n}")) for n in (1, 2)]
+    wait_until(lambda: all((tmp_path / f"ready-{n}").exists() for n in (1, 2)), 60,
+               "both workers ready")
+    go.touch()
+    done = [finish(w) for w in workers]
+    assert [d.returncode for d in done] == [0, 0], [d.stderr for d in done]
+    count = check_exactly_once(chain, batch, ticker)
+    assert count.attempts == Counter({1: ALL}) and count.dropped == []
+    signed = [sum(p["signed"] for p in d.summary["passes"]) for d in done]
+    assert sum(signed) == ALL, signed
+
+
+def test_the_count_names_a_payout_paid_twice_per_token(chain, legs, ticker, tmp_path):
+    """The count can fail: a second worker on an empty journal pays a small mixed batch
+    again, and the verdict names each row paid twice, with its token and amount."""
+    small = tuple(Leg(leg.token, leg.decimals, 3) for leg in legs)
+    batch = mixed_batch(chain, tmp_path, "mixed-twice", small)
+    for leg in small:  # the sender holds enough to pay every row twice
+        if leg.token not in ("USDT", "TRX"):
+            set_token_units(chain.sandbox, leg.token, batch.sender, 10 ** 30)
+    chain.control.post(f"/addresses/{batch.sender}/balances", {"usdt": "100"})
+    assert run_worker(chain, batch, "worker-1").returncode == 0
+    amnesiac = replace(batch, journal_url=f"sqlite:///{tmp_path / 'empty.db'}")
+    assert run_worker(chain, amnesiac, "worker-2").returncode == 0
+    with pytest.raises(AssertionError) as failed:
+        check_exactly_once(chain, batch, ticker)
+    message = str(failed.value)
+    for leg in small:
+        amount = Decimal(leg.units(0)).scaleb(-leg.decimals)
+        assert f"paid 2x (wanted 1): {amount} {leg.token} to {batch.rows[0]['recipient']}" \
+            in message, message
