@@ -126,7 +126,7 @@ def test_a_mixed_batch_killed_at_each_step_pays_each_payout_once(chain, legs, ti
                                                                  tmp_path, kill):
     batch = mixed_batch(chain, tmp_path, f"mixed-{kill.point}", legs)
     killed = run_worker(chain, batch, "worker-1", kill=kill.point, kill_at=kill.at,
-                        chunk=CHUNK)
+                        chunk=CHUNK, preflight=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     left = states(batch)
     if kill.left is not None:
@@ -138,10 +138,11 @@ def test_a_mixed_batch_killed_at_each_step_pays_each_payout_once(chain, legs, ti
         assert unrecorded and unrecorded <= journaled(batch, PayoutState.SIGNED)
     else:
         assert unrecorded <= journaled(batch, PayoutState.CONFIRMED)
-    clean = run_worker(chain, batch, "worker-2", chunk=CHUNK, lease_s=1)
+    clean = run_worker(chain, batch, "worker-2", chunk=CHUNK, lease_s=1, preflight=True)
     assert clean.returncode == 0, clean.stderr
     first = clean.summary["passes"][0]
-    assert {k: first.get(k, 0) for k in kill.first_pass} == kill.first_pass, first
+    assert {k: first.get(k, 0) for k in kill.first_pass} == kill.first_pass, clean.summary
+    assert clean.summary["in_flight_waits"] == []  # every round cleared by the pre-flight
     count = check_exactly_once(chain, batch, ticker)
     assert count.attempts == kill.attempts and count.dropped == []
     assert count.per_token == Counter({leg.token: leg.count for leg in legs})
@@ -152,7 +153,7 @@ def test_a_mixed_batch_whose_node_answers_are_lost(chain, legs, ticker, tmp_path
     are followed up with the same bytes, never a new signature."""
     batch = mixed_batch(chain, tmp_path, "mixed-lost", legs)
     chain.control.fault(kind="drop", path="/wallet/broadcasthex", probability="0.3")
-    worker = run_worker(chain, batch, "worker-1", max_retries=0, chunk=CHUNK)
+    worker = run_worker(chain, batch, "worker-1", max_retries=0, chunk=CHUNK, preflight=True)
     assert worker.returncode == 0, worker.stderr
     signed = sum(p["signed"] for p in worker.summary["passes"])
     lost = sum(p["answers"] for p in worker.summary["passes"])
@@ -162,20 +163,28 @@ def test_a_mixed_batch_whose_node_answers_are_lost(chain, legs, ticker, tmp_path
 
 
 @pytest.mark.parametrize("ticker", [0.3], indirect=True)  # 30 s to expire: 3 s of real time
-def test_a_mixed_batch_on_a_chain_paused_past_its_expiration(chain, legs, ticker, tmp_path):
+def test_a_mixed_batch_on_a_chain_paused_past_its_expiration_killed_once_judged(
+        chain, legs, ticker, tmp_path):
     """Paused while every transfer waits for the next block, past their 30 s expiration:
-    the chain drops them all; each payout, of either token, is signed anew once, after a
-    solidified block passed the first attempt's expiration."""
+    the chain drops them all. The worker dies right after writing its first verdict
+    (expired), before signing anything anew; a clean worker signs each payout, of either
+    token, anew once, after a solidified block passed the first attempt's expiration."""
     batch = mixed_batch(chain, tmp_path, "mixed-pause", legs)
     chain.control.post("/chain/pause")
     try:
-        worker = start_worker(chain, batch, "worker-1", expiration_s=30, chunk=CHUNK)
+        worker = start_worker(chain, batch, "worker-1", expiration_s=30, chunk=CHUNK,
+                              preflight=True, kill="after_expire")
         wait_until(lambda: states(batch) == Counter({"sent": ALL}), 60, "every payout sent")
         ticker.jump(60)  # no block while paused: the chain's clock passes every expiration
     finally:
         chain.control.post("/chain/resume")
-    done = finish(worker)
-    assert done.returncode == 0, done.stderr
+    killed = finish(worker)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = states(batch)
+    assert left["expired"] > 0 and set(left) <= {"expired", "sent"}, left
+    clean = run_worker(chain, batch, "worker-2", expiration_s=30, chunk=CHUNK,
+                       preflight=True)
+    assert clean.returncode == 0, clean.stderr
     count = check_exactly_once(chain, batch, ticker)
     assert count.attempts == Counter({2: ALL}), count.attempts
     assert Counter(t["token"] for t in count.dropped) == count.per_token
@@ -192,6 +201,7 @@ def test_two_workers_on_a_mixed_batch_and_one_postgresql_journal(chain, legs, ti
                         schema=pg_schema, ids=True)
     go = tmp_path / "go"
     workers = [start_worker(chain, batch, f"worker-{n}", chunk=20, go_file=str(go),
+                            preflight=True,
                             ready_file=str(tmp_path / f"ready-{n}")) for n in (1, 2)]
     wait_until(lambda: all((tmp_path / f"ready-{n}").exists() for n in (1, 2)), 60,
                "both workers ready")

@@ -150,20 +150,22 @@ class Leg:
 def mixed_batch(chain: Chain, workdir: Path, batch_id: str, legs: Sequence[Leg], *,
                 journal_url: str | None = None, schema: str | None = None,
                 ids: bool = False) -> Batch:
-    """A sender holding each leg's tokens (exactly what its rows send, plus one unit) and
-    the TRX, staked energy and bandwidth for first-time transfers; rows interleaved by token
+    """A sender holding each leg's tokens (twice what its rows send: a pre-flight counts a
+    transfer both spent and in flight while the journal catches up, and refuses a round
+    short only for that, see ``still_in_flight``) and the TRX, staked energy and bandwidth
+    for first-time transfers; rows interleaved by token
     (every chunk a worker signs mixes them). Row ``n`` of each leg goes to the ``n``-th
     recipient: one address receives one payout of every token, so the chain's count is per
     recipient *and* token."""
     count = max(leg.count for leg in legs)
-    trx_sun = sum(sum(leg.units(n) for n in range(leg.count)) for leg in legs
-                  if leg.token == "TRX")
+    trx_sun = 2 * sum(sum(leg.units(n) for n in range(leg.count)) for leg in legs
+                      if leg.token == "TRX")
     key, address = chain.account(trx=str(20000 + count * 2 + trx_sun // 10 ** 6 + 1))
     for leg in legs:
         if leg.token != "TRX":
             contract = USDT if leg.token == "USDT" else leg.token
             set_token_units(chain.sandbox, contract, address,
-                            sum(leg.units(n) for n in range(leg.count)) + 1)
+                            2 * sum(leg.units(n) for n in range(leg.count)))
     total = sum(leg.count for leg in legs)
     chain.control.post(f"/addresses/{address}/energy", {"staked": total * 140_000})
     chain.control.post(f"/addresses/{address}/bandwidth", {"staked": total * 1_000})

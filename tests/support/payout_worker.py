@@ -10,16 +10,21 @@ checks the node's block times against its clock. The key comes from
 ``TRONENERGY_DRILL_KEY`` (never argv: ``/proc/<pid>/cmdline`` is world-readable); the
 spec file holds nothing secret. Each row names its token (USDT, TRX or a contract),
 resolved as the operator does (:class:`~airflow_provider_tronenergy.node.tokens.TokenBook`:
-a contract's decimals read from the chain).
+a contract's decimals read from the chain). With ``"preflight": true`` each round is
+cleared as the operator clears it (:func:`preflight`: the sender's transfers in flight,
+then :func:`~airflow_provider_tronenergy.payout.preflight.clear_to_sign`, per token in a
+mixed batch); a round refused only for funds in flight is passed again, as the operator's
+retry would (counted in the summary's ``in_flight_waits``).
 
 Crash injection, by environment (a drill, not the package, wraps the journal and the node):
 
 * ``TRONENERGY_DRILL_KILL``: ``after_claim`` (a chunk's claims committed, nothing of it
   signed: the next worker takes the stale claims over once their lease is past),
   ``after_journal`` (a ``record_signed`` committed, nothing of it broadcast yet),
-  ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has not written it)
-  or ``during_confirm`` (a ``record_outcomes`` call wrote the first half of its receipts:
-  a kill between two of its commits);
+  ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has not written
+  it), ``during_confirm`` (a ``record_outcomes`` call wrote the first half of its
+  receipts: a kill between two of its commits) or ``after_expire`` (attempts proven
+  expired were written, none signed anew yet);
 * ``TRONENERGY_DRILL_KILL_AT``: at its N-th occurrence (default 1) the worker SIGKILLs itself.
 """
 
@@ -32,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,6 +47,7 @@ from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import BroadcastAnswer
 from airflow_provider_tronenergy.node.tokens import ConstantCalls, TokenBook
+from airflow_provider_tronenergy.payout.funds import FundsInFlight
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     Claim,
@@ -48,15 +55,16 @@ from airflow_provider_tronenergy.payout.journal import (
     Signed,
 )
 from airflow_provider_tronenergy.payout.lease import Lease
-from airflow_provider_tronenergy.payout.rows import payouts
-from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step
-from airflow_provider_tronenergy.payout.watch import PayoutWatch
+from airflow_provider_tronenergy.payout.preflight import clear_to_sign
+from airflow_provider_tronenergy.payout.rows import Payout, payouts
+from airflow_provider_tronenergy.payout.send import Clear, Look, PayoutSender, SendSettings, Step
+from airflow_provider_tronenergy.payout.watch import PayoutWatch, still_in_flight
 from airflow_provider_tronenergy.signer import LocalKeySigner
 
 KEY_ENV = "TRONENERGY_DRILL_KEY"
 KILL_ENV = "TRONENERGY_DRILL_KILL"
 KILL_AT_ENV = "TRONENERGY_DRILL_KILL_AT"
-POINTS = ("after_claim", "after_journal", "after_broadcast", "during_confirm")
+POINTS = ("after_claim", "after_journal", "after_broadcast", "during_confirm", "after_expire")
 
 
 class Kill:
@@ -110,6 +118,13 @@ class DrillJournal(PayoutJournal):
             self.kill.now()
         return super().record_outcomes(outcomes)
 
+    def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:
+        """Write the verdict as the package does; die before any payout is signed anew."""
+        moved = super().mark_expired(attempts, proof)
+        if moved and self.kill.due("after_expire"):
+            self.kill.now()
+        return moved
+
 
 class DrillNode(TronNodeClient):
     """The package's node client, with the broadcast-side kill point."""
@@ -134,6 +149,24 @@ def sandbox_clock(root_url: str) -> Callable[[], float]:
         return int(answer.json()["data"]["clock_ms"]) / 1000
 
     return now
+
+
+def preflight(journal: PayoutJournal, node: TronNodeClient, book: TokenBook, sender: str,
+              settings: SendSettings, clock: Callable[[], float], solidified: bool) -> Clear:
+    """The operator's pre-flight of a round (operators/payout.py ``_send_round``): the
+    sender's transfers in flight, then the rows to sign at what the chain charges now."""
+    def clear(to_sign: Sequence[Payout], look: Look) -> tuple[list[Payout], int | None]:
+        in_flight = still_in_flight(
+            journal, node, sender, after_ms=look.head.timestamp_ms,
+            after_block=look.head.number, solidified=solidified, clock=clock,
+            tolerance_s=settings.clock_tolerance_s) if to_sign else []
+        cleared = clear_to_sign(
+            node, sender, to_sign, signer_address=sender, token="USDT", decimals=6,
+            max_burn_trx=Decimal(1000), policy=settings.fee_policy, in_flight=in_flight,
+            tokens=book.by_name())
+        return cleared.rows, cleared.now.first_transfer
+
+    return clear
 
 
 def _wait_for_go(spec: dict[str, Any]) -> None:
@@ -165,19 +198,29 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     clock = sandbox_clock(spec["node"])
     sender = PayoutSender(journal, node, signer, settings, scope=spec["scope"],
                           energy_fee_sun=node.get_chain_parameters().energy_fee, clock=clock)
+    solidified = bool(spec.get("solidified", False))
     watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)),
-                        clock=clock, solidified=bool(spec.get("solidified", False)))
+                        clock=clock, solidified=solidified)
+    clear = preflight(journal, node, book, spec["sender"], settings, clock, solidified
+                      ) if spec.get("preflight") else None
     passes: list[dict[str, Any]] = []
     node_errors = 0
+    in_flight_waits: list[str] = []
     deadline = time.monotonic() + float(spec.get("timeout", 120))
     _wait_for_go(spec)
     while True:
         started = time.monotonic()
         try:
-            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"])
+            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"],
+                               clear=clear)
             status = watch.step()
         except NodeError:  # a node read failed: the next pass reads the journal again
             node_errors += 1
+            time.sleep(0.05)
+            continue
+        except FundsInFlight as exc:  # payable once the transfers in flight settle: retry
+            in_flight_waits.append(str(exc)[:400])
+            watch.step()
             time.sleep(0.05)
             continue
         passes.append({"signed": done.signed, "broadcast": done.broadcast,
@@ -193,6 +236,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     node.close()
     journal.close()
     return {"scope": spec["scope"], "passes": passes, "node_errors": node_errors,
+            "in_flight_waits": in_flight_waits,
             "process_s": round(time.process_time(), 3),
             "status": passes[-1]["status"]}
 
