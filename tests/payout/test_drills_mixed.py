@@ -1,9 +1,11 @@
 """Payout drills on batches mixing tokens (issue 47's proof): killed at each step, each
 payout paid once.
 
-A mixed batch pays USDT and a TRC-20 token of the sandbox's own with 18 decimals (its own
-energy figures and dynamic-energy factor), 60 payouts each, rows interleaved so every
-chunk a worker signs mixes them, and one recipient per row number receiving each token.
+A mixed batch pays USDT, a TRC-20 token of the sandbox's own with 18 decimals (its own
+energy figures and dynamic-energy factor) and TRX (a ``TransferContract`` creating the
+recipient's account), 60 payouts each, rows interleaved so every chunk a worker signs
+mixes them, and one recipient per row number receiving each token. The workers clear each
+round with the operator's pre-flight (``preflight``).
 As in tests/payout/test_drills.py (the 500-payout USDT drills, whose harness this shares:
 support.drills, support.payout_worker), a worker process SIGKILLs itself at a named point,
 a clean worker settles the batch, and ``check_exactly_once`` counts on chain
@@ -39,8 +41,8 @@ from support.waiting import wait_until
 
 N = 60
 """Payouts per token."""
-CHUNK = 40
-"""Rows a worker signs per chunk: three chunks of 120, each mixing the tokens."""
+CHUNK = 60
+"""Rows a worker signs per chunk: three chunks of 180, each 20 rows of each token."""
 pytestmark = pytest.mark.slow
 
 
@@ -52,10 +54,10 @@ def chain() -> Iterator[Chain]:
 
 @pytest.fixture(scope="module")
 def legs(chain: Chain) -> tuple[Leg, ...]:
-    """USDT and an 18-decimal token whose transfers cost other energy than USDT's."""
+    """USDT, an 18-decimal token whose transfers cost other energy than USDT's, and TRX."""
     e18 = create_token(chain.sandbox, symbol="E18", decimals=18, holder_energy=20_000,
                        new_holder_energy=45_000, energy_factor=5_000)
-    return Leg("USDT", 6, N), Leg(e18, 18, N)
+    return Leg("USDT", 6, N), Leg(e18, 18, N), Leg("TRX", 6, N)
 
 
 @pytest.fixture
@@ -103,7 +105,7 @@ class KillPoint:
     attempts: Counter[int]
 
 
-ALL = 2 * N
+ALL = 3 * N
 KILLS = [
     # The second chunk's claims committed, nothing signed: once their lease is past, the
     # clean worker abandons them (never signed) and signs a second attempt for each.
@@ -113,7 +115,7 @@ KILLS = [
     KillPoint("after_journal", 2, Counter({"sent": CHUNK, "signed": CHUNK}),
               {"rebroadcast": CHUNK, "wait": CHUNK, "signed": ALL - 2 * CHUNK},
               Counter({1: ALL})),
-    # Killed at the 50th acceptance (10 into the second chunk) before the journal heard.
+    # Killed at the 70th acceptance (10 into the second chunk) before the journal heard.
     KillPoint("after_broadcast", CHUNK + 10, Counter({"sent": CHUNK, "signed": CHUNK}),
               {"rebroadcast": CHUNK, "signed": ALL - 2 * CHUNK}, Counter({1: ALL})),
     # Half of a watch step's receipts recorded: the clean worker only reads receipts.
