@@ -24,7 +24,9 @@ from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout.journal import PayoutState
+from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.drills import (
     Batch,
@@ -235,3 +237,45 @@ def test_the_count_names_a_payout_paid_twice_per_token(chain, legs, ticker, tmp_
         amount = Decimal(leg.units(0)).scaleb(-leg.decimals)
         assert f"paid 2x (wanted 1): {amount} {leg.token} to {batch.rows[0]['recipient']}" \
             in message, message
+
+
+def test_a_trx_batch_to_accounts_and_new_ones_pays_each_once_at_the_preflights_fees(
+        chain, ticker, tmp_path):
+    """TRX to 20 existing accounts and 20 new ones (interleaved), from a sender with no
+    staked bandwidth: exactly one transfer each, and the pre-flight's figures (the plan
+    of the round that signed them) are the chain's charges to the sun: each new account's
+    ``getCreateNewAccountFeeInSystemContract`` and ``getCreateAccountFee``, the bytes its
+    free bandwidth covered and those burned, and what left the sender's balance."""
+    existing = [chain.control.wallet(trx="1") for _ in range(20)]
+    new = [random_address() for _ in range(20)]
+    key, sender = chain.account(trx="100")
+    recipients = [r for pair in zip(existing, new, strict=True) for r in pair]
+    rows = [{"recipient": r, "token": "TRX", "payout_id": f"trx-batch-{n}",
+             "amount": format(Decimal(10 ** 6 + n + 1).scaleb(-6), "f")}  # equal byte sizes
+            for n, r in enumerate(recipients)]
+    batch = Batch(key.hex(), sender, "trx-batch", rows,
+                  f"sqlite:///{tmp_path / 'payouts.db'}", None, tmp_path)
+    with TronNodeClient(chain.sandbox.root_url) as node:
+        fees = node.get_trx_fees()
+        before = node.get_account(sender).trx_sun
+        worker = run_worker(chain, batch, "worker-1", preflight=True)
+        assert worker.returncode == 0, worker.stderr
+        count = check_exactly_once(chain, batch, ticker)
+        spent = before - node.get_account(sender).trx_sun
+        assert [node.get_account(r).trx_sun for r in recipients] == [
+            int(Decimal(row["amount"]) * 10 ** 6) + (10 ** 6 if r in existing else 0)
+            for r, row in zip(recipients, rows, strict=True)]
+    assert count.attempts == Counter({1: 40}) and count.per_token == Counter({"TRX": 40})
+    [plan] = [c["trx_payouts"] for c in worker.summary["cleared"] if c["to_sign"]]
+    executed = chain.transactions(owner=sender)
+    fee = {t["to"]: int(t["receipt"].get("fee", 0)) for t in executed}
+    net_fee = {t["to"]: int(t["receipt"]["receipt"].get("net_fee", 0)) for t in executed}
+    net_usage = {t["to"]: int(t["receipt"]["receipt"].get("net_usage", 0)) for t in executed}
+    creation = fees.create_new_account_fee_in_system_contract + fees.create_account_fee
+    assert [fee[r] for r in new] == [creation] * 20  # no stake: the creation burned, each
+    assert (plan["accounts_created"], plan["account_fee_sun"]) == (
+        20, sum(fee[r] - net_fee[r] for r in recipients))
+    assert plan["bandwidth_fee_sun"] == sum(net_fee.values())
+    assert plan["free_bandwidth"] + plan["staked_bandwidth"] == sum(net_usage.values())
+    assert plan["staked_bandwidth"] == 0 and plan["free_bandwidth"] > 0
+    assert plan["fee_sun"] == sum(fee.values()) and spent == plan["trx_needed_sun"]

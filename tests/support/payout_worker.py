@@ -152,9 +152,11 @@ def sandbox_clock(root_url: str) -> Callable[[], float]:
 
 
 def preflight(journal: PayoutJournal, node: TronNodeClient, book: TokenBook, sender: str,
-              settings: SendSettings, clock: Callable[[], float], solidified: bool) -> Clear:
+              settings: SendSettings, clock: Callable[[], float], solidified: bool,
+              figures: list[dict[str, Any]]) -> Clear:
     """The operator's pre-flight of a round (operators/payout.py ``_send_round``): the
-    sender's transfers in flight, then the rows to sign at what the chain charges now."""
+    sender's transfers in flight, then the rows to sign at what the chain charges now;
+    each round's figures (``Cleared.to_dict()``, its TRX plan among them) to ``figures``."""
     def clear(to_sign: Sequence[Payout], look: Look) -> tuple[list[Payout], int | None]:
         in_flight = still_in_flight(
             journal, node, sender, after_ms=look.head.timestamp_ms,
@@ -164,6 +166,7 @@ def preflight(journal: PayoutJournal, node: TronNodeClient, book: TokenBook, sen
             node, sender, to_sign, signer_address=sender, token="USDT", decimals=6,
             max_burn_trx=Decimal(1000), policy=settings.fee_policy, in_flight=in_flight,
             tokens=book.by_name())
+        figures.append({"to_sign": len(to_sign), **cleared.to_dict()})
         return cleared.rows, cleared.now.first_transfer
 
     return clear
@@ -201,8 +204,9 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     solidified = bool(spec.get("solidified", False))
     watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)),
                         clock=clock, solidified=solidified)
-    clear = preflight(journal, node, book, spec["sender"], settings, clock, solidified
-                      ) if spec.get("preflight") else None
+    cleared: list[dict[str, Any]] = []
+    clear = preflight(journal, node, book, spec["sender"], settings, clock, solidified,
+                      cleared) if spec.get("preflight") else None
     passes: list[dict[str, Any]] = []
     node_errors = 0
     in_flight_waits: list[str] = []
@@ -236,7 +240,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     node.close()
     journal.close()
     return {"scope": spec["scope"], "passes": passes, "node_errors": node_errors,
-            "in_flight_waits": in_flight_waits,
+            "in_flight_waits": in_flight_waits, "cleared": cleared,
             "process_s": round(time.process_time(), 3),
             "status": passes[-1]["status"]}
 
