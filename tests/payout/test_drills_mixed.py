@@ -5,7 +5,8 @@ A mixed batch pays USDT, a TRC-20 token of the sandbox's own with 18 decimals (i
 energy figures and dynamic-energy factor) and TRX (a ``TransferContract`` creating the
 recipient's account), 60 payouts each, rows interleaved so every chunk a worker signs
 mixes them, and one recipient per row number receiving each token. The workers clear each
-round with the operator's pre-flight (``preflight``).
+round with the operator's pre-flight and, in the kill drills, confirm on solidified blocks
+as the operator does by default.
 As in tests/payout/test_drills.py (the 500-payout USDT drills, whose harness this shares:
 support.drills, support.payout_worker), a worker process SIGKILLs itself at a named point,
 a clean worker settles the batch, and ``check_exactly_once`` counts on chain
@@ -45,6 +46,9 @@ N = 60
 """Payouts per token."""
 CHUNK = 60
 """Rows a worker signs per chunk: three chunks of 180, each 20 rows of each token."""
+OPERATOR = {"chunk": CHUNK, "preflight": True, "solidified": True}
+"""A worker as the operator runs by default: its pre-flight clears each round, and a
+receipt counts once a solidified block holds it."""
 pytestmark = pytest.mark.slow
 
 
@@ -130,7 +134,7 @@ def test_a_mixed_batch_killed_at_each_step_pays_each_payout_once(chain, legs, ti
                                                                  tmp_path, kill):
     batch = mixed_batch(chain, tmp_path, f"mixed-{kill.point}", legs)
     killed = run_worker(chain, batch, "worker-1", kill=kill.point, kill_at=kill.at,
-                        chunk=CHUNK, preflight=True)
+                        **OPERATOR)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     left = states(batch)
     if kill.left is not None:
@@ -142,7 +146,7 @@ def test_a_mixed_batch_killed_at_each_step_pays_each_payout_once(chain, legs, ti
         assert unrecorded and unrecorded <= journaled(batch, PayoutState.SIGNED)
     else:
         assert unrecorded <= journaled(batch, PayoutState.CONFIRMED)
-    clean = run_worker(chain, batch, "worker-2", chunk=CHUNK, lease_s=1, preflight=True)
+    clean = run_worker(chain, batch, "worker-2", lease_s=1, **OPERATOR)
     assert clean.returncode == 0, clean.stderr
     first = clean.summary["passes"][0]
     assert {k: first.get(k, 0) for k in kill.first_pass} == kill.first_pass, clean.summary
@@ -157,7 +161,7 @@ def test_a_mixed_batch_whose_node_answers_are_lost(chain, legs, ticker, tmp_path
     are followed up with the same bytes, never a new signature."""
     batch = mixed_batch(chain, tmp_path, "mixed-lost", legs)
     chain.control.fault(kind="drop", path="/wallet/broadcasthex", probability="0.3")
-    worker = run_worker(chain, batch, "worker-1", max_retries=0, chunk=CHUNK, preflight=True)
+    worker = run_worker(chain, batch, "worker-1", max_retries=0, **OPERATOR)
     assert worker.returncode == 0, worker.stderr
     signed = sum(p["signed"] for p in worker.summary["passes"])
     lost = sum(p["answers"] for p in worker.summary["passes"])
