@@ -14,6 +14,9 @@ The whole tree is drawn from the classes in docs/architecture.md ("Errors";
 
 ``BodyError`` and ``DeadlineExceeded`` stay inside the HTTP plumbing: each client turns
 them into its own (a ``TransportError`` or a ``NodeError``) before a caller sees them.
+The root and ``ProtocolError`` are defined once, below everything, in the shared
+distribution (``tronenergy_protocol.errors``: the protocol and the sandbox raise under
+them without Airflow) and re-exported here: users import every error from this module.
 This module imports nothing of the package, so any room can import it.
 """
 
@@ -21,9 +24,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from tronenergy_protocol.errors import ProtocolError, TronEnergyProviderError
 
-class TronEnergyProviderError(Exception):
-    """Base of every exception the provider raises; never carries a secret."""
+__all__ = [
+    "CallbackError",
+    "ConnectionMissing",
+    "NotRetryable",
+    "NothingToDo",
+    "ProtocolError",
+    "Retryable",
+    "TronEnergyProviderError",
+]
 
 
 class NotRetryable(TronEnergyProviderError):
@@ -46,10 +57,6 @@ class Retryable(TronEnergyProviderError):
 class NothingToDo(TronEnergyProviderError):
     """There is nothing for the task to do (no payouts, a person rejected): it is skipped
     (``AirflowSkipException``), and so are the tasks after it."""
-
-
-class ProtocolError(TronEnergyProviderError, ValueError):
-    """Text (an address, an amount) that the protocol's rules refuse; the message says why."""
 
 
 class CallbackError(TronEnergyProviderError):

@@ -63,6 +63,10 @@ class StoreNotShared(StoreError, NotRetryable):
     setting to set and the per-store opt-in."""
 
 
+class StoreSettingError(StoreError, NotRetryable):
+    """A store's setting that says nothing it accepts: named, with what it accepts."""
+
+
 def airflow_conf(key: str) -> str | None:
     """``[tronenergy] key`` from Airflow's configuration, or None without Airflow."""
     try:
@@ -113,16 +117,20 @@ class Location:
         if not value:
             value, setting = (airflow_conf(key) or "").strip().lower(), f"[{CONF_SECTION}] {key}"
         if value not in SAID_TRUE + SAID_FALSE:
-            raise StoreError(f"{setting} must be true or false, not {value!r}")
+            raise StoreSettingError(f"{setting} must be true or false (t, true, 1 or f, false, "
+                                    f"0, any case), not {value!r}: set one, or unset it")
         return value in SAID_TRUE
 
     def open_url(self, url: str | URL | None) -> URL:
         """The checked URL this store opens (``url``, else the rule); raises
-        :class:`StoreNotShared` where :func:`shared_problem` finds one."""
+        :class:`StoreNotShared` where :func:`shared_problem` finds one; a bad opt-in
+        (:class:`StoreSettingError`) wherever the store opens, never passed over unread."""
         parsed = parse_url(url if isinstance(url, URL) else self.url(url))
         problem = shared_problem(self, parsed)
         if problem is not None:
             raise StoreNotShared(problem)
+        if "airflow" in sys.modules or os.environ.get(f"{self.env}_SINGLE_HOST"):
+            self.single_host()  # read where it could be; a standalone process reads no conf
         return parsed
 
 

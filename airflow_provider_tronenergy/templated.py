@@ -5,7 +5,7 @@ to ``None``. Operators, sensors and triggers must all read that as "not set", or
 filter would match nothing in one path and everything in another.
 
 A rendered number or flag is text too. Money is exact (``Decimal``), counts are whole
-numbers, both written in ASCII digits (:mod:`~airflow_provider_tronenergy.protocol.numbers`),
+numbers, both written in ASCII digits (:mod:`~tronenergy_protocol.numbers`),
 flags are true or false and nothing else, and a bad value is a ``ValidationError``
 naming the field, raised before any call.
 """
@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client.errors import ValidationError
-from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal, parse_int
+from tronenergy_protocol.numbers import NumberError, parse_decimal, parse_int
 
 UNSET_TEXT = ("", "None")
 """What a template renders for a missing value (after stripping blanks)."""

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.process import start_sandbox
+from tronenergy_protocol.address import random_address
 
 
 def main() -> None:

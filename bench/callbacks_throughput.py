@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import RawConnection, callback_body
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_bench"
 
@@ -48,7 +48,7 @@ def serve(store_url: str | None) -> None:
     from starlette.routing import Mount, Route
 
     from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
-    from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
+    from tronenergy_protocol.serving import bind_socket, run_event_loop
 
     store = CallbackStore(store_url) if store_url else None
     if store is not None:

@@ -46,7 +46,7 @@ from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.deposits.scan.wait import HeadWatch, wait_for_head
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 

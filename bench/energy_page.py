@@ -50,13 +50,13 @@ from airflow_provider_tronenergy.payout.journal import (  # noqa: E402
     PayoutJournal,
     receipt_figures,
 )
-from airflow_provider_tronenergy.protocol.address import random_address  # noqa: E402
 from airflow_provider_tronenergy.purchase_journal.figures import figures  # noqa: E402
 from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal  # noqa: E402
 from airflow_provider_tronenergy.ui.batches import BatchEvent  # noqa: E402
 from airflow_provider_tronenergy.ui.data import Stores, page_data  # noqa: E402
 from airflow_provider_tronenergy.ui.period import Period  # noqa: E402
 from support.postgres import reachable_postgres_url  # noqa: E402
+from tronenergy_protocol.address import random_address  # noqa: E402
 
 CHUNK = 5_000
 AIM_MS = 1_000

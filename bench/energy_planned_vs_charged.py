@@ -6,7 +6,7 @@ first-time recipient (which by then holds USDT), and plans it twice, as the exam
 DAG's ``preflight_on_chain`` and ``plan_energy`` tasks do (``payout.onchain.check_batch``
 then ``payout.energy_plan.plan_energy``): with a ``tron_node`` connection (the chain's
 parameters and the node's estimate per recipient) and without one (the documented
-constants of ``protocol/energy.py``, 65,000 / 131,000). Then the hot wallet sends
+constants of ``tronenergy_protocol.energy``, 65,000 / 131,000). Then the hot wallet sends
 every transfer for real with tronpy (built offline on a reference block, signed,
 broadcast through its ``HTTPProvider``), and each receipt's
 ``receipt.energy_usage_total`` is what the chain charged. Nothing is rented (the
@@ -48,8 +48,8 @@ from tronpy.providers import HTTPProvider
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import requests
 
-from airflow_provider_tronenergy.protocol.signing import sign_request
 from support.process import start_sandbox
+from tronenergy_protocol.signing import sign_request
 
 # The cheapest signed GET the service has: the bench compares client stacks, so the
 # server's own work should be as small as possible.

@@ -70,7 +70,7 @@ from airflow_provider_tronenergy.pace.store import PaceStore, SqlPace, pace_key
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.send import SendSettings
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import start_sandbox
 

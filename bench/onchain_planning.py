@@ -28,8 +28,8 @@ from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout import energy_plan, onchain
 from airflow_provider_tronenergy.payout.params import BatchParams
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.energy import transfer_energy
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.energy import transfer_energy
 from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 

@@ -34,8 +34,8 @@ import requests
 from airflow_provider_tronenergy.client import RetryPolicy, TronEnergyClient
 from airflow_provider_tronenergy.client.aio import TronEnergyAsyncClient
 from airflow_provider_tronenergy.orders.wait import OrderWatch, await_order
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 STARTS: list[tuple[float, str]] = []

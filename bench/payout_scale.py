@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from main_job import DAG_ID, airflow_env  # noqa: E402 - the main job's own set-up
 
-from airflow_provider_tronenergy.protocol.address import random_address  # noqa: E402
+from tronenergy_protocol.address import random_address  # noqa: E402
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox  # noqa: E402
 
 MIX = (("holder", 70), ("first-time", 25), ("inactive", 5))

@@ -80,9 +80,9 @@ from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_rec
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.energy import transfer_energy
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox

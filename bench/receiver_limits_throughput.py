@@ -38,7 +38,7 @@ def serve(guarded: bool, store_url: str | None) -> None:
         fit_to_descriptors,
         protocol_class,
     )
-    from airflow_provider_tronenergy.serving import bind_socket, run_event_loop
+    from tronenergy_protocol.serving import bind_socket, run_event_loop
 
     store = CallbackStore(store_url) if store_url else None
     if store is not None:

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from airflow_provider_tronenergy.protocol.signing import sign_request
 from support.process import start_sandbox
+from tronenergy_protocol.signing import sign_request
 
 PATH = "/v1/energy/price?rent_time=1"
 

@@ -28,9 +28,9 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="tronenergy-bench-
 
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer, to_micro
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from tronenergy_protocol.address import random_address
 
 
 class CountingStore:

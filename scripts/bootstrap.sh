@@ -2,9 +2,10 @@
 # Needs only python3 (3.11+) on PATH. Installs the locked versions of
 # requirements/airflow-$AIRFLOW_VERSION.txt (scripts/lock.sh makes them), with uv (fetched
 # from PyPI into .venv-tools when missing), or with pip when uv cannot be had, and this
-# repository's two distributions editable: the provider (with its dev extra) and the
-# sandbox (sandbox/, tronenergy-sandbox), which the tests, benches and main job run
-# against. Neither is in the lock: they are this checkout. Variables:
+# repository's three distributions editable: the code the other two share (protocol/,
+# tronenergy-protocol), the provider (with its dev extra) and the sandbox (sandbox/,
+# tronenergy-sandbox), which the tests, benches and main job run against. None is in the
+# lock: they are this checkout. Variables:
 #   VENV_DIR         where the venv lives (default .venv)
 #   AIRFLOW_VERSION  the Airflow release to install (default 3.3.2, the tested one; a
 #                    release without a lock file installs unpinned, with a warning)
@@ -26,9 +27,10 @@ say() {  # bold on a terminal only: no colour codes in a file or with NO_COLOR
 }
 
 stamp_of() {
-  # Reinstall only when what we install, or how, changed: either pyproject.toml, the lock,
+  # Reinstall only when what we install, or how, changed: a pyproject.toml, the lock,
   # the release, this script.
-  cat "$ROOT/pyproject.toml" "$ROOT/sandbox/pyproject.toml" "$LOCK_FILE" \
+  cat "$ROOT/pyproject.toml" "$ROOT/protocol/pyproject.toml" "$ROOT/sandbox/pyproject.toml" \
+    "$LOCK_FILE" \
     "$ROOT/scripts/bootstrap.sh" 2>/dev/null \
     | "$PYTHON" -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read() + b'$AIRFLOW_VERSION').hexdigest())"
 }
@@ -61,7 +63,7 @@ ensure_venv() {
     # --compile-bytecode, as pip does: without .pyc files (and with PYTHONDONTWRITEBYTECODE
     # set) every Airflow process compiles its ~2,000 modules again, some 30 s of CPU each.
     "$uv" pip install --quiet --compile-bytecode --python "$VENV_DIR/bin/python" \
-      "${pins[@]}" -e "$ROOT[dev]" -e "$ROOT/sandbox"
+      "${pins[@]}" -e "$ROOT/protocol" -e "$ROOT[dev]" -e "$ROOT/sandbox"
   else
     if [ ! -x "$VENV_DIR/bin/python" ]; then
       say "creating virtual environment in $VENV_DIR"
@@ -70,9 +72,10 @@ ensure_venv() {
     say "installing Airflow $AIRFLOW_VERSION and the provider with pip (first run: a few minutes)"
     "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip 2>&1 | quiet_pip
     "$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
-      "${pins[@]}" -e "$ROOT[dev]" -e "$ROOT/sandbox" 2>&1 | quiet_pip
+      "${pins[@]}" -e "$ROOT/protocol" -e "$ROOT[dev]" -e "$ROOT/sandbox" 2>&1 | quiet_pip
   fi
-  "$VENV_DIR/bin/python" -c "import airflow_provider_tronenergy, tronenergy_sandbox, airflow" \
+  "$VENV_DIR/bin/python" -c \
+    "import airflow_provider_tronenergy, tronenergy_protocol, tronenergy_sandbox, airflow" \
     >/dev/null 2>&1 \
     || { echo "installation failed" >&2; exit 1; }
   echo "$want" > "$stamp_file"

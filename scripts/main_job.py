@@ -48,7 +48,7 @@ from main_report import report_lines, short
 from main_ui import PAGE
 from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID as GENESIS
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox, stop_process

@@ -21,10 +21,11 @@ source "$(dirname "$0")/bootstrap.sh"
 lint() {
   local failed=0
   say "ruff (pyproject.toml's rules, Airflow's AIR rules among them)"
-  ruff check airflow_provider_tronenergy sandbox tests bench scripts example_dags hatch_build.py \
-    || failed=1
+  ruff check airflow_provider_tronenergy protocol sandbox tests bench scripts example_dags \
+    hatch_build.py || failed=1
   say "mypy"
-  mypy airflow_provider_tronenergy sandbox/tronenergy_sandbox || failed=1
+  mypy airflow_provider_tronenergy protocol/tronenergy_protocol sandbox/tronenergy_sandbox \
+    || failed=1
   return "$failed"
 }
 

@@ -1,5 +1,6 @@
 """Every exception the provider defines is under one root, in its room's family; so is
-every exception of its sandbox (``tronenergy_sandbox``, a distribution of its own)."""
+every exception of its sandbox (``tronenergy_sandbox``) and of the code both share
+(``tronenergy_protocol``, where the root is defined), distributions of their own."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import airflow_provider_tronenergy as package
+import tronenergy_protocol
+import tronenergy_protocol.errors
 import tronenergy_sandbox
 from airflow_provider_tronenergy import errors
 from airflow_provider_tronenergy.errors import (
@@ -24,7 +27,7 @@ from airflow_provider_tronenergy.errors import (
 
 def _modules() -> list[str]:
     names = []
-    for home in (package, tronenergy_sandbox):
+    for home in (package, tronenergy_protocol, tronenergy_sandbox):
         for info in pkgutil.walk_packages(home.__path__, home.__name__ + "."):
             if info.name.rsplit(".", 1)[-1] != "__main__":  # a console script runs on import
                 names.append(info.name)
@@ -53,6 +56,7 @@ def provider_exceptions() -> dict[str, type[BaseException]]:
     return {f"{cls.__module__}.{cls.__qualname__}": cls
             for cls in _subclasses(BaseException)
             if cls.__module__.startswith((package.__name__ + ".",
+                                          tronenergy_protocol.__name__ + ".",
                                           tronenergy_sandbox.__name__ + "."))}
 
 
@@ -95,15 +99,16 @@ def test_the_drawing_sees_a_class_move():
 
 
 SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
+PROTOCOL_ERROR = "tronenergy_protocol.errors.ProtocolError"
 
 
 @pytest.mark.parametrize(("dotted", "builtin", "room"), [
     ("client.errors.ValidationError", ValueError, "client.errors.TronEnergyError"),
     ("client.bounded.BodyError", ValueError, None),
     ("client.deadline.DeadlineExceeded", TimeoutError, None),
-    ("protocol.address.AddressError", ValueError, "errors.ProtocolError"),
-    ("protocol.numbers.NumberError", ValueError, "errors.ProtocolError"),
-    ("hooks.tronenergy.TronEnergyConnectionError", ValueError, None),
+    ("tronenergy_protocol.address.AddressError", ValueError, PROTOCOL_ERROR),
+    ("tronenergy_protocol.numbers.NumberError", ValueError, PROTOCOL_ERROR),
+    ("hooks.tronenergy.TronEnergyConnectionError", ValueError, "errors.NotRetryable"),
     ("hooks.tron_node.TronNodeConnectionError", ValueError,
      "hooks.tronenergy.TronEnergyConnectionError"),
     ("purchase_journal.store.JournalError", RuntimeError, None),
@@ -112,6 +117,7 @@ SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
     ("purchase_journal.identity.IdentityError", ValueError, None),
     ("sqlstore.StoreError", RuntimeError, None),
     ("sqlstore.StoreNotShared", RuntimeError, "errors.NotRetryable"),
+    ("sqlstore.StoreSettingError", RuntimeError, "errors.NotRetryable"),
     ("callbacks.config.ConfigError", ValueError, "errors.CallbackError"),
     ("callbacks.batcher.Overloaded", RuntimeError, "errors.CallbackError"),
     ("callbacks.batcher.CommitTimeout", RuntimeError, "errors.CallbackError"),
@@ -129,8 +135,10 @@ SANDBOX_ERROR = "tronenergy_sandbox.errors.SandboxError"
 ])
 def test_a_class_keeps_the_builtin_base_its_callers_catch(provider_exceptions, dotted, builtin,
                                                           room):
-    def full(name: str) -> str:  # the package's relative, the sandbox's in full
-        return name if name.startswith("tronenergy_sandbox.") else f"{package.__name__}.{name}"
+    def full(name: str) -> str:  # the package's relative, the other distributions' in full
+        if name.startswith(("tronenergy_sandbox.", "tronenergy_protocol.")):
+            return name
+        return f"{package.__name__}.{name}"
 
     cls = provider_exceptions[full(dotted)]
     assert issubclass(cls, builtin)
@@ -150,6 +158,19 @@ def test_the_root_module_imports_nothing_of_the_package():
     imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                  for alias in node.names]
     assert [name for name in imported if name.startswith(package.__name__)] == []
+
+
+def test_the_shared_root_is_the_providers_one_and_imports_nothing():
+    """One tree: the root and ``ProtocolError`` the shared code defines are the classes
+    users import from the provider's errors.py (the public place), not copies; the shared
+    module imports nothing, so the protocol and the sandbox raise under it without Airflow."""
+    assert errors.TronEnergyProviderError is tronenergy_protocol.errors.TronEnergyProviderError
+    assert errors.ProtocolError is tronenergy_protocol.errors.ProtocolError
+    assert {"TronEnergyProviderError", "ProtocolError"} <= set(errors.__all__)
+    assert issubclass(errors.NotRetryable, tronenergy_protocol.errors.TronEnergyProviderError)
+    tree = ast.parse(Path(tronenergy_protocol.errors.__file__).read_text(encoding="utf-8"))
+    assert [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")] == []
 
 
 def test_a_node_error_names_its_status_and_survives_pickling():

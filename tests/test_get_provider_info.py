@@ -12,8 +12,8 @@ import pytest
 from airflow_provider_tronenergy.client import RetryPolicy, Timeout, ValidationRules
 from airflow_provider_tronenergy.get_provider_info import REPOSITORY_URL, get_provider_info
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.protocol.signing import SCHEMES
 from support.airflow_compat import requires_airflow
+from tronenergy_protocol.signing import SCHEMES
 
 
 def airflow_schema(name: str) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def test_node_connection_form_as_the_ui_receives_it():
     assert set(sent["extra_fields"]) == {"network", "genesis_block_id", "usdt_contract",
                                          "timeout", "max_retries", "max_answer_bytes",
                                          "explorer_url", "requests_per_second", "multicall",
-                                         "multicall_chunk"}
+                                         "multicall_chunk", "tokens"}
     assert sent["extra_fields"]["network"]["value"] is None  # empty: mainnet
     assert sent["extra_fields"]["explorer_url"]["value"] is None  # empty: mainnet TronScan
     assert sent["extra_fields"]["requests_per_second"]["value"] is None  # empty: unpaced

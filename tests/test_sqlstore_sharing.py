@@ -122,6 +122,31 @@ def test_an_opt_in_that_is_not_true_or_false_is_an_error_naming_it(executors, mo
     assert shared_problem(LOCATION, LOCATION.url()) is None
 
 
+@pytest.mark.parametrize(("name", "setting"), [
+    ("TRONENERGY_TOY_URL_SINGLE_HOST", "TRONENERGY_TOY_URL_SINGLE_HOST"),
+    ("AIRFLOW__TRONENERGY__TOY_STORE_SINGLE_HOST", "[tronenergy] toy_store_single_host"),
+])
+@pytest.mark.parametrize("paths", [[LOCAL], [CELERY]])
+def test_a_bad_opt_in_fails_once_naming_the_setting_and_what_it_accepts(
+        executors, monkeypatch, tmp_path, name, setting, paths):
+    """Not retried, and never passed over unread: where one host is all there is, or the
+    store is PostgreSQL, it is still a setting that says nothing a person meant."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from airflow_provider_tronenergy.airflow_errors import to_airflow
+
+    executors(paths)
+    monkeypatch.setenv(name, "yes please")
+    for url in (None, "postgresql://nobody@127.0.0.1:1/none"):
+        with pytest.raises(NotRetryable) as refused:
+            Database(url, LOCATION, lock_name="toy")
+        message = str(refused.value)
+        assert f"{setting} must be true or false (t, true, 1 or f, false, 0, any case), " \
+               "not 'yes please'" in message, message
+        assert isinstance(to_airflow(refused.value), AirflowFailException)
+    assert not (tmp_path / "toy.db").exists()
+
+
 @pytest.mark.parametrize("paths", [[LOCAL], None])
 def test_one_host_executors_and_no_airflow_open_sqlite(executors, tmp_path, paths):
     executors(paths)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.client import ValidationError
-from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal, parse_int
 from airflow_provider_tronenergy.templated import as_decimal, as_flag, as_int
+from tronenergy_protocol.numbers import NumberError, parse_decimal, parse_int
 
 NOT_ASCII = [
     "\u0666\u0665\u0660\u0660\u0660",  # Arabic-Indic 65000

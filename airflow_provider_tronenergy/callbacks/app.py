@@ -38,7 +38,7 @@ from airflow_provider_tronenergy.callbacks.verify import (
     secrets_source,
     verify_any,
 )
-from airflow_provider_tronenergy.protocol.numbers import is_ascii_digits
+from tronenergy_protocol.numbers import is_ascii_digits
 
 log = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_TOLERANCE,
     WebhookSecrets,
 )
-from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
 from airflow_provider_tronenergy.sqlstore import StoreError
+from tronenergy_protocol.serving import bind_socket, proxy_settings, run_event_loop
 
 
 def parser() -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from airflow.plugins_manager import AirflowPlugin
 
-from airflow_provider_tronenergy.serving import ASGIApp, LazyApp
+from tronenergy_protocol.serving import ASGIApp, LazyApp
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def build_receiver_app() -> ASGIApp:
     from airflow_provider_tronenergy.callbacks.app import DEFAULT_BODY_TIMEOUT, create_app
     from airflow_provider_tronenergy.callbacks.store import CallbackStore, store_url
     from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
-    from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+    from tronenergy_protocol.numbers import parse_decimal, parse_int
 
     conn_id = config.conn_id()
     store = CallbackStore(store_url())

@@ -28,8 +28,8 @@ from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, VerifiedTransfer, to_micro
 from airflow_provider_tronenergy.errors import CallbackError
-from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
-from airflow_provider_tronenergy.protocol.signing import verify_callback
+from tronenergy_protocol.address import AddressError, decode_address
+from tronenergy_protocol.signing import verify_callback
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,8 @@ class Probe:
 
 
 def probe_body(now: float | None = None) -> bytes:
-    """The body of a probe sent now; sign it with :func:`..protocol.signing.sign_callback`."""
+    """The body of a probe sent now; sign it with
+    :func:`tronenergy_protocol.signing.sign_callback`."""
     sent_at = int(time.time() if now is None else now)
     return json.dumps({"event": PROBE_EVENT, "timestamp": sent_at},
                       separators=(",", ":")).encode()

@@ -35,8 +35,8 @@ from airflow_provider_tronenergy.client.wire import (
     parse_retry_after,
     redirect_message,
 )
-from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR
-from airflow_provider_tronenergy.protocol.signing import SCHEMES, sign_request
+from tronenergy_protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR
+from tronenergy_protocol.signing import SCHEMES, sign_request
 
 log = logging.getLogger(__name__)
 

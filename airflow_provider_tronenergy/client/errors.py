@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.protocol.codes import DESCRIPTION, ErrorCode, lookup
+from tronenergy_protocol.codes import DESCRIPTION, ErrorCode, lookup
 
 
 class TronEnergyError(TronEnergyProviderError):

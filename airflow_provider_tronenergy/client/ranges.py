@@ -15,8 +15,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.ids import ORDER_ID, TX_HASH
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.ids import ORDER_ID, TX_HASH
 
 SUN: Final = Decimal("0.000001")
 MAX_TRX: Final = Decimal(10) ** 11

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.errors import UnexpectedResponseError
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+from tronenergy_protocol.numbers import parse_decimal
 
 V = TypeVar("V")
 EMPTY: Mapping[str, Any] = MappingProxyType({})

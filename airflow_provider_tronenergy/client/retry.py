@@ -24,7 +24,7 @@ from airflow_provider_tronenergy.client.errors import (
     UnexpectedResponseError,
     ValidationError,
 )
-from airflow_provider_tronenergy.protocol.codes import lookup
+from tronenergy_protocol.codes import lookup
 
 
 class Safety(Enum):

@@ -13,9 +13,9 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_provider_tronenergy.client.errors import ValidationError
-from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER
-from airflow_provider_tronenergy.protocol.numbers import NumberError, parse_decimal
+from tronenergy_protocol.address import AddressError, decode_address
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER
+from tronenergy_protocol.numbers import NumberError, parse_decimal
 
 
 def _decimals(*values: str) -> frozenset[Decimal]:

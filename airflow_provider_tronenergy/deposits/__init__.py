@@ -29,8 +29,9 @@ opened in a task, never when a DAG file is parsed.
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.deposits.ledger import Credit, DepositLedger, amount_text
+from airflow_provider_tronenergy.deposits.ledger import Credit, DepositLedger
 from airflow_provider_tronenergy.deposits.proof import ProofSettings, Prover, Said, Verdict
+from airflow_provider_tronenergy.deposits.scan.tokens import amount_text
 from airflow_provider_tronenergy.deposits.schema import (
     CONF_KEY,
     CONSUMER,

@@ -146,7 +146,9 @@ class Handover:
             if not self.filter.candidate(t) or states.get(t.tx_hash) in REFUSED:
                 decided.append((t, SKIP, None))
                 continue
-            rows = [c for c in credits.get(t.tx_hash, ()) if c["to_address"] == t.to_address]
+            rows = [c for c in credits.get(t.tx_hash, ())  # the callback's token's only: a
+                    if c["to_address"] == t.to_address  # scanned TRC-20 in the same
+                    and c["token"] == t.token]  # transaction is not what it said
             if not rows:  # not proven yet, or (read past, no claim) into no deposit address
                 passed = t.id <= swept and states.get(t.tx_hash) != WAITING
                 decided.append((t, SKIP if passed else WAIT, None))

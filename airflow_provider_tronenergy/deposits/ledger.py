@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from decimal import Decimal
 from functools import cached_property
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from airflow_provider_tronenergy.deposits import claims as claims_of
 from airflow_provider_tronenergy.deposits import registrations
 from airflow_provider_tronenergy.deposits.registrations import Registration
 from airflow_provider_tronenergy.deposits.scan import checkpoint
+from airflow_provider_tronenergy.deposits.scan.tokens import MAX_DECIMALS, amount_text
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
@@ -36,6 +36,7 @@ from airflow_provider_tronenergy.deposits.schema import (
     TABLES,
 )
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
+from tronenergy_protocol.address import is_valid_address
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.events import StoredTransfer
@@ -44,12 +45,8 @@ if TYPE_CHECKING:
     from airflow_provider_tronenergy.deposits.sweep import ProofBudget
 
 DECIMALS = 6
-"""TRX (sun) and USDT (micro-units) both have 6: a credit's ``amount`` is ``units / 10**6``."""
-
-
-def amount_text(units: int, decimals: int = DECIMALS) -> str:
-    """Integer units as exact decimal text (``1500000`` -> ``"1.5"``)."""
-    return format((Decimal(units).scaleb(-decimals)).normalize(), "f") if units else "0"
+"""TRX (sun) and USDT (micro-units) both have 6; another token's credit is written in the
+decimals its contract answers (``deposits.scan.tokens``): ``amount`` is ``units / 10**d``."""
 
 
 @dataclass(frozen=True)
@@ -125,14 +122,16 @@ class DepositLedger:
     # -- the one write -----------------------------------------------------------------------
 
     def credit(self, transfers: Sequence[ChainTransfer], *, token: str, source: str,
-               credited_by: str | None = None) -> list[ChainTransfer]:
+               credited_by: str | None = None, decimals: int = DECIMALS) -> list[ChainTransfer]:
         """Credit each transfer the chain holds, once; return those inserted by this call.
 
-        ``token`` is the symbol credited (``USDT`` for the configured token contract,
-        ``TRX`` for TRX transfers, whose ``contract`` is None); ``source`` the path that
-        found them (``callback`` or ``scan``). The key ``(tx_hash, index)`` decides, in
-        one transaction: a transfer already credited (by the other path, another worker,
-        an earlier run) is skipped.
+        ``token`` is the symbol credited (``USDT`` for the network's USDT contract, ``TRX``
+        for TRX transfers, whose ``contract`` is None, else the symbol the token's contract
+        answers: the contract, kept with each row, is its identity); ``decimals`` the
+        token's, which its ``amount`` text is written in (``units`` are exact whatever they
+        are); ``source`` the path that found them (``callback`` or ``scan``). The key
+        ``(tx_hash, index)`` decides, in one transaction: a transfer already credited (by
+        the other path, another worker, an earlier run) is skipped.
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
@@ -145,22 +144,27 @@ class DepositLedger:
                 raise ValueError(f"transfer {t.tx_hash}/{t.index}: a {symbol} credit {need}")
             if t.units <= 0:
                 raise ValueError(f"transfer {t.tx_hash}/{t.index}: units must be positive")
+        if isinstance(decimals, bool) or not isinstance(decimals, int) \
+                or not 0 <= decimals <= MAX_DECIMALS:
+            raise ValueError(f"decimals must be 0 to {MAX_DECIMALS}, got {decimals!r}")
         if not transfers:
             return []
         with self.db.write() as conn:
             return self.insert_credits(conn, transfers, token=symbol, source=source,
-                                       credited_by=credited_by)
+                                       credited_by=credited_by, decimals=decimals)
 
     def insert_credits(self, conn: sa.engine.Connection, transfers: Sequence[ChainTransfer], *,
-                       token: str, source: str,
-                       credited_by: str | None) -> list[ChainTransfer]:
-        """Inside a write: :meth:`credit`'s inserts, checked already; those inserted now."""
+                       token: str, source: str, credited_by: str | None,
+                       decimals: int = DECIMALS) -> list[ChainTransfer]:
+        """Inside a write: :meth:`credit`'s inserts, checked already; those inserted now.
+        ``units`` are kept as integer text (a uint256 never overflows a column)."""
         now = datetime.now(timezone.utc).isoformat()
         credited = []
         for t in transfers:
             inserted = conn.execute(self.db.insert(CREDITED).values(
                 tx_hash=t.tx_hash, log_index=t.index, to_address=t.to_address,
-                from_address=t.from_address, amount=amount_text(t.units), units=str(t.units),
+                from_address=t.from_address, amount=amount_text(t.units, decimals),
+                units=str(t.units),
                 token=token, contract=t.contract, block_number=t.block_number,
                 block_timestamp_ms=t.block_timestamp_ms, source=source, credited_at=now,
                 credited_by=credited_by,
@@ -199,9 +203,12 @@ class DepositLedger:
         return [_credit(row) for row in rows]
 
     def totals(self, token: str) -> dict[str, int]:
-        """Units credited per address for ``token`` (exact integers)."""
+        """Units credited per address for ``token``: ``TRX``, a symbol, or a contract's
+        address (``T...``: that contract's credits alone, whatever their symbol) (exact
+        integers)."""
+        column = CREDITED.c.contract if is_valid_address(token) else CREDITED.c.token
         query = sa.select(CREDITED.c.to_address, CREDITED.c.units).where(
-            CREDITED.c.token == token.upper())
+            column == (token if is_valid_address(token) else token.upper()))
         totals: dict[str, int] = {}
         with self.engine.connect() as conn:
             for address, units in conn.execute(query):

@@ -125,8 +125,9 @@ class ProofSettings:
         N reads the head and accepts a block N blocks below it (faster, revertible).
     :param deadline: how long after a callback arrived its transaction may be unknown
         to the node before the claim is disputed.
-    :param contract: the token contract a ``USDT`` callback is proven by; None: the node
-        connection's ``usdt_contract``.
+    :param contract: the token contract a ``USDT`` callback is proven by: the node
+        connection's ``usdt_contract`` (None, the default); another is refused when the
+        :class:`Prover` is made (a ``USDT`` credit is always the network's USDT).
     """
 
     confirmations: int | None = None
@@ -149,6 +150,11 @@ class Prover:
         self.node = node
         self.settings = settings or ProofSettings()
         self.contract = self.settings.contract or node.usdt_contract
+        if self.contract != node.usdt_contract:  # a USDT credit is the network's USDT only
+            raise ValueError(f"ProofSettings.contract {self.contract} is not the node "
+                             f"connection's USDT ({node.usdt_contract}): a callback saying "
+                             "USDT is proven by that contract only (another token is credited "
+                             "by the deposit scan, by its contract); leave contract unset")
         self._clock = clock
 
     def with_node(self, node: Any) -> Prover:

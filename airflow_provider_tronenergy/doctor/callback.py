@@ -10,7 +10,7 @@ import requests
 
 from airflow_provider_tronenergy.callbacks.verify import probe_body, split_secrets
 from airflow_provider_tronenergy.doctor.report import Check
-from airflow_provider_tronenergy.protocol.signing import sign_callback
+from tronenergy_protocol.signing import sign_callback
 
 TIMEOUT: Final = (5.0, 10.0)
 NAME: Final = "callback route"

@@ -29,6 +29,7 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _mask,
     _max_answer_bytes,
     _timeout,
+    connection_extras,
 )
 from airflow_provider_tronenergy.node.models import (
     Block,
@@ -54,9 +55,9 @@ from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.node.tokens import token_names
 from airflow_provider_tronenergy.node.trx_costs import TrxFees
 from airflow_provider_tronenergy.node.trx_receipts import BlockTrx
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import parse_decimal, parse_int
 
 NODE_TIMEOUT = Timeout(10.0, 10.0)
 NODE_NEEDED = "this task reads the chain through a TRON node"
@@ -149,7 +150,7 @@ class TronNodeHook(BaseHook):
     @classmethod
     def node_settings(cls, conn: Connection, *, mask: bool = True) -> dict[str, Any]:
         """Keyword arguments for :class:`~..node.client.TronNodeClient`, checked."""
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         url = (conn.host or "").rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise TronNodeConnectionError(
@@ -220,7 +221,7 @@ class TronNodeHook(BaseHook):
         most 1000); None (absent or empty): unpaced."""
         from airflow_provider_tronenergy.pace.store import checked_rate
 
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         value = extras.get("requests_per_second")
         if value in (None, ""):
             return None
@@ -233,7 +234,7 @@ class TronNodeHook(BaseHook):
     def network(cls, conn: Connection) -> Network:
         """The chain the connection means (extras ``network``, ``genesis_block_id``,
         ``usdt_contract``, ``explorer_url``: :func:`~..node.network.network_of`), checked."""
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronNodeConnectionError)
         try:
             return network_of(extras)
         except ValueError as exc:

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_tronenergy.hooks import forms, lookup
-from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, _mask
+from airflow_provider_tronenergy.hooks.tronenergy import (
+    TronEnergyConnectionError,
+    _mask,
+    connection_extras,
+)
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer, SignerError, load_signer
 from airflow_provider_tronenergy.signer.kms import KmsSigner, kms_client
 
@@ -29,6 +33,10 @@ if TYPE_CHECKING:
 SIGNER_NEEDED = ("payouts are signed with this connection's key or signer; nothing is signed "
                  "without it")
 """What needs the signer's connection, for the error of an id that names none."""
+
+TEXT_EXTRAS = ("signer_class", "kms_key_id", "region_name", "endpoint_url", "aws_conn_id",
+               "address")
+"""The signer connection's extras that are text (``signer_kwargs`` is an object)."""
 
 
 class TronSignerConnectionError(TronEnergyConnectionError):
@@ -72,8 +80,14 @@ class TronSignerHook(BaseHook):
     def signer_of(cls, conn: Connection) -> Signer:
         """The connection's signer, checked; no message repeats the key."""
         _mask(conn.password)
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn, TronSignerConnectionError)
         name = conn.conn_id
+        wrong = [key for key in TEXT_EXTRAS if extras.get(key) not in (None, "")
+                 and not isinstance(extras[key], str)]
+        if wrong:
+            raise TronSignerConnectionError(
+                f"connection {name!r}: extra {wrong[0]} must be text, not "
+                f"{type(extras[wrong[0]]).__name__}")
         signer_class = extras.get("signer_class")
         kms_key_id = extras.get("kms_key_id")
         signer: Signer

@@ -12,6 +12,7 @@ service whose accepted durations differ from the spec.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -31,7 +32,7 @@ from airflow_provider_tronenergy.client import (
     ValidationRules,
 )
 from airflow_provider_tronenergy.client.bounded import DEFAULT_MAX_ANSWER_BYTES, check_limit
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks import forms, lookup
 from airflow_provider_tronenergy.orders.wait import (
     Log,
@@ -39,9 +40,9 @@ from airflow_provider_tronenergy.orders.wait import (
     await_order,
     wait_for_order,
 )
-from airflow_provider_tronenergy.protocol.explorer import Explorer, ExplorerError, explorer_of
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
-from airflow_provider_tronenergy.protocol.signing import SCHEMES
+from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import parse_decimal, parse_int
+from tronenergy_protocol.signing import SCHEMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -55,8 +56,37 @@ SERVICE_NEEDED = ("energy purchases, activations, address monitoring and order w
 DEFAULT_ORDER_POLL_BUDGET = Decimal(10)
 """Requests per second per connection and triggerer process when the connection names none."""
 
-class TronEnergyConnectionError(TronEnergyProviderError, ValueError):
-    """The Airflow connection is missing a field or holds a malformed extra."""
+EXTRA_SHAPE = '{"name": value, ...}'
+"""How a connection's Extra is written, for the error of one that is not."""
+
+
+class TronEnergyConnectionError(NotRetryable, ValueError):
+    """The Airflow connection is missing a field or holds a malformed extra: bad input that
+    only a person fixes, so a task fails once (not retried); the message names the
+    connection, the field or extra and what it must be."""
+
+
+def connection_extras(conn: Connection,
+                      error: type[TronEnergyConnectionError] = TronEnergyConnectionError,
+                      ) -> dict[str, Any]:
+    """The connection's Extra as a JSON object, else ``error`` naming the connection and the
+    fix. Airflow's ``extra_dejson`` logs an Extra that is not JSON and reads it as empty,
+    which would turn each setting in it (a network, a secret, a timeout) to its default."""
+    if not conn.extra:
+        return {}
+    try:
+        parsed = json.loads(conn.extra)
+    except (TypeError, ValueError) as exc:  # the position only: the text may hold a secret
+        where = (f" ({exc.msg}, line {exc.lineno} column {exc.colno})"
+                 if isinstance(exc, json.JSONDecodeError) else "")
+        raise error(f"connection {conn.conn_id!r}: its Extra is not valid JSON{where}; "
+                    f"fix it to a JSON object of extras, {EXTRA_SHAPE}") from None
+    if not isinstance(parsed, dict):
+        raise error(f"connection {conn.conn_id!r}: its Extra is a JSON "
+                    f"{type(parsed).__name__}, not an object; fix it to a JSON object of "
+                    f"extras, {EXTRA_SHAPE}")
+    extras: dict[str, Any] = conn.extra_dejson  # Airflow's reading: it masks the secrets
+    return extras
 
 
 def _mask(*values: object) -> None:
@@ -111,10 +141,22 @@ def _max_answer_bytes(extras: dict[str, Any], default: int) -> int:
             "extra max_answer_bytes must be a positive whole number of bytes") from None
 
 
+def _webhook_secret(conn: Connection, extras: dict[str, Any]) -> str | None:
+    """Extra ``webhook_secret``: text, or None when absent or empty."""
+    secret = extras.get("webhook_secret")
+    if secret in (None, ""):
+        return None
+    if not isinstance(secret, str):
+        raise TronEnergyConnectionError(
+            f"connection {conn.conn_id!r}: extra webhook_secret must be text (the secret, or "
+            f"\"new,old\" while rotating), not {type(secret).__name__}")
+    return secret
+
+
 def connection_explorer(conn: Connection,
                         error: type[TronEnergyConnectionError]) -> Explorer:
     """A connection's ``explorer_url`` extra, checked; ``error`` names the connection."""
-    extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+    extras = connection_extras(conn, error)
     try:
         return explorer_of(extras.get("explorer_url"))
     except ExplorerError as exc:
@@ -187,7 +229,8 @@ class TronEnergyHook(BaseHook):
     @classmethod
     def client_settings(cls, conn: Connection) -> ClientSettings:
         """Keyword arguments for a client, read and checked from a connection."""
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
+        extras = connection_extras(conn)
+        name = conn.conn_id
         base_url = (conn.host or "").rstrip("/")
         if not base_url.startswith(("http://", "https://")):
             raise TronEnergyConnectionError(
@@ -199,28 +242,37 @@ class TronEnergyHook(BaseHook):
                 f"connection {conn.conn_id!r}: login (API key) and password (API secret) "
                 "are required"
             )
-        _mask(conn.login, conn.password, extras.get("webhook_secret"))
+        _mask(conn.login, conn.password, _webhook_secret(conn, extras))
         scheme = extras.get("signature_scheme") or "v1"
-        if scheme not in SCHEMES:
+        if not isinstance(scheme, str) or scheme not in SCHEMES:
             raise TronEnergyConnectionError(
-                f"extra signature_scheme must be one of {', '.join(SCHEMES)}"
+                f"connection {name!r}: extra signature_scheme must be one of "
+                f"{', '.join(SCHEMES)}"
             )
         raw_retries = extras.get("max_retries")
         try:
             max_retries = 3 if raw_retries in (None, "") else parse_int(raw_retries, "max_retries")
         except (TypeError, ValueError):
-            raise TronEnergyConnectionError("extra max_retries must be an integer") from None
+            raise TronEnergyConnectionError(
+                f"connection {name!r}: extra max_retries must be an integer") from None
         if max_retries < 0:
-            raise TronEnergyConnectionError("extra max_retries must not be negative")
+            raise TronEnergyConnectionError(
+                f"connection {name!r}: extra max_retries must not be negative")
         defaults = ValidationRules()
-        purchase = _rent_times(extras, "purchase_rent_times", defaults.buy_rent_times)
-        rules = ValidationRules(
-            price_rent_times=_rent_times(extras, "price_rent_times", defaults.price_rent_times),
-            buy_rent_times=purchase,
-            auto_buy_rent_times=purchase,
-            buy_count_rent_times=purchase,
-            smart_buy_rent_times=purchase,
-        )
+        try:
+            purchase = _rent_times(extras, "purchase_rent_times", defaults.buy_rent_times)
+            rules = ValidationRules(
+                price_rent_times=_rent_times(extras, "price_rent_times",
+                                             defaults.price_rent_times),
+                buy_rent_times=purchase,
+                auto_buy_rent_times=purchase,
+                buy_count_rent_times=purchase,
+                smart_buy_rent_times=purchase,
+            )
+            timeout = _timeout(extras)
+            limit = _max_answer_bytes(extras, DEFAULT_MAX_ANSWER_BYTES)
+        except TronEnergyConnectionError as exc:
+            raise TronEnergyConnectionError(f"connection {name!r}: {exc}") from None
         cls.order_poll_budget(conn)  # a bad one fails every task now, not a wait after buying
         cls.explorer(conn)  # likewise: not a link missing after the money moved
         return ClientSettings(
@@ -228,10 +280,10 @@ class TronEnergyHook(BaseHook):
             api_key=conn.login,
             api_secret=conn.password,
             signature_scheme=scheme,
-            timeout=_timeout(extras),
+            timeout=timeout,
             retry=RetryPolicy(max_attempts=max_retries + 1),
             rules=rules,
-            max_answer_bytes=_max_answer_bytes(extras, DEFAULT_MAX_ANSWER_BYTES),
+            max_answer_bytes=limit,
         )
 
     @classmethod
@@ -241,17 +293,17 @@ class TronEnergyHook(BaseHook):
         Shared by every deferred wait of the connection in one triggerer process
         (:mod:`~airflow_provider_tronenergy.orders.poll`); default 10.
         """
-        extras: dict[str, Any] = conn.extra_dejson if conn.extra else {}
-        raw = extras.get("order_poll_budget")
+        raw = connection_extras(conn).get("order_poll_budget")
         try:
             budget = DEFAULT_ORDER_POLL_BUDGET if raw in (None, "") else parse_decimal(
                 raw, "order_poll_budget")
         except (TypeError, ValueError):
             raise TronEnergyConnectionError(
-                "extra order_poll_budget must be a number of requests per second in ASCII "
-                "digits") from None
+                f"connection {conn.conn_id!r}: extra order_poll_budget must be a number of "
+                "requests per second in ASCII digits") from None
         if not budget.is_finite() or budget <= 0:
-            raise TronEnergyConnectionError("extra order_poll_budget must be positive")
+            raise TronEnergyConnectionError(
+                f"connection {conn.conn_id!r}: extra order_poll_budget must be positive")
         return float(budget)  # a rate, not money
 
     @classmethod
@@ -308,9 +360,9 @@ class TronEnergyHook(BaseHook):
     def get_webhook_secret(self) -> str | None:
         """The key-level webhook secret from the connection's extras (masked in logs)."""
         conn = self.connection()
-        secret = conn.extra_dejson.get("webhook_secret") if conn.extra else None
+        secret = _webhook_secret(conn, connection_extras(conn))
         _mask(secret)
-        return secret or None
+        return secret
 
     # -- waiting for an order (the one implementation tasks, sensors and triggers use) ----
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from airflow.providers.common.compat.sdk import BaseOperatorLink, XCom
 
 from airflow_provider_tronenergy.orders.wait import Log
-from airflow_provider_tronenergy.protocol.explorer import Explorer, explorer_of
+from tronenergy_protocol.explorer import Explorer, explorer_of
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import BaseOperator, Context, TaskInstanceKey

@@ -6,7 +6,7 @@ chain changes them by proposal (the energy price went from 210 to 100 sun in
 August 2025), so with a ``tron_node`` connection a run reads them once from the
 node (:func:`~airflow_provider_tronenergy.payout.onchain.read_prices`) and every
 figure it reports names where it came from: ``chain``, or ``default`` (the
-documented constants of :mod:`~airflow_provider_tronenergy.protocol.energy`,
+documented constants of :mod:`~tronenergy_protocol.energy`,
 mainnet's values when they were written) when no node was asked.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol.energy import (
+from tronenergy_protocol.energy import (
     ACTIVATION_COST_SUN,
     BURN_SUN_PER_BANDWIDTH,
     BURN_SUN_PER_ENERGY,

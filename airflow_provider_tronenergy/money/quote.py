@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.energy import (
+from tronenergy_protocol.energy import (
     ACTIVATION_COST_SUN,
     BURN_SUN_PER_ENERGY,
     ENERGY_FIRST_TRANSFER,

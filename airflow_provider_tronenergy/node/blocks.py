@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import Block, block_receipts
 from airflow_provider_tronenergy.node.transfers import ChainTransfer, token_transfers, trx_transfer
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.ids import TX_HASH
 
 MAX_BLOCK_RANGE: Final = 100
 """java-tron's ``BLOCK_LIMIT_NUM``: a ``getblockbylimitnext`` answers at most 100 blocks."""

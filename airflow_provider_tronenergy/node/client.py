@@ -43,7 +43,7 @@ from airflow_provider_tronenergy.node.pace import Pace
 from airflow_provider_tronenergy.node.permissions import AccountPermissions
 from airflow_provider_tronenergy.node.tokens import token_names
 from airflow_provider_tronenergy.node.trx_reads import TrxReads
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.ids import TX_HASH
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

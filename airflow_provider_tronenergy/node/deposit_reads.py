@@ -20,8 +20,8 @@ from airflow_provider_tronenergy.node.blocks import (
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import TransactionInfo
 from airflow_provider_tronenergy.node.transfers import ChainTransfer, TransferReceipt, trx_transfer
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.ids import TX_HASH
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow_provider_tronenergy.node.protocol import Estimates
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 __all__ = ["Estimates", "first_transfer_energy"]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.energy import penalized
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.energy import penalized
+from tronenergy_protocol.ids import TX_HASH
 
 SUN_PER_TRX = 1_000_000
 USDT_UNITS = 1_000_000  # USDT (TRC20) has 6 decimals

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol.address import decode_address
+from tronenergy_protocol.address import decode_address
 
 AGGREGATE: Final = "aggregate((address,bytes)[])"
 """The function ``triggerconstantcontract`` is asked for (selector ``0x252dba42``)."""

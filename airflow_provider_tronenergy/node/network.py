@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from airflow_provider_tronenergy.errors import NotRetryable
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 
 __all__ = ["CUSTOM", "DEFAULT_NETWORK", "NETWORKS", "Network", "WrongChain", "check_genesis",
            "genesis_id", "network_of", "same_chain"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.protocol.address import encode_address, is_valid_address
+from tronenergy_protocol.address import encode_address, is_valid_address
 
 CONTRACT_TYPES: Final = {"TransferContract": 1, "TriggerSmartContract": 31}
 """The contract types (``Transaction.Contract.ContractType``) a payout sends."""

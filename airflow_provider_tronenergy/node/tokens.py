@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.errors import NotRetryable
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 
 __all__ = ["MAX_DECIMALS", "TRX", "TRX_TOKEN", "USDT", "Token", "TokenBook", "TokenRefused",
            "token_names"]
@@ -74,7 +74,9 @@ class ConstantCalls(Protocol):
     """The one read a token needs: a view call's first result, None when it reverts."""
 
     usdt_contract: str
-    token_contracts: Mapping[str, str]
+
+    @property
+    def token_contracts(self) -> Mapping[str, str]: ...  # read only: a client's dict is one
 
     def call_constant(self, contract: str, selector: str) -> str | None:
         """``constant_result[0]`` of ``selector`` on ``contract``; None when refused."""

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 
 TRIGGER: Final = "TriggerSmartContract"
 TRANSFER: Final = "TransferContract"

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import TransactionInfo
-from airflow_provider_tronenergy.protocol.address import (
+from tronenergy_protocol.address import (
     AddressError,
     b58decode,
     decode_address,
     encode_address,
 )
-from airflow_provider_tronenergy.protocol.ids import TX_HASH
+from tronenergy_protocol.ids import TX_HASH
 
 TRANSFER_TOPIC: Final = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 """keccak256(``Transfer(address,address,uint256)``): a TRC-20 transfer log's first topic."""

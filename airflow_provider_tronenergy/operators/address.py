@@ -19,8 +19,8 @@ from airflow_provider_tronenergy.operators.batch import (
     Problems,
     TronEnergyAddressBatchOperator,
 )
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from airflow_provider_tronenergy.templated import as_flag
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

@@ -1,7 +1,9 @@
 """The deposit scan in Airflow: credit every deposit the chain holds, callback or not.
 
 :class:`TronNodeDepositScanOperator` runs :class:`~airflow_provider_tronenergy.deposits.scan.core.
-DepositScan` for each token it watches (``USDT``, and ``TRX`` when asked) in the worker:
+DepositScan` for each token it watches (``USDT``, ``TRX`` and any TRC-20 named by its
+contract's address, whose decimals and symbol are read from the contract once per try:
+``deposits.scan.tokens``) in the worker:
 from the ledger's checkpoint up to the block it may trust, crediting what it finds. With
 ``follow_for`` it then follows the chain for that long: it waits until the head moves past
 its checkpoint (the one rule, ``deposits.scan.wait.HeadWatch``: in the triggerer through
@@ -10,16 +12,16 @@ its checkpoint (the one rule, ``deposits.scan.wait.HeadWatch``: in the triggerer
 one ``scan_interval`` of its block's solidification. Without ``follow_for``, one pass (a
 DAG scheduled every few minutes is the simple mode).
 
-Bad input (an address not base58check, a setting out of range) fails the task before
-anything is read, and is not retried; a node or ledger that fails is retried as usual
-(nothing is credited twice: the ledger's key decides).
+Bad input (an address not base58check, a setting out of range, a contract that answers no
+``decimals()``) fails the task before anything is credited, and is not retried; a node or
+ledger that fails is retried as usual (nothing is credited twice: the ledger's key decides).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.configuration import conf
 from airflow.providers.common.compat.sdk import (
@@ -37,6 +39,7 @@ from airflow_provider_tronenergy.deposits.scan.core import (
     checked_addresses,
     checked_token,
 )
+from airflow_provider_tronenergy.deposits.scan.tokens import resolve_all
 from airflow_provider_tronenergy.deposits.scan.wait import NODE_NEEDED, HeadWatch, wait_for_head
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.templated import as_decimal, optional_text
@@ -54,8 +57,10 @@ class TronNodeDepositScanOperator(BaseOperator):
     """Credit every transfer of the watched tokens into ``addresses`` that the chain holds.
 
     :param addresses: the deposit addresses (base58check); templated.
-    :param tokens: ``["USDT"]`` (the node connection's token contract), ``"TRX"`` too when
-        TRX deposits are watched; templated.
+    :param tokens: ``["USDT"]`` (the node connection's network's USDT), ``"TRX"`` too when
+        TRX deposits are watched, and any TRC-20 by its contract's address (``T...``) or a
+        name of the node connection's ``tokens`` extra, each credited by its contract
+        (docs/deposit-scan.md); templated.
     :param start: a first run's first block, or ``"solid"`` (the head it may trust now);
         the earliest registration block of the addresses wins when earlier
         (docs/deposit-scan.md); templated.
@@ -72,8 +77,9 @@ class TronNodeDepositScanOperator(BaseOperator):
     :param tron_node_conn_id: the ``tron_node`` connection.
 
     The ledger is the configured one (``$TRONENERGY_DEPOSITS_DB``, ``[tronenergy]
-    deposits_ledger``, or the SQLite file in ``$AIRFLOW_HOME``). Returns, per token, what
-    the last pass read and the counts of every pass (``passes``, ``credited_count``).
+    deposits_ledger``, or the SQLite file in ``$AIRFLOW_HOME``). Returns, per token (``TRX``,
+    ``USDT``, or a contract's address), what the last pass read and the counts of every pass
+    (``passes``, ``credited_count``).
     """
 
     template_fields: Sequence[str] = ("addresses", "tokens", *SETTINGS, "follow_for",
@@ -109,7 +115,8 @@ class TronNodeDepositScanOperator(BaseOperator):
             tokens = [self.tokens] if isinstance(self.tokens, str) else list(self.tokens or [])
             symbols = [checked_token(t) for t in tokens]
             if not symbols or len(set(symbols)) != len(symbols):
-                raise ScanSettingsError("tokens must name USDT and/or TRX, each once")
+                raise ScanSettingsError("tokens must name USDT, TRX or TRC-20 contracts "
+                                        "(T...), each once")
             settings = ScanSettings.from_values({n: getattr(self, n) for n in SETTINGS})
             follow_for = float(as_decimal(self.follow_for or 0, "follow_for"))
             interval = float(as_decimal(self.scan_interval, "scan_interval"))
@@ -131,9 +138,7 @@ class TronNodeDepositScanOperator(BaseOperator):
         carried = {str(token): list(counts) for token, counts in
                    (event.get("carried") or {}).items()}
         if event.get("status") == "error":
-            if event.get("retryable") is False:  # a node connection that names nothing
-                raise AirflowFailException(f"deposit scan: {event.get('message')}")
-            raise AirflowException(f"deposit scan: {event.get('message')}")
+            _failed(event)
         if event.get("status") == "timeout":
             return {token: {"passes": n, "credited_total": total}
                     for token, (n, total) in carried.items()}
@@ -155,9 +160,14 @@ class TronNodeDepositScanOperator(BaseOperator):
             node.close()
             raise
         try:
+            with as_airflow():  # a contract that answers no decimals(): failed for good
+                kinds = resolve_all(node.get_conn(), tokens)  # each read once this try
+            if len({kind.scope for kind in kinds}) != len(kinds):
+                raise AirflowFailException(f"tokens name one contract twice ({', '.join(tokens)})"
+                                           f"; {NOTHING_READ}")
             while True:
-                scans = [DepositScan(ledger, node.get_conn(), addresses, token=token,
-                                     settings=settings, log=self.log) for token in tokens]
+                scans = [DepositScan(ledger, node.get_conn(), addresses, token=kind,
+                                     settings=settings, log=self.log) for kind in kinds]
                 totals = _added(carried, [scan.run(credited_by=context["run_id"])
                                           for scan in scans])
                 carried = {token: [row["passes"], row["credited_total"]]
@@ -173,7 +183,7 @@ class TronNodeDepositScanOperator(BaseOperator):
                 event = wait_for_head(scans[0].tip, HeadWatch(
                     after, poll_interval=interval, end_time=end_time, log=self.log))
                 if event["status"] == "error":
-                    raise AirflowException(f"deposit scan: {event['message']}")
+                    _failed(event)
                 if event["status"] == "timeout":
                     return totals
         finally:
@@ -181,13 +191,22 @@ class TronNodeDepositScanOperator(BaseOperator):
             node.close()
 
 
+def _failed(event: Mapping[str, Any]) -> NoReturn:
+    """A wait's ``error``: failed once when no retry helps (``"retryable": false``: a node
+    connection that names nothing or is malformed, a node on another chain), else retried."""
+    message = f"deposit scan: {event.get('message')}"
+    if event.get("retryable") is False:
+        raise AirflowFailException(message)
+    raise AirflowException(message)
+
+
 def _added(carried: dict[str, list[int]], reports: list[ScanReport]) -> dict[str, Any]:
     """The last pass per token, with every pass's counts added up (JSON-safe)."""
     added: dict[str, Any] = {}
     for report in reports:
-        passes, total = carried.get(report.token, [0, 0])
+        passes, total = carried.get(report.key, [0, 0])
         row = report.to_dict()
         row["passes"] = passes + 1
         row["credited_total"] = total + row["credited_count"]
-        added[report.token] = row
+        added[report.key] = row
     return added

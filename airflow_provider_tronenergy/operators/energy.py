@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_provider_tronenergy.operators.purchase import TronEnergyPurchaseOperator
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER
 from airflow_provider_tronenergy.purchase.modes import AutoBuy, Buy, BuyCount, SmartBuy
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER
 
 
 class TronEnergyBuyOperator(TronEnergyPurchaseOperator):

@@ -33,10 +33,11 @@ from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED, Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from airflow_provider_tronenergy.keeper.watch import stops_in
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.purchase_journal import task_scope
 from airflow_provider_tronenergy.templated import as_decimal, optional_text
+from tronenergy_protocol.address import is_valid_address
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -107,6 +108,10 @@ class TronEnergyKeeperOperator(BaseOperator):
             name = checked_name(self.keeper_name or context["ti"].dag_id)
         except KeeperPolicyError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
+        stops = [] if self.approved is not None else stops_in(payloads(context), name)
+        if stops:  # woken by a watcher that stopped: a person fixes what it says
+            raise AirflowFailException(f"the keeper's watcher stopped: {stops[-1]}; "
+                                       f"{NOTHING_BOUGHT}")
         with as_airflow():  # a node connection that names nothing: failed, nothing bought
             node = TronNodeHook.required(optional_text(self.tron_node_conn_id),
                                          needs=NODE_NEEDED)
@@ -186,13 +191,18 @@ def rental_hour_seconds() -> float:
     return value
 
 
+def payloads(context: Mapping[str, Any]) -> list[Any]:
+    """The watcher's payloads in the Asset events that triggered this run (none for a
+    scheduled or manual run)."""
+    triggering = context.get("triggering_asset_events") or {}
+    return [(getattr(event, "extra", None) or {}).get("payload")
+            for events in triggering.values() for event in events]
+
+
 def wakes(context: Mapping[str, Any], keeper: str) -> dict[str, Seen]:
     """What the watcher read, per wallet, in the Asset events that triggered this run (the
-    newest per wallet; none for a scheduled or manual run)."""
-    triggering = context.get("triggering_asset_events") or {}
-    payloads = [(getattr(event, "extra", None) or {}).get("payload")
-                for events in triggering.values() for event in events]
-    return seen_in(payloads, keeper)
+    newest per wallet)."""
+    return seen_in(payloads(context), keeper)
 
 
 def approved_costs(answer: Any) -> dict[str, Decimal]:

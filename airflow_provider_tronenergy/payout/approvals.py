@@ -20,8 +20,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.templated import is_unset
+from tronenergy_protocol.numbers import parse_decimal
 
 
 def threshold(value: Any) -> Decimal | None:

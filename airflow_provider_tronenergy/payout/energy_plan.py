@@ -47,7 +47,7 @@ from airflow_provider_tronenergy.payout.identity import batch_key, keyed
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
 from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.protocol.energy import ENERGY_FIRST_TRANSFER
+from tronenergy_protocol.energy import ENERGY_FIRST_TRANSFER
 
 log = logging.getLogger(__name__)
 

@@ -44,13 +44,13 @@ from airflow_provider_tronenergy.node.models import (
     usdt_text,
 )
 from airflow_provider_tronenergy.payout.params import NOTHING_MOVED, ChainParams
-from airflow_provider_tronenergy.protocol.energy import (
+from tronenergy_protocol.energy import (
     BANDWIDTH_PER_TRANSFER,
     ENERGY_PER_TRANSFER,
     NEW_SLOT_ENERGY,
     penalized,
 )
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+from tronenergy_protocol.numbers import parse_decimal
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook

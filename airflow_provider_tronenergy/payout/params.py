@@ -18,9 +18,9 @@ from airflow_provider_tronenergy.client.validation import address as valid_addre
 from airflow_provider_tronenergy.node.models import SUN_PER_TRX
 from airflow_provider_tronenergy.payout.receipts import solidified_flag
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal, parse_int
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
 from airflow_provider_tronenergy.templated import chosen_none
+from tronenergy_protocol.numbers import parse_decimal, parse_int
 
 DEFAULT_NODE_CONN = "tron_node_default"
 """The node connection of a preparation that names none (the hook's default)."""

@@ -22,8 +22,8 @@ from airflow_provider_tronenergy.client.validation import address as valid_addre
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.node.client import MAX_TRANSFER_ENERGY
 from airflow_provider_tronenergy.node.tokens import USDT, Token, TokenRefused
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
 from airflow_provider_tronenergy.purchase_journal.identity import is_key_text
+from tronenergy_protocol.numbers import parse_decimal
 
 DEFAULT_TOKEN: Final = USDT
 """What a row without a token pays (docs/decisions.md, "A payout row without a token")."""

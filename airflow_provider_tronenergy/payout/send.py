@@ -70,8 +70,8 @@ from airflow_provider_tronenergy.payout.signing import scope_name, signatures_of
 from airflow_provider_tronenergy.payout.steps import JUDGED, Step, next_step
 from airflow_provider_tronenergy.payout.trust import DEFAULT_TOLERANCE_S, MAX_TOLERANCE_S, ChainView
 from airflow_provider_tronenergy.payout.verdict import Answer, Judge, offer
-from airflow_provider_tronenergy.protocol.address import is_valid_address
 from airflow_provider_tronenergy.signer import Signer, SignerError
+from tronenergy_protocol.address import is_valid_address
 
 log = logging.getLogger(__name__)
 MAX_EXPIRATION_S: Final = 24 * 3600

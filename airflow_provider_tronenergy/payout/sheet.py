@@ -28,7 +28,7 @@ from airflow_provider_tronenergy.payout.rows import (
     PayoutInputError,
     amount_problem,
 )
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
+from tronenergy_protocol.numbers import parse_decimal
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from airflow_provider_tronenergy.client import Purchase, SmartPurchase, TronEner
 from airflow_provider_tronenergy.client.core import Call
 from airflow_provider_tronenergy.client.endpoints import Endpoints
 from airflow_provider_tronenergy.money.quote import text
-from airflow_provider_tronenergy.protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 from airflow_provider_tronenergy.templated import as_int, optional_text
+from tronenergy_protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 
 Spend = Call[Purchase | SmartPurchase]
 """The call that spends TRX, its values checked by :class:`Endpoints` when it was built."""

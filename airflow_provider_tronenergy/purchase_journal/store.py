@@ -35,7 +35,6 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.money.guard import Spent
-from airflow_provider_tronenergy.protocol.ids import ORDER_ID
 from airflow_provider_tronenergy.purchase_journal.figures import COLUMNS as FIGURES
 from airflow_provider_tronenergy.purchase_journal.figures import columns, figures
 from airflow_provider_tronenergy.purchase_journal.quoted import column as quoted_column
@@ -45,6 +44,7 @@ from airflow_provider_tronenergy.purchase_journal.spend import (
     spent,
 )
 from airflow_provider_tronenergy.purchase_journal.spend import column as quoted_cost_column
+from tronenergy_protocol.ids import ORDER_ID
 
 DEFAULT_FILENAME: Final = "tronenergy_purchases.db"
 # An order id as a person types it: 1 to 128 printable ASCII characters (the column's

@@ -24,10 +24,6 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
 )
 from airflow_provider_tronenergy.money.quote import hours
-from airflow_provider_tronenergy.protocol.energy import (
-    ENERGY_FIRST_TRANSFER,
-    ENERGY_PER_TRANSFER,
-)
 from airflow_provider_tronenergy.purchase_journal.store import (
     Entry,
     JournalError,
@@ -36,6 +32,10 @@ from airflow_provider_tronenergy.purchase_journal.store import (
     iso,
     order_id_rule,
     to_resolve,
+)
+from tronenergy_protocol.energy import (
+    ENERGY_FIRST_TRANSFER,
+    ENERGY_PER_TRANSFER,
 )
 
 # An order created this long before the purchase was sent is not its order (clock skew

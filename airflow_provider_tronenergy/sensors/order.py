@@ -39,7 +39,9 @@ def order_event_result(event: dict[str, Any] | None) -> dict[str, Any]:
 
     ``failed`` / ``cancelled`` raise :class:`AirflowFailException` (retrying cannot change
     an ended order), ``timeout`` raises :class:`AirflowSensorTimeout`, ``error`` raises
-    :class:`AirflowException` (a retry may help, e.g. after a connection is fixed).
+    :class:`AirflowException` (a retry may help: the service unreachable for longer than
+    the wait), or :class:`AirflowFailException` when it says ``"retryable": false`` (a
+    connection that names nothing or is malformed in the triggerer: a person fixes it).
     """
     if not isinstance(event, dict):
         raise AirflowException(f"expected an energy order event, got {event!r}")
@@ -55,7 +57,8 @@ def order_event_result(event: dict[str, Any] | None) -> dict[str, Any]:
     if status == "timeout":
         raise AirflowSensorTimeout(message)
     if status == "error":
-        raise AirflowException(message)
+        raise (AirflowFailException if event.get("retryable") is False
+               else AirflowException)(message)
     raise AirflowException(f"unknown energy order event status {status!r}: {message}")
 
 

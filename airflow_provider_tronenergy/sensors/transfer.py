@@ -32,9 +32,9 @@ from airflow_provider_tronenergy.callbacks.events import threshold_micro
 from airflow_provider_tronenergy.client import validation as checks
 from airflow_provider_tronenergy.client.errors import ValidationError
 from airflow_provider_tronenergy.deposits.handover import STREAM_BATCH, Handover, TransferFilter
-from airflow_provider_tronenergy.protocol.numbers import parse_int
 from airflow_provider_tronenergy.templated import is_unset, optional_text
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from tronenergy_protocol.numbers import parse_int
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context

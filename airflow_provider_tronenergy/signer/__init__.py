@@ -22,7 +22,7 @@ import re
 from typing import Any, Final, Protocol, runtime_checkable
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 
 SIGNATURE_BYTES: Final = 65
 _HEX_KEY = re.compile(r"(?:0x)?[0-9a-fA-F]{64}")

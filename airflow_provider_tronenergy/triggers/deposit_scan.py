@@ -63,7 +63,8 @@ class TronNodeDepositScanTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Read the head until it moves past the checkpoint, or the time is up; one event.
         A node connection that names nothing fires an ``error`` event the task fails on, not
-        retried (a trigger that raised would be retried)."""
+        retried (a trigger that raised would be retried); so does a malformed one, or a node
+        on another chain, at the first read (``HeadWatch``)."""
         try:
             hook = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
         except NotRetryable as exc:

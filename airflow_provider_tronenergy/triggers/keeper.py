@@ -9,6 +9,14 @@ the node connection's id, the poll's figures. The wallets and floors come from t
 keeper's registry, written by each keeper run; the registry's and the journal's URL from
 the triggerer's own configuration. A node or registry that cannot be read wakes nobody:
 the watcher logs it and polls again (a keeper woken blind would buy nothing anyway).
+
+What only a person fixes (a ``NotRetryable``: its node on another chain than the connection
+says, a connection that names nothing or is malformed, a registry refused as one host's
+file) stops the polling: the watcher wakes the keeper once with an ``error`` event
+(:func:`~..keeper.watch.stopped`), whose run fails on it, not retried, then reads its node
+and registry again every ``rewake_after`` seconds, without a second event for the same
+cause, and polls again once they pass. It does not end: an AssetWatcher's trigger that
+ends is started again by the triggerer at once, which would fail a run per start.
 """
 
 from __future__ import annotations
@@ -20,12 +28,12 @@ from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
-from airflow_provider_tronenergy.errors import ConnectionMissing
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.keeper.watch import KeeperWatch, Wake
+from airflow_provider_tronenergy.keeper.watch import KeeperWatch, Wake, stopped
 
 
 class TronEnergyKeeperTrigger(BaseEventTrigger):
@@ -57,23 +65,38 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
             "rewake_after": self.rewake_after})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Poll for ever; an AssetWatcher's trigger never ends by itself, but one whose node
-        connection names nothing fails at once (``ConnectionMissing``): never a watcher
-        that polls nothing and wakes nobody."""
+        """Poll for ever; what only a person fixes wakes the keeper once with an ``error``
+        event, and is read again every ``rewake_after`` seconds (the module's rules): never a
+        watcher that polls nothing and wakes nobody, nor a run failed per poll."""
         watch = KeeperWatch(rewake_after=self.rewake_after)
-        node = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
-        registry = KeeperRegistry()
-        try:
-            while True:
-                for wake in await off_loop(self._poll, watch, registry, node):
-                    self.log.info("waking keeper %s for %s: available %s, floor %s (%s)",
-                                  wake.keeper, wake.wallet, f"{wake.available:,}",
-                                  f"{wake.floor:,}", wake.reason)
-                    yield TriggerEvent(wake.to_dict())  # type: ignore[no-untyped-call]
-                await asyncio.sleep(self.poll_interval)
-        finally:
-            registry.close()
-            node.close()
+        told: str | None = None
+        while True:
+            node: TronNodeHook | None = None
+            registry: KeeperRegistry | None = None
+            try:
+                node = await TronNodeHook.arequired(self.tron_node_conn_id, needs=NODE_NEEDED)
+                registry = KeeperRegistry()
+                while True:
+                    wakes = await off_loop(self._poll, watch, registry, node)
+                    told = None  # it reads again: a later stop is told again
+                    for wake in wakes:
+                        self.log.info("waking keeper %s for %s: available %s, floor %s (%s)",
+                                      wake.keeper, wake.wallet, f"{wake.available:,}",
+                                      f"{wake.floor:,}", wake.reason)
+                        yield TriggerEvent(wake.to_dict())  # type: ignore[no-untyped-call]
+                    await asyncio.sleep(self.poll_interval)
+            except NotRetryable as exc:
+                self.log.error("keeper %s: the watcher stopped polling: %s; reading again in "
+                               "%g s", self.keeper, exc, self.rewake_after)
+                if str(exc) != told:  # once per cause: one failed run
+                    told = str(exc)
+                    yield TriggerEvent(stopped(self.keeper, told))  # type: ignore[no-untyped-call]
+            finally:
+                if registry is not None:
+                    registry.close()
+                if node is not None:
+                    node.close()
+            await asyncio.sleep(self.rewake_after)
 
     def _poll(self, watch: KeeperWatch, registry: KeeperRegistry, node: TronNodeHook
               ) -> list[Wake]:
@@ -81,7 +104,7 @@ class TronEnergyKeeperTrigger(BaseEventTrigger):
         try:
             return watch.poll(registry.watched(self.keeper), node, self.max_reads_per_poll,
                               time.monotonic())
-        except ConnectionMissing:  # deleted since: no watcher without its node
+        except NotRetryable:  # another chain, a connection deleted or broken since: stop
             raise
         except Exception as exc:  # a read failed: wake nobody blind, poll again
             self.log.warning("keeper %s: the chain or the registry could not be read (%s); "

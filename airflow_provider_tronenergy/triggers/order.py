@@ -16,8 +16,19 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.orders import wait as order_wait
+
+
+def failure_event(order_id: str, exc: Exception) -> dict[str, Any]:
+    """The ``error`` event of a wait that raised; ``"retryable": false`` for a
+    ``NotRetryable`` (a connection that names nothing in the triggerer, or is malformed),
+    which the task fails on once (a trigger that raised would be retried)."""
+    event = order_wait.order_event(
+        order_id, status="error",
+        message=f"could not follow energy order {order_id}: {type(exc).__name__}: {exc}")
+    return {**event, "retryable": False} if isinstance(exc, NotRetryable) else event
 
 
 class TronEnergyOrderTrigger(BaseTrigger):
@@ -26,7 +37,8 @@ class TronEnergyOrderTrigger(BaseTrigger):
     Only identifiers travel to the triggerer: the connection is read there, so no
     secret is ever stored with the trigger. Transient failures (no answer, 5xx, 429)
     are logged and polling goes on; an answer that will not change on its own
-    (bad credentials, unknown order) ends the wait with an ``error`` event.
+    (bad credentials, unknown order) ends the wait with an ``error`` event, and so does a
+    connection that names nothing or is malformed, one the task fails on without a retry.
 
     :param order_id: the order to follow.
     :param tronenergy_conn_id: Airflow connection of type ``tronenergy``.
@@ -76,9 +88,5 @@ class TronEnergyOrderTrigger(BaseTrigger):
                 log=self.log)
         except Exception as exc:  # any failure must reach the task as an event, not vanish
             self.log.exception("could not follow energy order %s", self.order_id)
-            payload = order_wait.order_event(
-                self.order_id, status="error",
-                message=f"could not follow energy order {self.order_id}: "
-                        f"{type(exc).__name__}: {exc}",
-            )
+            payload = failure_event(self.order_id, exc)
         yield TriggerEvent(payload)  # type: ignore[no-untyped-call]

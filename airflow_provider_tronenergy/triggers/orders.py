@@ -18,7 +18,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.orders import wait as order_wait
+from airflow_provider_tronenergy.triggers.order import failure_event
 
 
 def orders_event(status: str, order_ids: Sequence[str], events: dict[str, dict[str, Any]],
@@ -103,7 +103,4 @@ class TronEnergyOrdersTrigger(BaseTrigger):
                                           end_time=self.end_time, log=self.log)
         except Exception as exc:  # any failure must reach the task as an event, not vanish
             self.log.exception("could not follow energy order %s", order_id)
-            return order_wait.order_event(
-                order_id, status="error",
-                message=f"could not follow energy order {order_id}: "
-                        f"{type(exc).__name__}: {exc}")
+            return failure_event(order_id, exc)

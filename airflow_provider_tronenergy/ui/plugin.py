@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 from airflow.plugins_manager import AirflowPlugin
 
-from airflow_provider_tronenergy.serving import ASGIApp, LazyApp
 from airflow_provider_tronenergy.ui.urls import URL_PREFIX, page_href
+from tronenergy_protocol.serving import ASGIApp, LazyApp
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.database import Database
 from tronenergy_sandbox.errors import WorldError

@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol import signing
-from airflow_provider_tronenergy.protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, ErrorCode
+from tronenergy_protocol import signing
+from tronenergy_protocol.codes import SUCCESS_ENERGY, SUCCESS_MONITOR, ErrorCode
 from tronenergy_sandbox import params, schemas
 from tronenergy_sandbox.errors import WorldError
 from tronenergy_sandbox.jsonout import dumps

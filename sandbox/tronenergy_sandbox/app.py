@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import api, control, node
 from tronenergy_sandbox.chain import (
     attack_routes,

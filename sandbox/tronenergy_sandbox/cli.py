@@ -9,9 +9,9 @@ from decimal import Decimal
 
 import uvicorn
 
-from airflow_provider_tronenergy.protocol.numbers import parse_decimal
-from airflow_provider_tronenergy.protocol.signing import SCHEMES
-from airflow_provider_tronenergy.serving import bind_socket, proxy_settings, run_event_loop
+from tronenergy_protocol.numbers import parse_decimal
+from tronenergy_protocol.serving import bind_socket, proxy_settings, run_event_loop
+from tronenergy_protocol.signing import SCHEMES
 from tronenergy_sandbox.app import create_app
 from tronenergy_sandbox.server import base_url
 from tronenergy_sandbox.state import SandboxConfig, SandboxState

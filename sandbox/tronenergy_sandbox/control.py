@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import params
 from tronenergy_sandbox.api import json_response, sandbox
 from tronenergy_sandbox.errors import SandboxError, WorldError

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox.database import Database, iso
 from tronenergy_sandbox.errors import WorldError
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from airflow_provider_tronenergy.protocol.signing import sign_callback
+from tronenergy_protocol.signing import sign_callback
 from tronenergy_sandbox.credentials import Credentials
 from tronenergy_sandbox.deliveries import DueDelivery
 from tronenergy_sandbox.world import World

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from airflow_provider_tronenergy.errors import TronEnergyProviderError
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
+from tronenergy_protocol.errors import TronEnergyProviderError
 
 
 class SandboxError(TronEnergyProviderError):

@@ -28,7 +28,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox.jsonout import dumps
 from tronenergy_sandbox.ratelimit import NodeRateLimit
 

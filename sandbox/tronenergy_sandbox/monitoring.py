@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox.database import Database, iso
 from tronenergy_sandbox.errors import WorldError
 

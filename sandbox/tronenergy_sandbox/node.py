@@ -22,7 +22,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec, multicall, wire
 from tronenergy_sandbox.chain.charging import revert_energy

@@ -13,7 +13,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.account import IN_FLIGHT, AccountLedger
 from tronenergy_sandbox.chain.ledger import ChainLedger

@@ -11,9 +11,9 @@ from collections.abc import Collection
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import AddressError, decode_address
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.protocol.numbers import NumberError, is_ascii_digits, parse_decimal
+from tronenergy_protocol.address import AddressError, decode_address
+from tronenergy_protocol.codes import ErrorCode
+from tronenergy_protocol.numbers import NumberError, is_ascii_digits, parse_decimal
 from tronenergy_sandbox.errors import WorldError
 
 MISSING: Any = object()

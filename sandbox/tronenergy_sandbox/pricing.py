@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol import energy
+from tronenergy_protocol import energy
 
 SUN_PER_TRX: Final = 1_000_000
 ENERGY_PER_TRANSFER: Final = energy.ENERGY_PER_TRANSFER

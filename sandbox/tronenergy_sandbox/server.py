@@ -8,7 +8,7 @@ from types import TracebackType
 
 import uvicorn
 
-from airflow_provider_tronenergy.serving import bind_socket, proxy_settings
+from tronenergy_protocol.serving import bind_socket, proxy_settings
 from tronenergy_sandbox.app import create_app
 from tronenergy_sandbox.state import SandboxConfig, SandboxState
 

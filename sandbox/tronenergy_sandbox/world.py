@@ -17,7 +17,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.account import IN_FLIGHT
 from tronenergy_sandbox.chain.ledger import USDT_UNITS

@@ -10,9 +10,9 @@ import pytest
 
 from airflow_provider_tronenergy.callbacks import access
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.protocol.address import random_address
 from support import store_fixtures
 from support.triggers import record
+from tronenergy_protocol.address import random_address
 
 # One SQLite store per test, as the triggers read it (not this folder's two-backend store).
 store_url, store = store_fixtures.store_url, store_fixtures.store

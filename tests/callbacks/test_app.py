@@ -6,12 +6,12 @@ import time
 from decimal import Decimal
 
 from airflow_provider_tronenergy.callbacks import CallbackStore, WebhookSecrets, create_app
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import verify_callback
 from support import signed
 from support.callbacks import ServedApp, callback_body, post, signed_headers, transfer_data
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import verify_callback
 from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 # Retries after 10 s / 60 s / 300 s become 0.1 s / 0.6 s / 3 s.

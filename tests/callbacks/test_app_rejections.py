@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from airflow_provider_tronenergy.callbacks import CallbackStore, WebhookSecrets, create_app
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import ServedApp, callback_body, post, signed_headers, transfer_data
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_key_level"
 ADDRESS = random_address()
@@ -302,7 +302,7 @@ def test_get_is_not_a_callback(receiver):
 
 def test_the_bad_checksum_case_is_always_invalid():
     """It once changed nothing when the random address already ended in "1" (1 in 58)."""
-    from airflow_provider_tronenergy.protocol.address import is_valid_address
+    from tronenergy_protocol.address import is_valid_address
 
     addresses = [random_address() for _ in range(2000)]
     assert any(a.endswith("1") for a in addresses)

@@ -11,8 +11,8 @@ from airflow_provider_tronenergy.callbacks.batcher import CommitTimeout, GroupCo
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_group_commit"
 

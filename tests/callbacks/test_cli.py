@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_tronenergy.callbacks import config
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import callback_body, post, signed_headers, start_receiver, transfer_data
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture

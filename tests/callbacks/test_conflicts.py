@@ -16,10 +16,10 @@ import httpx
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, signed_headers, transfer_data
 from support.hostile import SECRET, start
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 
 def event(data: dict[str, object], timestamp: int | None = None) -> VerifiedTransfer:

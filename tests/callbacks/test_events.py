@@ -10,8 +10,8 @@ import airflow_provider_tronenergy.callbacks as callbacks
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets, verify
 from airflow_provider_tronenergy.client import TransferEvent
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_verified_transfer"
 

@@ -17,12 +17,12 @@ import pytest
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
 from airflow_provider_tronenergy.callbacks.plugin import LazyReceiverApp
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.api_server import running_api_server, status
 from support.callbacks import ServedApp, callback_body, post, signed_headers
 from support.hostile import trickle_until_closed
 from support.signed import SignedSession
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxConfig, SandboxServer
 
 

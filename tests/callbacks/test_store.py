@@ -13,10 +13,10 @@ from airflow_provider_tronenergy.callbacks import store as store_module
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback, verify_callback
 from airflow_provider_tronenergy.sqlstore import StoreError
 from support.callbacks import callback_body, transfer_data
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback, verify_callback
 
 SECRET = "whsec_store_tests"
 

@@ -130,7 +130,7 @@ def test_storage_off_verifies_but_stores_nothing(sqlite_store: CallbackStore):
 def test_a_full_queue_is_refused_not_buffered(sqlite_store: CallbackStore):
     from airflow_provider_tronenergy.callbacks.batcher import GroupCommitter, Overloaded
     from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-    from airflow_provider_tronenergy.protocol.signing import sign_callback
+    from tronenergy_protocol.signing import sign_callback
 
     def event():
         body = callback_body()

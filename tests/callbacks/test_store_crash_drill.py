@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import (
     RawConnection,
     ReceiverProcess,
@@ -23,6 +22,7 @@ from support.callbacks import (
     transfer_data,
 )
 from support.ports import release_port, reserve_port
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_crash_drill"
 CALLBACKS = 1500

@@ -18,9 +18,9 @@ from airflow_provider_tronenergy.callbacks.verify import (
     split_secrets,
     verify,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 amount_texts = st.builds(
     lambda whole, frac: whole + (f".{frac}" if frac else ""),

@@ -32,14 +32,14 @@ from airflow_provider_tronenergy.client.models import (
     SmartPurchase,
     TransferEvent,
 )
-from airflow_provider_tronenergy.protocol.address import (
+from support.clients import API_KEY, API_SECRET
+from tronenergy_protocol.address import (
     ALPHABET,
     AddressError,
     decode_address,
     encode_address,
 )
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from support.clients import API_KEY, API_SECRET
+from tronenergy_protocol.codes import ErrorCode
 
 CORE = RequestCore("http://127.0.0.1:1/v1", API_KEY, API_SECRET)
 

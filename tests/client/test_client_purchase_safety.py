@@ -25,9 +25,9 @@ from airflow_provider_tronenergy.client import (
     ServerError,
     TronEnergyError,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import make_async_client, make_client
 from support.control import Control
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 # A generous retry budget: if any of these failures were resent, it would happen.

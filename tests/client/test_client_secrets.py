@@ -18,7 +18,6 @@ from airflow_provider_tronenergy.client import (
     TronEnergyError,
 )
 from airflow_provider_tronenergy.client.core import Call, RequestCore
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import (
     API_KEY,
     API_SECRET,
@@ -28,6 +27,7 @@ from support.clients import (
 )
 from support.control import Control
 from support.ports import closed_port
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 SECRETS = (API_KEY, API_SECRET)

@@ -29,7 +29,7 @@ from airflow_provider_tronenergy.client import (
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.client.endpoints import Endpoints
 from airflow_provider_tronenergy.client.wire import encode_json, parse_retry_after
-from airflow_provider_tronenergy.protocol.signing import string_to_sign
+from tronenergy_protocol.signing import string_to_sign
 
 KEY, SECRET = "test-key", "test-secret"
 

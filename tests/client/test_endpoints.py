@@ -27,9 +27,9 @@ from airflow_provider_tronenergy.client import (
     TronEnergyClient,
 )
 from airflow_provider_tronenergy.client import endpoints as endpoints_module
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import both_clients, make_client, start_sandbox
 from support.control import Control
+from tronenergy_protocol.address import random_address
 
 
 def by_id(control: Control, order_id: str) -> dict[str, Any]:

@@ -27,10 +27,10 @@ from airflow_provider_tronenergy.client import (
 )
 from airflow_provider_tronenergy.client.core import Call, RequestCore
 from airflow_provider_tronenergy.client.errors import error_class
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
 from support.clients import API_KEY, API_SECRET, both_clients
 from support.control import Control
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox import SandboxServer
 
 EXPECTED: dict[ErrorCode, type[TronEnergyError]] = {

@@ -10,8 +10,8 @@ import pytest
 
 from airflow_provider_tronenergy.client import UnexpectedResponseError
 from airflow_provider_tronenergy.client import endpoints as endpoints_module
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import make_async_client
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.faults import rewrite
 
 BAD_ADDRESS = "TXYZnotanaddressatallxxxxxxxxxxxxx"

@@ -32,7 +32,6 @@ from airflow_provider_tronenergy.client import (
     aio,
     sync,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import (
     API_KEY,
     API_SECRET,
@@ -42,6 +41,7 @@ from support.clients import (
 )
 from support.control import Control
 from support.ports import closed_port
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 CLIENT_LOG = "airflow_provider_tronenergy.client.core"

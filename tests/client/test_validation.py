@@ -15,9 +15,9 @@ from airflow_provider_tronenergy.client import (
     validation,
 )
 from airflow_provider_tronenergy.client.core import RequestCore
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.clients import BlockingFacade, make_async_client, make_client
 from support.control import Control
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 GOOD = random_address()

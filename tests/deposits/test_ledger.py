@@ -22,8 +22,8 @@ from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits import Said, Verdict
 from airflow_provider_tronenergy.deposits import sweep as sweeping
 from airflow_provider_tronenergy.node.transfers import ChainTransfer
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import verified_transfer
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

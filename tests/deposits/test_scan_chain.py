@@ -18,9 +18,9 @@ import pytest
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 RETRY_DELAYS_S = (10, 60, 300)

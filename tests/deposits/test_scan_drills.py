@@ -25,9 +25,9 @@ from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 WORKER = Path(__file__).parents[1] / "support" / "scan_worker.py"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"

@@ -18,8 +18,8 @@ from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.registrations import MARGIN_MS, first_block_at
 from airflow_provider_tronenergy.deposits.scan.checkpoint import BACKFILLS, Checkpoints
 from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanSettings
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 SCOPE = f"USDT:{USDT}"

@@ -13,10 +13,12 @@ from airflow_provider_tronenergy.deposits.scan.core import (
     ScanSettings,
     ScanSettingsError,
 )
+from airflow_provider_tronenergy.deposits.scan.tokens import TokenRefused
 from airflow_provider_tronenergy.deposits.scan.wait import HeadWatch
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,7 @@ class Counting:
     """A node whose every read is counted (and fails): nothing may be read."""
 
     usdt_contract = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+    token_contracts = {"USDT": usdt_contract, "USDC": "TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8"}
 
     def __init__(self) -> None:
         self.reads = 0
@@ -66,9 +69,19 @@ def test_templated_settings_are_read_from_text():
     assert ScanSettings.from_values({"start": "solid"}).start == "solid"
 
 
-def test_a_token_other_than_usdt_or_trx_is_refused():
+@pytest.mark.parametrize("token", ["", "  ", 12, "T" * 41])
+def test_a_token_that_is_no_text_is_refused_before_any_read(token):
+    node = Counting()
     with pytest.raises(ScanSettingsError, match="token"):
-        DepositScan(None, Counting(), [random_address()], token="FAKE")  # type: ignore[arg-type]
+        DepositScan(None, node, [random_address()], token=token)  # type: ignore[arg-type]
+    assert node.reads == 0
+
+
+def test_a_token_name_the_connection_does_not_know_is_refused_before_any_read():
+    node = Counting()
+    with pytest.raises(TokenRefused, match=r"unknown token 'FAKE'.*USDC, USDT") as refused:
+        DepositScan(None, node, [random_address()], token="FAKE")  # type: ignore[arg-type]
+    assert isinstance(refused.value, NotRetryable) and node.reads == 0
 
 
 def test_the_budget_spaces_request_starts():

@@ -56,9 +56,9 @@ from test_real_deployment import (
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.client.sync import TronEnergyClient
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.metadata_template import create_migrated_database
 from support.ports import release_port, reserve_port
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 REDIS = ("127.0.0.1", 6379)

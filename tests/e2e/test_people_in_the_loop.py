@@ -54,12 +54,12 @@ from test_real_deployment import (
 )
 
 from airflow_provider_tronenergy.hitl.purchase import NOT_PLACED, PLACED
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase_journal import EntryState, PurchaseJournal
 from support.browser import browser_page, skip_without_browser
 from support.metadata_template import create_migrated_database
 from support.ports import release_port, reserve_port
 from support.sandbox import node_connection_json
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(300)]

@@ -50,12 +50,12 @@ import requests
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.airflow_compat import asset_watcher_table, shared_streams
 from support.metadata_template import create_migrated_database
 from support.own_api import own_token, wait_for_own_api_server
 from support.ports import release_port, reserve_port
 from support.sandbox import node_connection_json
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(420)]

@@ -7,7 +7,7 @@ from decimal import Decimal
 import batch_payout_preparation as example
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 NO_NODE = {"tron_node_conn_id": None}
 """Prepared without on-chain checks, written out: these runs have no ``tron_node``

@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def _run(run_dag, control, tmp_path, sender, recipients, **extra):

@@ -21,10 +21,10 @@ from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.deposits import DepositLedger
 from airflow_provider_tronenergy.deposits.claims import OPEN
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data, verified_transfer
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 
 def on_chain(control, to: str, amount: str = "12.5", token: str = "USDT", *,

@@ -20,8 +20,8 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     TronEnergyConnectionError,
     TronEnergyHook,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.sandbox import connection_json
+from tronenergy_protocol.address import random_address
 
 
 def test_client_is_built_once_and_reused(tronenergy_conn):

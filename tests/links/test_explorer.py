@@ -16,10 +16,10 @@ import operators_purchase as dags
 import pytest
 
 from airflow_provider_tronenergy.links.explorer import explorer_trail, link_for
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.explorer import ExplorerError, explorer_of
 from support.links import pushed_trail, ui_extra_links
 from support.sandbox import default_connection
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.explorer import ExplorerError, explorer_of
 
 TXID = "c0ffee" + "00" * 29
 NILE = "https://nile.tronscan.org"

@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.quote import Quote, burn_cost
-from airflow_provider_tronenergy.protocol.energy import (
+from tronenergy_protocol.energy import (
     ACTIVATION_COST_SUN,
     BURN_SUN_PER_BANDWIDTH,
     BURN_SUN_PER_ENERGY,

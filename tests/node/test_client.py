@@ -16,10 +16,10 @@ from tronpy.providers import HTTPProvider
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
 from support.sandbox import sandbox_fixture
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 # 1 h of rent lasts 1.8 s; an order succeeds after 1.5 ms; solidification takes 28 ms.

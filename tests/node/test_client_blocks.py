@@ -12,9 +12,9 @@ import requests
 from airflow_provider_tronenergy.node.blocks import block_range
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import manual_chain
 from support.control import Control
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

@@ -14,12 +14,12 @@ import requests
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import ChainParameters
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.control import Control
 from support.hostile_server import Flood, HostileServer, answer
 from support.sandbox import sandbox_fixture
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 sandbox = sandbox_fixture(time_scale=0.01)  # a block every 30 ms

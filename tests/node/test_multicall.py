@@ -20,8 +20,8 @@ from eth_abi import encode
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
 from airflow_provider_tronenergy.node.multicall import AGGREGATE, MAINNET_MULTICALL, evm_address
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain, manual_chain
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.multicall import MULTICALL
 
 CONSTANT = "/wallet/triggerconstantcontract"

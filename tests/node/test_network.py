@@ -17,7 +17,7 @@ from airflow_provider_tronenergy.node.network import (
     network_of,
     same_chain,
 )
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 
 MAINNET_USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NILE_USDT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"

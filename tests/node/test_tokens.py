@@ -17,8 +17,8 @@ from airflow_provider_tronenergy.node.tokens import (
 )
 from airflow_provider_tronenergy.payout.batch import PayoutBatch
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.sandbox import sandbox_fixture
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 OTHER = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"

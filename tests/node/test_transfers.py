@@ -16,7 +16,7 @@ from airflow_provider_tronenergy.node.transfers import (
     token_transfers,
     trx_transfer,
 )
-from airflow_provider_tronenergy.protocol.address import (
+from tronenergy_protocol.address import (
     b58encode,
     decode_address,
     random_address,

@@ -27,9 +27,9 @@ from airflow_provider_tronenergy.node.trx_costs import (
     plan_trx_transfers,
     trx_transfer_cost,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.permissions import TRANSFER_ONLY, active, permit
+from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

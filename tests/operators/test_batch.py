@@ -10,7 +10,7 @@ from decimal import Decimal
 import operators_batch as dags
 
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_check_batch_reports_the_address_it_could_not_check(run_dag, control, sandbox,

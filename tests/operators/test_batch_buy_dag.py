@@ -15,8 +15,8 @@ from airflow_provider_tronenergy.operators.batch_buy import (
     TronEnergyBatchBuyOperator,
     checked_orders,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
+from tronenergy_protocol.address import random_address
 
 
 def plan(control: Control, *, inactive_last: bool = False) -> list[dict[str, Any]]:

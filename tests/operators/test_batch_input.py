@@ -16,7 +16,7 @@ from typing import Any
 import operators_batch as dags
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 ACCESS = "tronenergy.sandbox.access"
 ARABIC_65000 = "\u0666\u0665\u0660\u0660\u0660"  # "65000" in Arabic-Indic digits

@@ -17,8 +17,8 @@ from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOperator
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.signer import LocalKeySigner
+from tronenergy_protocol.address import random_address
 
 TYPO = "tronenergy_defualt"
 SIGNER_TYPO = "tron_signr_default"

@@ -3,7 +3,8 @@ one pass credits what solid blocks hold; following the chain (in the worker, or 
 the triggerer between passes) credits deposits that arrive meanwhile, each once; bad
 addresses fail the task before anything is read, without a retry; an address registered
 through the add-monitor operator after the checkpoint is read back to its registration
-once."""
+once; a TRC-20 named by its contract is credited in its own decimals beside USDT, and one
+without ``decimals()`` fails the task before anything is credited, without a retry."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from dags.deposit_scan import DAGS
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
 from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 SCOPE = "USDT:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 
@@ -140,3 +141,39 @@ def test_a_node_on_another_chain_than_its_connection_says_credits_nothing(
     assert out["scan"][:2] == ("failed", 1)  # not retried
     with DepositLedger(ledger_url) as ledger:
         assert ledger.credits() == []
+
+
+def test_a_trc20_named_by_its_contract_is_credited_in_its_decimals_beside_usdt(
+        control, node_conn, ledger_url, run_dag):
+    token = control.post("/chain/tokens", {"symbol": "WETH", "decimals": 18})["contract"]
+    to = random_address()
+    now = control.post("/chain/pause")["head"]
+    placed = place(control, [{"block": now - 30, "to": to, "units": 10**20 + 1,
+                              "contract": token},
+                             {"block": now - 29, "to": to, "units": 7}])
+    try:
+        out = run_dag(DAGS["te_deposit_scan_worker"], addresses=[to], start=now - 40,
+                      tokens=["USDT", token])
+    finally:
+        control.post("/chain/resume")
+    state, _, result = out["scan"]
+    assert state == "success", out
+    assert (result[token]["token"], result[token]["decimals"]) == ("WETH", 18)
+    assert result[token]["credited_amount"] == "100.000000000000000001"
+    assert result["USDT"]["credited_units"] == "7"
+    with DepositLedger(ledger_url) as ledger:
+        assert ledger.totals(token) == {to: 10**20 + 1}
+        assert {c.tx_hash: c.token for c in ledger.credits()} == {
+            placed[0]["txid"]: "WETH", placed[1]["txid"]: "USDT"}
+
+
+def test_a_contract_without_decimals_fails_the_task_without_a_retry(
+        control, node_conn, ledger_url, run_dag):
+    token = control.post("/chain/tokens", {"symbol": "NODEC", "decimals": None})["contract"]
+    out = run_dag(DAGS["te_deposit_scan_worker"], addresses=[random_address()],
+                  start=head(control) - 10, tokens=["USDT", token])
+    state, tries, _ = out["scan"]
+    assert (state, tries) == ("failed", 1)
+    with DepositLedger(ledger_url) as ledger:
+        assert ledger.credits() == []
+        assert Checkpoints(ledger.db).read(SCOPE) is None  # not even USDT's first run

@@ -12,8 +12,8 @@ import json
 import operators_purchase as dags
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase_journal import EntryState
+from tronenergy_protocol.address import random_address
 
 
 @pytest.mark.parametrize("patch", [

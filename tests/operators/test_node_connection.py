@@ -14,7 +14,6 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.deposits.ledger import DepositLedger
-from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
 from airflow_provider_tronenergy.operators.batch_buy import TronEnergyBatchBuyOperator
@@ -22,10 +21,10 @@ from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositSc
 from airflow_provider_tronenergy.operators.keeper import TronEnergyKeeperOperator
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
 from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from tronenergy_protocol.address import random_address
 
 TYPO = "tron_nod_default"
 
@@ -132,14 +131,24 @@ def _first_event(trigger: Any) -> Any:
     return asyncio.run(asyncio.wait_for(first(), 30))
 
 
-def test_the_triggers_refuse_a_node_that_names_nothing(tmp_path, monkeypatch):
-    """The keeper's watcher fails instead of polling nothing for ever (it logged each poll
-    and woke nobody); the scan's and the payouts' waits read no node but the one named, and
-    fire an event their task fails on, not retried (a trigger that raised is retried)."""
+def test_the_triggers_refuse_a_node_that_names_nothing(tmp_path, monkeypatch, untouched):
+    """The keeper's watcher wakes its keeper once with an error instead of polling nothing
+    for ever (it logged each poll and woke nobody), and the run fails on it; the scan's and
+    the payouts' waits read no node but the one named, and fire an event their task fails
+    on, not retried (a trigger that raised is retried)."""
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
-    with pytest.raises(ConnectionMissing, match=f"'{TYPO}' names no connection"):
-        _first_event(TronEnergyKeeperTrigger(keeper="hot", tron_node_conn_id=TYPO,
-                                             poll_interval=0.05))
+    stop = _first_event(TronEnergyKeeperTrigger(keeper="hot", tron_node_conn_id=TYPO,
+                                                poll_interval=0.05)).payload
+    assert (stop["status"], stop["retryable"]) == ("error", False), stop
+    keeper = TronEnergyKeeperOperator(
+        task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
+        price_cap="1", daily_budget="100", keeper_name="hot")
+    woken = {"triggering_asset_events": {"tronenergy://keeper/hot": [
+        SimpleNamespace(extra={"payload": stop})]}}
+    with pytest.raises(AirflowFailException, match=r"^the keeper's watcher stopped: "
+                                                   f"tron_node_conn_id '{TYPO}' names no"):
+        keeper.execute(woken)  # type: ignore[arg-type]
+    assert untouched == []
     scanned = _first_event(TronNodeDepositScanTrigger(
         tron_node_conn_id=TYPO, after_block=1, poll_interval=0.05, end_time=2e9)).payload
     assert (scanned["status"], scanned["retryable"]) == ("error", False), scanned

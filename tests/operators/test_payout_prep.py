@@ -9,7 +9,7 @@ from decimal import Decimal
 import payout_prep_user as user
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_a_users_dag_prepares_a_batch_once(run_dag, control, tmp_path):

@@ -14,8 +14,8 @@ from payouts import DAGS
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.sandbox import create_token, set_token_units, token_units
+from tronenergy_protocol.address import random_address
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 

@@ -19,7 +19,7 @@ from airflow_provider_tronenergy.node.tokens import TRX_TOKEN
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.trx import plan_trx
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 

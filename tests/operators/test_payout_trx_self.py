@@ -10,7 +10,7 @@ import pytest
 from payouts import DAGS
 from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 

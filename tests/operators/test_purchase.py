@@ -7,7 +7,7 @@ from decimal import Decimal
 import operators_purchase as dags
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_buy_with_templated_values_waits_for_success(run_dag, control):

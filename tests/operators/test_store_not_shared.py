@@ -25,13 +25,12 @@ from airflow_provider_tronenergy.operators.energy import TronEnergyBuyByCountOpe
 from airflow_provider_tronenergy.operators.keeper import TronEnergyKeeperOperator
 from airflow_provider_tronenergy.operators.payout import TronPayoutOperator
 from airflow_provider_tronenergy.payout import journal as payouts
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase_journal import store as purchases
 from airflow_provider_tronenergy.sensors.transfer import TronEnergyTransferSensor
-from airflow_provider_tronenergy.sqlstore import StoreNotShared
 from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
+from tronenergy_protocol.address import random_address
 
 CELERY = "airflow.providers.celery.executors.celery_executor.CeleryExecutor"
 JOURNAL, CALLBACKS, LEDGER = ("TRONENERGY_PURCHASE_JOURNAL", "TRONENERGY_CALLBACK_STORE",
@@ -193,7 +192,9 @@ def test_a_proven_wait_whose_ledger_is_refused_fails_once(monkeypatch, tmp_path)
 
 
 def test_the_keepers_watcher_refuses_to_poll_a_registry_of_one_host():
-    """An AssetWatcher's trigger has no task to fail: it stops, naming the setting."""
-    with pytest.raises(StoreNotShared) as failed:
-        _first_event(TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05))
-    _names(failed, JOURNAL)
+    """An AssetWatcher's trigger has no task to fail: it wakes the keeper once with an
+    error naming the setting, which the run fails on."""
+    stop = _first_event(TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05))
+    assert (stop["status"], stop["retryable"]) == ("error", False), stop
+    message = stop["message"]
+    assert "CeleryExecutor" in message and f"{JOURNAL}_SINGLE_HOST=true" in message, message

@@ -43,6 +43,18 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def shared_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The code the provider shares with the sandbox (protocol/), which it requires exactly:
+    a distribution of this repository, on no index until released."""
+    out = tmp_path_factory.mktemp("shared-dist")
+    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out),
+                             str(ROOT / "protocol")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [wheel] = out.glob("*.whl")
+    return wheel
+
+
 def sdist_names(dist: Path) -> list[str]:
     [sdist] = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
@@ -131,13 +143,14 @@ def installer() -> list[str] | None:
 
 @pytest.mark.parametrize("airflow", ["apache-airflow==3.1.8", "apache-airflow"],
                          ids=["lowest-admitted", "newest"])
-def test_the_wheel_installs_into_a_plain_airflow(dist, tmp_path, airflow):
+def test_the_wheel_installs_into_a_plain_airflow(dist, shared_wheel, tmp_path, airflow):
     """A user's install: the wheel and Airflow, resolved from the wheel's own ranges (never
     this repository's locks, requirements/), then Airflow finds the provider."""
     [wheel] = dist.glob("*.whl")
     requires = wheel_metadata(dist).get_all("Requires-Dist")
     pinned = [r for r in requires or [] if "==" in r.split(";")[0]]
-    assert requires and pinned == [], pinned  # ranges, never pins
+    # Ranges, never pins, but for the shared code of the same release (this repository's).
+    assert requires and pinned == [f"tronenergy-protocol=={__version__}"], pinned
     venv, uv = tmp_path / "venv", installer()
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items()
@@ -145,10 +158,12 @@ def test_the_wheel_installs_into_a_plain_airflow(dist, tmp_path, airflow):
     env["AIRFLOW_HOME"] = str(tmp_path / "airflow-home")
     if uv:
         steps = [[*uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
-                 [*uv, "pip", "install", "--quiet", "--python", str(python), str(wheel), airflow]]
+                 [*uv, "pip", "install", "--quiet", "--python", str(python), str(wheel),
+                  str(shared_wheel), airflow]]
     else:
         steps = [[sys.executable, "-m", "venv", str(venv)],
-                 [str(python), "-m", "pip", "install", "-q", str(wheel), airflow]]
+                 [str(python), "-m", "pip", "install", "-q", str(wheel), str(shared_wheel),
+                  airflow]]
     for command in steps:
         result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -35,7 +35,7 @@ def room_modules() -> list[Path]:
     of what every room may import."""
     found = [path for name in sorted(ROOMS | ALWAYS_FREE) for path in room_paths(name)]
     assert all(path.is_file() for path in found), found
-    assert any(path.is_relative_to(SOURCES["sandbox"]) for path in found)
+    assert all(any(path.is_relative_to(home) for path in found) for home in SOURCES.values())
     return found
 
 
@@ -75,6 +75,8 @@ def test_the_reader_sees_an_import_in_a_function(tmp_path):
     # The sandbox's distribution is the room "sandbox", a free one.
     assert package_room("tronenergy_sandbox.chain.wire") == "sandbox"
     assert package_room("tronenergy_sandboxes") is None
+    # So is the shared code's, the room "protocol".
+    assert package_room("tronenergy_protocol.serving") == "protocol"
 
 
 def test_importing_them_loads_no_airflow():
@@ -85,7 +87,8 @@ def test_importing_them_loads_no_airflow():
     paths = [str(path) for path in free_tests()]
     script = textwrap.dedent(f"""
         import importlib, importlib.util, json, sys
-        sys.path[:0] = {json.dumps([str(ROOT), str(SOURCES["sandbox"].parent), str(TESTS)])}
+        sys.path[:0] = {json.dumps([str(ROOT), *(str(home.parent) for home in SOURCES.values()),
+                                    str(TESTS)])}
         modules, paths = json.loads(sys.argv[1]), json.loads(sys.argv[2])
         for name in modules:
             importlib.import_module(name)

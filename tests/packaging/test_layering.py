@@ -24,6 +24,13 @@ NAME = PACKAGE.name
 SANDBOX = ROOT / "sandbox" / "tronenergy_sandbox"
 SANDBOX_NAME = SANDBOX.name
 SANDBOX_ROOM = "sandbox"
+# The code the provider and the sandbox share is a distribution of its own too (protocol/,
+# the package tronenergy_protocol), read as the room "protocol": the bottom floor, which
+# imports nothing of the provider or the sandbox (not even errors.py: the error root is its).
+SHARED = ROOT / "protocol" / "tronenergy_protocol"
+SHARED_NAME = SHARED.name
+SHARED_ROOM = "protocol"
+HOMES = {SANDBOX: (SANDBOX_NAME, SANDBOX_ROOM), SHARED: (SHARED_NAME, SHARED_ROOM)}
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 ROW = re.compile(r"^\| `(?P<room>[\w.]+?)(?:/|\.py)?` \|(?P<allowed>[^|\n]*)\|"
                  r"(?P<airflow>[^|\n]*)\|", re.MULTILINE)
@@ -31,25 +38,30 @@ TOP = "__init__"
 
 def module_name(path: Path) -> str:
     """``client.aio`` for the package's client/aio.py; ``sandbox.chain.wire`` for the
-    sandbox's tronenergy_sandbox/chain/wire.py."""
-    if path.is_relative_to(SANDBOX):
-        parts = (SANDBOX_ROOM, *path.relative_to(SANDBOX).with_suffix("").parts)
+    sandbox's tronenergy_sandbox/chain/wire.py; ``protocol.address`` for
+    protocol/tronenergy_protocol/address.py."""
+    for home, (_, home_room) in HOMES.items():
+        if path.is_relative_to(home):
+            parts = (home_room, *path.relative_to(home).with_suffix("").parts)
+            break
     else:
         parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(path): path
-           for path in sorted([*PACKAGE.rglob("*.py"), *SANDBOX.rglob("*.py")])}
+MODULES = {module_name(path): path for path in sorted(
+    [*PACKAGE.rglob("*.py"), *SANDBOX.rglob("*.py"), *SHARED.rglob("*.py")])}
 
 
 def in_tree(dotted: str) -> str | None:
     """A dotted import as the table names it: the package's relative to it, the sandbox's
-    under its room (``tronenergy_sandbox.api`` -> ``sandbox.api``); None for the rest."""
+    and the shared code's under their rooms (``tronenergy_sandbox.api`` -> ``sandbox.api``,
+    ``tronenergy_protocol.codes`` -> ``protocol.codes``); None for the rest."""
     if dotted == NAME or dotted.startswith(NAME + "."):
         return dotted.removeprefix(NAME).lstrip(".")
-    if dotted == SANDBOX_NAME or dotted.startswith(SANDBOX_NAME + "."):
-        return SANDBOX_ROOM + dotted.removeprefix(SANDBOX_NAME)
+    for package, home_room in HOMES.values():
+        if dotted == package or dotted.startswith(package + "."):
+            return home_room + dotted.removeprefix(package)
     return None
 
 
@@ -100,11 +112,13 @@ def rows() -> list[re.Match[str]]:
 
 
 def allowed() -> dict[str, set[str]]:
-    """The Layers table: each room and the rooms it may import (``errors`` for every room)."""
+    """The Layers table: each room and the rooms it may import (``errors`` for every room
+    but the shared code's, which holds the error root errors.py builds on)."""
     table = {}
     for row in rows():
         names = re.findall(r"`([\w.]+?)(?:/|\.py)?`", row["allowed"])
-        table[row["room"]] = {*names, "errors"} - {row["room"]}
+        everyone = {"errors"} if row["room"] != SHARED_ROOM else set()
+        table[row["room"]] = {*names, *everyone} - {row["room"]}
     return table
 
 
@@ -197,11 +211,14 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     assert "payout.params" in GRAPH["payout.onchain"]  # module level
     assert "hooks.tron_node" in GRAPH["payout.onchain"]  # TYPE_CHECKING and in a function
     assert "client.aio" in GRAPH["hooks.tronenergy"]  # in a method
-    assert "errors" in GRAPH["protocol.numbers"]
+    assert "protocol.errors" in GRAPH["protocol.numbers"]  # the shared distribution's
+    assert "protocol.errors" in GRAPH["errors"]
     assert "protocol.codes" in GRAPH["sandbox.api"]  # the sandbox's distribution, read too
     assert "sandbox.errors" in GRAPH["sandbox.api"]
     assert in_tree("tronenergy_sandbox.chain.wire") == "sandbox.chain.wire"
     assert in_tree("tronenergy_sandboxes") is None
+    assert in_tree("tronenergy_protocol.serving") == "protocol.serving"
+    assert in_tree("tronenergy_protocols") is None
 
 
 def test_nothing_of_the_provider_imports_the_sandbox() -> None:
@@ -212,6 +229,19 @@ def test_nothing_of_the_provider_imports_the_sandbox() -> None:
              if room(module) != SANDBOX_ROOM for target in targets
              if room(target) == SANDBOX_ROOM]
     assert wrong == []
+
+
+def test_the_shared_code_is_the_bottom_floor() -> None:
+    """The code the provider and the sandbox share imports neither (so the sandbox installs
+    without the provider, hence without Airflow), and the table lists it last."""
+    assert TABLE[SHARED_ROOM] == set()
+    assert FLOORS[-1] == SHARED_ROOM
+    wrong = [f"{module} imports {target}" for module, targets in GRAPH.items()
+             if room(module) == SHARED_ROOM for target in targets
+             if room(target) != SHARED_ROOM]
+    assert wrong == []
+    # One copy: none left in the provider.
+    assert [*(PACKAGE / "protocol").glob("*.py"), *PACKAGE.glob("serving.py")] == []
 
 
 def test_every_permission_is_used() -> None:

@@ -18,10 +18,13 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 # The sandbox, this repository's second distribution (sandbox/): its dependencies are locked
-# too; neither distribution is (scripts/bootstrap.sh installs both from the checkout).
+# too; the third, the code both share (protocol/), has none. No distribution of the
+# repository is locked (scripts/bootstrap.sh installs the three from the checkout).
 SANDBOX = tomllib.loads((ROOT / "sandbox" / "pyproject.toml").read_text(encoding="utf-8"))
+SHARED = tomllib.loads((ROOT / "protocol" / "pyproject.toml").read_text(encoding="utf-8"))
 LOCAL = {canonicalize_name(PYPROJECT["project"]["name"]),
-         canonicalize_name(SANDBOX["project"]["name"])}
+         canonicalize_name(SANDBOX["project"]["name"]),
+         canonicalize_name(SHARED["project"]["name"])}
 VERSIONS = re.search(r'^LOCKED_AIRFLOW_VERSIONS="([^"]+)"$',
                      (ROOT / "scripts" / "uv.sh").read_text(encoding="utf-8"), re.MULTILINE)
 LOCKED = VERSIONS[1].split() if VERSIONS else []
@@ -62,7 +65,7 @@ def test_a_lock_pins_every_requirement_in_its_range(version):
     assert locked[canonicalize_name("apache-airflow")] == Version(version)
     wanted = [*PYPROJECT["project"]["dependencies"],
               *PYPROJECT["project"]["optional-dependencies"]["dev"],
-              *SANDBOX["project"]["dependencies"]]
+              *SANDBOX["project"]["dependencies"], *SHARED["project"]["dependencies"]]
     assert LOCAL & set(locked) == set()  # this checkout, installed editable
     wrong = []
     for line in wanted:
@@ -77,6 +80,8 @@ def test_a_lock_pins_every_requirement_in_its_range(version):
 
 def test_the_package_itself_keeps_ranges():
     """The locks bind this repository's environments only: a user's Airflow resolves the
-    package's own ranges (test_distribution.py installs the wheel so)."""
+    package's own ranges (test_distribution.py installs the wheel so). The one pin is the
+    shared code of the same release, a distribution of this repository."""
     pinned = [line for line in PYPROJECT["project"]["dependencies"] if "==" in line]
-    assert pinned == []
+    assert [canonicalize_name(Requirement(line).name) for line in pinned] == [
+        canonicalize_name(SHARED["project"]["name"])]

@@ -1,8 +1,10 @@
 """The sandbox as its own distribution (sandbox/, ``tronenergy-sandbox``): it builds, its
-wheel holds the emulator and its console script, and it goes with the provider's release.
+wheel holds the emulator and its console script, and it goes with the provider's release,
+sharing its code (``tronenergy-protocol``), never requiring the provider.
 
 The provider's wheel holds no sandbox (test_distribution.py); the tests, benches and main
-job install this one beside it (scripts/bootstrap.sh).
+job install this one beside it (scripts/bootstrap.sh); installed alone it brings no Airflow
+(test_sandbox_without_airflow.py).
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ DIST_INFO = f"tronenergy_sandbox-{__version__}.dist-info"
 
 
 def test_it_is_the_providers_release():
-    """The sandbox imports the provider's protocol: one version for both, and it asks for
-    exactly the provider of its own release."""
+    """The sandbox imports the code it shares with the provider: one version for both, and
+    it asks for exactly the shared code of its own release, and for nothing of the provider
+    (which would bring Airflow)."""
     assert PROJECT["name"] == "tronenergy-sandbox"
     assert PROJECT["version"] == __version__
-    [provider] = [Requirement(line) for line in PROJECT["dependencies"]
-                  if Requirement(line).name == "airflow-provider-tronenergy"]
-    assert str(provider.specifier) == f"=={__version__}"
+    names = [Requirement(line).name for line in PROJECT["dependencies"]]
+    assert "airflow-provider-tronenergy" not in names
+    assert not [name for name in names if "airflow" in name]
+    [shared] = [Requirement(line) for line in PROJECT["dependencies"]
+                if Requirement(line).name == "tronenergy-protocol"]
+    assert str(shared.specifier) == f"=={__version__}"
 
 
 def test_its_script_is_its_own():
@@ -63,9 +69,13 @@ def test_its_wheel_holds_the_sandbox(wheel):
               .rglob("*.py")}
     assert modules == source
     assert {"tronenergy_sandbox/server.py", "tronenergy_sandbox/chain/wire.py"} <= modules
-    # Nothing of the provider is copied into it: it depends on the provider instead.
-    assert not [name for name in names if name.startswith("airflow_provider_tronenergy")]
+    # Nothing of the provider or of the shared code is copied into it: it requires the
+    # shared code instead.
+    assert not [name for name in names
+                if name.startswith(("airflow_provider_tronenergy", "tronenergy_protocol"))]
     assert metadata["Name"] == "tronenergy-sandbox"
     assert metadata["Version"] == __version__
-    assert f"airflow-provider-tronenergy=={__version__}" in metadata.get_all("Requires-Dist")
+    requires = metadata.get_all("Requires-Dist")
+    assert f"tronenergy-protocol=={__version__}" in requires
+    assert not [line for line in requires if "airflow" in line]
     assert "tronenergy-sandbox = tronenergy_sandbox.cli:main" in scripts

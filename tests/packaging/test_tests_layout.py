@@ -2,7 +2,8 @@
 
 A folder of tests is named after a room of the package (``tests/hooks`` for
 ``airflow_provider_tronenergy/hooks``; ``tests/sandbox`` for the sandbox's distribution,
-``sandbox/tronenergy_sandbox``) or a top-level module with many tests
+``sandbox/tronenergy_sandbox``, ``tests/protocol`` for the shared code's,
+``protocol/tronenergy_protocol``) or a top-level module with many tests
 (``tests/<module>/``), or is one of the few groups that test no single room (end-to-end
 deployments, the example DAGs, the main job, the distribution). A test file at the top
 of ``tests/`` names a top-level module (``tests/test_errors.py``).
@@ -20,8 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 PACKAGE = ROOT / "airflow_provider_tronenergy"
-# The sandbox, a distribution of its own, is tested as a room: tests/sandbox.
-SANDBOX = ROOT / "sandbox" / "tronenergy_sandbox"
+# The sandbox and the shared code, distributions of their own, are tested as rooms:
+# tests/sandbox, tests/protocol.
+DISTRIBUTIONS = {"sandbox": ROOT / "sandbox" / "tronenergy_sandbox",
+                 "protocol": ROOT / "protocol" / "tronenergy_protocol"}
 
 # Folders that test no single room: what each holds.
 GROUPS = {
@@ -36,7 +39,8 @@ GROUPS = {
 
 def _rooms() -> set[str]:
     rooms = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
-    return rooms | ({"sandbox"} if (SANDBOX / "__init__.py").is_file() else set())
+    return rooms | {name for name, home in DISTRIBUTIONS.items()
+                    if (home / "__init__.py").is_file()}
 
 
 def _top_level_modules() -> set[str]:

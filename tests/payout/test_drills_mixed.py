@@ -27,7 +27,6 @@ import pytest
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout.journal import PayoutState
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.drills import (
     Batch,
@@ -41,6 +40,7 @@ from support.drills import (
 )
 from support.sandbox import create_token, set_token_units
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 N = 60
 """Payouts per token."""

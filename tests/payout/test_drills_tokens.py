@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain, manual_chain
 from support.drills import Batch, Ticker, histories, run_worker
 from support.sandbox import create_token, set_token_units, token_units
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from airflow_provider_tronenergy.payout import energy_plan
 from airflow_provider_tronenergy.payout.energy_plan import PlanRefused
 from airflow_provider_tronenergy.payout.identity import batch_key
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.plans import batch_of, sandbox_client, small_batch
+from tronenergy_protocol.address import random_address
 
 LIVE_LIMITS = {"energy_per_transfer": 65_000, "min_energy": 32_000, "max_energy": 5_000_000}
 

@@ -20,7 +20,7 @@ from airflow_provider_tronenergy.payout.funds import (
 )
 from airflow_provider_tronenergy.payout.journal import PayoutState
 from airflow_provider_tronenergy.payout.rows import payouts
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 SENDER = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 

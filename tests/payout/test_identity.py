@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow_provider_tronenergy.payout import identity
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_batch_key_names_the_batch_and_its_rows():

@@ -24,7 +24,7 @@ from airflow_provider_tronenergy.payout.onchain import (
     shortfall_orders,
 )
 from airflow_provider_tronenergy.payout.params import ChainParams
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 @pytest.mark.parametrize(("need", "on_hand", "expected"), [

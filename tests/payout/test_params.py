@@ -6,7 +6,7 @@ import pytest
 
 from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 @pytest.mark.parametrize("bad", ["has space", "x" * 65, "période"])

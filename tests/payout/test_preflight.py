@@ -188,7 +188,7 @@ class Table:
 
 def test_figures_beyond_the_asked_kinds_rise_by_the_largest_rise_seen():
     from airflow_provider_tronenergy.payout.estimates import MAX_KINDS, energy_now
-    from airflow_provider_tronenergy.protocol.address import random_address
+    from tronenergy_protocol.address import random_address
 
     figures = [100] * 5 + [200] * 4 + [300] * 3 + [400] * 2 + [500]
     rows = payouts([{"recipient": random_address(), "amount": "1", "energy": e}

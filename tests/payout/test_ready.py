@@ -10,8 +10,8 @@ from pathlib import Path
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.energy_plan import plan_energy
 from airflow_provider_tronenergy.payout.ready import FIGURES, batch_ready
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.plans import batch_of, on_hand_batch, sandbox_client
+from tronenergy_protocol.address import random_address
 
 
 def _rows(*energies: int) -> list[dict[str, object]]:

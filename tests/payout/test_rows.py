@@ -14,7 +14,7 @@ from airflow_provider_tronenergy.payout.rows import (
     token_decimals,
     units_of,
 )
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 TO = "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"
 

@@ -8,7 +8,7 @@ import pytest
 from airflow_provider_tronenergy.errors import NothingToDo
 from airflow_provider_tronenergy.payout import sheet
 from airflow_provider_tronenergy.payout.rows import MAX_DIGITS, PayoutInputError
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_parse_payouts_reports_every_bad_row_by_line():

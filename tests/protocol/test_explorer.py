@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_tronenergy.errors import ProtocolError
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.explorer import (
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.explorer import (
     EXPLORERS,
     MAINNET_EXPLORER,
     ExplorerError,

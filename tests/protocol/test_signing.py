@@ -10,7 +10,7 @@ import hmac
 
 import pytest
 
-from airflow_provider_tronenergy.protocol import signing
+from tronenergy_protocol import signing
 
 SECRET = "sbx-secret"
 TS = "1700000000"

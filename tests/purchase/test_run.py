@@ -17,8 +17,8 @@ import operators_purchase as dags
 import pytest
 
 from airflow_provider_tronenergy.client import validation
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.purchase.run import human_line
+from tronenergy_protocol.address import random_address
 
 Seen = Counter[tuple[str, str]]
 

@@ -11,9 +11,9 @@ import requests
 from tronpy import Tron
 from tronpy.providers import HTTPProvider
 
-from airflow_provider_tronenergy.protocol.address import decode_address, random_address
 from support.orders import ManualClock
 from support.sandbox import running_sandbox
+from tronenergy_protocol.address import decode_address, random_address
 from tronenergy_sandbox import SandboxServer
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"

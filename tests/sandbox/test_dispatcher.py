@@ -7,12 +7,12 @@ import threading
 
 import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support import signed
 from support.receiver import RecordingReceiver
 from support.sandbox import sandbox_fixture
 from support.signed import SignedSession
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 from tronenergy_sandbox import SandboxServer
 
 # 10 s / 60 s / 300 s become 20 ms / 120 ms / 600 ms.

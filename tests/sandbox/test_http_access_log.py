@@ -10,7 +10,7 @@ import uuid
 import pytest
 import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 ACCESS = "tronenergy.sandbox.access"
 LINE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) (?P<status>\d{3}|dropped) "

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 NOT_ASCII_ONE = [
     pytest.param("\u0661", id="arabic-indic"),

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import requests
 
-from airflow_provider_tronenergy.protocol.address import is_valid_address, random_address
+from tronenergy_protocol.address import is_valid_address, random_address
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 ORDER_FIELDS = {"order_id", "status", "tx_hash", "cost", "energy_amount", "rent_time",

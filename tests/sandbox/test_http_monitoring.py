@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 HOOK = "http://127.0.0.1:9/callbacks"  # port 9 refuses: deliveries stay pending
 

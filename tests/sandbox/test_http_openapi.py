@@ -11,7 +11,7 @@ import pytest
 from fastapi.routing import APIRoute
 from jsonschema import Draft202012Validator
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import api as sandbox_api
 
 HOOK = "http://127.0.0.1:9/callbacks"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 
 def test_accepts_a_correct_signature_over_path_query_and_body(signed):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"  # a real, valid mainnet address

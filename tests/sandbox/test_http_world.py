@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 PROCESSING_AFTER = 1.0  # seconds after purchase at time-scale 1 (sandbox/orders.py)

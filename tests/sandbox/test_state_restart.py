@@ -7,11 +7,11 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.process import start_sandbox
 from support.receiver import RecordingReceiver
 from support.signed import SignedSession
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 
 def test_restart_keeps_account_orders_monitoring_and_pending_deliveries(tmp_path: Path):

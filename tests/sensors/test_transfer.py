@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sensors.transfer import TronEnergyTransferSensor
 from support import store_fixtures
+from tronenergy_protocol.address import random_address
 
 store_url = store_fixtures.store_url
 

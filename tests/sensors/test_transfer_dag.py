@@ -20,13 +20,13 @@ import pytest
 from transfers import DAGS
 
 from airflow_provider_tronenergy.callbacks import CallbackStore
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.sensors import transfer as sensor_module
 from airflow_provider_tronenergy.triggers import transfer as trigger_module
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 from support import store_fixtures
 from support.signed import SignedSession
 from support.waiting import wait_until
+from tronenergy_protocol.address import random_address
 
 # The callback store the DAG run reads, and the receiver that fills it (support.store_fixtures).
 store_url, store, api, receiver = (

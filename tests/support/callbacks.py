@@ -22,8 +22,8 @@ import httpx
 import uvicorn
 
 from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 from tronenergy_sandbox.process import stop_process
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from airflow_provider_tronenergy.client import TronEnergyClient
-from airflow_provider_tronenergy.protocol.address import random_address
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ from airflow_provider_tronenergy.callbacks import CallbackStore, create_app
 from airflow_provider_tronenergy.deposits import DepositLedger, ProofSettings, Prover
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.transfers import ChainTransfer
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.callbacks import ServedApp
 from support.chain import USDT, Chain, manual_chain
 from support.signed import SignedSession
+from tronenergy_protocol.address import random_address
 
 SOLID = 20
 """Blocks after which a block is solidified in the sandbox (19 behind the head)."""

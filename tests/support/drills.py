@@ -32,9 +32,9 @@ import requests
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain
 from support.sandbox import set_token_units
+from tronenergy_protocol.address import random_address
 
 TESTS = Path(__file__).resolve().parent.parent
 SOLIDIFY_BLOCKS = 19

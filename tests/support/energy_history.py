@@ -21,13 +21,13 @@ from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
 from airflow_provider_tronenergy.payout.attempts import Claim, Signed
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal
 from airflow_provider_tronenergy.ui.batches import BatchEvent
 from airflow_provider_tronenergy.ui.data import Stores
 from airflow_provider_tronenergy.ui.period import Period
 from support.callbacks import callback_body, transfer_data
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 FIRST = date(2026, 3, 1)
 PERIOD = Period(FIRST, date(2026, 3, 3))

@@ -25,13 +25,17 @@ PACKAGE = "airflow_provider_tronenergy"
 SANDBOX = "tronenergy_sandbox"
 """The sandbox (sandbox/, a distribution of its own) raises under the provider's root: drawn
 too, always imported, so the drawing never depends on what a test imported before."""
-HOMES = {PACKAGE: ROOT / PACKAGE, SANDBOX: ROOT / "sandbox" / SANDBOX}
+SHARED = "tronenergy_protocol"
+"""The code the provider and the sandbox share (protocol/, a distribution of its own)
+defines the root and ``ProtocolError``; the provider's errors.py re-exports them."""
+HOMES = {PACKAGE: ROOT / PACKAGE, SHARED: ROOT / "protocol" / SHARED,
+         SANDBOX: ROOT / "sandbox" / SANDBOX}
 
 
 def _classes() -> type:
     """The root, every module of the package and the sandbox imported (so every class is
     defined)."""
-    for home in (ROOT, HOMES[SANDBOX].parent):
+    for home in (ROOT, HOMES[SHARED].parent, HOMES[SANDBOX].parent):
         if str(home) not in sys.path:
             sys.path.insert(0, str(home))
     with warnings.catch_warnings():
@@ -54,9 +58,10 @@ def _builtin(cls: type) -> type | None:
 
 
 def _where(cls: type) -> str:
-    """``client/bounded.py`` for ``airflow_provider_tronenergy.client.bounded``; the
-    sandbox's with its package's name, ``tronenergy_sandbox/errors.py``."""
-    home = SANDBOX if cls.__module__.startswith(SANDBOX + ".") else PACKAGE
+    """``client/bounded.py`` for ``airflow_provider_tronenergy.client.bounded``; the other
+    distributions' with their package's name, ``tronenergy_sandbox/errors.py``."""
+    home = next((name for name in (SHARED, SANDBOX) if cls.__module__.startswith(name + ".")),
+                PACKAGE)
     module = cls.__module__.removeprefix(PACKAGE + ".")
     path = HOMES[home].parent / module.replace(".", "/")
     if home == PACKAGE:

@@ -20,12 +20,15 @@ TESTS = ROOT / "tests"
 SUPPORT = TESTS / "support"
 PACKAGE = "airflow_provider_tronenergy"
 
-ROOMS = frozenset({"protocol", "client", "node", "signer", "sandbox", "serving", "fanout"})
+ROOMS = frozenset({"protocol", "client", "node", "signer", "sandbox", "fanout"})
 """The rooms whose code never imports Airflow (each a folder or a top-level module)."""
 SANDBOX = "tronenergy_sandbox"
 """The room "sandbox" is a distribution of its own (sandbox/), its package this one."""
-SOURCES = {"sandbox": ROOT / "sandbox" / SANDBOX}
+SHARED = "tronenergy_protocol"
+"""So is the room "protocol" (protocol/), the code the provider and the sandbox share."""
+SOURCES = {"sandbox": ROOT / "sandbox" / SANDBOX, "protocol": ROOT / "protocol" / SHARED}
 """Where a room's code lives when not in the package."""
+PACKAGES = {SANDBOX: "sandbox", SHARED: "protocol"}
 ALWAYS_FREE = frozenset({"errors", "__init__"})
 """What every room may import (docs/architecture.md's Layers): free of Airflow too."""
 
@@ -42,10 +45,11 @@ def imported(path: Path) -> Iterator[str]:
 
 def package_room(module: str) -> str | None:
     """``airflow_provider_tronenergy.client.aio`` -> ``client``; ``tronenergy_sandbox...``
-    -> ``sandbox``; None for another package; ``__init__`` for the package itself and a
-    name it holds (``__version__``)."""
-    if module == SANDBOX or module.startswith(SANDBOX + "."):
-        return "sandbox"
+    -> ``sandbox``, ``tronenergy_protocol...`` -> ``protocol``; None for another package;
+    ``__init__`` for the package itself and a name it holds (``__version__``)."""
+    for package, name in PACKAGES.items():
+        if module == package or module.startswith(package + "."):
+            return name
     if module != PACKAGE and not module.startswith(PACKAGE + "."):
         return None
     name = [*module.split("."), "__init__"][1]
@@ -61,7 +65,7 @@ def room_paths(name: str) -> list[Path]:
 
 def module_of(path: Path) -> str:
     """The dotted name ``path`` is imported as (``tronenergy_sandbox.chain.wire``)."""
-    base = SOURCES["sandbox"].parent if path.is_relative_to(SOURCES["sandbox"]) else ROOT
+    base = next((home.parent for home in SOURCES.values() if path.is_relative_to(home)), ROOT)
     return ".".join(path.relative_to(base).with_suffix("").parts).removesuffix(".__init__")
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.payout.params import BatchParams
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.control import Control
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 
 

@@ -1,10 +1,11 @@
 """A worker in its own process for the scan drills: ``python scan_worker.py '<json>'``.
 
 ``{"node": url, "ledger": url, "addresses": [...], "settings": {...}, "mode": ...}``;
-``mode`` ``scan`` runs one scan; ``callbacks`` credits, as the callback path does once the
-chain proved them, the transfers of ``blocks`` (read one by one, shuffled with ``seed``),
-through ``DepositLedger.credit(..., source="callback")``; ``both`` does one then the other
-(``order``). Prints one JSON line: what this process credited.
+``mode`` ``scan`` runs one scan (of ``token``: ``USDT`` unless named); ``callbacks``
+credits, as the callback path does once the chain proved them, the transfers of ``blocks``
+(read one by one, shuffled with ``seed``), through ``DepositLedger.credit(...,
+source="callback")``; ``both`` does one then the other (``order``). Prints one JSON line:
+what this process credited.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def callbacks(ledger, node, args) -> list[list]:
 
 
 def scan(ledger, node, args) -> list[list]:
-    report = DepositScan(ledger, node, args["addresses"],
+    report = DepositScan(ledger, node, args["addresses"], token=args.get("token", "USDT"),
                          settings=ScanSettings(**args["settings"])).run(
         credited_by=args.get("name"))
     return [[t.tx_hash, t.index] for t in report.credited]

@@ -17,8 +17,8 @@ from urllib.parse import urlencode
 import pytest
 import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_request
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_request
 from tronenergy_sandbox import SandboxServer
 
 

@@ -8,7 +8,12 @@ import asyncio
 import json
 import time
 
+import pytest
+from airflow.providers.common.compat.sdk import AirflowFailException
+
+from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
+from tronenergy_protocol.address import random_address
 
 
 def fired(trigger: TronNodeDepositScanTrigger) -> dict:
@@ -55,6 +60,26 @@ def test_a_node_that_does_not_answer_is_read_again_until_the_deadline(monkeypatc
                                          poll_interval=0.05, end_time=time.time() + 0.5))
     assert event["status"] == "timeout" and event["head"] is None
     assert "the node did not answer" in capfd.readouterr().out
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (None, "says network mainnet"),  # no network extra: mainnet; the sandbox is not
+    ('{"network": "custom",', "its Extra is not valid JSON"),
+], ids=["another-chain", "malformed"])
+def test_a_node_on_another_chain_or_a_malformed_connection_fails_the_task_once(
+        sandbox, monkeypatch, extra, says):
+    """A person fixes the connection: the task fails at once, not retried (it was retried
+    once, and the retry failed in the worker)."""
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_WRONG", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url, "extra": extra}))
+    event = fired(TronNodeDepositScanTrigger(tron_node_conn_id="tron_node_wrong", after_block=1,
+                                             poll_interval=0.05, end_time=time.time() + 20))
+    assert (event["status"], event.get("retryable")) == ("error", False), event
+    assert says in event["message"] and "tron_node_wrong" in event["message"]
+    scan = TronNodeDepositScanOperator(task_id="scan", addresses=[random_address()], start=1,
+                                       tron_node_conn_id="tron_node_wrong")
+    with pytest.raises(AirflowFailException, match=says):
+        scan.execute_complete({}, event)  # type: ignore[arg-type]
 
 
 def test_its_kwargs_are_identifiers_and_figures_only():

@@ -1,5 +1,7 @@
 """The keeper's watcher (TronEnergyKeeperTrigger) against the sandbox's chain: it wakes the
-keeper once per crossing, for the wallets its registry names, and nobody when blind."""
+keeper once per crossing, for the wallets its registry names, and nobody when blind; on a
+node of another chain it wakes the keeper once with an error its run fails on, and polls
+again once the connection is fixed."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ from typing import Any
 import pytest
 
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
+from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
+from support.sandbox import node_connection_json
+from support.waiting import wait_until
 
 
 @pytest.fixture
@@ -72,6 +77,38 @@ def test_a_blind_watcher_wakes_nobody(control, registry, monkeypatch, capfd):
     trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
     assert events_within(trigger, 1.0) == []
     assert "the chain or the registry could not be read" in capfd.readouterr().out
+
+
+def test_a_node_of_another_chain_wakes_the_keeper_once_with_an_error(control, sandbox, registry,
+                                                                     monkeypatch):
+    """It logged on each poll and woke nobody, for ever. Now: one error event (its run fails
+    on it, not retried), block 0 read again every ``rewake_after`` without a second event,
+    and polling again once the connection says the node's chain."""
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
+        {"conn_type": "tron_node", "host": sandbox.root_url}))  # mainnet said; it is not
+    low = control.wallet(trx="1", staked=50_000)
+    registry.register("hot", [(low, 200_000, None)])
+    reads: list[str] = []
+    read = TronNodeClient.get_genesis_block_id
+
+    def counted(client: TronNodeClient) -> str | None:
+        reads.append("block 0")
+        return read(client)
+
+    monkeypatch.setattr(TronNodeClient, "get_genesis_block_id", counted)
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05, rewake_after=0.05)
+
+    def fix() -> None:  # once block 0 was read again (and no second event came of it)
+        wait_until(lambda: len(reads) >= 3, message="block 0 read again")
+        monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", node_connection_json(sandbox))
+
+    fired = events_within(trigger, 2.0, during=fix)
+    stop, *rest = fired
+    assert stop == {"keeper": "hot", "status": "error", "retryable": False,
+                    "message": stop["message"]}, stop
+    assert "connection 'tron_node_default' says network mainnet" in stop["message"]
+    assert [event for event in rest if "status" in event] == []  # told once
+    assert rest and (rest[0]["wallet"], rest[0]["reason"]) == (low, "below the floor"), fired
 
 
 def test_its_kwargs_are_identifiers_only():

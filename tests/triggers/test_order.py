@@ -240,10 +240,28 @@ def test_bad_credentials_are_an_error_event_without_the_secret(control: Control,
     assert wrong not in json.dumps(event)
 
 
-def test_missing_connection_is_an_error_event(conn):
-    (event,) = run_trigger(trigger_for("ord-1", conn_id="tronenergy_missing"))
-    assert event["status"] == "error"
-    assert "tronenergy_missing" in event["message"]
+@pytest.mark.parametrize(("extra", "says"), [
+    (None, "tronenergy_conn_id 'tronenergy_wrong' names no connection"),
+    ("[1, 24]", "connection 'tronenergy_wrong': its Extra is a JSON list"),
+], ids=["missing", "malformed"])
+def test_a_missing_or_malformed_connection_fails_the_task_once(sandbox, monkeypatch, extra,
+                                                               says):
+    """Only in the triggerer (the worker read it before deferring): bad input a person fixes,
+    never retried."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from airflow_provider_tronenergy.sensors.order import order_event_result
+
+    if extra is None:
+        monkeypatch.delenv("AIRFLOW_CONN_TRONENERGY_WRONG", raising=False)
+    else:
+        conn = json.loads(connection_json(sandbox, **orders.CONN_OPTIONS))
+        monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_WRONG", json.dumps({**conn, "extra": extra}))
+    (event,) = run_trigger(trigger_for("ord-1", conn_id="tronenergy_wrong"))
+    assert (event["status"], event.get("retryable")) == ("error", False), event
+    assert says in event["message"]
+    with pytest.raises(AirflowFailException, match=says):
+        order_event_result(event)
 
 
 def test_past_end_time_gives_timeout_after_one_poll(control: Control, conn):

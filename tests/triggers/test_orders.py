@@ -80,6 +80,18 @@ def test_a_deadline_and_an_unknown_order(control: Control, conn):
     assert event["status"] == "error" and "no-such-order" in event["message"]
 
 
+def test_a_connection_missing_in_the_triggerer_fails_the_task_once(monkeypatch):
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    monkeypatch.delenv("AIRFLOW_CONN_TRONENERGY_NOWHERE", raising=False)
+    [event] = run(TronEnergyOrdersTrigger(["ord-1", "ord-2"], "tronenergy_nowhere", 0.02,
+                                          end_time=time.time() + 30))
+    assert event["status"] == "error", event
+    with pytest.raises(AirflowFailException,
+                       match="tronenergy_conn_id 'tronenergy_nowhere' names no connection"):
+        orders_event_result(event)
+
+
 def test_no_orders_is_success():
     [event] = run(TronEnergyOrdersTrigger([], end_time=time.time() + 5))
     assert event["status"] == "success" and orders_event_result(event) == []

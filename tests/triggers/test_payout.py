@@ -64,13 +64,20 @@ def test_a_confirming_node_on_another_chain_ends_with_an_error_event(sandbox, mo
     assert [seen.path for seen in nile.received] == ["/wallet/getblockbynum"]
 
 
-def test_an_unusable_connection_ends_with_an_error_event(monkeypatch, tmp_path):
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"host": "ftp://nowhere"}, "host must be"),
+    ({"host": "http://127.0.0.1:9", "extra": '{"network": "nile"'}, "not valid JSON"),
+], ids=["bad-host", "extra-not-json"])
+def test_an_unusable_connection_ends_with_an_error_event_not_retried(monkeypatch, tmp_path,
+                                                                    fields, says):
+    """A malformed connection is bad input a person fixes: the task fails on it once."""
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'j.db'}")
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_T", json.dumps(
-        {"conn_type": "tron_node", "host": "ftp://nowhere"}))
+        {"conn_type": "tron_node", **fields}))
     event = asyncio.run(TronPayoutBatchTrigger("b", "tron_node_t",
                                                end_time=time.time() + 5)._wait())
-    assert event["status"] == "error" and "host must be" in event["message"]
+    assert event["status"] == "error" and says in event["message"], event
+    assert event["retryable"] is False and "'tron_node_t'" in event["message"]
 
 
 def test_the_trust_settings_travel_only_when_set():

@@ -15,7 +15,6 @@ import pytest
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.deposits.handover import TransferFilter
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers import transfer as transfer_module
 from airflow_provider_tronenergy.triggers.transfer import (
     TronEnergyTransferTrigger,
@@ -23,6 +22,7 @@ from airflow_provider_tronenergy.triggers.transfer import (
 )
 from support import store_fixtures
 from support.triggers import Collector, Outage, PollClock, record, until
+from tronenergy_protocol.address import random_address
 
 
 def rebuild(trigger):

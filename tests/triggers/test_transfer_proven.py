@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 from support.deposits import DepositWorld, settings_world
 from support.triggers import Collector, until
+from tronenergy_protocol.address import random_address
 
 CONSUMER = "proven-watch"
 

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferTrigger
 from support.triggers import CountingStore, PollClock, Triggerer, record, settle, until
+from tronenergy_protocol.address import random_address
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",

@@ -15,12 +15,12 @@ import asyncio
 import pytest
 
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.triggers.transfer import (
     TronEnergyTransferWatchTrigger,
     _OffsetProducer,
 )
 from support.triggers import Outage, PollClock, Triggerer, record, settle, until
+from tronenergy_protocol.address import random_address
 
 shared_stream = pytest.importorskip(
     "airflow.triggers.shared_stream",

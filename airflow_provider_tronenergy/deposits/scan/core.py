@@ -54,12 +54,19 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from airflow_provider_tronenergy.deposits.scan import backfill
 from airflow_provider_tronenergy.deposits.scan.budget import ScanBudget
 from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
+from airflow_provider_tronenergy.deposits.scan.tokens import (
+    USDT,
+    ScanToken,
+    amount_text,
+    named,
+    resolve,
+)
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
-from airflow_provider_tronenergy.protocol.address import is_valid_address
-from airflow_provider_tronenergy.protocol.numbers import parse_int
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.numbers import parse_int
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -68,8 +75,8 @@ if TYPE_CHECKING:
     from airflow_provider_tronenergy.node.client import TronNodeClient
 
 log = logging.getLogger(__name__)
-USDT: Final = "USDT"
 TOKENS: Final = (USDT, TRX)
+"""The tokens a scan names by name; any other by its contract's address (:mod:`.tokens`)."""
 SOLID: Final = "solid"
 REPORTED: Final = 100
 """Credited transfers a report lists (its counts and sums cover them all)."""
@@ -165,6 +172,14 @@ class ScanReport:
     """Blocks read again for addresses added after the checkpoint (their backfills)."""
     backfill_pending: int = 0
     """Addresses whose backfill the next run goes on with."""
+    contract: str | None = None
+    """The token's contract (None: TRX): a credit's identity, whatever its symbol."""
+    decimals: int = 6
+
+    @property
+    def key(self) -> str:
+        """What the task's result lists it under: ``TRX``, ``USDT``, else the contract."""
+        return self.token if self.contract is None or self.token == USDT else self.contract
 
     @property
     def blocks(self) -> int:
@@ -178,11 +193,14 @@ class ScanReport:
         return max(0, self.tip - (self.last_block or self.tip))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"token": self.token, "first_block": self.first_block,
+        return {"token": self.token, "contract": self.contract, "decimals": self.decimals,
+                "first_block": self.first_block,
                 "last_block": self.last_block, "tip": self.tip, "blocks": self.blocks,
                 "behind": self.behind, "requests": self.requests, "found": self.found,
                 "credited_count": len(self.credited),
                 "credited_units": str(sum(t.units for t in self.credited)),
+                "credited_amount": amount_text(sum(t.units for t in self.credited),
+                                               self.decimals),
                 "backfill_blocks": self.backfill_blocks,
                 "backfill_pending": self.backfill_pending,
                 "credited": [t.to_dict() for t in self.credited[:REPORTED]]}
@@ -201,29 +219,34 @@ def checked_addresses(addresses: Iterable[str] | str | None) -> frozenset[str]:
 
 
 def checked_token(token: str) -> str:
-    symbol = str(token).strip().upper()
-    if symbol not in TOKENS:
-        raise ScanSettingsError(f"token must be one of {', '.join(TOKENS)}, got {token!r}")
-    return symbol
+    """``TRX``, ``USDT`` or a contract's address (``T...``); else refused."""
+    try:
+        return named(token)
+    except ValueError as exc:
+        raise ScanSettingsError(str(exc)) from None
 
 
 class DepositScan:
     """``DepositScan(ledger, node, addresses, token="USDT").run()``: credit what the chain holds.
 
     ``node`` is a :class:`~airflow_provider_tronenergy.node.client.TronNodeClient` (its
-    ``usdt_contract`` is the token scanned for ``USDT``). Addresses, token and settings are
-    checked here, before any read.
+    ``usdt_contract`` is the token scanned for ``USDT``). ``token`` is ``TRX``, ``USDT``, a
+    name of the connection's ``tokens`` extra, a TRC-20 contract's address, or a
+    :class:`~.tokens.ScanToken` resolved already (once per task try); a name or address is
+    resolved here, its decimals and symbol read from the contract (:mod:`.tokens`).
+    Addresses, token and settings are checked here, before any block is read.
     """
 
     def __init__(self, ledger: DepositLedger, node: TronNodeClient,
-                 addresses: Iterable[str] | str, *, token: str = USDT,
+                 addresses: Iterable[str] | str, *, token: str | ScanToken = USDT,
                  settings: ScanSettings | None = None, log: Any = log) -> None:
         self.addresses = checked_addresses(addresses)
-        self.token = checked_token(token)
         self.settings = settings or ScanSettings()
         self.ledger, self.node, self.log = ledger, node, log
-        self.contract = None if self.token == TRX else node.usdt_contract
-        self.scope = TRX if self.contract is None else f"{self.token}:{self.contract}"
+        self.kind = token if isinstance(token, ScanToken) else resolve(node,
+                                                                       checked_token(token))
+        self.token, self.contract = self.kind.symbol, self.kind.contract
+        self.scope = self.kind.scope
         self.budget = ScanBudget(self.settings.max_requests_per_second)
         self._checkpoints: Checkpoints | None = None
 
@@ -300,7 +323,7 @@ class DepositScan:
         and ``mark`` (the checkpoint's or a backfill's advance; None: nothing moves) in one
         transaction."""
         if first > end:
-            return ScanReport(self.token, None, None, tip, self.budget.used, 0)
+            return self._report(None, None, tip, 0, [])
         credited: list[ChainTransfer] = []
         found = done = 0
         pages = [(s, min(end, s + self.settings.page_blocks - 1))
@@ -319,14 +342,17 @@ class DepositScan:
                                  "again next round", self.scope, f" ({what})" if what else "",
                                  exc, done)
         if done < first:
-            return ScanReport(self.token, None, None, tip, self.budget.used, found,
-                              tuple(credited))
+            return self._report(None, None, tip, found, credited)
         self.log.info("deposit scan %s%s: blocks %d to %d read (%d requests), %d transfers "
                       "into deposit addresses found, %d credited now; %d blocks behind the "
                       "tip %d", self.scope, f" ({what})" if what else "", first, done,
                       self.budget.used, found, len(credited), tip - done, tip)
-        return ScanReport(self.token, first, done, tip, self.budget.used, found,
-                          tuple(credited))
+        return self._report(first, done, tip, found, credited)
+
+    def _report(self, first: int | None, last: int | None, tip: int, found: int,
+                credited: list[ChainTransfer]) -> ScanReport:
+        return ScanReport(self.token, first, last, tip, self.budget.used, found,
+                          tuple(credited), contract=self.contract, decimals=self.kind.decimals)
 
     def _read(self, pool: ThreadPoolExecutor, pages: list[tuple[int, int]],
               addresses: frozenset[str]) -> Iterator[list[ChainTransfer]]:
@@ -335,7 +361,7 @@ class DepositScan:
         ahead: deque[list[Future[tuple[int, list[ChainTransfer] | None]]]] = deque()
         todo = iter(pages)
         per_page = -(-self.settings.page_blocks // self.settings.blocks_per_range) \
-            if self.token == TRX else self.settings.page_blocks
+            if self.contract is None else self.settings.page_blocks
         window = max(2, -(-2 * self.settings.concurrency // per_page) + 1)
         try:
             while True:
@@ -348,7 +374,7 @@ class DepositScan:
                 if not ahead:
                     return
                 reads = [future.result() for future in ahead.popleft()]
-                if self.token != TRX:
+                if self.contract is not None:
                     self._check_empty([n for n, found in reads if found is None])
                 yield [t for _, found in reads for t in found or ()]
         finally:
@@ -359,7 +385,7 @@ class DepositScan:
     def _reads(self, start: int, stop: int, addresses: frozenset[str]
                ) -> list[Callable[[], tuple[int, list[ChainTransfer] | None]]]:
         """The reads one page needs: a block each (a token), a range each (TRX)."""
-        if self.token == TRX:
+        if self.contract is None:
             step = self.settings.blocks_per_range
             return [partial(self._trx_range, s, min(stop + 1, s + step), addresses)
                     for s in range(start, stop + 1, step)]
@@ -412,7 +438,8 @@ class DepositScan:
         """One transaction: the page's credits and, when one moves, its checkpoint."""
         with self.ledger.db.write() as conn:
             credited = self.ledger.insert_credits(conn, transfers, token=self.token,
-                                                  source="scan", credited_by=credited_by) \
+                                                  source="scan", credited_by=credited_by,
+                                                  decimals=self.kind.decimals) \
                 if transfers else []
             if mark is not None:
                 mark(conn, stop)

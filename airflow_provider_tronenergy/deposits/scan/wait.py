@@ -9,7 +9,9 @@ for the blocking loop in a worker (:func:`wait_for_head`) and the triggerer's
 * the head past the checkpoint ends the wait: ``{"status": "moved", ...}``;
 * a node that does not answer, or answers what the chain cannot hold (``NodeError``),
   says nothing about the chain: reading goes on, logged once when the trouble starts;
-* anything else ends the wait with ``error``; past ``end_time``, ``timeout``.
+* anything else ends the wait with ``error``, ``"retryable": false`` for a
+  ``NotRetryable`` (a node on another chain than its connection says, a malformed
+  connection: the task fails once); past ``end_time``, ``timeout``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.blocking import off_loop
 from airflow_provider_tronenergy.node.errors import NodeError
 
@@ -55,7 +58,8 @@ class HeadWatch:
         """After one read of the head: the event that ends the wait, or seconds to sleep."""
         if isinstance(answer, BaseException):
             if not isinstance(answer, NodeError):
-                return self.event("error", f"could not read the chain's head: {answer}")
+                return {**self.event("error", f"could not read the chain's head: {answer}"),
+                        "retryable": not isinstance(answer, NotRetryable)}
             self.failures += 1
             if self.failures == 1:
                 self.log.warning("deposit scan: the node did not answer (%s); reading the head "

@@ -32,8 +32,8 @@ import hashlib
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
-from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.address import decode_address, encode_address
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.chain.accounts import ChainState
 from tronenergy_sandbox.chain.views import (

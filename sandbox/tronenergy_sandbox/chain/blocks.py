@@ -24,7 +24,7 @@ import math
 import secrets
 from dataclasses import dataclass
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.database import Database
 
 BLOCK_SECONDS = 3.0

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from airflow_provider_tronenergy.protocol.address import decode_address
+from tronenergy_protocol.address import decode_address
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, Decoded
 from tronenergy_sandbox.chain.parameters import (
     FACTOR_DECIMAL,

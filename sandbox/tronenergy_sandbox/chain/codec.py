@@ -23,7 +23,7 @@ from tronpy.exceptions import BadSignature
 from tronpy.keys import Signature
 from tronpy.proto import tron_pb2
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.chain import update_contract
 
 # The JSON readers the routes know as codec's (jsonbytes), re-exported (__all__ below).

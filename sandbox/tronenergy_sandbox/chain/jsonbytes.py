@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import (
+from tronenergy_protocol.address import (
     ADDRESS_PREFIX,
     ALPHABET,
     AddressError,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import secrets
 from typing import Any, NamedTuple
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
-from airflow_provider_tronenergy.protocol.energy import BANDWIDTH_PER_TRANSFER
+from tronenergy_protocol.codes import ErrorCode
+from tronenergy_protocol.energy import BANDWIDTH_PER_TRANSFER
 from tronenergy_sandbox import pricing
 from tronenergy_sandbox.chain.accounts import ChainState
 from tronenergy_sandbox.chain.recovery import consumed, recovered

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from airflow_provider_tronenergy.protocol.address import ADDRESS_PREFIX, encode_address
+from tronenergy_protocol.address import ADDRESS_PREFIX, encode_address
 from tronenergy_sandbox.chain.charging import scaled
 from tronenergy_sandbox.chain.parameters import TransferEnergy
 

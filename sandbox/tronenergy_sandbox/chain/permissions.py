@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from tronpy.proto import tron_pb2
 
-from airflow_provider_tronenergy.protocol.address import decode_address
+from tronenergy_protocol.address import decode_address
 from tronenergy_sandbox.chain import codec, update_contract
 from tronenergy_sandbox.chain.accounts import ChainState
 from tronenergy_sandbox.chain.charging import Refusal

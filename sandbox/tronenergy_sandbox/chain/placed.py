@@ -28,7 +28,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import decode_address, random_address
+from tronenergy_protocol.address import decode_address, random_address
 from tronenergy_sandbox import params
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from tronpy.keys import keccak256
 
-from airflow_provider_tronenergy.protocol.address import encode_address
+from tronenergy_protocol.address import encode_address
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec, views, wire
 from tronenergy_sandbox.chain.codec import TRANSFER, TRIGGER, TYPE_URL

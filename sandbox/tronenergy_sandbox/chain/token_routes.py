@@ -12,8 +12,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.numbers import is_ascii_digits
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.numbers import is_ascii_digits
 from tronenergy_sandbox import params
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain.tokens import (

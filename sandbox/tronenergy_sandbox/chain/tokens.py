@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from airflow_provider_tronenergy.protocol.codes import ErrorCode
+from tronenergy_protocol.codes import ErrorCode
 from tronenergy_sandbox.chain.ledger import ChainLedger
 from tronenergy_sandbox.chain.parameters import (
     FACTOR_DECIMAL,

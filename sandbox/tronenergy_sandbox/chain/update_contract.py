@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from airflow_provider_tronenergy.protocol.address import encode_address
+from tronenergy_protocol.address import encode_address
 from tronenergy_sandbox.chain.jsonbytes import (
     PARSE_EXCEPTION,
     CodecError,

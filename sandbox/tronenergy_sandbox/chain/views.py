@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_tronenergy.protocol.address import decode_address, encode_address
+from tronenergy_protocol.address import decode_address, encode_address
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.chain.blocks import BlockRef
 from tronenergy_sandbox.chain.charging import Outcome

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 from fastapi import Request
 from fastapi.responses import Response
 
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
 from tronenergy_sandbox.api import sandbox
 from tronenergy_sandbox.chain import codec
 from tronenergy_sandbox.world import World

@@ -13,8 +13,8 @@ from airflow_provider_tronenergy.callbacks.events import VerifiedTransfer
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS
 from airflow_provider_tronenergy.callbacks.verify import parse_transfer
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.callbacks import callback_body, transfer_data
+from tronenergy_protocol.signing import sign_callback
 
 SECRET = "whsec_hourly_tests"
 HOUR = 1_800_000_000_000 // HOUR_MS * HOUR_MS  # some hour in 2027

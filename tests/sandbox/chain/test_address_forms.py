@@ -14,8 +14,8 @@ import pytest
 import requests
 from tronpy.keys import to_hex_address
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain, manual_chain
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.blocks import SOLIDIFY_BLOCKS
 
 USDT_HEX = to_hex_address(USDT)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import requests
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ from tronpy.exceptions import (
 from tronpy.keys import PrivateKey
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import decode_address, random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import decode_address, random_address
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from tronpy.keys import PrivateKey
 from tronpy.proto import calculate_txid_from_raw_data
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

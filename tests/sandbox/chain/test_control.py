@@ -7,8 +7,8 @@ import pytest
 import requests
 from tronpy.exceptions import TransactionNotFound
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ import pytest
 from tronpy.exceptions import TvmError
 from tronpy.tron import TransactionRet
 
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.signing import sign_callback
 from support.chain import Chain, manual_chain
 from support.receiver import RecordingReceiver
 from support.signed import SignedSession
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.signing import sign_callback
 
 TO_HOLDER, TO_NEWCOMER = 64_285, 130_285
 USDT_BYTES = 345

@@ -42,8 +42,8 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 SUN = 1_000_000
 

@@ -18,9 +18,9 @@ import pytest
 import requests
 from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.permissions import TRANSFER_ONLY, active, answer, permit, signed
+from tronenergy_protocol.address import random_address
 
 FEE = 1_000_000
 """Mainnet's ``getMultiSignFee``: 1 TRX."""

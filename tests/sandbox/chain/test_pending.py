@@ -14,8 +14,8 @@ import pytest
 from tronpy.exceptions import ValidationError
 from tronpy.keys import to_hex_address
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ import pytest
 from tronpy.keys import PrivateKey, to_hex_address
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.permissions import TRANSFER_ONLY, TRIGGER_ONLY, addr, answer, signed
+from tronenergy_protocol.address import random_address
 
 FEE = 100_000_000
 """100 TRX: mainnet's ``getUpdateAccountPermissionFee`` (spec/chain-facts.md)."""

@@ -17,9 +17,9 @@ import requests
 from tronpy.keys import PrivateKey
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.permissions import TRIGGER_ONLY, active, addr, permit
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

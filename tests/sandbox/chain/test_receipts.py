@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.sandbox import running_sandbox
+from tronenergy_protocol.address import random_address
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tronpy.tron import Transaction
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain
 from support.sandbox import sandbox_config
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox import SandboxServer
 from tronenergy_sandbox.database import SCHEMA
 from tronenergy_sandbox.world import World

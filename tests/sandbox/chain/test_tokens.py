@@ -14,9 +14,9 @@ from eth_abi import decode, encode
 from tronpy.exceptions import TvmError
 from tronpy.keys import to_hex_address
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import Chain, manual_chain
 from support.sandbox import create_token, set_token_units, token_units
+from tronenergy_protocol.address import random_address
 from tronenergy_sandbox.chain.multicall import AGGREGATE, MULTICALL
 from tronenergy_sandbox.world import World
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from tronpy.keys import PrivateKey, to_hex_address
 
-from airflow_provider_tronenergy.protocol.address import random_address
 from support.chain import USDT, Chain
 from support.sandbox import create_token, running_sandbox, set_token_units
+from tronenergy_protocol.address import random_address
 
 CHECKS = Path(__file__).parent / "checks.js"
 

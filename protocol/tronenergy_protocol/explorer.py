@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-from airflow_provider_tronenergy.errors import ProtocolError
-from airflow_provider_tronenergy.protocol.address import is_valid_address
+from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.errors import ProtocolError
 
 __all__ = ["EXPLORERS", "MAINNET_EXPLORER", "Explorer", "ExplorerError", "explorer_of"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from airflow_provider_tronenergy.errors import ProtocolError
+from tronenergy_protocol.errors import ProtocolError
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _INDEX = {char: value for value, char in enumerate(ALPHABET)}

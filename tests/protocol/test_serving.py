@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from airflow_provider_tronenergy.serving import bind_socket, proxy_settings
+from tronenergy_protocol.serving import bind_socket, proxy_settings
 
 SPOOFED = "203.0.113.9"
 
@@ -153,7 +153,7 @@ def test_a_proxy_elsewhere_is_not_believed_from_loopback():
 
 def test_served_processes_freeze_their_startup_objects_out_of_the_collector():
     code = ("import gc, asyncio\n"
-            "from airflow_provider_tronenergy.serving import run_event_loop\n"
+            "from tronenergy_protocol.serving import run_event_loop\n"
             "async def serve(): print(gc.get_freeze_count())\n"
             "run_event_loop(serve())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -166,7 +166,7 @@ def test_the_loop_runs_the_coroutine_to_its_end_on_uvloop_where_installed():
     uvicorn[standard]), and the process ends when the coroutine does."""
     pytest.importorskip("uvloop")
     code = ("import asyncio\n"
-            "from airflow_provider_tronenergy.serving import run_event_loop\n"
+            "from tronenergy_protocol.serving import run_event_loop\n"
             "async def serve():\n"
             "    await asyncio.sleep(0.01)\n"
             "    print(type(asyncio.get_running_loop()).__module__.split('.')[0])\n"

@@ -18,7 +18,7 @@ import unicodedata
 from decimal import Decimal
 from typing import Final
 
-from airflow_provider_tronenergy.errors import ProtocolError
+from tronenergy_protocol.errors import ProtocolError
 
 __all__ = [
     "DECIMAL_TEXT",
