@@ -27,7 +27,7 @@ import pytest
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.payout.journal import PayoutState
-from support.chain import Chain, manual_chain
+from support.chain import USDT, Chain, manual_chain
 from support.drills import (
     Batch,
     Leg,
@@ -228,9 +228,9 @@ def test_the_count_names_a_payout_paid_twice_per_token(chain, legs, ticker, tmp_
     small = tuple(Leg(leg.token, leg.decimals, 3) for leg in legs)
     batch = mixed_batch(chain, tmp_path, "mixed-twice", small)
     for leg in small:  # the sender holds enough to pay every row twice
-        if leg.token not in ("USDT", "TRX"):
-            set_token_units(chain.sandbox, leg.token, batch.sender, 10 ** 30)
-    chain.control.post(f"/addresses/{batch.sender}/balances", {"usdt": "100"})
+        if leg.token != "TRX":
+            set_token_units(chain.sandbox, USDT if leg.token == "USDT" else leg.token,
+                            batch.sender, 10_000 * 10 ** leg.decimals)
     assert run_worker(chain, batch, "worker-1").returncode == 0
     amnesiac = replace(batch, journal_url=f"sqlite:///{tmp_path / 'empty.db'}")
     assert run_worker(chain, amnesiac, "worker-2").returncode == 0

@@ -142,9 +142,10 @@ class Leg:
     count: int
 
     def units(self, n: int) -> int:
-        """Row ``n``'s amount in units: one token and ``n + 1`` of its smallest units, so
-        every row's amount is its own and a wrong row or a lost digit shows on chain."""
-        return int(10 ** self.decimals) + n + 1
+        """Row ``n``'s amount in units: 123 tokens and ``n + 1`` of its smallest units, so
+        every row's amount is its own and a wrong row or a lost digit shows on chain (with
+        18 decimals, past 2^64 units)."""
+        return 123 * int(10 ** self.decimals) + n + 1
 
 
 def mixed_batch(chain: Chain, workdir: Path, batch_id: str, legs: Sequence[Leg], *,
