@@ -62,25 +62,33 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 
+import payout_kinds as kinds
 import requests
+from payout_kinds import Kind
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.tokens import Token, TokenBook
 from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
+from airflow_provider_tronenergy.payout.funds import transfer_energy as row_energy
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
-from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
+from airflow_provider_tronenergy.payout.preflight import (
+    Cleared,
+    clear_to_sign,
+    read_recipients_setting,
+)
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
-from airflow_provider_tronenergy.protocol.address import random_address
 from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
@@ -89,8 +97,6 @@ from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"
-HOLDER_SHARE = 70
-"""Percent of recipients that already hold USDT; the rest are first-time recipients."""
 TIME_AIM_S = {10_000: 180.0}
 MAX_REQUESTS_PER_PAYOUT = 2
 SEND_REQUESTS_AIM = {10_000: Decimal("1.1")}
@@ -173,6 +179,8 @@ class Counting:
         attribute = getattr(self._inner, name)
         if name.startswith("_") or not callable(attribute):
             return attribute
+        if name == "for_token":  # the node bound to another contract: counted here too
+            return lambda contract: self._sharing(attribute(contract))
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
@@ -184,6 +192,11 @@ class Counting:
                     self.seconds[name] += time.perf_counter() - started
 
         return counted
+
+    def _sharing(self, inner: Any) -> Counting:
+        bound = Counting(inner)
+        bound.calls, bound.seconds, bound._lock = self.calls, self.seconds, self._lock
+        return bound
 
     def _requests(self, name: str, args: Sequence[Any]) -> int:
         if name == "get_usdt_balances" and getattr(self._inner, "multicall", None):
@@ -199,23 +212,6 @@ def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) a process has used so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[str, str]]:
-    """``size`` distinct activated addresses, ``HOLDER_SHARE`` % of them USDT holders."""
-    kinds = ["holder"] * (size * HOLDER_SHARE // 100)
-    kinds += ["first-time"] * (size - len(kinds))
-    rng.shuffle(kinds)
-    made = [(random_address(), kind) for kind in kinds]
-
-    def seed(item: tuple[str, str]) -> None:
-        control.call("POST", f"/addresses/{item[0]}/activate")
-        if item[1] == "holder":  # a real balance, as a holder on chain has
-            control.call("POST", f"/addresses/{item[0]}/balances", {"usdt": "1"})
-
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(seed, made))
-    return made
 
 
 def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list[dict[str, str]],
@@ -235,19 +231,7 @@ def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list
     plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
     bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
               for o in plan["buy_orders"]]
-    rented, paid = 0, Decimal(0)
-    deadline = time.monotonic() + 120
-    for purchase in bought:
-        while (order := client.get_order(purchase.order_id)).status.value != "success":
-            if order.status.is_terminal() or time.monotonic() > deadline:
-                raise SystemExit(f"order {purchase.order_id} ended {order.status.value}")
-            time.sleep(0.5)
-        rented += int(order.energy_amount or purchase.energy_amount or 0)
-        paid += order.cost if order.cost is not None else purchase.cost
-    while node.get_resources(sender).energy_available < plan["total_energy"]:
-        if time.monotonic() > deadline:
-            raise SystemExit("the rented energy did not reach the wallet within 120 s")
-        time.sleep(0.5)
+    rented, paid = kinds.wait_for(client, node, sender, bought, plan["total_energy"])
     return plan, rented, paid
 
 
@@ -267,13 +251,14 @@ def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
 
 def send_batch(journal: Counting, node: Counting, signer: Signer,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
-               poll: float, read_recipients: str = "auto"
+               poll: float, read_recipients: str = "auto", *, kind: Kind,
+               tokens: Mapping[str, Token], cleared_seen: list[Cleared]
                ) -> tuple[WatchStatus, dict[str, float], int]:
     """What the operator's worker does: a round (its pre-flight in it), the watch until done.
 
     Returns the final standing, seconds per phase (wall time; the send pass's split into
     building and signing, broadcasting, and the rest: its journal writes and reads) and
-    the send passes made."""
+    the send passes made; each pre-flight's answer is added to ``cleared_seen``."""
     phases: dict[str, float] = defaultdict(float)
     passes = 0
     watch = PayoutWatch(journal, node, batch_id, solidified=False)  # type: ignore[arg-type]  # a stand-in
@@ -290,15 +275,16 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
                   ) -> tuple[list[Payout], int | None]:
             began = time.perf_counter()
             cleared = clear_to_sign(node, sender, to_sign,
-                                    signer_address=signer.address, token="USDT", decimals=6,
-                                    max_burn_trx=Decimal(0), policy=settings.fee_policy,
-                                    prices=prices,
+                                    signer_address=signer.address, token=kind.token,
+                                    decimals=kind.decimals, max_burn_trx=Decimal(0),
+                                    policy=settings.fee_policy, prices=prices,
                                     read_recipients=read_recipients_setting(read_recipients),
-                                    concurrency=settings.concurrency)
+                                    concurrency=settings.concurrency, tokens=tokens)
             phases["pre-flight"] += time.perf_counter() - began
+            cleared_seen.append(cleared)
             return cleared.rows, cleared.now.first_transfer
 
-        sending.send(batch, sender=sender, token="USDT", batch_id=batch_id, clear=clear)
+        sending.send(batch, sender=sender, token=kind.token, batch_id=batch_id, clear=clear)
         phases["send pass"] += (time.perf_counter() - started
                                 - (phases["pre-flight"] - before))
         passes += 1
@@ -321,24 +307,59 @@ def verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A batch as prepared before the timed part: its rows, and the energy rented for them."""
+
+    kind: Kind
+    made: Sequence[tuple[str, str]]
+    batch: Sequence[Payout]
+    tokens: Mapping[str, Token]
+    batch_id: str
+    orders: int
+    rented: int
+    paid: Decimal
+    seconds: float
+
+    @property
+    def planned_energy(self) -> int:
+        """The energy the preparation planned (the rows' energy): what it rented."""
+        return sum(row_energy(p) for p in self.batch)
+
+
+def prepare(sandbox: SandboxProcess, client: TronEnergyClient, control: Control, size: int,
+            rng: random.Random, sender: str, kind: Kind) -> Prepared:
+    """The wallet funded, the recipients made, the rows checked and their energy rented:
+    USDT's as the example DAG plans it, a second token's with the node's estimates per
+    recipient through its contract, none for TRX."""
+    kinds.fund(control.call, kind, sender, size)
+    batch_id = f"bench-{kind.name}-{size}-{int(time.time())}"
+    started = time.perf_counter()
+    made = kinds.recipients(control.call, kind, size, rng)
+    rows = [kind.row(address, rng) for address, _ in made]
+    orders, rented, paid = 0, 0, Decimal(0)
+    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as plain:
+        book = TokenBook(plain)
+        if kind.name == "usdt":
+            plan, rented, paid = rent(client, plain, sender, rows, batch_id)
+            orders = len(plan["buy_orders"])
+            rows = [{**row, "energy": r["energy"]}
+                    for row, r in zip(rows, plan["recipients"], strict=True)]
+        batch = payouts(rows, batch_id=batch_id, tokens=book.token)
+        if kind.name == "token":
+            batch, rented, paid, orders = kinds.rent_token(client, plain, sender, batch, kind)
+    return Prepared(kind, made, batch, book.by_name(), batch_id, orders, rented, paid,
+                    time.perf_counter() - started)
+
+
 def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
              rng: random.Random, workdir: Path, signer: CountingSigner,
-             read_recipients: str) -> bool:
+             read_recipients: str, kind: Kind) -> bool:
     """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
     control = Control(sandbox)
     sender = signer.address
-    control.call("POST", f"/addresses/{sender}/balances",
-                 {"trx": str(size + 1_000), "usdt": str(1_000 * size)})
-    batch_id = f"bench-{size}-{int(time.time())}"
-    started = time.perf_counter()
-    made = recipients(control, size, rng)
-    rows = [{"recipient": address, "amount": f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}"}
-            for address, _ in made]
-    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as plain:
-        plan, rented, paid = rent(client, plain, sender, rows, batch_id)
-    batch = payouts([{**row, "energy": r["energy"]} for row, r in
-                     zip(rows, plan["recipients"], strict=True)], batch_id=batch_id)
-    prepared = time.perf_counter() - started
+    prepared = prepare(sandbox, client, control, size, rng, sender, kind)
+    batch_id = prepared.batch_id
     fault = control.call("POST", "/faults", {"kind": "latency", "path": "/wallet*",
                                              "latency_ms": args.latency_ms})
     store = PayoutJournal(f"sqlite:///{workdir / 'payouts.db'}")  # the default: SQLite
@@ -347,6 +368,7 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     settings = SendSettings(contract=USDT, **{k: v for k, v in (
         ("concurrency", args.concurrency), ("chunk", args.chunk)) if v is not None})
     multicall = MULTICALL if args.multicall == "on" else None
+    cleared: list[Cleared] = []
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT,
                         multicall=multicall) as client_node:
         node = Counting(client_node)
@@ -356,8 +378,10 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
         started = time.perf_counter()
         if profile:
             profile.enable()
-        status, phases, passes = send_batch(journal, node, signer, settings, batch, sender,
-                                            batch_id, args.poll, read_recipients)
+        status, phases, passes = send_batch(journal, node, signer, settings, prepared.batch,
+                                            sender, batch_id, args.poll, read_recipients,
+                                            kind=kind, tokens=prepared.tokens,
+                                            cleared_seen=cleared)
         if profile:
             profile.disable()
         elapsed = time.perf_counter() - started
@@ -372,16 +396,16 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     on_chain = control.call("GET", "/chain/transactions", owner=sender)
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as reader:
         prices = reader.get_chain_parameters()
-    print(f"\nread_recipients={read_recipients!r}, multicall {args.multicall}")
-    met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
-                 node, journal, delayed, attempts, on_chain, prices, made)
+    print(f"\n{kind.label}: read_recipients={read_recipients!r}, multicall {args.multicall}")
+    met = report(size, args, prepared, status, phases, passes, elapsed, node, journal,
+                 delayed, attempts, on_chain, prices, cleared[0] if cleared else None)
     print(f"  signer                : {signer.name}: {signer.calls / size:.3f} signing "
           f"requests per payout ({signer.calls:,}); building and signing "
           f"{phases['signing'] / size * 1000:.2f} ms per payout ({phases['signing']:.1f} s, "
           f"up to {args.concurrency or SendSettings(contract=USDT).concurrency} signing at "
           f"once), each signature {signer.seconds / max(signer.calls, 1) * 1000:.2f} ms")
     if profile:
-        path = Path(args.profile) / f"payout_send_{size}.prof"
+        path = Path(args.profile) / f"payout_send_{kind.name}_{size}.prof"
         path.parent.mkdir(parents=True, exist_ok=True)
         profile.dump_stats(str(path))
         print(f"  profile: {path} (top by cumulative time below)")
@@ -389,32 +413,46 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     return met
 
 
-def report(size: int, args: Any, plan: Mapping[str, Any], rented: int, paid: Decimal,
-           status: WatchStatus, phases: Mapping[str, float], passes: int, elapsed: float,
-           prepared: float, node: Counting, journal: Counting, delayed: int,
-           attempts: Sequence[Any], on_chain: Sequence[Mapping[str, Any]], prices: Any,
-           made: Sequence[tuple[str, str]]) -> bool:
+def succeeded(transaction: Mapping[str, Any]) -> bool:
+    """Executed, and (a contract call) its receipt says SUCCESS; a TRX transfer's receipt
+    has no contract result, as java-tron's ``gettransactioninfobyid`` has none for it."""
+    if transaction.get("status") != "executed":
+        return False
+    result = ((transaction.get("receipt") or {}).get("receipt") or {}).get("result")
+    return result in ("SUCCESS", None) if transaction.get("token") == "TRX" else (
+        result == "SUCCESS")
+
+
+def one_to_one(ratio: Decimal) -> bool:
+    """The aim of planned / charged: 1.0000 to four places."""
+    return ratio.quantize(Decimal("0.0001")) == 1
+
+
+def report(size: int, args: Any, prepared: Prepared, status: WatchStatus,
+           phases: Mapping[str, float], passes: int, elapsed: float, node: Counting,
+           journal: Counting, delayed: int, attempts: Sequence[Any],
+           on_chain: Sequence[Mapping[str, Any]], prices: Any, cleared: Cleared | None
+           ) -> bool:
     """Print one size's figures, each against its aim; whether all were met."""
+    kind, rented, paid = prepared.kind, prepared.rented, prepared.paid
     receipts = [a.receipt for a in attempts if a.receipt]
     charged = sum(int(r["energy_total"]) for r in receipts)
     out_of_energy = sum(r["result"] == "OUT_OF_ENERGY" for r in receipts)
     burned_sun = sum(int(r["trx_burned_sun"]) for r in receipts)
     bandwidth_sun = sum(int(r["bandwidth_burned_sun"]) for r in receipts)
     energy_burned = sum(int(r["energy_burned"]) for r in receipts)
-    successes = Counter(t["to"] for t in on_chain
-                        if ((t.get("receipt") or {}).get("receipt") or {}).get("result")
-                        == "SUCCESS")
+    successes = Counter(t["to"] for t in on_chain if succeeded(t))
     exactly_once = (len(successes) == size and set(successes.values()) == {1}
                     and len(on_chain) == size)
     requests_made = sum(node.calls.values())
     per_payout = Decimal(requests_made) / size
-    kinds = Counter(kind for _, kind in made)
-    all_burned_sun = charged * prices.energy_fee + bandwidth_sun
-    with_rental_sun = burned_sun + int(paid * 1_000_000)
-    print(f"\n{size:,} payouts ({kinds['holder']:,} to USDT holders, {kinds['first-time']:,} "
-          f"first-time), {args.latency_ms} ms added to every node call; prepared and rented "
-          f"in {prepared:.1f} s ({len(plan['buy_orders'])} orders, {rented:,} energy, "
-          f"{paid} TRX)")
+    shares = Counter(share for _, share in prepared.made)
+    holders = "existing accounts" if kind.is_trx else f"{kind.symbol} holders"
+    firsts = "new accounts (created by the transfer)" if kind.is_trx else "first-time"
+    print(f"\n{size:,} {kind.label} payouts ({shares['holder']:,} to {holders}, "
+          f"{shares['first-time']:,} to {firsts}), {args.latency_ms} ms added to every node "
+          f"call; prepared and rented in {prepared.seconds:.1f} s ({prepared.orders} orders, "
+          f"{rented:,} energy, {paid} TRX)")
     print(f"  settled: {status.confirmed:,} confirmed, {status.failed} failed, "
           f"{status.in_flight} in flight, {passes} send pass(es); on chain: "
           f"{sum(successes.values()):,} successful transfers of {len(on_chain):,}, exactly one "
@@ -441,19 +479,54 @@ def report(size: int, args: Any, plan: Mapping[str, Any], rented: int, paid: Dec
           + (f"; / aim {SEND_REQUESTS_AIM[size]} (issue 33): "
              f"{per_payout / SEND_REQUESTS_AIM[size]:.2f}: "
              f"{verdict(per_payout <= SEND_REQUESTS_AIM[size])}"
-             if size in SEND_REQUESTS_AIM else ""))
-    ratio = Decimal(charged) / rented if rented else Decimal(0)
-    energy_met = ratio >= MIN_CHARGED_PER_RENTED and out_of_energy == 0
-    print(f"  charged / rented      : {ratio:7.4f} ({charged:,} / {rented:,} energy; "
-          f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim >= "
-          f"{MIN_CHARGED_PER_RENTED}, 0: {verdict(energy_met)}")
-    print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
-          f"(bandwidth {bandwidth_sun / size / 1e6:.4f}), + the rental's price "
-          f"{with_rental_sun / size / 1e6:.4f}; burning it all {all_burned_sun / size / 1e6:.4f}"
-          f" ({prices.energy_fee} sun/energy): ratios {burned_sun / all_burned_sun:.4f} and "
-          f"{with_rental_sun / all_burned_sun:.4f}")
-    return (time_met and requests_met and energy_met and exactly_once
+             if size in SEND_REQUESTS_AIM and kind.name == "usdt" else ""))
+    if kind.is_trx:
+        plan_met = trx_report(prepared, attempts, on_chain, cleared)
+    else:
+        planned = prepared.planned_energy
+        ratio = Decimal(planned) / charged if charged else Decimal(0)
+        plan_met = one_to_one(ratio) and out_of_energy == 0
+        print(f"  planned / charged     : {ratio:7.4f} ({planned:,} / {charged:,} energy; "
+              f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim 1.0000, 0: "
+              f"{verdict(plan_met)}")
+        rented_ratio = Decimal(charged) / rented if rented else Decimal(0)
+        rented_met = rented_ratio >= MIN_CHARGED_PER_RENTED
+        plan_met = plan_met and rented_met
+        print(f"  charged / rented      : {rented_ratio:7.4f} ({charged:,} / {rented:,} energy); "
+              f"aim >= {MIN_CHARGED_PER_RENTED}: {verdict(rented_met)}")
+        all_burned_sun = charged * prices.energy_fee + bandwidth_sun
+        with_rental_sun = burned_sun + int(paid * 1_000_000)
+        print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
+              f"(bandwidth {bandwidth_sun / size / 1e6:.4f}), + the rental's price "
+              f"{with_rental_sun / size / 1e6:.4f}; burning it all "
+              f"{all_burned_sun / size / 1e6:.4f} ({prices.energy_fee} sun/energy): ratios "
+              f"{burned_sun / all_burned_sun:.4f} and {with_rental_sun / all_burned_sun:.4f}")
+    return (time_met and requests_met and plan_met and exactly_once
             and status.confirmed == size)
+
+
+def trx_report(prepared: Prepared, attempts: Sequence[Any],
+               on_chain: Sequence[Mapping[str, Any]], cleared: Cleared | None) -> bool:
+    """A TRX batch's planned fees against the receipts', and its amounts against the
+    chain's; whether both are exact."""
+    figures = kinds.trx_figures(cleared.funds if cleared else None, prepared.batch, attempts,
+                                on_chain)
+    planned, charged = figures["planned_fee_sun"], figures["charged_fee_sun"]
+    amounts_met = figures["moved_sun"] == figures["amounts_sun"]
+    print(f"  TRX moved / sent      : {figures['moved_sun'] / 1e6:,.6f} / "
+          f"{figures['amounts_sun'] / 1e6:,.6f} TRX: {verdict(amounts_met)}")
+    if planned is None:
+        print(f"  planned / charged     : the pre-flight counted no TRX for the TRX payouts "
+              f"(no trx_payouts_sun in its funds); charged {charged / 1e6:,.6f} TRX of fees: "
+              "NOT met")
+        return False
+    ratio = Decimal(planned) / charged if charged else Decimal(planned == 0)
+    met = one_to_one(ratio) and amounts_met
+    print(f"  planned / charged     : {ratio:7.4f} ({planned / 1e6:,.6f} / {charged / 1e6:,.6f} "
+          f"TRX of fees: bandwidth {figures['bandwidth_sun'] / 1e6:,.6f}, accounts created "
+          f"and the rest {(charged - figures['bandwidth_sun']) / 1e6:,.6f}); aim 1.0000: "
+          f"{verdict(met)}")
+    return met
 
 
 def main() -> None:
@@ -479,6 +552,9 @@ def main() -> None:
                         help="local, kms, or both (local,kms): each size once per signer")
     parser.add_argument("--kms-latency-ms", type=int, default=0,
                         help="added to each KMS call (moto answers in process)")
+    parser.add_argument("--kinds", default="usdt,token,trx",
+                        help="which payouts, each a batch of its own per size, side by side: "
+                        "usdt, token (a second TRC-20 of the sandbox's own), trx")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
     for noisy in ("responses", "botocore"):  # moto's passthrough logs every node request
@@ -497,17 +573,20 @@ def main() -> None:
                        "usdt_contract": USDT,
                        **({"multicall": MULTICALL} if args.multicall == "on" else {})}})
         met = {}
+        paid = kinds.kinds([k for k in args.kinds.split(",") if k], Control(sandbox).call, USDT)
         with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
             for size in sizes:
-                for kind in [k for k in args.signer.split(",") if k]:
-                    for reading in readings:
-                        rng = random.Random(args.seed)  # each run pays the same batch shape
-                        with signer_of(kind, args.kms_latency_ms) as signer:
-                            print(f"\n-- signer: {signer.name}, read_recipients: {reading}")
-                            met[f"{size:,} ({kind}, {reading})"] = run_size(
-                                sandbox, client, size, args, rng,
-                                Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")), signer,
-                                reading)
+                for what in paid:
+                    for kind in [k for k in args.signer.split(",") if k]:
+                        for reading in readings:
+                            rng = random.Random(args.seed)  # the same batch shape each run
+                            with signer_of(kind, args.kms_latency_ms) as signer:
+                                print(f"\n-- {what.label}, signer: {signer.name}, "
+                                      f"read_recipients: {reading}")
+                                met[f"{size:,} {what.symbol} ({kind}, {reading})"] = run_size(
+                                    sandbox, client, size, args, rng,
+                                    Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")),
+                                    signer, reading, what)
     finally:
         sandbox.stop()
     print(f"\nevery aim: {verdict(all(met.values()))} "

@@ -1,0 +1,190 @@
+"""The kinds of payout ``payout_send.py`` sends: USDT, a second TRC-20 token, TRX.
+
+Each kind has its recipients (70% that already hold it, 30% that do not: first-time USDT
+or token recipients are activated accounts holding none, first-time TRX recipients have no
+account yet, so the transfer creates it), its amounts (exact in its decimals) and what its
+plan is checked against on chain:
+
+* **USDT**: the energy the example DAG's plan rents (``plan_energy``), against the energy
+  the receipts say the chain charged.
+* **A second TRC-20**, one of the sandbox's own tokens (``POST /sandbox/chain/tokens``: 18
+  decimals, energy factor 10,000 where USDT's is 34,000): the preparation plans USDT only,
+  so its rows are planned here with the send path's own estimates through the node bound to
+  the contract (``payout.funds.estimate_energy`` with ``TronNodeClient.for_token``: one per
+  recipient, as the preparation asks per recipient), and that energy is rented through the
+  service (``onchain.shortfall_orders``, one ``buy_energy`` per order). Planned: the rows'
+  energy; charged: the receipts'.
+* **TRX**: no energy; planned is the TRX the operator's pre-flight counts for the TRX
+  payouts beyond their amounts (bandwidth, accounts created: ``Funds.trx_payouts_sun`` less
+  the amounts), charged is the receipts' fees; the amounts on chain must equal the rows'.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from airflow_provider_tronenergy.client import TronEnergyClient
+from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.payout.funds import estimate_energy, transfer_energy
+from airflow_provider_tronenergy.payout.onchain import shortfall_orders
+from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.protocol.address import random_address
+
+TOKEN_SYMBOL = "BNCH"
+TOKEN_DECIMALS = 18
+TOKEN_ENERGY_FACTOR = 10_000
+"""The second token's dynamic-energy factor: USDT's in the sandbox is 34,000."""
+HOLDER_SHARE = 70
+"""Percent of recipients that already hold the kind's token (TRX: whose account exists)."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of payout: how rows name its token, its decimals, its contract."""
+
+    name: str
+    """``usdt``, ``token`` or ``trx`` (``--kinds``)."""
+    token: str
+    """The journal's name of its token: USDT, the contract, TRX."""
+    decimals: int
+    contract: str | None = None
+    symbol: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.name == "token":
+            return f"{self.symbol} ({self.decimals} decimals, contract {self.contract})"
+        return self.token
+
+    @property
+    def is_trx(self) -> bool:
+        return self.name == "trx"
+
+    def row(self, recipient: str, rng: random.Random) -> dict[str, str]:
+        """One payout row to ``recipient``: an amount with every decimal the kind has."""
+        if self.name == "usdt":
+            amount = f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}"
+        elif self.is_trx:
+            amount = f"{rng.randint(1, 9)}.{rng.randint(0, 999_999):06d}"
+        else:
+            fraction = rng.randint(0, 10 ** self.decimals - 1)
+            amount = f"{rng.randint(1, 999)}.{fraction:0{self.decimals}d}"
+        return {"recipient": recipient, "amount": amount,
+                **({} if self.name == "usdt" else {"token": self.token})}
+
+
+def kinds(names: Sequence[str], call: Callable[..., Any], usdt: str) -> list[Kind]:
+    """The kinds asked for; the second token deployed on the sandbox's chain first."""
+    made = []
+    for name in names:
+        if name == "usdt":
+            made.append(Kind("usdt", "USDT", 6, usdt, "USDT"))
+        elif name == "token":
+            token = call("POST", "/chain/tokens", {
+                "symbol": TOKEN_SYMBOL, "name": "Bench token", "decimals": TOKEN_DECIMALS,
+                "energy_factor": TOKEN_ENERGY_FACTOR})
+            made.append(Kind("token", token["contract"], TOKEN_DECIMALS, token["contract"],
+                             TOKEN_SYMBOL))
+        elif name == "trx":
+            made.append(Kind("trx", "TRX", 6, None, "TRX"))
+        else:
+            raise SystemExit(f"--kinds: {name!r} is none of usdt, token, trx")
+    return made
+
+
+def fund(call: Callable[..., Any], kind: Kind, sender: str, size: int) -> None:
+    """The hot wallet's TRX (bandwidth; TRX payouts: up to 10 TRX and 1.1 for an account
+    created each) and the kind's token, enough for the batch."""
+    call("POST", f"/addresses/{sender}/balances",
+         {"trx": str(size * (12 if kind.is_trx else 1) + 1_000),
+          **({"usdt": str(1_000 * size)} if kind.name == "usdt" else {})})
+    if kind.name == "token":
+        call("POST", f"/chain/tokens/{kind.contract}/holdings",
+             {"address": sender, "units": str(1_000 * size * 10 ** kind.decimals)})
+
+
+def recipients(call: Callable[..., Any], kind: Kind, size: int,
+               rng: random.Random) -> list[tuple[str, str]]:
+    """``size`` distinct addresses, ``HOLDER_SHARE`` % of them holders of the kind's token
+    (TRX: accounts that exist), the rest first-time (TRX: no account yet)."""
+    shares = ["holder"] * (size * HOLDER_SHARE // 100)
+    shares += ["first-time"] * (size - len(shares))
+    rng.shuffle(shares)
+    made = [(random_address(), share) for share in shares]
+
+    def seed(item: tuple[str, str]) -> None:
+        address, share = item
+        if kind.is_trx:
+            if share == "holder":
+                call("POST", f"/addresses/{address}/activate")
+            return
+        call("POST", f"/addresses/{address}/activate")
+        if share == "holder" and kind.name == "usdt":  # a real balance, as on chain
+            call("POST", f"/addresses/{address}/balances", {"usdt": "1"})
+        elif share == "holder":
+            call("POST", f"/chain/tokens/{kind.contract}/holdings",
+                 {"address": address, "units": "1"})
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(seed, made))
+    return made
+
+
+def wait_for(client: TronEnergyClient, node: TronNodeClient, sender: str,
+             bought: Sequence[Any], energy: int) -> tuple[int, Decimal]:
+    """``(energy rented, TRX paid)`` once every order succeeded and the wallet has
+    ``energy`` on chain."""
+    rented, paid = 0, Decimal(0)
+    deadline = time.monotonic() + 120
+    for purchase in bought:
+        while (order := client.get_order(purchase.order_id)).status.value != "success":
+            if order.status.is_terminal() or time.monotonic() > deadline:
+                raise SystemExit(f"order {purchase.order_id} ended {order.status.value}")
+            time.sleep(0.5)
+        rented += int(order.energy_amount or purchase.energy_amount or 0)
+        paid += order.cost if order.cost is not None else purchase.cost
+    while node.get_resources(sender).energy_available < energy:
+        if time.monotonic() > deadline:
+            raise SystemExit("the rented energy did not reach the wallet within 120 s")
+        time.sleep(0.5)
+    return rented, paid
+
+
+def rent_token(client: TronEnergyClient, node: TronNodeClient, sender: str,
+               batch: Sequence[Payout], kind: Kind) -> tuple[list[Payout], int, Decimal, int]:
+    """The token's rows with the node's estimate each (through the node bound to its
+    contract), and that energy rented: ``(rows, energy rented, TRX paid, orders)``."""
+    assert kind.contract is not None
+    estimated, missing = estimate_energy(node.for_token(kind.contract), sender, batch,
+                                         concurrency=16)
+    if missing:
+        raise SystemExit(f"the node gave no estimate for {len(missing)} {kind.symbol} rows")
+    planned = sum(transfer_energy(p) for p in estimated)
+    price = client.get_price(1)
+    orders = shortfall_orders(planned, 0, min_energy=price.min_energy,
+                              max_energy=price.max_energy)
+    bought = [client.buy_energy(sender, o["energy_amount"], 1) for o in orders]
+    rented, paid = wait_for(client, node, sender, bought, planned)
+    return estimated, rented, paid, len(orders)
+
+
+def trx_figures(funds: Any, batch: Sequence[Payout], attempts: Sequence[Any],
+                on_chain: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A TRX batch's planned and charged TRX, in sun: the pre-flight's fees (its
+    ``trx_payouts_sun`` less the amounts; None when the pre-flight counts no TRX payouts),
+    the receipts' fees, the amounts the rows send and the amounts the chain moved."""
+    amounts = sum(p.units for p in batch)
+    counted = getattr(funds, "trx_payouts_sun", None) if funds is not None else None
+    receipts = [a.receipt for a in attempts if a.receipt]
+    moved = sum(int(Decimal(t["amount"]) * 1_000_000) for t in on_chain
+                if t.get("status") == "executed")
+    return {"amounts_sun": amounts, "moved_sun": moved,
+            "planned_fee_sun": None if not counted else counted - amounts,
+            "charged_fee_sun": sum(int(r["trx_burned_sun"]) for r in receipts),
+            "bandwidth_sun": sum(int(r["bandwidth_burned_sun"]) for r in receipts)}
