@@ -174,11 +174,6 @@ class TronPayoutOperator(BaseOperator):
             batch = PayoutBatch.of(self.payouts, token=DEFAULT_TOKEN,
                                    tokens=self._token_book().token,
                                    batch_id=optional_text(self.batch_id) or run_batch_id(context))
-            trx = [p.row for p in batch.rows if p.token == TRX]
-            if trx:
-                raise PayoutInputError(
-                    f"rows {', '.join(map(str, trx[:20]))}: token TRX: this operator sends "
-                    "TRC-20 transfers only (nothing was signed)")
             policy = FeeLimitPolicy(margin=tuning.fee_limit_margin,
                                     max_trx=as_decimal(self.fee_limit_max_trx,
                                                        "fee_limit_max_trx"))
@@ -187,6 +182,12 @@ class TronPayoutOperator(BaseOperator):
                                     clock_tolerance_s=tuning.clock_tolerance_seconds,
                                     permission_id=as_int(self.permission_id, "permission_id"))
             max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
+            trx = [p.row for p in batch.rows if p.token == TRX]
+            if trx and settings.permission_id:
+                raise PayoutInputError(
+                    f"rows {', '.join(map(str, trx[:20]))}: token TRX under permission_id "
+                    f"{settings.permission_id}: its check covers contract calls only; pay TRX "
+                    "under the owner permission (nothing was signed)")
             self._solidified()
             self._confirm_node()  # names a connection, on the first node's chain: before signing
         except PayoutInputError:
@@ -312,7 +313,8 @@ class TronPayoutOperator(BaseOperator):
                 token=batch.token, decimals=token_decimals(batch.token),
                 max_burn_trx=given.max_burn, policy=settings.fee_policy, prices=prices,
                 in_flight=in_flight, read_recipients=given.tuning.read_recipients,
-                signatures=len(sending.signing), tokens=batch.tokens)
+                signatures=len(sending.signing), tokens=batch.tokens,
+                permission_id=settings.permission_id)
             self._short_rows = dict.fromkeys(cleared.refused_ids, "; ".join(cleared.refused))
             self.log.info("payout batch %s: %d payouts, %d to sign (round %d); funds %s",
                           batch.batch_id, len(batch.rows), len(to_sign), round_,

@@ -39,6 +39,7 @@ from airflow_provider_tronenergy.node.models import (
     trx_text,
 )
 from airflow_provider_tronenergy.node.protocol import Estimates, Node
+from airflow_provider_tronenergy.node.tokens import TRX
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.rows import DEFAULT_TOKEN, Payout
@@ -140,6 +141,12 @@ class Funds:
     """``getMultiSignFee`` each transfer pays: 0 when one signature signs it."""
     multi_sign_in_flight_sun: int = 0
     """The multi-sign fees the transfers in flight pay (those with several signatures)."""
+    trx_payouts_sun: int = 0
+    """TRX the round's TRX payouts take: their amounts, bandwidth and accounts created
+    (:func:`~.trx.plan_trx`)."""
+    trx_in_flight_sun: int = 0
+    """TRX the sender's TRX payouts in flight take: each amount, and at most an account's
+    creation (:func:`worst_trx_fee`)."""
 
     @property
     def bandwidth_needed(self) -> int:
@@ -203,9 +210,9 @@ class Funds:
             energy_available=max(0, self.energy_available - self.energy_in_flight),
             staked_bandwidth=self.staked_bandwidth - from_staked * size,
             free_bandwidth=self.free_bandwidth - from_free * size,
-            trx_held_sun=max(0, self.trx_held_sun - their_burn), in_flight=0,
-            units_in_flight=0, energy_in_flight=0, in_flight_batches=(),
-            multi_sign_in_flight_sun=0)
+            trx_held_sun=max(0, self.trx_held_sun - their_burn - self.trx_in_flight_sun),
+            in_flight=0, units_in_flight=0, energy_in_flight=0, in_flight_batches=(),
+            multi_sign_in_flight_sun=0, trx_in_flight_sun=0)
 
     def shortfalls(self, token: str, decimals: int) -> list[str]:
         """Every reason the batch cannot be sent; empty when it can."""
@@ -219,7 +226,12 @@ class Funds:
                          f"{self.energy_available:,}; burning the rest would cost "
                          f"{trx_text(self.energy_burn_sun)} TRX, over max_burn_trx "
                          f"{trx_text(self.max_burn_sun)}")
-        if self.trx_held_sun < self.burn_sun:
+        if self.trx_payouts_sun and self.trx_held_sun < self.burn_sun + self.trx_payouts_sun:
+            short.append(f"TRX: the TRX payouts take {trx_text(self.trx_payouts_sun)} TRX "
+                         f"(amounts, bandwidth, accounts created) and burning for the other "
+                         f"transfers {trx_text(self.burn_sun)} TRX; the sender has "
+                         f"{trx_text(self.trx_held_sun)}")
+        elif self.trx_held_sun < self.burn_sun:
             fees = (f"; multi-sign fee: {self.transactions} transfer(s) with several "
                     f"signatures at {trx_text(self.multi_sign_fee_sun)} TRX: "
                     f"{trx_text(self.multi_sign_sun)} TRX") if self.multi_sign_sun else ""
@@ -249,7 +261,18 @@ class Funds:
                 "trx_held": trx_text(self.trx_held_sun), "burn_trx": trx_text(self.burn_sun),
                 "multi_sign_fee_trx": trx_text(self.multi_sign_sun),
                 "in_flight": self.in_flight, "units_in_flight": str(self.units_in_flight),
-                "energy_in_flight": self.energy_in_flight}
+                "energy_in_flight": self.energy_in_flight,
+                **({"trx_payouts": trx_text(self.trx_payouts_sun)}
+                   if self.trx_payouts_sun else {})}
+
+
+def worst_trx_fee(prices: ChainParameters) -> int:
+    """The most a single-signature TRX transfer burns beyond its amount: creating its
+    recipient (``getCreateNewAccountFeeInSystemContract`` and ``getCreateAccountFee``,
+    node/trx_costs.py), or its bytes burned (at most 512 at ``getTransactionFee``), plus
+    a multi-sign fee."""
+    return max(prices.create_new_account_fee_in_system_contract + prices.create_account_fee,
+               512 * prices.transaction_fee) + prices.multi_sign_fee
 
 
 def transfer_energy(payout: Payout) -> int:
@@ -299,14 +322,16 @@ def unestimated_lines(rows: Sequence[Payout], limit: int = 20) -> list[str]:
 
 def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
                max_burn_trx: Decimal, prices: ChainParameters | None = None,
-               in_flight: Sequence[Attempt] = (), signatures: int = 1) -> Funds:
+               in_flight: Sequence[Attempt] = (), signatures: int = 1,
+               token: str = DEFAULT_TOKEN) -> Funds:
     """The sender's funds against the payouts still to send (``to_send``), from the chain;
     the energy counts the rows :func:`estimate_energy` gave an estimate (the others are
     refused by :func:`refuse_unless_payable`). ``in_flight``: the sender's transfers
     signed and not in a block when the chain is read here (read them first: one that
     lands in between is then counted twice, never missed). ``signatures``: how many each
     transfer carries (the permission's signers up to its threshold), so the multi-sign
-    fee and the bytes are counted."""
+    fee and the bytes are counted. ``token``: the journal name of the token ``node``
+    reads the balance of (its transfers in flight are the units counted as leaving)."""
     if signatures < 1:
         raise ValueError("a transfer carries at least one signature")
     prices = prices or node.get_chain_parameters()
@@ -323,9 +348,11 @@ def read_funds(node: Node, sender: str, to_send: Sequence[Payout], *,
         bandwidth_fee_sun=prices.transaction_fee,
         max_burn_sun=int((max_burn_trx * SUN_PER_TRX).to_integral_value(ROUND_CEILING)),
         in_flight=len(in_flight),
-        units_in_flight=sum(a.units for a in in_flight if a.token == DEFAULT_TOKEN),  # USDT
+        units_in_flight=sum(a.units for a in in_flight if a.token == token),
         energy_in_flight=sum((a.fee_limit_sun or MAX_FEE_LIMIT_SUN) // max(1, prices.energy_fee)
-                             for a in in_flight),
+                             for a in in_flight if a.token != TRX),  # TRX: none
+        trx_in_flight_sun=sum(a.units + worst_trx_fee(prices) for a in in_flight
+                              if a.token == TRX),
         in_flight_batches=tuple(sorted({a.batch_id for a in in_flight})),
         transaction_bandwidth=TRANSFER_BANDWIDTH + SIGNATURE_BANDWIDTH * (signatures - 1),
         multi_sign_fee_sun=prices.multi_sign_fee if signatures > 1 else 0,

@@ -31,7 +31,8 @@ from typing import Any, Final, Literal
 
 from airflow_provider_tronenergy.node.models import ChainParameters
 from airflow_provider_tronenergy.node.protocol import Node
-from airflow_provider_tronenergy.node.tokens import USDT, Token
+from airflow_provider_tronenergy.node.tokens import TRX, USDT, Token
+from airflow_provider_tronenergy.node.trx_costs import TrxPlan
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.estimates import (
     EnergyNow,
@@ -56,6 +57,7 @@ from airflow_provider_tronenergy.payout.mixed import (
     token_node,
 )
 from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.trx import plan_trx
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,8 @@ class Cleared:
     refused: tuple[str, ...] = ()
     """In a batch of several tokens: each token whose balance is short, its rows left out."""
     refused_ids: frozenset[str] = frozenset()
+    trx: TrxPlan | None = None
+    """What the round's TRX payouts take (:func:`~.trx.plan_trx`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, for the log."""
@@ -92,7 +96,8 @@ class Cleared:
                 "energy_now": {str(k): v for k, v in sorted(self.now.by_figure.items())},
                 "recipients_read": self.recipients_read,
                 "recipients_emptied": len(self.emptied),
-                **({"tokens_short": list(self.refused)} if self.refused else {})}
+                **({"tokens_short": list(self.refused)} if self.refused else {}),
+                **({"trx_payouts": self.trx.figures()} if self.trx is not None else {})}
 
 
 def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
@@ -100,20 +105,43 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
                   policy: FeeLimitPolicy, prices: ChainParameters | None = None,
                   in_flight: Sequence[Attempt] = (), read_recipients: ReadRecipients = "auto",
                   concurrency: int = ESTIMATE_CONCURRENCY, signatures: int = 1,
-                  tokens: Mapping[str, Token] | None = None) -> Cleared:
+                  tokens: Mapping[str, Token] | None = None, permission_id: int = 0) -> Cleared:
     """The rows to sign at what the chain charges now, or :class:`~.funds.PayoutRefused`
     (every shortfall) / :class:`~.funds.FundsInFlight` (see the module).
 
     Rows of one token: that token's contract (``token``, ``decimals``: the batch's when
     ``to_sign`` is empty). Rows of several: :func:`~.mixed.clear_tokens` (``tokens`` by
-    journal name)."""
+    journal name). TRX rows: what they take (:func:`~.trx.plan_trx`) counted in the same
+    check of the sender's TRX; no energy."""
     prices = prices or node.get_chain_parameters()
-    groups = by_token(to_sign)
-    if len(groups) > 1:
-        return _clear_mixed(node, sender, groups, tokens or {}, signer_address=signer_address,
-                            max_burn_trx=max_burn_trx, policy=policy, prices=prices,
-                            in_flight=in_flight, read_recipients=read_recipients,
-                            concurrency=concurrency, signatures=signatures)
+    trx_rows = [replace(p, energy=0) for p in to_sign if p.token == TRX]
+    token_rows = [p for p in to_sign if p.token != TRX]
+    plan = plan_trx(node, sender, trx_rows, signatures=signatures, permission_id=permission_id,
+                    shared=bool(token_rows), concurrency=concurrency) if trx_rows else None
+    trx_sun = plan.trx_needed_sun if plan is not None else 0
+    groups = by_token(token_rows)
+    if len(groups) > 1 or (groups and trx_rows):  # a short token refuses its rows only
+        cleared = _clear_mixed(node, sender, groups, tokens or {},
+                               signer_address=signer_address, max_burn_trx=max_burn_trx,
+                               policy=policy, prices=prices, in_flight=in_flight,
+                               read_recipients=read_recipients, concurrency=concurrency,
+                               signatures=signatures, trx_sun=trx_sun)
+    else:
+        cleared = _clear_one(node, sender, token_rows, groups, signer_address=signer_address,
+                             token=token, decimals=decimals, max_burn_trx=max_burn_trx,
+                             policy=policy, prices=prices, in_flight=in_flight,
+                             read_recipients=read_recipients, concurrency=concurrency,
+                             signatures=signatures, tokens=tokens, trx_sun=trx_sun)
+    return replace(cleared, rows=cleared.rows + trx_rows, trx=plan)
+
+
+def _clear_one(node: Node, sender: str, to_sign: Sequence[Payout],
+               groups: Mapping[str, Sequence[Payout]], *, signer_address: str, token: str,
+               decimals: int, max_burn_trx: Decimal, policy: FeeLimitPolicy,
+               prices: ChainParameters, in_flight: Sequence[Attempt],
+               read_recipients: ReadRecipients, concurrency: int, signatures: int,
+               tokens: Mapping[str, Token] | None, trx_sun: int) -> Cleared:
+    """Rows of one TRC-20 token (none: only the TRX check), at its contract's figures."""
     if groups:
         token = next(iter(groups))
         decimals = tokens[token].decimals if tokens and token in tokens else decimals
@@ -122,8 +150,9 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
     fresh = frozenset(p.identity for p in to_sign if p.energy is None)
     now = energy_now(node, sender, estimated, fresh=fresh, concurrency=concurrency)
     rows = now.raised(estimated, fresh)
-    funds = read_funds(node, sender, rows + unestimated, max_burn_trx=max_burn_trx,
-                       prices=prices, in_flight=in_flight, signatures=signatures)
+    funds = replace(read_funds(node, sender, rows + unestimated, max_burn_trx=max_burn_trx,
+                               prices=prices, in_flight=in_flight, signatures=signatures,
+                               token=token), trx_payouts_sun=trx_sun)
     read, found = 0, frozenset[str]()
     if read_recipients == "always" or (
             read_recipients == "auto" and not funds.shortfalls(token, decimals)
@@ -153,13 +182,15 @@ def clear_to_sign(node: Node, sender: str, to_sign: Sequence[Payout], *,
 def _clear_mixed(node: Node, sender: str, groups: Mapping[str, Sequence[Payout]],
                  tokens: Mapping[str, Token], *, signer_address: str, max_burn_trx: Decimal,
                  policy: FeeLimitPolicy, prices: ChainParameters, in_flight: Sequence[Attempt],
-                 read_recipients: ReadRecipients, concurrency: int, signatures: int) -> Cleared:
+                 read_recipients: ReadRecipients, concurrency: int, signatures: int,
+                 trx_sun: int) -> Cleared:
     """Rows of several tokens (:func:`~.mixed.clear_tokens`): a token short refuses its
     rows only; every other shortfall (the energy, the TRX, the signer) refuses the round."""
     mixed = clear_tokens(node, sender, groups, tokens, max_burn_trx=max_burn_trx,
                          prices=prices, in_flight=in_flight, read_recipients=read_recipients,
                          concurrency=concurrency, signatures=signatures)
-    if mixed.refused and not mixed.rows and not mixed.unestimated:
+    mixed = replace(mixed, funds=replace(mixed.funds, trx_payouts_sun=trx_sun))
+    if mixed.refused and not mixed.rows and not mixed.unestimated and not trx_sun:
         raise PayoutRefused("the batch cannot be sent (nothing was signed):\n  tokens: "
                             + "\n  tokens: ".join(mixed.refused))
     try:

@@ -117,6 +117,7 @@ def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
     receipt = attempt.receipt or {}
     return {"identity": attempt.identity, "row": attempt.row if row is None else row,
             "recipient": attempt.recipient,
+            "token": attempt.token,
             "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
             "attempt": attempt.attempt, "block": attempt.block_number,
             CONFIRMED_ON: confirmed_on(receipt) if attempt.receipt else None,

@@ -40,8 +40,13 @@ from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer
 from airflow_provider_tronenergy.node.protocol import Node
-from airflow_provider_tronenergy.node.tokens import USDT
-from airflow_provider_tronenergy.node.transactions import RefBlock, UnsignedTransfer, token_transfer
+from airflow_provider_tronenergy.node.tokens import TRX, USDT
+from airflow_provider_tronenergy.node.transactions import (
+    RefBlock,
+    UnsignedTransfer,
+    token_transfer,
+    trx_transfer_contract,
+)
 from airflow_provider_tronenergy.payout.estimates import energy_now
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -261,7 +266,8 @@ class PayoutSender:
         to_sign = [p for p in payouts if steps[p.identity] is Step.SIGN]
         rows, first = (clear(to_sign, look) if clear is not None
                        else self._estimated(to_sign, sender))
-        done.fee_energy_floor = self._floor(sender, first) if rows else 0
+        done.fee_energy_floor = (self._floor(sender, first)
+                                 if any(p.token != TRX for p in rows) else 0)
         # Claims follow the attempts judged above, never a newer read: an attempt another
         # worker claimed since must make this claim lose, not become the one it follows.
         for start in range(0, len(rows), self.settings.chunk):
@@ -304,6 +310,9 @@ class PayoutSender:
         unestimated: list[Payout] = []
         firsts: list[int] = []
         for token, group in by_token(payouts).items():  # each contract's own figures
+            if token == TRX:  # no energy, no estimate
+                rows += [replace(p, energy=0) for p in group]
+                continue
             node = token_node(self.node, token)
             estimated, missing = estimate_energy(node, sender, group,
                                                  concurrency=self.settings.concurrency)
@@ -337,15 +346,20 @@ class PayoutSender:
 
     def _unsigned(self, attempt: Attempt, payout: Payout, head: Block, floor: int
                   ) -> tuple[UnsignedTransfer, int]:
-        """The transfer to sign and its ``fee_limit``; built one after another (each takes a
-        timestamp of its own)."""
-        fee_limit = self.settings.fee_policy.fee_limit_sun(
-            max(transfer_energy(payout), floor if payout.floor is None else payout.floor),
-            self.energy_fee_sun)
+        """The transfer to sign and its ``fee_limit`` (0 for TRX: a ``TransferContract``
+        uses no energy); built one after another (each takes a timestamp of its own)."""
         ref = RefBlock(head.number, head.block_id, head.timestamp_ms)
         # Never past the chain's cap from the worker's clock, whatever the head says.
         expiration_ms = min(head.timestamp_ms + self.settings.expiration_s * 1000,
                             self.view.now_ms() + MAX_EXPIRATION_S * 1000)
+        if attempt.token == TRX:
+            return trx_transfer_contract(
+                owner=attempt.sender, to=attempt.recipient, amount_sun=attempt.units, ref=ref,
+                expiration_ms=expiration_ms, timestamp_ms=self._timestamp(head.timestamp_ms),
+                permission_id=self.settings.permission_id), 0
+        fee_limit = self.settings.fee_policy.fee_limit_sun(
+            max(transfer_energy(payout), floor if payout.floor is None else payout.floor),
+            self.energy_fee_sun)
         unsigned = token_transfer(
             owner=attempt.sender, to=attempt.recipient, units=attempt.units,
             contract=self.contract_of(attempt), fee_limit_sun=fee_limit, ref=ref,

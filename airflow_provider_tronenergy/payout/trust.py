@@ -57,7 +57,7 @@ def _always() -> bool:
 
 
 def figures_problem(info: TransactionInfo, prices: ChainParameters,
-                    signatures: int | None = None) -> str | None:
+                    signatures: int | None = None, *, trx: bool = False) -> str | None:
     """Why a payout's receipt figures cannot be the chain's, or None.
 
     A token transfer burns TRX for energy and bandwidth: ``energy_fee`` is the energy
@@ -70,14 +70,23 @@ def figures_problem(info: TransactionInfo, prices: ChainParameters,
     signed bytes the journal holds, says which of the two the fee must be; unknown (None),
     either. (A price changed by a proposal since the receipt's block makes an honest
     receipt fail this too: it waits, logged, rather than being reported wrong.)
+
+    ``trx``: a TRX ``TransferContract`` (``node/trx_costs.py`` cites java-tron's rules): no
+    energy; ``net_fee`` whole bytes, or ``getCreateAccountFee`` when it created its
+    recipient; and the fee may add ``getCreateNewAccountFeeInSystemContract`` (the
+    transaction's ``ret.fee`` for an account created).
     """
+    if trx and info.energy_usage_total:
+        return f"a TRX transfer uses no energy; it says {info.energy_usage_total:,}"
+    created = prices.create_new_account_fee_in_system_contract if trx else 0
     if info.energy_usage_total > MAX_TRANSFER_ENERGY:
         return (f"it used {info.energy_usage_total:,} energy; no token transfer uses more "
                 f"than {MAX_TRANSFER_ENERGY:,}")
     if info.energy_fee != info.energy_burned * prices.energy_fee:
         return (f"it burned {info.energy_fee:,} sun for {info.energy_burned:,} energy, not "
                 f"{prices.energy_fee:,} sun per energy")
-    if info.net_fee % prices.transaction_fee:
+    if info.net_fee % prices.transaction_fee and not (
+            trx and info.net_fee == prices.create_account_fee):
         return (f"its bandwidth fee {info.net_fee:,} sun is not whole bytes at "
                 f"{prices.transaction_fee:,} sun per byte")
     extra = info.fee - info.energy_fee - info.net_fee
@@ -88,6 +97,7 @@ def figures_problem(info: TransactionInfo, prices: ChainParameters,
         allowed = {prices.multi_sign_fee if signatures > 1 else 0}
         signed = (f"(signed by {signatures} keys: plus the multi-sign fee"
                   if signatures > 1 else "(signed by one key: no multi-sign fee of")
+    allowed = {fee + account for fee in allowed for account in {0, created}}  # ret.fee
     if extra not in allowed:
         return (f"its fee {info.fee:,} sun is not its energy fee {info.energy_fee:,} plus its "
                 f"bandwidth fee {info.net_fee:,} {signed} {prices.multi_sign_fee:,})")
@@ -214,7 +224,7 @@ class ChainView:
     # -- receipts ---------------------------------------------------------------------------
 
     def receipt_problem(self, info: TransactionInfo, *, top: Block, solidified: bool,
-                        signatures: int | None = None) -> str | None:
+                        signatures: int | None = None, trx: bool = False) -> str | None:
         """Why ``info`` is not a receipt the chain holds (None: it is): its block, read by
         number up to ``top``, must hold the transaction at the receipt's time, and its
         figures must be the chain's for a transaction of ``signatures`` signatures
@@ -232,4 +242,4 @@ class ChainView:
         if info.block_timestamp_ms != body.block.timestamp_ms:
             return (f"it says block {number} is at {info.block_timestamp_ms}; the block says "
                     f"{body.block.timestamp_ms}")
-        return figures_problem(info, self.prices(), signatures)
+        return figures_problem(info, self.prices(), signatures, trx=trx)

@@ -31,6 +31,7 @@ from typing import Any, Final
 from airflow_provider_tronenergy.fanout import side_by_side
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import Block, BroadcastAnswer, TransactionInfo
+from airflow_provider_tronenergy.node.tokens import TRX
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON, HEAD, SOLIDIFIED, outcome_of
 from airflow_provider_tronenergy.payout.trust import BudgetSpent, ChainView
@@ -130,7 +131,8 @@ class Judge:
         try:
             for txid, (attempt, info) in found.items():
                 problem = self.view.receipt_problem(info, top=top, solidified=solidified,
-                                                    signatures=attempt.signatures)
+                                                    signatures=attempt.signatures,
+                                                    trx=attempt.token == TRX)
                 if problem is not None:
                     judged.unreliable += 1
                     judged.states[attempt.identity] = None

@@ -1,7 +1,8 @@
 """TronPayoutOperator paying TRC-20 tokens other than USDT, in real Airflow against the
 sandbox chain's own tokens: each token's decimals read from its contract, amounts exact at
 its smallest unit, a contract without decimals() refused before signing, and a batch mixing
-tokens where one token is short: only its rows refused, the others paid, each once."""
+tokens (USDT, TRX and two of the sandbox's) where one token is short: only its rows refused,
+the others paid, each once."""
 
 from __future__ import annotations
 
@@ -92,13 +93,14 @@ def test_a_mixed_batch_refuses_only_the_short_tokens_rows_and_a_rerun_pays_each_
     set_token_units(sandbox, e18, sender, 5 * 10 ** 18)
     set_token_units(sandbox, short, sender, 100)  # 1.00 SHORT; the batch sends 3.00
     usdt_to, e18_to = [random_address(), random_address()], random_address()
-    short_to = [random_address(), random_address()]
+    short_to, trx_to = [random_address(), random_address()], random_address()
     rows = ([{"recipient": r, "amount": "1.5", "payout_id": f"mix-usdt-{i}"}
              for i, r in enumerate(usdt_to)]
             + [{"recipient": e18_to, "amount": "2.000000000000000001", "token": e18,
                 "payout_id": "mix-e18"}]
             + [{"recipient": r, "amount": "1.5", "token": short, "payout_id": f"mix-short-{i}"}
-               for i, r in enumerate(short_to)])
+               for i, r in enumerate(short_to)]
+            + [{"recipient": trx_to, "amount": "1", "token": "TRX", "payout_id": "mix-trx"}])
     out = run_dag(DAGS["te_payouts"], payouts=rows, sender=sender, batch_id="mix-1")
     assert out["send"][:2] == ("failed", 1), out  # refused rows: a person tops up, no retry
     printed = capfd.readouterr().out
@@ -106,13 +108,13 @@ def test_a_mixed_batch_refuses_only_the_short_tokens_rows_and_a_rerun_pays_each_
     assert token_units(sandbox, e18, e18_to) == 2 * 10 ** 18 + 1
     assert [token_units(sandbox, short, r) for r in short_to] == [0, 0]
     assert {a.identity for a in journal.batch("mix-1")} == {
-        "id:mix-usdt-0", "id:mix-usdt-1", "id:mix-e18"}
-    assert len(sent_from(control, sender)) == 3
+        "id:mix-usdt-0", "id:mix-usdt-1", "id:mix-e18", "id:mix-trx"}
+    assert len(sent_from(control, sender)) == 4
 
     set_token_units(sandbox, short, sender, 300)
     again = run_dag(DAGS["te_payouts"], payouts=rows, sender=sender, batch_id="mix-1")
     state, _, result = again["send"]
-    assert state == "success" and result["states"] == {"confirmed": 5}, again
+    assert state == "success" and result["states"] == {"confirmed": 6}, again
     assert [token_units(sandbox, short, r) for r in short_to] == [150, 150]
     assert token_units(sandbox, e18, e18_to) == 2 * 10 ** 18 + 1
-    assert len(sent_from(control, sender)) == 5
+    assert len(sent_from(control, sender)) == 6

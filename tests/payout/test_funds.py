@@ -263,3 +263,20 @@ def test_the_multi_sign_fee_is_counted_per_transfer_with_several_signatures():
     with pytest.raises(ValueError, match="at least one signature"):
         read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
                    signatures=0)
+
+
+def test_only_the_tokens_own_transfers_in_flight_leave_its_balance():
+    """A batch of another token counts the sender's USDT in flight against USDT, not
+    against its own balance (each token is a purse of its own)."""
+    from dataclasses import replace
+
+    contract = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+    rows = payouts([{"recipient": random_address(), "amount": "0.00001", "energy": 64_285}],
+                   batch_id="b1")
+    usdt_in_flight = replace(signed(1), units=90)
+    mine_in_flight = replace(signed(1, "b2"), token=contract, units=7)
+    for_usdt = read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
+                          in_flight=[usdt_in_flight, mine_in_flight])
+    for_other = read_funds(Wallet(), SENDER, rows, max_burn_trx=Decimal(0), prices=PRICES,
+                           in_flight=[usdt_in_flight, mine_in_flight], token=contract)
+    assert (for_usdt.units_in_flight, for_other.units_in_flight) == (90, 7)
