@@ -15,8 +15,9 @@ plan is checked against on chain:
   service (``onchain.shortfall_orders``, one ``buy_energy`` per order). Planned: the rows'
   energy; charged: the receipts'.
 * **TRX**: no energy; planned is the TRX the operator's pre-flight counts for the TRX
-  payouts beyond their amounts (bandwidth, accounts created: ``Funds.trx_payouts_sun`` less
-  the amounts), charged is the receipts' fees; the amounts on chain must equal the rows'.
+  payouts beyond their amounts (``Cleared.trx``, ``payout.trx.plan_trx``: bandwidth, and
+  the fees of the accounts the transfers create), charged is the receipts' fees; the
+  amounts on chain must equal the rows' and the plan's.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.trx_costs import TrxPlan
 from airflow_provider_tronenergy.payout.funds import estimate_energy, transfer_energy
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
 from airflow_provider_tronenergy.payout.rows import Payout
@@ -174,17 +176,17 @@ def rent_token(client: TronEnergyClient, node: TronNodeClient, sender: str,
     return estimated, rented, paid, len(orders)
 
 
-def trx_figures(funds: Any, batch: Sequence[Payout], attempts: Sequence[Any],
+def trx_figures(plan: TrxPlan | None, batch: Sequence[Payout], attempts: Sequence[Any],
                 on_chain: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """A TRX batch's planned and charged TRX, in sun: the pre-flight's fees (its
-    ``trx_payouts_sun`` less the amounts; None when the pre-flight counts no TRX payouts),
-    the receipts' fees, the amounts the rows send and the amounts the chain moved."""
-    amounts = sum(p.units for p in batch)
-    counted = getattr(funds, "trx_payouts_sun", None) if funds is not None else None
+    """A TRX batch's planned and charged TRX, in sun: the pre-flight's plan of the TRX
+    payouts (``Cleared.trx``: fees for bandwidth and accounts created; None when it made
+    none), the receipts' fees, the amounts the rows send and those the chain moved."""
     receipts = [a.receipt for a in attempts if a.receipt]
     moved = sum(int(Decimal(t["amount"]) * 1_000_000) for t in on_chain
                 if t.get("status") == "executed")
-    return {"amounts_sun": amounts, "moved_sun": moved,
-            "planned_fee_sun": None if not counted else counted - amounts,
+    return {"amounts_sun": sum(p.units for p in batch), "moved_sun": moved,
+            "planned_amount_sun": None if plan is None else plan.amount_sun,
+            "planned_fee_sun": None if plan is None else plan.fee_sun,
+            "planned": {} if plan is None else plan.figures(),
             "charged_fee_sun": sum(int(r["trx_burned_sun"]) for r in receipts),
             "bandwidth_sun": sum(int(r["bandwidth_burned_sun"]) for r in receipts)}

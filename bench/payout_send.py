@@ -509,22 +509,25 @@ def trx_report(prepared: Prepared, attempts: Sequence[Any],
                on_chain: Sequence[Mapping[str, Any]], cleared: Cleared | None) -> bool:
     """A TRX batch's planned fees against the receipts', and its amounts against the
     chain's; whether both are exact."""
-    figures = kinds.trx_figures(cleared.funds if cleared else None, prepared.batch, attempts,
+    figures = kinds.trx_figures(cleared.trx if cleared else None, prepared.batch, attempts,
                                 on_chain)
     planned, charged = figures["planned_fee_sun"], figures["charged_fee_sun"]
-    amounts_met = figures["moved_sun"] == figures["amounts_sun"]
+    amounts_met = figures["moved_sun"] == figures["amounts_sun"] == figures["planned_amount_sun"]
     print(f"  TRX moved / sent      : {figures['moved_sun'] / 1e6:,.6f} / "
-          f"{figures['amounts_sun'] / 1e6:,.6f} TRX: {verdict(amounts_met)}")
+          f"{figures['amounts_sun'] / 1e6:,.6f} TRX (the pre-flight's plan: "
+          f"{(figures['planned_amount_sun'] or 0) / 1e6:,.6f}): {verdict(amounts_met)}")
     if planned is None:
-        print(f"  planned / charged     : the pre-flight counted no TRX for the TRX payouts "
-              f"(no trx_payouts_sun in its funds); charged {charged / 1e6:,.6f} TRX of fees: "
-              "NOT met")
+        print(f"  planned / charged     : the pre-flight made no plan of the TRX payouts; "
+              f"charged {charged / 1e6:,.6f} TRX of fees: NOT met")
         return False
     ratio = Decimal(planned) / charged if charged else Decimal(planned == 0)
     met = one_to_one(ratio) and amounts_met
+    plan = figures["planned"]
     print(f"  planned / charged     : {ratio:7.4f} ({planned / 1e6:,.6f} / {charged / 1e6:,.6f} "
-          f"TRX of fees: bandwidth {figures['bandwidth_sun'] / 1e6:,.6f}, accounts created "
-          f"and the rest {(charged - figures['bandwidth_sun']) / 1e6:,.6f}); aim 1.0000: "
+          f"TRX of fees; planned: {plan['accounts_created']:,} accounts created "
+          f"{plan['account_fee_sun'] / 1e6:,.6f}, bandwidth {plan['bandwidth_fee_sun'] / 1e6:,.6f}"
+          f" ({plan['free_bandwidth']:,} bytes free, {plan['staked_bandwidth']:,} staked); "
+          f"charged for bandwidth {figures['bandwidth_sun'] / 1e6:,.6f}); aim 1.0000: "
           f"{verdict(met)}")
     return met
 
