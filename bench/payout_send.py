@@ -1,4 +1,5 @@
-"""Sending 1,000 and 10,000 USDT payouts exactly once on the sandbox's chain, 50 ms per node call.
+"""Sending 1,000 and 10,000 payouts (USDT, a second TRC-20, TRX) exactly once on the sandbox's
+chain, 50 ms per node call.
 
 The sandbox runs in its own process (the CLI, ``--time-scale 1``: a block every 3 s
 as on mainnet, a 1 h rental lasts an hour) and is the TRON node too; a latency fault
@@ -33,6 +34,14 @@ the node connection names the sandbox's multicall (the holders' balances read 10
 request when a sweep could make the batch burn) unless ``--multicall off`` (then one
 estimate per holder, as before it).
 
+``--kinds usdt,token,trx`` (the default) sends each size once per kind, each a batch of
+its own from a fresh hot wallet (``payout_kinds.py``): USDT as above; a second TRC-20, a
+token of the sandbox's own (18 decimals, energy factor 10,000), its energy planned with the
+send path's estimates through the node bound to its contract and rented likewise; TRX to
+existing accounts and to addresses the transfer creates (nothing rented). Printed per kind:
+planned / charged (aim 1.0000): energy for the TRC-20 kinds, the fees for TRX (the
+pre-flight's plan against the receipts), and for TRX the amounts moved against the rows'.
+
 ``--signer local,kms`` sends each size once per signer, side by side: the hot wallet's
 key in the worker (``LocalKeySigner``), or a secp256k1 key in AWS KMS (``KmsSigner``)
 served by moto in this process (tests/support/kms.py), ``--kms-latency-ms`` added to
@@ -42,7 +51,7 @@ the KMS requests per payout and the signing time per payout.
     .venv/bin/python bench/payout_send.py [--sizes 1000,10000] [--latency-ms 50]
         [--poll 3] [--concurrency N] [--chunk N] [--profile DIR]
         [--read-recipients auto,never] [--multicall on|off]
-        [--signer local,kms] [--kms-latency-ms 0]
+        [--signer local,kms] [--kms-latency-ms 0] [--kinds usdt,token,trx]
 """
 
 from __future__ import annotations
