@@ -1,4 +1,5 @@
-"""The kinds of payout ``payout_send.py`` sends: USDT, a second TRC-20 token, TRX.
+"""The kinds of payout ``payout_send.py`` sends (USDT, a second TRC-20 token, TRX): each
+batch prepared before the timed part (:func:`prepare`) and its plan checked after.
 
 Each kind has its recipients (70% that already hold it, 30% that do not: first-time USDT
 or token recipients are activated accounts holding none, first-time TRX recipients have no
@@ -32,16 +33,22 @@ from typing import Any
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
+from airflow_provider_tronenergy.node.tokens import Token, TokenBook
 from airflow_provider_tronenergy.node.trx_costs import TrxPlan
+from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
 from airflow_provider_tronenergy.payout.funds import estimate_energy, transfer_energy
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
-from airflow_provider_tronenergy.payout.rows import Payout
+from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
+from airflow_provider_tronenergy.payout.preflight import Cleared
+from airflow_provider_tronenergy.payout.rows import Payout, payouts
 from airflow_provider_tronenergy.protocol.address import random_address
+from airflow_provider_tronenergy.protocol.energy import transfer_energy as check_energy
 
 TOKEN_SYMBOL = "BNCH"
 TOKEN_DECIMALS = 18
 TOKEN_ENERGY_FACTOR = 10_000
 """The second token's dynamic-energy factor: USDT's in the sandbox is 34,000."""
+USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 HOLDER_SHARE = 70
 """Percent of recipients that already hold the kind's token (TRX: whose account exists)."""
 
@@ -190,3 +197,115 @@ def trx_figures(plan: TrxPlan | None, batch: Sequence[Payout], attempts: Sequenc
             "planned": {} if plan is None else plan.figures(),
             "charged_fee_sun": sum(int(r["trx_burned_sun"]) for r in receipts),
             "bandwidth_sun": sum(int(r["bandwidth_burned_sun"]) for r in receipts)}
+
+
+def verdict(met: bool) -> str:
+    """How an aim reads."""
+    return "met" if met else "NOT met"
+
+
+def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list[dict[str, str]],
+         batch_id: str, node_conn: str) -> tuple[dict[str, Any], int, Decimal]:
+    """Prepare the batch as the example DAG does and rent its energy through the service:
+    ``(plan, energy rented, TRX paid)``, once the wallet has the energy on chain."""
+    def check(address: str) -> dict[str, Any]:
+        result = client.check_address(address)
+        return {**result.to_dict(), "transfer_energy": check_energy(result.transfer_count)}
+
+    with ThreadPoolExecutor(8) as pool:
+        checks = list(pool.map(check, sheet.recipients(rows)))
+    batch = BatchParams.checked(sender_address=sender, rent_time="1",
+                                max_spend_trx="100000000", batch_id=batch_id)
+    chain = onchain.check_batch(rows, checks, sender,
+                                ChainParams.checked(tron_node_conn_id=node_conn))
+    plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
+    bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
+              for o in plan["buy_orders"]]
+    rented, paid = wait_for(client, node, sender, bought, plan["total_energy"])
+    return plan, rented, paid
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch as prepared before the timed part: its rows, and the energy rented for them."""
+
+    kind: Kind
+    made: Sequence[tuple[str, str]]
+    batch: Sequence[Payout]
+    tokens: Mapping[str, Token]
+    batch_id: str
+    orders: int
+    rented: int
+    paid: Decimal
+    seconds: float
+
+    @property
+    def planned_energy(self) -> int:
+        """The energy the preparation planned (the rows' energy): what it rented."""
+        return sum(transfer_energy(p) for p in self.batch)
+
+
+def prepare(root_url: str, client: TronEnergyClient, call: Callable[..., Any], size: int,
+            rng: random.Random, sender: str, kind: Kind, node_conn: str) -> Prepared:
+    """The wallet funded, the recipients made, the rows checked and their energy rented:
+    USDT's as the example DAG plans it, a second token's with the node's estimates per
+    recipient through its contract, none for TRX."""
+    fund(call, kind, sender, size)
+    batch_id = f"bench-{kind.name}-{size}-{int(time.time())}"
+    started = time.perf_counter()
+    made = recipients(call, kind, size, rng)
+    rows = [kind.row(address, rng) for address, _ in made]
+    orders, rented, paid = 0, 0, Decimal(0)
+    with TronNodeClient(root_url, usdt_contract=USDT) as plain:
+        book = TokenBook(plain)
+        if kind.name == "usdt":
+            plan, rented, paid = rent(client, plain, sender, rows, batch_id, node_conn)
+            orders = len(plan["buy_orders"])
+            rows = [{**row, "energy": r["energy"]}
+                    for row, r in zip(rows, plan["recipients"], strict=True)]
+        batch = payouts(rows, batch_id=batch_id, tokens=book.token)
+        if kind.name == "token":
+            batch, rented, paid, orders = rent_token(client, plain, sender, batch, kind)
+    return Prepared(kind, made, batch, book.by_name(), batch_id, orders, rented, paid,
+                    time.perf_counter() - started)
+
+
+def succeeded(transaction: Mapping[str, Any]) -> bool:
+    """Executed, and (a contract call) its receipt says SUCCESS; a TRX transfer's receipt
+    has no contract result, as java-tron's ``gettransactioninfobyid`` has none for it."""
+    if transaction.get("status") != "executed":
+        return False
+    result = ((transaction.get("receipt") or {}).get("receipt") or {}).get("result")
+    return result in ("SUCCESS", None) if transaction.get("token") == "TRX" else (
+        result == "SUCCESS")
+
+
+def one_to_one(ratio: Decimal) -> bool:
+    """The aim of planned / charged: 1.0000 to four places."""
+    return ratio.quantize(Decimal("0.0001")) == 1
+
+
+def trx_report(prepared: Prepared, attempts: Sequence[Any],
+               on_chain: Sequence[Mapping[str, Any]], cleared: Cleared | None) -> bool:
+    """A TRX batch's planned fees against the receipts', and its amounts against the
+    chain's; whether both are exact."""
+    figures = trx_figures(cleared.trx if cleared else None, prepared.batch, attempts, on_chain)
+    planned, charged = figures["planned_fee_sun"], figures["charged_fee_sun"]
+    amounts_met = figures["moved_sun"] == figures["amounts_sun"] == figures["planned_amount_sun"]
+    print(f"  TRX moved / sent      : {figures['moved_sun'] / 1e6:,.6f} / "
+          f"{figures['amounts_sun'] / 1e6:,.6f} TRX (the pre-flight's plan: "
+          f"{(figures['planned_amount_sun'] or 0) / 1e6:,.6f}): {verdict(amounts_met)}")
+    if planned is None:
+        print(f"  planned / charged     : the pre-flight made no plan of the TRX payouts; "
+              f"charged {charged / 1e6:,.6f} TRX of fees: NOT met")
+        return False
+    ratio = Decimal(planned) / charged if charged else Decimal(planned == 0)
+    met = one_to_one(ratio) and amounts_met
+    plan = figures["planned"]
+    print(f"  planned / charged     : {ratio:7.4f} ({planned / 1e6:,.6f} / {charged / 1e6:,.6f} "
+          f"TRX of fees; planned: {plan['accounts_created']:,} accounts created "
+          f"{plan['account_fee_sun'] / 1e6:,.6f}, bandwidth {plan['bandwidth_fee_sun'] / 1e6:,.6f}"
+          f" ({plan['free_bandwidth']:,} bytes free, {plan['staked_bandwidth']:,} staked); "
+          f"charged for bandwidth {figures['bandwidth_sun'] / 1e6:,.6f}); aim 1.0000: "
+          f"{verdict(met)}")
+    return met

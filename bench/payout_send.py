@@ -69,9 +69,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -85,20 +83,16 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.node.tokens import Token, TokenBook
-from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
-from airflow_provider_tronenergy.payout.funds import transfer_energy as row_energy
+from airflow_provider_tronenergy.node.tokens import Token
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
 from airflow_provider_tronenergy.payout.preflight import (
     Cleared,
     clear_to_sign,
     read_recipients_setting,
 )
-from airflow_provider_tronenergy.payout.rows import Payout, payouts
+from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
-from airflow_provider_tronenergy.protocol.energy import transfer_energy
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.chain.multicall import MULTICALL
@@ -223,27 +217,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list[dict[str, str]],
-         batch_id: str) -> tuple[dict[str, Any], int, Decimal]:
-    """Prepare the batch as the example DAG does and rent its energy through the service:
-    ``(plan, energy rented, TRX paid)``, once the wallet has the energy on chain."""
-    def check(address: str) -> dict[str, Any]:
-        result = client.check_address(address)
-        return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
-
-    with ThreadPoolExecutor(8) as pool:
-        checks = list(pool.map(check, sheet.recipients(rows)))
-    batch = BatchParams.checked(sender_address=sender, rent_time="1",
-                                max_spend_trx="100000000", batch_id=batch_id)
-    chain = onchain.check_batch(rows, checks, sender,
-                                ChainParams.checked(tron_node_conn_id=NODE_CONN))
-    plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
-    bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
-              for o in plan["buy_orders"]]
-    rented, paid = kinds.wait_for(client, node, sender, bought, plan["total_energy"])
-    return plan, rented, paid
-
-
 def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
     """Time ``owner.name`` (an instance's method) into ``phases[phase]``, wall time."""
     method = getattr(owner, name)
@@ -312,62 +285,14 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
             return status, phases, passes
 
 
-def verdict(met: bool) -> str:
-    return "met" if met else "NOT met"
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A batch as prepared before the timed part: its rows, and the energy rented for them."""
-
-    kind: Kind
-    made: Sequence[tuple[str, str]]
-    batch: Sequence[Payout]
-    tokens: Mapping[str, Token]
-    batch_id: str
-    orders: int
-    rented: int
-    paid: Decimal
-    seconds: float
-
-    @property
-    def planned_energy(self) -> int:
-        """The energy the preparation planned (the rows' energy): what it rented."""
-        return sum(row_energy(p) for p in self.batch)
-
-
-def prepare(sandbox: SandboxProcess, client: TronEnergyClient, control: Control, size: int,
-            rng: random.Random, sender: str, kind: Kind) -> Prepared:
-    """The wallet funded, the recipients made, the rows checked and their energy rented:
-    USDT's as the example DAG plans it, a second token's with the node's estimates per
-    recipient through its contract, none for TRX."""
-    kinds.fund(control.call, kind, sender, size)
-    batch_id = f"bench-{kind.name}-{size}-{int(time.time())}"
-    started = time.perf_counter()
-    made = kinds.recipients(control.call, kind, size, rng)
-    rows = [kind.row(address, rng) for address, _ in made]
-    orders, rented, paid = 0, 0, Decimal(0)
-    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as plain:
-        book = TokenBook(plain)
-        if kind.name == "usdt":
-            plan, rented, paid = rent(client, plain, sender, rows, batch_id)
-            orders = len(plan["buy_orders"])
-            rows = [{**row, "energy": r["energy"]}
-                    for row, r in zip(rows, plan["recipients"], strict=True)]
-        batch = payouts(rows, batch_id=batch_id, tokens=book.token)
-        if kind.name == "token":
-            batch, rented, paid, orders = kinds.rent_token(client, plain, sender, batch, kind)
-    return Prepared(kind, made, batch, book.by_name(), batch_id, orders, rented, paid,
-                    time.perf_counter() - started)
-
-
 def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
              rng: random.Random, workdir: Path, signer: CountingSigner,
              read_recipients: str, kind: Kind) -> bool:
     """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
     control = Control(sandbox)
     sender = signer.address
-    prepared = prepare(sandbox, client, control, size, rng, sender, kind)
+    prepared = kinds.prepare(sandbox.root_url, client, control.call, size, rng, sender, kind,
+                             NODE_CONN)
     batch_id = prepared.batch_id
     fault = control.call("POST", "/faults", {"kind": "latency", "path": "/wallet*",
                                              "latency_ms": args.latency_ms})
@@ -422,22 +347,7 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     return met
 
 
-def succeeded(transaction: Mapping[str, Any]) -> bool:
-    """Executed, and (a contract call) its receipt says SUCCESS; a TRX transfer's receipt
-    has no contract result, as java-tron's ``gettransactioninfobyid`` has none for it."""
-    if transaction.get("status") != "executed":
-        return False
-    result = ((transaction.get("receipt") or {}).get("receipt") or {}).get("result")
-    return result in ("SUCCESS", None) if transaction.get("token") == "TRX" else (
-        result == "SUCCESS")
-
-
-def one_to_one(ratio: Decimal) -> bool:
-    """The aim of planned / charged: 1.0000 to four places."""
-    return ratio.quantize(Decimal("0.0001")) == 1
-
-
-def report(size: int, args: Any, prepared: Prepared, status: WatchStatus,
+def report(size: int, args: Any, prepared: kinds.Prepared, status: WatchStatus,
            phases: Mapping[str, float], passes: int, elapsed: float, node: Counting,
            journal: Counting, delayed: int, attempts: Sequence[Any],
            on_chain: Sequence[Mapping[str, Any]], prices: Any, cleared: Cleared | None
@@ -450,7 +360,7 @@ def report(size: int, args: Any, prepared: Prepared, status: WatchStatus,
     burned_sun = sum(int(r["trx_burned_sun"]) for r in receipts)
     bandwidth_sun = sum(int(r["bandwidth_burned_sun"]) for r in receipts)
     energy_burned = sum(int(r["energy_burned"]) for r in receipts)
-    successes = Counter(t["to"] for t in on_chain if succeeded(t))
+    successes = Counter(t["to"] for t in on_chain if kinds.succeeded(t))
     exactly_once = (len(successes) == size and set(successes.values()) == {1}
                     and len(on_chain) == size)
     requests_made = sum(node.calls.values())
@@ -479,30 +389,30 @@ def report(size: int, args: Any, prepared: Prepared, status: WatchStatus,
     aim_s = TIME_AIM_S.get(size)
     time_met = aim_s is None or elapsed < aim_s
     print(f"  time                  : {elapsed:7.1f} s ({elapsed / size * 1000:.1f} ms per payout)"
-          + (f"; / aim {aim_s:.0f} s: {elapsed / aim_s:.2f}: {verdict(time_met)}" if aim_s
+          + (f"; / aim {aim_s:.0f} s: {elapsed / aim_s:.2f}: {kinds.verdict(time_met)}" if aim_s
              else " (no aim at this size)"))
     requests_met = per_payout <= MAX_REQUESTS_PER_PAYOUT
     print(f"  node requests/payout  : {per_payout:7.3f} ({requests_made:,} calls; the sandbox "
           f"delayed {delayed:,}); / aim {MAX_REQUESTS_PER_PAYOUT}: "
-          f"{per_payout / MAX_REQUESTS_PER_PAYOUT:.2f}: {verdict(requests_met)}"
+          f"{per_payout / MAX_REQUESTS_PER_PAYOUT:.2f}: {kinds.verdict(requests_met)}"
           + (f"; / aim {SEND_REQUESTS_AIM[size]} (issue 33): "
              f"{per_payout / SEND_REQUESTS_AIM[size]:.2f}: "
-             f"{verdict(per_payout <= SEND_REQUESTS_AIM[size])}"
+             f"{kinds.verdict(per_payout <= SEND_REQUESTS_AIM[size])}"
              if size in SEND_REQUESTS_AIM and kind.name == "usdt" else ""))
     if kind.is_trx:
-        plan_met = trx_report(prepared, attempts, on_chain, cleared)
+        plan_met = kinds.trx_report(prepared, attempts, on_chain, cleared)
     else:
         planned = prepared.planned_energy
         ratio = Decimal(planned) / charged if charged else Decimal(0)
-        plan_met = one_to_one(ratio) and out_of_energy == 0
+        plan_met = kinds.one_to_one(ratio) and out_of_energy == 0
         print(f"  planned / charged     : {ratio:7.4f} ({planned:,} / {charged:,} energy; "
               f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim 1.0000, 0: "
-              f"{verdict(plan_met)}")
+              f"{kinds.verdict(plan_met)}")
         rented_ratio = Decimal(charged) / rented if rented else Decimal(0)
         rented_met = rented_ratio >= MIN_CHARGED_PER_RENTED
         plan_met = plan_met and rented_met
         print(f"  charged / rented      : {rented_ratio:7.4f} ({charged:,} / {rented:,} energy); "
-              f"aim >= {MIN_CHARGED_PER_RENTED}: {verdict(rented_met)}")
+              f"aim >= {MIN_CHARGED_PER_RENTED}: {kinds.verdict(rented_met)}")
         all_burned_sun = charged * prices.energy_fee + bandwidth_sun
         with_rental_sun = burned_sun + int(paid * 1_000_000)
         print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
@@ -512,33 +422,6 @@ def report(size: int, args: Any, prepared: Prepared, status: WatchStatus,
               f"{burned_sun / all_burned_sun:.4f} and {with_rental_sun / all_burned_sun:.4f}")
     return (time_met and requests_met and plan_met and exactly_once
             and status.confirmed == size)
-
-
-def trx_report(prepared: Prepared, attempts: Sequence[Any],
-               on_chain: Sequence[Mapping[str, Any]], cleared: Cleared | None) -> bool:
-    """A TRX batch's planned fees against the receipts', and its amounts against the
-    chain's; whether both are exact."""
-    figures = kinds.trx_figures(cleared.trx if cleared else None, prepared.batch, attempts,
-                                on_chain)
-    planned, charged = figures["planned_fee_sun"], figures["charged_fee_sun"]
-    amounts_met = figures["moved_sun"] == figures["amounts_sun"] == figures["planned_amount_sun"]
-    print(f"  TRX moved / sent      : {figures['moved_sun'] / 1e6:,.6f} / "
-          f"{figures['amounts_sun'] / 1e6:,.6f} TRX (the pre-flight's plan: "
-          f"{(figures['planned_amount_sun'] or 0) / 1e6:,.6f}): {verdict(amounts_met)}")
-    if planned is None:
-        print(f"  planned / charged     : the pre-flight made no plan of the TRX payouts; "
-              f"charged {charged / 1e6:,.6f} TRX of fees: NOT met")
-        return False
-    ratio = Decimal(planned) / charged if charged else Decimal(planned == 0)
-    met = one_to_one(ratio) and amounts_met
-    plan = figures["planned"]
-    print(f"  planned / charged     : {ratio:7.4f} ({planned / 1e6:,.6f} / {charged / 1e6:,.6f} "
-          f"TRX of fees; planned: {plan['accounts_created']:,} accounts created "
-          f"{plan['account_fee_sun'] / 1e6:,.6f}, bandwidth {plan['bandwidth_fee_sun'] / 1e6:,.6f}"
-          f" ({plan['free_bandwidth']:,} bytes free, {plan['staked_bandwidth']:,} staked); "
-          f"charged for bandwidth {figures['bandwidth_sun'] / 1e6:,.6f}); aim 1.0000: "
-          f"{verdict(met)}")
-    return met
 
 
 def main() -> None:
@@ -601,8 +484,8 @@ def main() -> None:
                                     signer, reading, what)
     finally:
         sandbox.stop()
-    print(f"\nevery aim: {verdict(all(met.values()))} "
-          f"({', '.join(f'{s}: {verdict(m)}' for s, m in met.items())})")
+    print(f"\nevery aim: {kinds.verdict(all(met.values()))} "
+          f"({', '.join(f'{s}: {kinds.verdict(m)}' for s, m in met.items())})")
 
 
 if __name__ == "__main__":
