@@ -31,8 +31,7 @@ from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
-from airflow_provider_tronenergy.node.tokens import TRX, TokenBook
-from airflow_provider_tronenergy.payout.batch import PayoutBatch, run_batch_id
+from airflow_provider_tronenergy.payout.batch import TRX, PayoutBatch, TokenBook, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
 )

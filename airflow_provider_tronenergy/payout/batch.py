@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from airflow_provider_tronenergy.node.tokens import Token
+from airflow_provider_tronenergy.node.tokens import TRX, Token, TokenBook
 from airflow_provider_tronenergy.payout.rows import (
     DEFAULT_TOKEN,
     Payout,
@@ -23,6 +23,10 @@ from airflow_provider_tronenergy.payout.rows import (
     payouts,
     usdt_only,
 )
+
+__all__ = ["TRX", "PayoutBatch", "TokenBook", "run_batch_id"]
+"""``TRX`` and ``TokenBook`` (:mod:`..node.tokens`) handed on: the operators reach the node
+room through this one."""
 
 
 @dataclass(frozen=True)

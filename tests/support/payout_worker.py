@@ -36,6 +36,7 @@ import requests
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import BroadcastAnswer
+from airflow_provider_tronenergy.node.tokens import TokenBook
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, Signed
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step
@@ -138,7 +139,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
                      max_retries=int(spec.get("max_retries", 0)))
     node.kill = kill
     signer = LocalKeySigner(key_hex)
-    rows = payouts(spec["rows"], batch_id=spec["batch_id"])
+    rows = payouts(spec["rows"], batch_id=spec["batch_id"], tokens=TokenBook(node).token)
     settings = SendSettings(contract=spec["contract"], expiration_s=int(spec["expiration_s"]),
                             chunk=int(spec.get("chunk", 200)),
                             lease_s=float(spec.get("lease_s", 120)))
@@ -154,8 +155,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     while True:
         started = time.monotonic()
         try:
-            done = sender.send(rows, sender=spec["sender"], token="USDT",
-                               batch_id=spec["batch_id"])
+            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"])
             status = watch.step()
         except NodeError:  # a node read failed: the next pass reads the journal again
             node_errors += 1
