@@ -194,6 +194,13 @@ class TronPayoutOperator(BaseOperator):
                     f"rows {', '.join(map(str, trx[:20]))}: token TRX under permission_id "
                     f"{settings.permission_id}: its check covers contract calls only; pay TRX "
                     "under the owner permission (nothing was signed)")
+            to_self = [p.row for p in batch.rows if p.token == TRX and p.recipient == sender]
+            if to_self:
+                raise PayoutInputError(
+                    f"row{'s' if len(to_self) > 1 else ''} "
+                    f"{', '.join(map(str, to_self[:20]))}: token TRX to the sender itself: "
+                    "the chain refuses a TRX transfer to its own sender (java-tron "
+                    "TransferActuator); remove the row (nothing was signed)")
             self._solidified()
             self._confirm_node()  # names a connection, on the first node's chain: before signing
         except PayoutInputError:

@@ -15,11 +15,6 @@ from tronenergy_protocol.address import random_address
 pytestmark = pytest.mark.usefixtures("node_conn")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tokens branch: the pre-flight's plan_trx builds the row's TransferContract and "
-    "node.transactions.trx_transfer_contract raises a bare ValueError ('a TRX transfer "
-    "cannot go to its own sender', no row named, not NotRetryable): the task is retried "
-    "(tries 2) instead of failing closed; nothing is signed either way"))
 def test_a_trx_row_to_its_own_sender_fails_the_task_once_naming_the_row(
         run_dag, control, monkeypatch, tmp_path, capfd):
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
