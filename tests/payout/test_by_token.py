@@ -12,12 +12,11 @@ from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.receipts import batch_result
 from airflow_provider_tronenergy.payout.sent import payouts_sent
 from support.journaled import SENDER, journaled, receipt
-from tronenergy_protocol.address import random_address
 from tronenergy_protocol.explorer import explorer_of
 
 USDT_CONTRACT = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"  # Nile's
-E18 = random_address()
-UNREAD = random_address()
+E18 = "TNpHhPpcp1Akxw1E1k57dBpqzr39676yfQ"  # fixed: a parametrize id (xdist workers collect alike)
+UNREAD = "TDhRFx5zsT34SBvWhrXkQmNcs5df82bM2A"
 NILE = "https://nile.tronscan.org"
 
 
