@@ -149,8 +149,8 @@ def _chain_section(chain: Mapping[str, Any], states: Mapping[str, int]) -> str:
 
 def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
     """Per token: its amounts in its own units (never added to another's), the energy the
-    chain charged its contract, the TRX its transactions burned; the symbol is the
-    contract's own text, escaped like every value."""
+    chain charged its contract, the TRX its transactions burned and of it each kind that
+    burned any; the symbol is the contract's own text, escaped like every value."""
     rows = []
     for t in tokens:
         name = escape(str(t["symbol"] or "no symbol()"))
@@ -163,11 +163,25 @@ def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
         rows.append(
             f"<tr><td>{link}{contract}</td><td class=n>{t['confirmed']:,}</td><td class=n>"
             f"{paid}</td><td class=n>{t['transactions']:,}</td><td class=n>"
-            f"{t['energy_charged']:,}</td><td class=n>{_trx(t['trx_burned'])}</td></tr>")
+            f"{t['energy_charged']:,}</td><td class=n>{_trx(t['trx_burned'])}"
+            f"{_kinds(t.get('trx_burned_by_kind') or {})}</td></tr>")
     return ("<h2>Payouts by token</h2>" + (_table(
         ["Token", "Confirmed payouts", "Paid", "Transactions", "Energy charged",
          "TRX burned"], "".join(rows), numeric=[1, 2, 3, 4, 5]) if rows else
         '<p class="muted">No payout in this period.</p>'))
+
+
+KIND_NAMES: Final = {"energy": "energy", "bandwidth": "bandwidth",
+                     "account_creation": "account creation", "other": "other",
+                     "unsplit": "not split"}
+"""How the page names each kind of TRX burned (``payout.by_token.KINDS``)."""
+
+
+def _kinds(by_kind: Mapping[str, str]) -> str:
+    """TRX burned by kind under its total, the kinds that burned any (they add up to it)."""
+    parts = [f"{KIND_NAMES.get(kind, kind)} {amount(Decimal(sun))}"
+             for kind, sun in by_kind.items() if Decimal(sun)]
+    return f'<br><span class="muted">{escape(", ".join(parts))}</span>' if parts else ""
 
 
 def exact(value: str) -> str:

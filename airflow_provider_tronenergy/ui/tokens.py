@@ -6,9 +6,10 @@ units are text of up to 40 digits, summed whole up to 12 digits and in 12-digit 
 beyond, as 64-bit integers, then joined here: never a float, nor a SQLite ``NUMERIC``
 that would be one), and over the receipts of the period's transactions (failed ones too,
 from the journal's integer receipt columns) the energy the chain charged each contract and
-the TRX burned. TRX burned by kind is per batch (the task's result, the ``payouts sent``
-event, ``tronenergy-payouts show``: :mod:`~..payout.by_token`): a period's split would
-parse each receipt's JSON, half a second more for a year (``bench/energy_page.py``).
+the TRX burned, by kind: energy, bandwidth, account creation, other (the journal's kind
+columns, ``payout.journal.KIND_COLUMNS``, split by the rule the batch's reports use,
+:func:`~..payout.by_token.fee_split`), ``unsplit`` the fee beyond them. Sun is summed in
+12-digit slices too (:func:`_sun`), so no sum overflows a 64-bit integer.
 
 The journal keeps no decimals or symbol: those of a contract come from the newest
 ``payouts sent`` events (their ``tokens``, read from the chain by the sending task;
@@ -30,6 +31,7 @@ from airflow_provider_tronenergy.money.burn import SUN
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.attempts import PayoutState
 from airflow_provider_tronenergy.payout.by_token import (
+    KINDS,
     MAX_DECIMALS,
     MAX_SYMBOL,
     TRX,
@@ -37,7 +39,7 @@ from airflow_provider_tronenergy.payout.by_token import (
     USDT_DECIMALS,
     amount_text,
 )
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.journal import KIND_COLUMNS, PayoutJournal
 from airflow_provider_tronenergy.ui.period import Period
 from tronenergy_protocol.address import is_valid_address
 from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
@@ -118,6 +120,16 @@ def _joined(sums: list[Any]) -> int:
     return total + int(sums[SLICES] or 0)
 
 
+def _sun(column: Any) -> list[Any]:
+    """A sun column's sum as two 64-bit sums to join (:func:`_sun_joined`): its values'
+    12-digit high and low parts (a value is at most 19 digits)."""
+    return [sa.func.sum(column // 10 ** SLICE), sa.func.sum(column % 10 ** SLICE)]
+
+
+def _sun_joined(high: Any, low: Any) -> int:
+    return int(high or 0) * 10 ** SLICE + int(low or 0)
+
+
 def token_use(payouts: PayoutJournal, period: Period,
               facts: Mapping[str, TokenFacts] | None = None,
               explorer: Explorer | None = None) -> list[dict[str, Any]]:
@@ -129,7 +141,8 @@ def token_use(payouts: PayoutJournal, period: Period,
     query = sa.select(
         a.token, sa.func.sum(sa.case((confirmed, 1), else_=0)), *_chunks(a.units, confirmed),
         sa.func.count(a.energy_total), sa.func.sum(a.energy_total), sa.func.sum(a.energy_burned),
-        sa.func.sum(a.trx_burned_sun)).where(
+        *_sun(a.trx_burned_sun), *(s for name in KIND_COLUMNS.values() for s in _sun(a[name]))
+    ).where(
         a.created_at_ms >= period.start_ms, a.created_at_ms < period.end_ms).group_by(a.token)
     with payouts.db.engine.connect() as conn:
         rows = conn.execute(query).all()
@@ -141,7 +154,10 @@ def _line(row: Any, facts: Mapping[str, TokenFacts],
           explorer: Explorer | None) -> dict[str, Any]:
     token, confirmed, *rest = row
     units = _joined(rest[:SLICES + 1])
-    transactions, energy, energy_burned, fee = (int(v or 0) for v in rest[SLICES + 1:])
+    transactions, energy, energy_burned = (int(v or 0) for v in rest[SLICES + 1:SLICES + 4])
+    fee, *kinds = (_sun_joined(*rest[i:i + 2]) for i in range(SLICES + 4, len(rest), 2))
+    by_kind = dict(zip(KIND_COLUMNS, kinds, strict=True))
+    by_kind["unsplit"] = fee - sum(kinds)
     symbol, decimals = KNOWN.get(token, (None, None))
     contract = None if token in KNOWN else token
     if token == USDT and token in facts:  # its decimals are known: only its contract
@@ -154,5 +170,6 @@ def _line(row: Any, facts: Mapping[str, TokenFacts],
         "amount_paid": amount_text(units, decimals) if decimals is not None else None,
         "transactions": transactions, "energy_charged": energy,
         "energy_burned": energy_burned, "trx_burned": text(fee * SUN),
+        "trx_burned_by_kind": {kind: text(by_kind[kind] * SUN) for kind in KINDS},
         "explorer": explorer.token(contract) if explorer and contract else "",
     }

@@ -225,3 +225,39 @@ def test_in_flight_after_a_block_adds_what_was_judged_in_later_blocks(make):
     assert [(a.identity, a.state) for a in journal.in_flight(SENDER, after_block=8)] == [
         ("p2", PayoutState.CONFIRMED), ("p3", PayoutState.FAILED), ("p4", PayoutState.SIGNED)]
     assert journal.in_flight(TO, after_block=0) == []
+
+
+def test_a_receipts_fee_is_kept_by_kind_as_the_reports_split_it(make):
+    """The kind columns hold :func:`by_token.fee_split` of the attempt as journaled: a TRX
+    payout creating its recipient (account creation), the same signed by two keys (the
+    multi-sign fee: other, read from its journaled signatures although the caller's copy,
+    claimed before signing, has none), a USDT transfer burning energy."""
+    import sqlalchemy as sa
+
+    from airflow_provider_tronenergy.payout.by_token import fee_split
+    from airflow_provider_tronenergy.payout.journal import KIND_COLUMNS
+
+    journal = make()
+    rows = [("TRX", 1, {"trx_burned_sun": 1_100_000, "bandwidth_burned_sun": 100_000,
+                        "energy_burned_sun": 0}),
+            ("TRX", 2, {"trx_burned_sun": 2_100_000, "bandwidth_burned_sun": 100_000,
+                        "energy_burned_sun": 0}),
+            ("USDT", 1, {"trx_burned_sun": 13_345_000, "bandwidth_burned_sun": 345_000,
+                         "energy_burned_sun": 13_000_000})]
+    won, _ = journal.claim([Claim(f"k{i}", None, "b", i, SENDER, TO, token, 1)
+                            for i, (token, _, _) in enumerate(rows)], "w1")
+    won.sort(key=lambda a: a.row)
+    journal.record_signed([Signed(a, f"{a.row + 1:064x}", 2_000_000, 7, 0, {
+        "txID": "x", "signature": ["11"] * rows[a.row][1]}) for a in won])
+    assert journal.record_outcomes([(a, True, 9, rows[a.row][2]) for a in won]) == 3
+    c = journal.attempts.c
+    with journal.db.engine.connect() as conn:
+        stored = {r.identity: dict(zip(KIND_COLUMNS, r[1:], strict=True)) for r in conn.execute(
+            sa.select(c.identity, *(c[name] for name in KIND_COLUMNS.values())))}
+    assert stored == {
+        "k0": {"energy": 0, "bandwidth": 100_000, "account_creation": 1_000_000, "other": 0},
+        "k1": {"energy": 0, "bandwidth": 100_000, "account_creation": 0, "other": 2_000_000},
+        "k2": {"energy": 13_000_000, "bandwidth": 345_000, "account_creation": 0, "other": 0}}
+    for a in journal.batch("b"):  # the reports' split of the same attempt, to the sun
+        split = fee_split(a.receipt, a.token, a.signatures)
+        assert split.pop("unsplit") == 0 and split == stored[a.identity]

@@ -3,6 +3,7 @@ journals them: for the reports and the Energy page read per token."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from airflow_provider_tronenergy.node.models import trx_text
@@ -26,14 +27,16 @@ def receipt(fee: int, net_fee: int, energy_fee: int | None, energy: int = 0,
 def journaled(journal: PayoutJournal, rows: list[tuple[str, int, dict[str, Any] | None, int]],
               batch: str = "b") -> list[Any]:
     """Each ``(token, units, receipt, signatures)`` claimed, signed and, with a receipt,
-    confirmed; without one it stays sent."""
+    confirmed; without one it stays sent. TxIDs are the batch's and row's own, so several
+    batches share a journal."""
     claims = [Claim(f"id:{batch}-{i}", None, batch, i, SENDER, random_address(), token, units)
               for i, (token, units, _, _) in enumerate(rows)]
     won, lost = journal.claim(claims, "w1")
     assert not lost
     won.sort(key=lambda a: a.row)
-    signed = [Signed(a, f"{a.row + 1:064x}", 10, 1, 40_000_000,
-                     {"txID": f"{a.row + 1:064x}", "signature": ["00"] * rows[a.row][3]})
+    txids = {a.row: hashlib.sha256(f"{batch}:{a.row}".encode()).hexdigest() for a in won}
+    signed = [Signed(a, txids[a.row], 10, 1, 40_000_000,
+                     {"txID": txids[a.row], "signature": ["00"] * rows[a.row][3]})
               for a in won]
     journal.record_signed(signed)
     journal.mark_sent(won)

@@ -1,14 +1,17 @@
 """The Energy page per token, from a real payout journal (SQLite and PostgreSQL): amounts
 summed exactly in each token's own units (beyond 2^63 and 28 digits), never two tokens
-together, energy charged per contract, TRX burned per token, a contract's untrusted symbol
-escaped, its explorer page linked; a contract no event described shown in its units."""
+together, energy charged per contract, TRX burned per token and by kind (the kinds adding
+up to it, summed past 2^63), a contract's untrusted symbol escaped, its explorer page
+linked; a contract no event described shown in its units."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+from decimal import Decimal
 
 import pytest
 
+from airflow_provider_tronenergy.payout.by_token import KINDS
 from airflow_provider_tronenergy.ui.data import page_data
 from airflow_provider_tronenergy.ui.page import exact, render
 from airflow_provider_tronenergy.ui.period import Period
@@ -60,6 +63,38 @@ def test_each_token_is_summed_exactly_in_its_own_units(seeded):
         "13.69", "1.035", "1.1", "0.445"]  # each token's own transactions
     assert (usdt["explorer"], e18["explorer"], trx["explorer"]) == (
         f"{NILE}/#/token20/{USDT_CONTRACT}", f"{NILE}/#/token20/{E18}", "")
+
+
+def test_trx_burned_per_token_is_split_by_kind_and_the_kinds_add_up(seeded):
+    """Energy and bandwidth for USDT, account creation for the TRX payout that created its
+    recipient, bandwidth only for the token, and unsplit for a receipt without the energy's
+    sun; each token's kinds add up to its TRX burned, on the page too."""
+    journaled(seeded.payouts, [("TRX", 3_000_000, receipt(2_100_000, 100_000, 0), 2)], "m")
+    lines = {t["token"]: t for t in token_use(seeded.payouts, PERIOD)}
+    kinds = {name: {k: v for k, v in line["trx_burned_by_kind"].items() if v != "0"}
+             for name, line in lines.items()}
+    assert kinds == {
+        "USDT": {"energy": "13", "bandwidth": "0.69"}, E18: {"bandwidth": "1.035"},
+        "TRX": {"bandwidth": "0.2", "account_creation": "1", "other": "2"},  # multi-sign fee
+        BARE: {"bandwidth": "0.345", "unsplit": "0.1"}}
+    for line in lines.values():
+        assert list(line["trx_burned_by_kind"]) == list(KINDS)
+        assert sum(Decimal(v) for v in line["trx_burned_by_kind"].values()) == Decimal(
+            line["trx_burned"])
+    html = render(page_data(seeded, PERIOD, []), base="", today=TODAY, user="lead")
+    section = html[html.index("<h2>Payouts by token</h2>"):html.index("<h2>Waiting")]
+    assert "bandwidth 0.2, account creation 1, other 2" in section
+    assert "energy 13, bandwidth 0.69" in section and "not split 0.1" in section
+
+
+def test_trx_burned_by_kind_is_summed_exactly_past_2_63(stores):
+    """Sun sums beyond a 64-bit integer (SQLite's ``sum`` would overflow) stay exact."""
+    big = receipt(2 ** 62 + 5, 2 ** 62, 3)
+    journaled(stores.payouts, [(BARE, 1, big, 1) for _ in range(3)])
+    [line] = token_use(stores.payouts, PERIOD)
+    sun = {k: Decimal(v) * 10 ** 6 for k, v in line["trx_burned_by_kind"].items()}
+    assert (sun["bandwidth"], sun["energy"], sun["other"]) == (3 * 2 ** 62, 9, 6)
+    assert Decimal(line["trx_burned"]) * 10 ** 6 == 3 * 2 ** 62 + 15
 
 
 def test_the_page_escapes_a_contracts_symbol_and_keeps_every_decimal(seeded):
