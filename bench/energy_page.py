@@ -52,6 +52,7 @@ from airflow_provider_tronenergy.payout.journal import (  # noqa: E402
     PayoutJournal,
     receipt_figures,
 )
+from airflow_provider_tronenergy.payout.receipts import kind_figures  # noqa: E402
 from airflow_provider_tronenergy.purchase_journal.figures import figures  # noqa: E402
 from airflow_provider_tronenergy.purchase_journal.store import PurchaseJournal  # noqa: E402
 from airflow_provider_tronenergy.ui.batches import BatchEvent  # noqa: E402
@@ -160,7 +161,7 @@ def seed_payouts(payouts: PayoutJournal, count: int, start: int, end: int,
                                      "signature": ["ab" * 65]}),
             "block_number": 70_000_000 + i, "receipt": json.dumps(receipt),
             "last_answer": "accepted", "resolved_by": None, "note": None,
-            **receipt_figures(receipt)})
+            **receipt_figures(receipt), **kind_figures(receipt, token, 1)})
     insert(payouts.db.engine, payouts.attempts, rows)
 
 

@@ -28,9 +28,13 @@ from sqlalchemy.engine import URL, Connection, RowMapping
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
 from airflow_provider_tronenergy.payout.attempts import Attempt, Claim, PayoutState, Signed
-from airflow_provider_tronenergy.payout.by_token import KINDS, fee_split
 from airflow_provider_tronenergy.payout.lease import Lease, LeaseLost, Leases, lease_table
-from airflow_provider_tronenergy.payout.receipts import CONFIRMED_ON, confirmed_on
+from airflow_provider_tronenergy.payout.receipts import (
+    CONFIRMED_ON,
+    KIND_COLUMNS,
+    confirmed_on,
+    kind_figures,
+)
 from airflow_provider_tronenergy.purchase_journal.store import LOCATION
 
 __all__ = ["Attempt", "Claim", "PayoutJournal", "PayoutJournalError", "PayoutRace",
@@ -56,25 +60,11 @@ RECEIPT_COLUMNS: Final = ("energy_total", "energy_from_stake", "energy_burned",
 receipt's JSON: a period's sums are one indexed ``SUM`` instead of a JSON parse per row."""
 
 
-KIND_COLUMNS: Final = {kind: f"fee_{kind}_sun" for kind in KINDS if kind != "unsplit"}
-"""A judged attempt's fee (``trx_burned_sun``) in sun by kind, as
-:func:`~.by_token.fee_split` splits it for the batch's reports (the one rule), written
-with the receipt: a period's TRX burned per kind is integer sums, no JSON parse. What the
-fee holds beyond them is ``unsplit`` (a receipt without ``energy_burned_sun``)."""
-
-
 def receipt_figures(receipt: dict[str, Any] | None) -> dict[str, int | None]:
     """The receipt columns' values (None for a figure the receipt lacks)."""
     receipt = receipt or {}
     return {name: (value if isinstance(value := receipt.get(name), int)
                    and not isinstance(value, bool) else None) for name in RECEIPT_COLUMNS}
-
-
-def kind_figures(receipt: dict[str, Any] | None, attempt: Attempt) -> dict[str, int]:
-    """The kind columns' values for ``attempt`` as journaled (its token, its signed
-    transaction's signatures) and its receipt: :func:`~.by_token.fee_split`'s."""
-    split = fee_split(receipt or {}, attempt.token, attempt.signatures)
-    return {column: split[kind] for kind, column in KIND_COLUMNS.items()}
 
 
 def migrations(attempts: sa.Table, leases: sa.Table) -> dict[int, sqlstore.Step]:
@@ -400,27 +390,26 @@ class PayoutJournal:
         signed transaction read back, not the caller's copy (one claimed before signing
         carries no signatures)."""
         journaled = self._journaled(a for a, *_ in outcomes)
-        return self._move([(a.id, {
-            "state": (PayoutState.CONFIRMED if ok else PayoutState.FAILED).value,
-            "block_number": block, "receipt": json.dumps(receipt, sort_keys=True),
-            **receipt_figures(receipt), **kind_figures(receipt, journaled.get(a.id, a)),
-            CONFIRMED_ON: confirmed_on(receipt)})
-            for a, ok, block, receipt in outcomes], [PayoutState.SIGNED, PayoutState.SENT])
+        pairs = []
+        for a, ok, block, receipt in outcomes:
+            held = journaled.get(a.id, a)
+            pairs.append((a.id, {
+                "state": (PayoutState.CONFIRMED if ok else PayoutState.FAILED).value,
+                "block_number": block, "receipt": json.dumps(receipt, sort_keys=True),
+                **receipt_figures(receipt), **kind_figures(receipt, held.token, held.signatures),
+                CONFIRMED_ON: confirmed_on(receipt)}))
+        return self._move(pairs, [PayoutState.SIGNED, PayoutState.SENT])
 
     def _journaled(self, attempts: Iterable[Attempt]) -> dict[int, Attempt]:
         """``attempts`` by id with their token and signed transaction as journaled (fixed
         once signed, in every state a judged attempt moves from)."""
+        given, c = {a.id: a for a in attempts}, self.attempts.c
         self.ensure_schema()
-        c = self.attempts.c
-        given = {a.id: a for a in attempts}
-        found: dict[int, Attempt] = {}
         with self.db.engine.connect() as conn:
-            for chunk in _chunks(sorted(given)):
-                for row in conn.execute(sa.select(c.id, c.token, c.signed_tx).where(
-                        c.id.in_(chunk))):
-                    found[row.id] = replace(given[row.id], token=row.token, signed_tx=(
-                        json.loads(row.signed_tx) if row.signed_tx else None))
-        return found
+            rows = [r for chunk in _chunks(sorted(given)) for r in conn.execute(
+                sa.select(c.id, c.token, c.signed_tx).where(c.id.in_(chunk)))]
+        return {r.id: replace(given[r.id], token=r.token, signed_tx=json.loads(r.signed_tx)
+                              if r.signed_tx else None) for r in rows}
 
     def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:
         """These can never execute (judged on a solidified block past their expiration)."""

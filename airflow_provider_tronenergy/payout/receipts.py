@@ -14,7 +14,13 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
 from airflow_provider_tronenergy.node.tokens import Token
-from airflow_provider_tronenergy.payout.by_token import amount_text, by_token, decimals_of
+from airflow_provider_tronenergy.payout.by_token import (
+    KINDS,
+    amount_text,
+    by_token,
+    decimals_of,
+    fee_split,
+)
 from tronenergy_protocol.explorer import Explorer
 
 CONFIRMED_ON: Final = "confirmed_on"
@@ -29,6 +35,21 @@ def confirmed_on(receipt: Mapping[str, Any] | None) -> str | None:
     """A receipt's confirmation (``solidified`` or ``head``), or None when it does not say."""
     value = (receipt or {}).get(CONFIRMED_ON)
     return value if value in (SOLIDIFIED, HEAD) else None
+
+
+KIND_COLUMNS: Final = {kind: f"fee_{kind}_sun" for kind in KINDS if kind != "unsplit"}
+"""The payout journal's columns of a judged attempt's fee (``trx_burned_sun``) by kind, as
+:func:`~.by_token.fee_split` splits it for the batch's reports (the one rule), written
+with the receipt: a period's TRX burned per kind is integer sums, no JSON parse. What the
+fee holds beyond them is ``unsplit`` (a receipt without ``energy_burned_sun``)."""
+
+
+def kind_figures(receipt: dict[str, Any] | None, token: str, signatures: int | None
+                 ) -> dict[str, int]:
+    """The kind columns' values for a receipt of a payout of ``token`` signed by
+    ``signatures`` keys: :func:`~.by_token.fee_split`'s."""
+    split = fee_split(receipt or {}, token, signatures)
+    return {column: split[kind] for kind, column in KIND_COLUMNS.items()}
 
 
 def solidified_flag(value: Any) -> bool:

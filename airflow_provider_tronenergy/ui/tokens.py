@@ -39,7 +39,8 @@ from airflow_provider_tronenergy.payout.by_token import (
     USDT_DECIMALS,
     amount_text,
 )
-from airflow_provider_tronenergy.payout.journal import KIND_COLUMNS, PayoutJournal
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
+from airflow_provider_tronenergy.payout.receipts import KIND_COLUMNS
 from airflow_provider_tronenergy.ui.period import Period
 from tronenergy_protocol.address import is_valid_address
 from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of

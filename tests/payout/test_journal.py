@@ -235,7 +235,7 @@ def test_a_receipts_fee_is_kept_by_kind_as_the_reports_split_it(make):
     import sqlalchemy as sa
 
     from airflow_provider_tronenergy.payout.by_token import fee_split
-    from airflow_provider_tronenergy.payout.journal import KIND_COLUMNS
+    from airflow_provider_tronenergy.payout.receipts import KIND_COLUMNS
 
     journal = make()
     rows = [("TRX", 1, {"trx_burned_sun": 1_100_000, "bandwidth_burned_sun": 100_000,
