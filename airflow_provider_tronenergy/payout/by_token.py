@@ -13,7 +13,9 @@ bandwidth is ``net_fee`` (bytes burned, or ``getCreateAccountFee`` when a new ac
 bytes are not staked), and the rest is account creation for a single-signature TRX
 transfer, else ``other`` (a multi-sign fee, with any account creation of that transfer).
 A receipt journaled without ``energy_burned_sun`` (kept since receipts were split) puts
-its fee beyond bandwidth in ``unsplit``: never guessed.
+its fee beyond bandwidth in ``unsplit``: never guessed. The payout journal writes the same
+split beside each receipt it records (``payout.receipts.KIND_COLUMNS``): the Energy page
+sums those, one rule for both.
 """
 
 from __future__ import annotations
