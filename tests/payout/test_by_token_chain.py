@@ -4,6 +4,8 @@ creation and the creation fee burned for its bytes as bandwidth; a holder's none
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from tronpy.keys import PrivateKey
 
@@ -58,3 +60,29 @@ def test_a_trx_payouts_account_creation_is_the_chains_charge_to_the_sun(chain, n
     assert (split["energy"], split["other"], split["unsplit"]) == (0, 0, 0)
     assert sum(split.values()) == new["trx_burned_sun"]
     assert sum(fee_split(held, "TRX", 1).values()) == held["trx_burned_sun"] == 0  # free bytes
+
+
+def test_the_energy_page_shows_the_chains_account_creation_for_a_trx_payout(chain, node,
+                                                                            tmp_path):
+    """The same receipt journaled: the page's TRX line has the chain's new-account fee as
+    account creation and its kinds add up to the fee, as the batch's split has them."""
+    from datetime import datetime, timezone
+
+    from airflow_provider_tronenergy.payout.journal import PayoutJournal
+    from airflow_provider_tronenergy.ui.period import Period
+    from airflow_provider_tronenergy.ui.tokens import token_use
+    from support.journaled import journaled
+
+    key, owner = chain.account(trx="10")
+    new = outcome_of(send(chain, node, key, owner, random_address())).to_dict()
+    journal = PayoutJournal(f"sqlite:///{tmp_path / 'journal.db'}")
+    try:
+        journaled(journal, [("TRX", 1_000_000, new, 1)])
+        [line] = token_use(journal, Period.parse(None, None,
+                                                 today=datetime.now(timezone.utc).date()))
+    finally:
+        journal.close()
+    sun = {kind: int(Decimal(trx) * 10 ** 6) for kind, trx in line["trx_burned_by_kind"].items()}
+    assert sun == fee_split(new, "TRX", 1)
+    assert sun["account_creation"] == node.get_trx_fees().create_new_account_fee_in_system_contract
+    assert sum(sun.values()) == new["trx_burned_sun"] == int(Decimal(line["trx_burned"]) * 10 ** 6)
