@@ -55,6 +55,20 @@ def as_decimal(value: Any, field: str) -> Decimal:
     return number
 
 
+def money_given(**values: Any) -> None:
+    """Refuse a ``float`` given for money where a DAG hands it to an operator.
+
+    Money parameters (``*_trx``) take ``Decimal``, ``int`` or text such as ``"12.5"``:
+    a float literal in a DAG file is already rounded to binary before the operator sees
+    it. Raised when the DAG is parsed, naming the parameter.
+    """
+    for name, value in values.items():
+        if isinstance(value, float):
+            raise ValueError(f"{name}={value!r}: money is never a float (it cannot hold every "
+                             f"amount exactly); give a Decimal, an int or text such as "
+                             f"{str(value)!r}")
+
+
 def as_int(value: Any, field: str) -> int:
     """A whole number from an ``int`` or text in ASCII digits (not Arabic-Indic, full-width...)."""
     try:

@@ -105,7 +105,7 @@ def backlog(args: argparse.Namespace, sandbox: SandboxProcess, control: Control,
     fault = control.call("POST", "/faults", {"kind": "latency", "path": "/wallet*",
                                              "latency_ms": args.latency_ms})
     settings = ScanSettings(start=first, max_blocks_per_run=args.blocks,
-                            concurrency=args.concurrency, max_requests_per_second=args.rps)
+                            max_concurrency=args.concurrency, max_requests_per_second=args.rps)
     out: dict[str, Any] = {"addresses": addresses, "first": first}
     with TronNodeClient(sandbox.root_url) as node, \
             DepositLedger(f"sqlite:///{workdir / 'ledger.db'}") as ledger:
@@ -139,7 +139,7 @@ def live(args: argparse.Namespace, sandbox: SandboxProcess, control: Control,
     stop = threading.Event()
     url = f"sqlite:///{workdir / 'live.db'}"
     with TronNodeClient(sandbox.root_url) as node, DepositLedger(url) as ledger:
-        settings = ScanSettings(concurrency=args.concurrency, max_requests_per_second=args.rps)
+        settings = ScanSettings(max_concurrency=args.concurrency, max_requests_per_second=args.rps)
         scan = DepositScan(ledger, node, addresses, settings=settings)
         scan.run()  # the first run: start at the solid head now
 

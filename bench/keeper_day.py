@@ -212,8 +212,9 @@ def run_day(args: argparse.Namespace, *, recovery: bool) -> dict[str, Any]:
     scale = args.time_scale
     withdrawals = traffic(args.peak, args.seed)
     fixed_energy = busiest_hour_energy(withdrawals)
-    policy = KeeperPolicy(floor=args.floor, target=args.target, price_cap=Decimal("0.5"),
-                          daily_budget=Decimal("5000"), renew_before=600 * scale)
+    policy = KeeperPolicy(floor=args.floor, target=args.target,
+                          max_price_per_10k_trx=Decimal("0.5"),
+                          max_daily_spend_trx=Decimal("5000"), renew_before_seconds=600 * scale)
     work = Path(tempfile.mkdtemp(prefix="keeper-day-"))
     flags = () if recovery else ("--no-resource-recovery",)
     process = start_sandbox("--time-scale", str(scale), *flags,
@@ -294,10 +295,10 @@ def report(sandbox: Sandbox, journal: PurchaseJournal, policy: KeeperPolicy,
         "no keeper transfer burned TRX for energy": rows["keeper"][4] == 0,
         "every withdrawal sent, none failed": all(
             r[0] == len(withdrawals) and r[5] == 0 for r in rows.values()),
-        f"keeper's spend within its daily budget ({policy.daily_budget} TRX)":
-            rows["keeper"][2] <= policy.daily_budget,
-        f"no order above the cap ({policy.price_cap} TRX per 10,000)":
-            all(p <= policy.price_cap for p in prices),
+        f"keeper's spend within its daily budget ({policy.max_daily_spend_trx} TRX)":
+            rows["keeper"][2] <= policy.max_daily_spend_trx,
+        f"no order above the cap ({policy.max_price_per_10k_trx} TRX per 10,000)":
+            all(p <= policy.max_price_per_10k_trx for p in prices),
         "no purchase made twice (journal <-> orders one to one)":
             len(set(identities)) == len(identities) == len(keeper_orders)
             and {e.order_id for e in placed} == {o["order_id"] for o in keeper_orders},

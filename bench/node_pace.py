@@ -137,7 +137,7 @@ def payouts_worker(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def scan_worker(cfg: dict[str, Any]) -> dict[str, Any]:
-    settings = ScanSettings(start=cfg["first"], max_blocks_per_run=10_000_000, concurrency=16,
+    settings = ScanSettings(start=cfg["first"], max_blocks_per_run=10_000_000, max_concurrency=16,
                             max_requests_per_second=1000.0)
     with TronNodeClient(cfg["root"], api_key=NODE_KEY, pace=pace_of(cfg)) as node, \
             DepositLedger(f"sqlite:///{cfg['workdir']}/ledger.db") as ledger:

@@ -108,7 +108,7 @@ def run_size(shape: str, size: int, latency_ms: int, seed_of_batch: int) -> dict
             "kind": "latency", "path": "*", "latency_ms": latency_ms}, timeout=10
         ).raise_for_status()
         conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-                "max_spend_trx": str(10 * size), "confirm_timeout": "120"}
+                "max_spend_trx": str(10 * size), "confirm_timeout_seconds": "120"}
         log = home / "dag-test.log"
         started = time.monotonic()
         with log.open("w") as out:

@@ -97,7 +97,7 @@ async def measure(store: CallbackStore, waiting: int, seconds: float, interval: 
     transfer_module.asyncio = CountingAsyncio(counting)  # type: ignore[assignment]
     after_id = store.max_id()
     triggers = [TronEnergyTransferTrigger(proven=False, address=random_address(), after_id=after_id,
-                                          poll_interval=interval) for _ in range(waiting)]
+                                          poll_interval_seconds=interval) for _ in range(waiting)]
     tasks: list[asyncio.Task[Any]] = []
     opened: list[int] = []
     manager = None

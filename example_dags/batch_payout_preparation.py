@@ -27,10 +27,10 @@ PARAMS = {  # name: (default, schema, description)
     "on_ambiguous": ("fail", {"enum": ["fail", "ask"]}, "an order whose outcome is unknown"),
     "approval_above_trx": ("", TEXT, "ask a person above this quote; empty: never ask"),
     "tron_node_conn_id": ("tron_node_default", TEXT_OR_NULL, "null: no on-chain checks"),
-    "trx_reserve": ("10", TEXT, "TRX the hot wallet keeps beyond the batch"),
+    "reserve_trx": ("10", TEXT, "TRX the hot wallet keeps beyond the batch"),
     "energy_margin": ("0", TEXT, "energy on hand kept back, not counted"),
     "confirm_solidified": (True, {"type": "boolean"}, "false: the head block is enough"),
-    "confirm_timeout": ("300", TEXT, "seconds to see the delegations on chain"),
+    "confirm_timeout_seconds": ("300", TEXT, "seconds to see the delegations on chain"),
 }
 
 with DAG(
@@ -47,12 +47,5 @@ with DAG(
             for name, (default, schema, text) in PARAMS.items()},
     render_template_as_native_obj=True,
 ) as dag:
-    p = "{{{{ params.{} }}}}".format  # each argument from the run's param of that name
-    prepare_payout_batch(
-        payouts_file=p("payouts_file"), payouts=p("payouts"),
-        sender_address=p("sender_address"), batch_id=p("batch_id"),
-        rent_time=p("rent_time"), max_spend_trx=p("max_spend_trx"),
-        max_order_trx=p("max_order_trx"), on_ambiguous=p("on_ambiguous"),
-        approval_above_trx=p("approval_above_trx"), tron_node_conn_id=p("tron_node_conn_id"),
-        trx_reserve_trx=p("trx_reserve"), energy_margin=p("energy_margin"),
-        confirm_solidified=p("confirm_solidified"), confirm_timeout_seconds=p("confirm_timeout"))
+    # Each argument from the run's param of the same name.
+    prepare_payout_batch(**{name: f"{{{{ params.{name} }}}}" for name in PARAMS})

@@ -67,6 +67,7 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
+from airflow.providers.common.compat.sdk import AirflowFailException
 from airflow.sdk import DAG, Asset, AssetWatcher, Variable, task
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
@@ -75,12 +76,14 @@ from airflow_provider_tronenergy.deposits.proof import NODE_NEEDED
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.operators.monitor import TronEnergyAddMonitorOperator
+from airflow_provider_tronenergy.triggers.stops import stops_in, watcher_payloads
 from airflow_provider_tronenergy.triggers.transfer import TronEnergyTransferWatchTrigger
 
 ADDRESSES_VARIABLE = "tronenergy_deposit_addresses"
 CONFIRMATIONS_VARIABLE = "tronenergy_deposit_confirmations"
 SETTLE_VARIABLE = "tronenergy_deposit_settle_seconds"
 SCAN_START_VARIABLE = "tronenergy_deposit_scan_start"
+CONSUMER = "deposit_credit"
 SETTLE_SECONDS = 90.0
 """How long a run waits for the blocks of the callbacks it has seen (mainnet solidifies a
 block about 57 s after it is made)."""
@@ -97,7 +100,7 @@ DEPOSITS = Asset(
         # proven: these events only wake the run that proves and credits (waiting for the
         # proof here would wait for this very DAG).
         trigger=TronEnergyTransferWatchTrigger(
-            proven=False, consumer="deposit_credit", poll_interval=2.0),
+            proven=False, consumer=CONSUMER, poll_interval_seconds=2.0),
     )],
 )
 
@@ -141,7 +144,12 @@ with DAG(
     @task
     def credit_deposits(**context: Any) -> list[dict[str, Any]]:
         """Credit what the callback store holds since the ledger's offset; the events that
-        triggered the run only woke it."""
+        triggered the run only woke it; one from a watcher that stopped (a callback store the
+        triggerer may not open) fails the run, not retried: a person fixes what it says."""
+        stops = stops_in(watcher_payloads(context), consumer=CONSUMER)
+        if stops:
+            raise AirflowFailException(f"the deposits watcher stopped: {stops[-1]}; nothing "
+                                       "credited (the scan still credits from the chain)")
         events = context["triggering_asset_events"][DEPOSITS]
         log.info("woken by %d deposit event(s): crediting from the callback store", len(events))
         if (context["dag_run"].conf or {}).get("transfers"):

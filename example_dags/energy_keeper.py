@@ -4,8 +4,8 @@ For payout teams that send one by one, all day, from their own system (batches h
 ``batch_payout_preparation``). The keeper keeps each wallet's available energy at or above
 a floor: below it, it rents enough to reach the target; a rental of its own about to end
 while the wallet is in use, it renews first. Never above the price cap (TRX per 10,000
-energy) nor the day's budget (TRX, all wallets); a purchase above ``approval_above`` waits
-for a person (Required Actions). Each wallet's decision is one line in the ``keep`` log:
+energy) nor the day's budget (TRX, all wallets); a purchase above ``approval_above_trx``
+waits for a person (Required Actions). Each wallet's decision is one line in the ``keep`` log:
 wallet, available, floor, what it bought and for how much, the budget left, why.
 
 **Woken by the chain, not by a busy schedule.** The ``tronenergy://keeper/energy_keeper``
@@ -23,10 +23,10 @@ event-driven and scheduled runs use; a manual run's params override it. Params:
 - ``floor`` / ``target``: energy below which a wallet is topped up, and up to what; or
   both ``"N transfers"`` (first-time USDT transfers, at the energy the node estimates
   one costs now);
-- ``price_cap``: the most to pay per 10,000 energy (TRX);
-- ``daily_budget``: TRX per UTC day, all wallets together;
-- ``approval_above``: ask a person above this cost (TRX); empty: never;
-- ``renew_before``: seconds before a rental ends that it is renewed (if in use).
+- ``max_price_per_10k_trx``: the most to pay per 10,000 energy (TRX);
+- ``max_daily_spend_trx``: TRX per UTC day, all wallets together;
+- ``approval_above_trx``: ask a person above this cost (TRX); empty: never;
+- ``renew_before_seconds``: seconds before a rental ends that it is renewed (if in use).
 
 Connections: ``tronenergy_default`` (the service) and ``tron_node_default`` (the node). The
 watcher polls every 30 s (``TRONENERGY_KEEPER_POLL_SECONDS`` where the DAG is parsed).
@@ -52,8 +52,8 @@ from airflow_provider_tronenergy.triggers.keeper import TronEnergyKeeperTrigger
 
 DAG_ID = "energy_keeper"
 SETTINGS_VARIABLE = "tronenergy_keeper"
-FIELDS = ("wallets", "floor", "target", "price_cap", "daily_budget", "approval_above",
-          "renew_before")
+FIELDS = ("wallets", "floor", "target", "max_price_per_10k_trx", "max_daily_spend_trx",
+          "approval_above_trx", "renew_before_seconds")
 
 # The watcher's poll, in seconds: 30 unless the environment says otherwise.
 POLL_SECONDS = float(os.environ.get("TRONENERGY_KEEPER_POLL_SECONDS", "30"))
@@ -65,8 +65,8 @@ WAKE = Asset(
     f"tronenergy://keeper/{DAG_ID}",
     group="tronenergy",
     watchers=[AssetWatcher(name=f"tronenergy_keeper_{DAG_ID}", trigger=TronEnergyKeeperTrigger(
-        keeper=DAG_ID, poll_interval=POLL_SECONDS, max_reads_per_poll=20,
-        rewake_after=600.0))],
+        keeper=DAG_ID, poll_interval_seconds=POLL_SECONDS, max_requests_per_poll=20,
+        rewake_after_seconds=600.0))],
 )
 
 with DAG(
@@ -84,10 +84,12 @@ with DAG(
         "wallets": Param([], type="array", description="hot wallets (TRON addresses)"),
         "floor": Param("", type="string", description="energy below which to top up"),
         "target": Param("", type="string", description="energy a top-up brings it to"),
-        "price_cap": Param("", type="string", description="TRX per 10,000 energy, at most"),
-        "daily_budget": Param("", type="string", description="TRX per UTC day, all wallets"),
-        "approval_above": Param("", type="string", description="ask above this (TRX)"),
-        "renew_before": Param("", type="string", description="seconds before a rental ends"),
+        "max_price_per_10k_trx": Param("", type="string",
+                                       description="TRX per 10,000 energy, at most"),
+        "max_daily_spend_trx": Param("", type="string", description="TRX per UTC day, all wallets"),
+        "approval_above_trx": Param("", type="string", description="ask above this (TRX)"),
+        "renew_before_seconds": Param("", type="string",
+                                      description="seconds before a rental ends"),
     },
     render_template_as_native_obj=True,
 ) as dag:
@@ -102,7 +104,7 @@ with DAG(
         if not chosen["wallets"]:
             raise AirflowSkipException(f"no wallets to keep: set the Variable "
                                        f"{SETTINGS_VARIABLE} (or the params of a manual run)")
-        defaults = {"approval_above": None, "renew_before": 600}
+        defaults = {"approval_above_trx": None, "renew_before_seconds": 600}
         return {name: defaults.get(name) if value is None else value
                 for name, value in chosen.items()}
 

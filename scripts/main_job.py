@@ -182,7 +182,8 @@ class Watcher:
                           colored_console_log=False)
         trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[self.address],
                                                  consumer=self.consumer,
-                                                 store_url=self.store_url, poll_interval=0.2)
+                                                 store_url=self.store_url,
+                                                 poll_interval_seconds=0.2)
 
         async def watch() -> None:
             events = cast("AsyncGenerator[TriggerEvent, None]", trigger.run())  # it is one

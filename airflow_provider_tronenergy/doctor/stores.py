@@ -16,7 +16,7 @@ from typing import Final
 
 import sqlalchemy as sa
 
-from airflow_provider_tronenergy import sqlstore
+from airflow_provider_tronenergy import sqlengine, sqlstore
 from airflow_provider_tronenergy.callbacks.store import LOCATION as CALLBACK_LOCATION
 from airflow_provider_tronenergy.callbacks.store import CallbackStore
 from airflow_provider_tronenergy.callbacks.store.schema import SCHEMA as CALLBACK_SCHEMA
@@ -132,7 +132,7 @@ def recorded_version(url: sa.engine.URL, schema: str) -> int | None:
         database = url.database or ""
         if database in ("", ":memory:") or not os.path.exists(database):
             raise FileNotFoundError(database or ":memory:")
-    engine = sqlstore.create_engine(url, pool_size=1)
+    engine = sqlengine.create_engine(url, pool_size=1)
     try:
         with engine.connect() as conn:
             if not sa.inspect(conn).has_table(VERSIONS):

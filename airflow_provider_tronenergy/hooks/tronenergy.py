@@ -376,7 +376,7 @@ class TronEnergyHook(BaseHook):
         the deferred wait (:meth:`await_order`) fires.
         """
         watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=time.time() + timeout,
-                           log=log or self.log)
+                           log=log or self.log, conn_id=self.tronenergy_conn_id)
         return wait_for_order(self.get_conn().get_order, watch)
 
     async def await_order(self, order_id: str, *, poll_interval: float, end_time: float,
@@ -392,7 +392,7 @@ class TronEnergyHook(BaseHook):
         from airflow_provider_tronenergy.orders.poll import shared_poller
 
         watch = OrderWatch(order_id, poll_interval=poll_interval, end_time=end_time,
-                           log=log or self.log)
+                           log=log or self.log, conn_id=self.tronenergy_conn_id)
         async with shared_poller(self.tronenergy_conn_id, self.apoll_client) as poller:
             return await await_order(poller.get_order, watch)
 

@@ -7,7 +7,7 @@ and a test can walk every rule without a chain:
 1. The wallet's energy is what the chain says it can use now (``EnergyLimit -
    EnergyUsed``) plus what the keeper ordered that the chain does not show yet.
 2. Below the floor: top it up to the target.
-3. A rental of the keeper's that ends within ``renew_before``, while the wallet is in use
+3. A rental of the keeper's that ends within ``renew_before_seconds``, while the wallet is in use
    (it used energy lately: ``EnergyUsed > 0``): rent what its recent use says the next
    rental needs (the energy used lately plus the floor, at most the target), less what
    the wallet will have once it ended. The chain takes a rental's share of the used
@@ -15,7 +15,7 @@ and a test can walk every rule without a chain:
    the available energy in proportion to the limit that stays.
 4. The amount is at least the service's minimum and at most its maximum; over the price
    cap nothing is bought; over what is left of the day's budget it is cut to fit, or
-   nothing is bought when that is below the minimum; above ``approval_above`` a person
+   nothing is bought when that is below the minimum; above ``approval_above_trx`` a person
    decides.
 """
 
@@ -137,9 +137,9 @@ class Decision:
 def decide(policy: KeeperPolicy, wallet: WalletView, market: Market,
            spent_today: Decimal) -> Decision:
     """The decision for ``wallet`` (see the module's rules), given the day's spend so far."""
-    left = max(Decimal(0), policy.daily_budget - spent_today)
+    left = max(Decimal(0), policy.max_daily_spend_trx - spent_today)
     have = wallet.available + wallet.incoming
-    ending = wallet.ending(policy.renew_before)
+    ending = wallet.ending(policy.renew_before_seconds)
     after = wallet.available_after(ending) + wallet.incoming
 
     def result(action: Action, energy: int, reason: str, cost: Decimal = Decimal(0)
@@ -150,7 +150,7 @@ def decide(policy: KeeperPolicy, wallet: WalletView, market: Market,
     if have < policy.floor:
         need, why = policy.target - have, f"below the floor by {policy.floor - have:,}"
     elif ending and wallet.in_use and after < policy.floor:
-        minutes = policy.renew_before / 60
+        minutes = policy.renew_before_seconds / 60
         # As much as the ending rentals' time saw used, above the floor, up to the target:
         # what the wallet's recent use says the next rental needs; leftovers end anyway.
         expected = min(policy.target, wallet.used + policy.floor)
@@ -161,9 +161,9 @@ def decide(policy: KeeperPolicy, wallet: WalletView, market: Market,
     else:
         waiting = f"; {wallet.incoming:,} ordered, not on chain yet" if wallet.incoming else ""
         return result(Action.HOLD, 0, f"at or above the floor{waiting}")
-    if market.price_per_10k > policy.price_cap:
+    if market.price_per_10k > policy.max_price_per_10k_trx:
         return result(Action.CAPPED, 0, f"{why}; the price {text(market.price_per_10k)} TRX "
-                      f"per 10,000 energy is above the cap {text(policy.price_cap)}")
+                      f"per 10,000 energy is above the cap {text(policy.max_price_per_10k_trx)}")
     energy = min(max(need, market.min_energy), market.max_energy)
     cost = rental_cost(energy, market.price_per_10k)
     if cost > left:
@@ -177,7 +177,7 @@ def decide(policy: KeeperPolicy, wallet: WalletView, market: Market,
                           f"{market.min_energy:,}")
         cost = rental_cost(energy, market.price_per_10k)
         why += "; cut to what the day's budget has left"
-    if policy.approval_above is not None and cost > policy.approval_above:
-        return result(Action.ASK, energy, f"{why}; above approval_above "
-                      f"{text(policy.approval_above)} TRX: a person decides", cost)
+    if policy.approval_above_trx is not None and cost > policy.approval_above_trx:
+        return result(Action.ASK, energy, f"{why}; above approval_above_trx "
+                      f"{text(policy.approval_above_trx)} TRX: a person decides", cost)
     return result(Action.BUY, energy, why, cost)

@@ -89,7 +89,7 @@ class Keeper:
     def keep(self, wallets: Sequence[str], approved: Mapping[str, Decimal] | None = None,
              seen: Mapping[str, Seen] | None = None) -> list[Decision]:
         """Decide for every wallet and buy what was decided; ``approved``: the most a person
-        allowed per wallet for a purchase above ``approval_above``; ``seen``: what the
+        allowed per wallet for a purchase above ``approval_above_trx``; ``seen``: what the
         wakes of this run read (``keeper.reading.seen_in``)."""
         book = KeeperBook(self.journal, self.name)
         try:
@@ -106,13 +106,13 @@ class Keeper:
         except TronEnergyError as exc:
             raise KeeperBlind(f"keeper: the service could not be read ({exc}); nothing was "
                               "bought") from None
-        spent = book.spent(day_start(now), sending_price=self.policy.price_cap)
+        spent = book.spent(day_start(now), sending_price=self.policy.max_price_per_10k_trx)
         decisions = []
         for address in wallets:
             reading, policy = readings[address], policies[address]
             if reading.view is None:
                 decision = Decision(address, Action.HOLD, 0, Decimal(0), 0, 0, policy.floor,
-                                    max(Decimal(0), self.policy.daily_budget - spent),
+                                    max(Decimal(0), self.policy.max_daily_spend_trx - spent),
                                     reading.blocked)
             else:
                 if reading.seen_age is not None:
@@ -149,7 +149,7 @@ class Keeper:
     def _wake_at(self, view: WalletView | None) -> float | None:
         """When the watcher should wake the keeper for the wallet's rentals ending."""
         ends = [r.ends_at for r in view.rentals] if view is not None else []
-        return min(ends) - self.policy.renew_before if ends else None
+        return min(ends) - self.policy.renew_before_seconds if ends else None
 
     @staticmethod
     def _may_buy(decision: Decision, approved: Mapping[str, Decimal]) -> bool:

@@ -28,11 +28,11 @@ class KeeperPolicy:
 
     :param floor: below this much available energy the wallet is topped up.
     :param target: what a top-up brings it to (above the floor).
-    :param price_cap: the most it pays per 10,000 energy; above it, nothing is bought.
-    :param daily_budget: TRX it may spend per UTC day (of the chain's clock), all wallets of
+    :param max_price_per_10k_trx: the most it pays per 10,000 energy; above it, nothing is bought.
+    :param max_daily_spend_trx: TRX it may spend per UTC day (of the chain's clock), all wallets of
         the keeper together.
-    :param approval_above: a purchase costing more waits for a person (None: never asks).
-    :param renew_before: a rental of the keeper's ending within this is renewed, when the
+    :param approval_above_trx: a purchase costing more waits for a person (None: never asks).
+    :param renew_before_seconds: a rental of the keeper's ending within this is renewed, when the
         wallet is in use, before the energy drops.
     :param rent_time: hours each rental lasts: one the purchase endpoints accept that the
         price endpoint quotes too (the keeper reads the price first), checked against the
@@ -44,10 +44,10 @@ class KeeperPolicy:
 
     floor: int
     target: int
-    price_cap: Decimal
-    daily_budget: Decimal
-    approval_above: Decimal | None = None
-    renew_before: float = 600.0
+    max_price_per_10k_trx: Decimal
+    max_daily_spend_trx: Decimal
+    approval_above_trx: Decimal | None = None
+    renew_before_seconds: float = 600.0
     rent_time: Decimal = Decimal("1")
     per_transfer: bool = False
 
@@ -57,15 +57,16 @@ class KeeperPolicy:
             problems.append(f"floor {self.floor:,} is negative")
         if self.target <= self.floor:
             problems.append(f"target {self.target:,} must be above the floor {self.floor:,}")
-        if self.price_cap <= 0:
-            problems.append(f"price_cap {text(self.price_cap)} TRX per 10,000 energy must be "
+        if self.max_price_per_10k_trx <= 0:
+            problems.append(f"max_price_per_10k_trx {text(self.max_price_per_10k_trx)} TRX per "
+                            "10,000 energy must be above 0")
+        if self.max_daily_spend_trx <= 0:
+            problems.append(f"max_daily_spend_trx {text(self.max_daily_spend_trx)} TRX must be "
                             "above 0")
-        if self.daily_budget <= 0:
-            problems.append(f"daily_budget {text(self.daily_budget)} TRX must be above 0")
-        if self.approval_above is not None and self.approval_above < 0:
-            problems.append(f"approval_above {text(self.approval_above)} TRX is negative")
-        if self.renew_before < 0:
-            problems.append(f"renew_before {self.renew_before:g} s is negative")
+        if self.approval_above_trx is not None and self.approval_above_trx < 0:
+            problems.append(f"approval_above_trx {text(self.approval_above_trx)} TRX is negative")
+        if self.renew_before_seconds < 0:
+            problems.append(f"renew_before_seconds {self.renew_before_seconds:g} is negative")
         if self.rent_time <= 0:
             problems.append(f"rent_time {text(self.rent_time)} h must be above 0")
         if problems:
@@ -75,7 +76,7 @@ class KeeperPolicy:
     def from_values(cls, values: Mapping[str, Any]) -> KeeperPolicy:
         """From a DAG's params or an operator's (rendered) arguments: text or numbers."""
         try:
-            approval = values.get("approval_above")
+            approval = values.get("approval_above_trx")
             (floor, floor_counts), (target, target_counts) = (
                 _size(values["floor"], "floor"), _size(values["target"], "target"))
             if floor_counts != target_counts:
@@ -85,11 +86,12 @@ class KeeperPolicy:
                 floor=floor,
                 target=target,
                 per_transfer=floor_counts,
-                price_cap=as_decimal(values["price_cap"], "price_cap"),
-                daily_budget=as_decimal(values["daily_budget"], "daily_budget"),
-                approval_above=(None if is_unset(approval)
-                                else as_decimal(approval, "approval_above")),
-                renew_before=float(as_int(values.get("renew_before", 600), "renew_before")),
+                max_price_per_10k_trx=_trx(values, "max_price_per_10k_trx"),
+                max_daily_spend_trx=_trx(values, "max_daily_spend_trx"),
+                approval_above_trx=(None if is_unset(approval)
+                                    else as_decimal(approval, "approval_above_trx")),
+                renew_before_seconds=float(as_int(values.get("renew_before_seconds", 600),
+                                                  "renew_before_seconds")),
                 rent_time=as_decimal(values.get("rent_time", "1"), "rent_time"),
             )
         except KeyError as missing:
@@ -120,10 +122,16 @@ class KeeperPolicy:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe, exact: for XCom and the task log."""
         return {"floor": self.floor, "target": self.target, "per_transfer": self.per_transfer,
-                "price_cap": text(self.price_cap), "daily_budget": text(self.daily_budget),
-                "approval_above": (None if self.approval_above is None
-                                   else text(self.approval_above)),
-                "renew_before": self.renew_before, "rent_time": text(self.rent_time)}
+                "max_price_per_10k_trx": text(self.max_price_per_10k_trx),
+                "max_daily_spend_trx": text(self.max_daily_spend_trx),
+                "approval_above_trx": (None if self.approval_above_trx is None
+                                       else text(self.approval_above_trx)),
+                "renew_before_seconds": self.renew_before_seconds,
+                "rent_time": text(self.rent_time)}
+
+
+def _trx(values: Mapping[str, Any], field: str) -> Decimal:
+    return as_decimal(values[field], field)
 
 
 def _size(value: Any, field: str) -> tuple[int, bool]:

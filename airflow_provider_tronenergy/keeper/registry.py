@@ -1,7 +1,7 @@
 """Which wallets a keeper looks after, and when it wants to be woken: for its watcher.
 
 Each keeper run writes, per wallet, the floor it keeps and the chain time at which the
-keeper wants to look again (the earliest end of its rentals, less ``renew_before``). The
+keeper wants to look again (the earliest end of its rentals, less ``renew_before_seconds``). The
 keeper's trigger (``triggers.keeper``) carries only the keeper's name and reads this
 table, so the wallets and the floor live in one place, the DAG's params, and a change
 reaches the watcher with the next run. It lives in the purchase journal's database

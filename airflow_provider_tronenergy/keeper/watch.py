@@ -20,7 +20,7 @@ nothing twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,19 +53,6 @@ class Wake:
         return {"keeper": self.keeper, "wallet": self.wallet, "available": self.available,
                 "limit": self.limit, "used": self.used, "read_at": self.read_at,
                 "floor": self.floor, "reason": self.reason}
-
-
-def stopped(keeper: str, message: str) -> dict[str, Any]:
-    """The event of a watcher that cannot watch until a person fixes something (its node on
-    another chain, a connection that names nothing or is malformed): it wakes the keeper
-    once, and the run fails on it (:func:`stops_in`), not retried."""
-    return {"keeper": keeper, "status": "error", "retryable": False, "message": message}
-
-
-def stops_in(payloads: Iterable[Any], keeper: str) -> list[str]:
-    """The messages of ``keeper``'s :func:`stopped` events among a run's wake payloads."""
-    return [str(p.get("message")) for p in payloads if isinstance(p, Mapping)
-            and p.get("keeper") == keeper and p.get("status") == "error"]
 
 
 @dataclass

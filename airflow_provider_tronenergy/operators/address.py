@@ -19,7 +19,7 @@ from airflow_provider_tronenergy.operators.batch import (
     Problems,
     TronEnergyAddressBatchOperator,
 )
-from airflow_provider_tronenergy.templated import as_flag
+from airflow_provider_tronenergy.templated import as_flag, money_given
 from tronenergy_protocol.energy import ENERGY_PER_TRANSFER, transfer_energy
 
 if TYPE_CHECKING:
@@ -64,13 +64,15 @@ class TronEnergyActivateAddressOperator(TronEnergyAddressBatchOperator):
         service's fixed activation price; the balance bounds the batch).
     """
 
-    template_fields: Sequence[str] = ("addresses", "max_order_trx", "dry_run_mode")
+    template_fields: Sequence[str] = ("addresses", "tronenergy_conn_id", "max_order_trx",
+                                      "dry_run_mode")
     operator_extra_links = (TronEnergyActivationLink(),)
 
-    def __init__(self, *, max_order_trx: Decimal | float | int | str | None = None,
+    def __init__(self, *, max_order_trx: Decimal | int | str | None = None,
                  check_balance: bool = True, dry_run: bool | str = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        money_given(max_order_trx=max_order_trx)
         self.max_order_trx = max_order_trx
         self.check_balance = check_balance
         # BaseOperator.dry_run() is a method; the flag lives beside it.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowFailException
@@ -19,6 +20,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator
 
 from airflow_provider_tronenergy.payout import approvals
 from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT
+from airflow_provider_tronenergy.templated import money_given
 
 XCOM_RETURN_KEY = "return_value"
 
@@ -46,9 +48,10 @@ class TronEnergyBatchApprovalOperator(ApprovalOperator):
                                       "approval_above_trx")
     ui_color = "#fadbd8"
 
-    def __init__(self, *, plan: Any, approval_above_trx: Any = "0",
+    def __init__(self, *, plan: Any, approval_above_trx: Decimal | int | str | None = "0",
                  response_timeout: timedelta | None = timedelta(hours=4),
                  **kwargs: Any) -> None:
+        money_given(approval_above_trx=approval_above_trx)
         kwargs.setdefault("subject", "Approve payout batch")
         super().__init__(defaults=ApprovalOperator.REJECT, response_timeout=response_timeout,
                          ignore_downstream_trigger_rules=True, **kwargs)

@@ -113,7 +113,7 @@ class TronEnergyAddressBatchOperator(BaseOperator):
     :param max_concurrency: calls in flight at once (at least 1).
     """
 
-    template_fields: Sequence[str] = ("addresses",)
+    template_fields: Sequence[str] = ("addresses", "tronenergy_conn_id")
 
     def __init__(self, *, addresses: str | Sequence[str],
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,7 @@ from airflow_provider_tronenergy.links.explorer import TronEnergyDelegationLink,
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import max_order, max_spend
 from airflow_provider_tronenergy.money.quote import trx_exact
+from airflow_provider_tronenergy.operators.purchase import ask_timeout
 from airflow_provider_tronenergy.payout import onchain
 from airflow_provider_tronenergy.purchase import (
     ON_AMBIGUOUS,
@@ -65,7 +65,7 @@ from airflow_provider_tronenergy.purchase_journal import (
     open_journal,
     task_scope,
 )
-from airflow_provider_tronenergy.templated import chosen_none
+from airflow_provider_tronenergy.templated import chosen_none, money_given
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -153,8 +153,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         batch there, naming the resolve command), ``"ask"`` (a Required Action, as a single
         purchase asks; the answer goes to the journal and the batch goes on) or
         ``"rebuy"``; templated (checked when the DAG is parsed unless it is a template).
-    :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer before
-        the task fails (nothing more bought, still unknown); None: no limit.
+    :param ask_timeout_seconds: with ``on_ambiguous="ask"``, seconds to wait for the answer
+        before the task fails (nothing more bought, still unknown); None: no limit.
     :param tron_node_conn_id: a ``tron_node`` connection (templated): an order placed
         earlier is reused only while its delegation is on chain and the wallet still has
         its energy (beyond what the plan counts on hand); else the energy missing is
@@ -171,12 +171,13 @@ class TronEnergyBatchBuyOperator(BaseOperator):
 
     def __init__(self, *, orders: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 rent_time: Decimal | int | str = 1,
+                 rent_time: Decimal | float | int | str = 1,
                  max_spend_trx: Decimal | int | str | None,
                  max_order_trx: Decimal | int | str | None = None,
-                 on_ambiguous: str = "fail", ask_timeout: timedelta | None = None,
+                 on_ambiguous: str = "fail", ask_timeout_seconds: float | None = None,
                  tron_node_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        money_given(max_spend_trx=max_spend_trx, max_order_trx=max_order_trx)
         if on_ambiguous not in BATCH_ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {BATCH_ON_AMBIGUOUS}, not "
                              f"{on_ambiguous!r}")
@@ -186,7 +187,7 @@ class TronEnergyBatchBuyOperator(BaseOperator):
         self.max_spend_trx = max_spend_trx
         self.max_order_trx = max_order_trx
         self.on_ambiguous = on_ambiguous
-        self.ask_timeout = ask_timeout
+        self.ask_timeout_seconds = ask_timeout_seconds
         self.tron_node_conn_id = tron_node_conn_id
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
@@ -208,8 +209,8 @@ class TronEnergyBatchBuyOperator(BaseOperator):
             return self._place_all(context, may_ask=False)
 
     def _asker(self, *, may_ask: bool) -> Asker:
-        return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,
-                     self._journal, may_ask=may_ask)
+        return Asker(self.tronenergy_conn_id, ask_timeout(self.ask_timeout_seconds), self.log,
+                     self.defer, self._journal, may_ask=may_ask)
 
     def _journal(self) -> PurchaseJournal:
         try:

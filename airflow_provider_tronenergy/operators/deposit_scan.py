@@ -5,12 +5,12 @@ DepositScan` for each token it watches (``USDT``, ``TRX`` and any TRC-20 named b
 contract's address, whose decimals and symbol are read from the contract once per try:
 ``deposits.scan.tokens``) in the worker:
 from the ledger's checkpoint up to the block it may trust, crediting what it finds. With
-``follow_for`` it then follows the chain for that long: it waits until the head moves past
+``follow_for_seconds`` it then follows the chain for that long: it waits until the head moves past
 its checkpoint (the one rule, ``deposits.scan.wait.HeadWatch``: in the triggerer through
 :class:`~airflow_provider_tronenergy.triggers.deposit_scan.TronNodeDepositScanTrigger` when
 ``deferrable``, else in the worker) and scans again, so a deposit is credited within about
-one ``scan_interval`` of its block's solidification. Without ``follow_for``, one pass (a
-DAG scheduled every few minutes is the simple mode).
+one ``scan_interval_seconds`` of its block's solidification. Without
+``follow_for_seconds``, one pass (a DAG scheduled every few minutes is the simple mode).
 
 Bad input (an address not base58check, a setting out of range, a contract that answers no
 ``decimals()``) fails the task before anything is credited, and is not retried; a node or
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
 NOTHING_READ = "nothing was read or credited"
-SETTINGS = ("start", "max_blocks_per_run", "concurrency", "max_requests_per_second",
+SETTINGS = ("start", "max_blocks_per_run", "max_concurrency", "max_requests_per_second",
             "confirmations", "blocks_per_range")
 
 
@@ -65,16 +65,17 @@ class TronNodeDepositScanOperator(BaseOperator):
         the earliest registration block of the addresses wins when earlier
         (docs/deposit-scan.md); templated.
     :param max_blocks_per_run: blocks one pass reads at most; templated.
-    :param concurrency: reads in flight at once; templated.
+    :param max_concurrency: reads in flight at once; templated.
     :param max_requests_per_second: node requests per second at most; templated.
     :param confirmations: empty: solidified blocks only; N: N below the head; templated.
     :param blocks_per_range: blocks per ``getblockbylimitnext`` (TRX); templated.
-    :param follow_for: seconds to follow the chain after the first pass (0: one pass);
+    :param follow_for_seconds: seconds to follow the chain after the first pass (0: one
+        pass); templated.
+    :param scan_interval_seconds: seconds between two reads of the head while following;
         templated.
-    :param scan_interval: seconds between two reads of the head while following; templated.
     :param deferrable: wait between passes in the triggerer (default ``[operators]
         default_deferrable``).
-    :param tron_node_conn_id: the ``tron_node`` connection.
+    :param tron_node_conn_id: the ``tron_node`` connection; templated.
 
     The ledger is the configured one (``$TRONENERGY_DEPOSITS_DB``, ``[tronenergy]
     deposits_ledger``, or the SQLite file in ``$AIRFLOW_HOME``). Returns, per token (``TRX``,
@@ -82,14 +83,16 @@ class TronNodeDepositScanOperator(BaseOperator):
     (``passes``, ``credited_count``).
     """
 
-    template_fields: Sequence[str] = ("addresses", "tokens", *SETTINGS, "follow_for",
-                                      "scan_interval")
+    template_fields: Sequence[str] = ("addresses", "tokens", *SETTINGS, "follow_for_seconds",
+                                      "scan_interval_seconds", "tron_node_conn_id")
     ui_color = "#d6eaf8"
 
-    def __init__(self, *, addresses: Any, tokens: Any = ("USDT",), start: Any = "solid",
-                 max_blocks_per_run: Any = 28_800, concurrency: Any = 8,
-                 max_requests_per_second: Any = 20, confirmations: Any = None,
-                 blocks_per_range: Any = 50, follow_for: Any = 0, scan_interval: Any = 30,
+    def __init__(self, *, addresses: str | Sequence[str],
+                 tokens: Sequence[str] = ("USDT",), start: int | str = "solid",
+                 max_blocks_per_run: int | str = 28_800, max_concurrency: int | str = 8,
+                 max_requests_per_second: float | str = 20, confirmations: int | str | None = None,
+                 blocks_per_range: int | str = 50, follow_for_seconds: float | str = 0,
+                 scan_interval_seconds: float | str = 30,
                  deferrable: bool = conf.getboolean("operators", "default_deferrable",
                                                     fallback=False),
                  tron_node_conn_id: str = TronNodeHook.default_conn_name,
@@ -99,12 +102,12 @@ class TronNodeDepositScanOperator(BaseOperator):
         self.tokens = tokens
         self.start = start
         self.max_blocks_per_run = max_blocks_per_run
-        self.concurrency = concurrency
+        self.max_concurrency = max_concurrency
         self.max_requests_per_second = max_requests_per_second
         self.confirmations = confirmations
         self.blocks_per_range = blocks_per_range
-        self.follow_for = follow_for
-        self.scan_interval = scan_interval
+        self.follow_for_seconds = follow_for_seconds
+        self.scan_interval_seconds = scan_interval_seconds
         self.deferrable = deferrable
         self.tron_node_conn_id = tron_node_conn_id
 
@@ -118,17 +121,17 @@ class TronNodeDepositScanOperator(BaseOperator):
                 raise ScanSettingsError("tokens must name USDT, TRX or TRC-20 contracts "
                                         "(T...), each once")
             settings = ScanSettings.from_values({n: getattr(self, n) for n in SETTINGS})
-            follow_for = float(as_decimal(self.follow_for or 0, "follow_for"))
-            interval = float(as_decimal(self.scan_interval, "scan_interval"))
+            follow_for = float(as_decimal(self.follow_for_seconds or 0, "follow_for_seconds"))
+            interval = float(as_decimal(self.scan_interval_seconds, "scan_interval_seconds"))
         except ValueError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_READ}") from None
         if follow_for < 0 or not interval > 0:
-            raise AirflowFailException(f"follow_for must be 0 or more and scan_interval above "
-                                       f"0 seconds; {NOTHING_READ}")
+            raise AirflowFailException(f"follow_for_seconds must be 0 or more and "
+                                       f"scan_interval_seconds above 0; {NOTHING_READ}")
         return addresses, symbols, settings, follow_for, interval
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """One pass; then, with ``follow_for``, follow the chain until it is up."""
+        """One pass; then, with ``follow_for_seconds``, follow the chain until it is up."""
         _, _, _, follow_for, _ = self._checked()
         return self._follow(context, time.time() + follow_for, {})
 
@@ -178,7 +181,7 @@ class TronNodeDepositScanOperator(BaseOperator):
                 if self.deferrable:
                     self.defer(trigger=TronNodeDepositScanTrigger(
                         tron_node_conn_id=self.tron_node_conn_id, after_block=after,
-                        confirmations=settings.confirmations, poll_interval=interval,
+                        confirmations=settings.confirmations, poll_interval_seconds=interval,
                         end_time=end_time, carried=carried), method_name="execute_complete")
                 event = wait_for_head(scans[0].tip, HeadWatch(
                     after, poll_interval=interval, end_time=end_time, log=self.log))

@@ -6,7 +6,7 @@ decides, buys and logs one line per wallet. A run woken by the keeper's watcher 
 what the watcher read (the triggering Asset events' payloads), so a fresh reading is
 not read again. :class:`TronEnergyKeeperApprovalOperator`
 is the standard ``ApprovalOperator`` asking a person about the purchases the keeper left
-for one (above ``approval_above``); a second keeper task then buys what was approved, up
+for one (above ``approval_above_trx``); a second keeper task then buys what was approved, up
 to the cost the person saw.
 """
 
@@ -33,10 +33,10 @@ from airflow_provider_tronenergy.keeper.keep import NODE_NEEDED, Keeper, summary
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 from airflow_provider_tronenergy.keeper.reading import Seen, seen_in
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
-from airflow_provider_tronenergy.keeper.watch import stops_in
 from airflow_provider_tronenergy.purchase import journal_for
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import as_decimal, optional_text
+from airflow_provider_tronenergy.templated import as_decimal, money_given, optional_text
+from airflow_provider_tronenergy.triggers.stops import stops_in, watcher_payloads
 from tronenergy_protocol.address import is_valid_address
 
 if TYPE_CHECKING:
@@ -55,12 +55,12 @@ class TronEnergyKeeperOperator(BaseOperator):
     :param floor: energy below which a wallet is topped up, or ``"N transfers"`` (first-time
         USDT transfers at the node's estimate now; ``target`` then too); templated.
     :param target: energy a top-up brings it to (or ``"N transfers"``); templated.
-    :param price_cap: the most it pays, in TRX per 10,000 energy; templated.
-    :param daily_budget: TRX it may spend per UTC day, all wallets; templated.
-    :param approval_above: a purchase costing more (TRX) is left for a person (the approval
-        task), not bought; empty: never; templated.
-    :param renew_before: seconds before one of its rentals ends that it renews it, while
-        the wallet is in use; templated.
+    :param max_price_per_10k_trx: the most it pays, in TRX per 10,000 energy; templated.
+    :param max_daily_spend_trx: TRX it may spend per UTC day, all wallets; templated.
+    :param approval_above_trx: a purchase costing more (TRX) is left for a person (the
+        approval task), not bought; empty: never; templated.
+    :param renew_before_seconds: seconds before one of its rentals ends that it renews it,
+        while the wallet is in use; templated.
     :param rent_time: hours each rental lasts: a duration purchases accept that the price
         endpoint quotes too (1 on the spec's service; the connection's
         ``purchase_rent_times`` / ``price_rent_times`` extras follow another); any other
@@ -69,34 +69,42 @@ class TronEnergyKeeperOperator(BaseOperator):
         buy the purchases a person approved, at most at the cost they saw.
     :param keeper_name: names the keeper's purchases in the journal and its watcher's
         registry (default: the DAG id).
-    :param wake_max_age: seconds (of chain time) a wake's reading of a wallet is used
-        instead of reading the wallet again; older, or 0: the run reads the chain.
+    :param wake_max_age_seconds: seconds (of chain time) a wake's reading of a wallet is
+        used instead of reading the wallet again; older, or 0: the run reads the chain.
+    :param tronenergy_conn_id: the ``tronenergy`` connection; templated.
+    :param tron_node_conn_id: the ``tron_node`` connection; templated.
     """
 
-    template_fields: Sequence[str] = ("wallets", "floor", "target", "price_cap",
-                                      "daily_budget", "approval_above", "renew_before",
-                                      "rent_time", "approved", "keeper_name")
+    template_fields: Sequence[str] = ("wallets", "floor", "target", "max_price_per_10k_trx",
+                                      "max_daily_spend_trx", "approval_above_trx",
+                                      "renew_before_seconds", "rent_time", "approved",
+                                      "keeper_name", "tronenergy_conn_id", "tron_node_conn_id")
     ui_color = "#d5f5e3"
 
-    def __init__(self, *, wallets: Any, floor: Any, target: Any, price_cap: Any,
-                 daily_budget: Any, approval_above: Any = None, renew_before: Any = 600,
-                 rent_time: Any = "1", approved: Any = None, keeper_name: str | None = None,
-                 wake_max_age: float = 60.0,
+    def __init__(self, *, wallets: str | Sequence[str], floor: int | str, target: int | str,
+                 max_price_per_10k_trx: Decimal | int | str,
+                 max_daily_spend_trx: Decimal | int | str,
+                 approval_above_trx: Decimal | int | str | None = None,
+                 renew_before_seconds: int | str = 600,
+                 rent_time: Decimal | float | int | str = "1", approved: Any = None,
+                 keeper_name: str | None = None, wake_max_age_seconds: float = 60.0,
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  tron_node_conn_id: str = TronNodeHook.default_conn_name,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        money_given(max_price_per_10k_trx=max_price_per_10k_trx,
+                    max_daily_spend_trx=max_daily_spend_trx, approval_above_trx=approval_above_trx)
         self.wallets = wallets
         self.floor = floor
         self.target = target
-        self.price_cap = price_cap
-        self.daily_budget = daily_budget
-        self.approval_above = approval_above
-        self.renew_before = renew_before
+        self.max_price_per_10k_trx = max_price_per_10k_trx
+        self.max_daily_spend_trx = max_daily_spend_trx
+        self.approval_above_trx = approval_above_trx
+        self.renew_before_seconds = renew_before_seconds
         self.rent_time = rent_time
         self.approved = approved
         self.keeper_name = keeper_name
-        self.wake_max_age = float(wake_max_age)
+        self.wake_max_age_seconds = float(wake_max_age_seconds)
         self.tronenergy_conn_id = tronenergy_conn_id
         self.tron_node_conn_id = tron_node_conn_id
 
@@ -108,7 +116,8 @@ class TronEnergyKeeperOperator(BaseOperator):
             name = checked_name(self.keeper_name or context["ti"].dag_id)
         except KeeperPolicyError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
-        stops = [] if self.approved is not None else stops_in(payloads(context), name)
+        stops = ([] if self.approved is not None
+                 else stops_in(watcher_payloads(context), keeper=name))
         if stops:  # woken by a watcher that stopped: a person fixes what it says
             raise AirflowFailException(f"the keeper's watcher stopped: {stops[-1]}; "
                                        f"{NOTHING_BOUGHT}")
@@ -139,7 +148,7 @@ class TronEnergyKeeperOperator(BaseOperator):
                                 service.get_conn(), node, journal_for("keeper"),
                                 scope=task_scope(context, self.task_id), log=self.log,
                                 hour_seconds=hour_seconds, registry=registry,
-                                wake_max_age=self.wake_max_age)
+                                wake_max_age=self.wake_max_age_seconds)
                 # A run buying what a person approved reads the chain again: it moved
                 # while they read.
                 seen = {} if self.approved is not None else wakes(context, name)
@@ -154,9 +163,11 @@ class TronEnergyKeeperOperator(BaseOperator):
         """The task's values, checked before anything is read or bought."""
         try:
             policy = KeeperPolicy.from_values({
-                "floor": self.floor, "target": self.target, "price_cap": self.price_cap,
-                "daily_budget": self.daily_budget, "approval_above": self.approval_above,
-                "renew_before": self.renew_before, "rent_time": self.rent_time})
+                "floor": self.floor, "target": self.target,
+                "max_price_per_10k_trx": self.max_price_per_10k_trx,
+                "max_daily_spend_trx": self.max_daily_spend_trx,
+                "approval_above_trx": self.approval_above_trx,
+                "renew_before_seconds": self.renew_before_seconds, "rent_time": self.rent_time})
         except KeeperPolicyError as exc:
             raise AirflowFailException(f"{exc}; {NOTHING_BOUGHT}") from None
         wallets = [self.wallets] if isinstance(self.wallets, str) else list(self.wallets or [])
@@ -191,18 +202,10 @@ def rental_hour_seconds() -> float:
     return value
 
 
-def payloads(context: Mapping[str, Any]) -> list[Any]:
-    """The watcher's payloads in the Asset events that triggered this run (none for a
-    scheduled or manual run)."""
-    triggering = context.get("triggering_asset_events") or {}
-    return [(getattr(event, "extra", None) or {}).get("payload")
-            for events in triggering.values() for event in events]
-
-
 def wakes(context: Mapping[str, Any], keeper: str) -> dict[str, Seen]:
     """What the watcher read, per wallet, in the Asset events that triggered this run (the
     newest per wallet)."""
-    return seen_in(payloads(context), keeper)
+    return seen_in(watcher_payloads(context), keeper)
 
 
 def approved_costs(answer: Any) -> dict[str, Decimal]:
@@ -241,9 +244,9 @@ class TronEnergyKeeperApprovalOperator(ApprovalOperator):
         """Skip at once when nothing waits for a person; otherwise ask, listing it."""
         asked = self._asked()
         if not asked:
-            raise AirflowSkipException("no purchase above approval_above: nothing to approve")
+            raise AirflowSkipException("no purchase above approval_above_trx: nothing to approve")
         self.body = "\n".join(
-            ["The keeper would buy, for each wallet below, more than `approval_above`:", "",
+            ["The keeper would buy, for each wallet below, more than `approval_above_trx`:", "",
              "| Wallet | Available | Energy | Cost (TRX) | Why |", "|---|---|---|---|---|",
              *(f"| `{d['address']}` | {d['available']:,} | {d['energy']:,} | {d['cost']} | "
                f"{d['reason']} |" for d in asked), "",

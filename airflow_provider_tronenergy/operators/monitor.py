@@ -55,8 +55,9 @@ class TronEnergyAddMonitorOperator(TronEnergyAddressBatchOperator):
         into a block (10 minutes earlier, for a clock ahead of the chain); templated.
     """
 
-    template_fields: Sequence[str] = ("addresses", "webhook_url", "monitor_label", "tokens",
-                                      "record_registration", "tron_node_conn_id")
+    template_fields: Sequence[str] = ("addresses", "tronenergy_conn_id", "webhook_url",
+                                      "monitor_label", "tokens", "record_registration",
+                                      "tron_node_conn_id")
 
     def __init__(self, *, webhook_url: str | None = None, label: str | None = None,
                  tokens: Sequence[str] | None = None, fail_if_exists: bool = False,

@@ -64,7 +64,12 @@ from airflow_provider_tronenergy.payout.watch import (
     still_in_flight,
 )
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import as_decimal, as_int, optional_text
+from airflow_provider_tronenergy.templated import (
+    as_decimal,
+    as_int,
+    money_given,
+    optional_text,
+)
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.verdicts.payout import (
     NOTHING_SIGNED,
@@ -109,7 +114,7 @@ class TronPayoutOperator(BaseOperator):
     :param sender_address: the hot wallet; the signer must sign for it.
     :param batch_id: the batch (identity of rows without ``payout_id``); empty: the run's
         data interval, as the preparation DAG names its batch.
-    :param fee_limit_max_trx: the cap on one transfer's ``fee_limit`` (TRX, default 100).
+    :param max_fee_limit_trx: the cap on one transfer's ``fee_limit`` (TRX, default 100).
     :param max_burn_trx: TRX the batch may burn for energy it does not have (default 0:
         the energy must be on the wallet, rented or staked), at what the chain charges now.
     :param on_ambiguous: a payout that failed on chain: ``fail`` (resolve with
@@ -134,7 +139,7 @@ class TronPayoutOperator(BaseOperator):
 
     template_fields: Sequence[str] = (
         "payouts", "sender_address", "batch_id", "tron_node_conn_id", "tron_signer_conn_id",
-        "fee_limit_max_trx", "max_burn_trx", "on_ambiguous", "confirm_solidified",
+        "max_fee_limit_trx", "max_burn_trx", "on_ambiguous", "confirm_solidified",
         "confirm_node_conn_id", "permission_id", "cosigner_conn_ids", "tuning")
     ui_color = "#f2c57c"
     operator_extra_links = (TronPayoutLink(),)
@@ -143,16 +148,18 @@ class TronPayoutOperator(BaseOperator):
         self, *, payouts: Any, sender_address: str, batch_id: str = "",
         tron_node_conn_id: str = TronNodeHook.default_conn_name,
         tron_signer_conn_id: str = TronSignerHook.default_conn_name,
-        max_burn_trx: Any = "0", fee_limit_max_trx: Any = "100", on_ambiguous: str = "fail",
-        confirm_solidified: Any = True, confirm_node_conn_id: str | None = None,
-        permission_id: Any = 0, cosigner_conn_ids: Sequence[str] = (),
+        max_burn_trx: Decimal | int | str = "0", max_fee_limit_trx: Decimal | int | str = "100",
+        on_ambiguous: str = "fail", confirm_solidified: bool | str = True,
+        confirm_node_conn_id: str | None = None,
+        permission_id: int | str = 0, cosigner_conn_ids: Sequence[str] = (),
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         tuning: PayoutTuning | Mapping[str, Any] | None = None, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        money_given(max_burn_trx=max_burn_trx, max_fee_limit_trx=max_fee_limit_trx)
         self.payouts, self.sender_address, self.batch_id = payouts, sender_address, batch_id
         self.tron_node_conn_id, self.tron_signer_conn_id = tron_node_conn_id, tron_signer_conn_id
-        self.max_burn_trx, self.fee_limit_max_trx = max_burn_trx, fee_limit_max_trx
+        self.max_burn_trx, self.max_fee_limit_trx = max_burn_trx, max_fee_limit_trx
         self.on_ambiguous, self.confirm_solidified = on_ambiguous, confirm_solidified
         self.confirm_node_conn_id = confirm_node_conn_id
         self.permission_id, self.cosigner_conn_ids = permission_id, cosigner_conn_ids
@@ -174,8 +181,8 @@ class TronPayoutOperator(BaseOperator):
                                    tokens=self._token_book().token,
                                    batch_id=optional_text(self.batch_id) or run_batch_id(context))
             policy = FeeLimitPolicy(margin=tuning.fee_limit_margin,
-                                    max_trx=as_decimal(self.fee_limit_max_trx,
-                                                       "fee_limit_max_trx"))
+                                    max_trx=as_decimal(self.max_fee_limit_trx,
+                                                       "max_fee_limit_trx"))
             settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
                                     expiration_s=tuning.expiration_seconds,
                                     clock_tolerance_s=tuning.clock_tolerance_seconds,
@@ -305,7 +312,7 @@ class TronPayoutOperator(BaseOperator):
                 self._journal(), node, sender, after_ms=look.head.timestamp_ms,
                 after_block=look.head.number,
                 solidified=self._solidified(),
-                budget=given.tuning.request_budget, log=self.log, clock=_worker_clock,
+                budget=given.tuning.max_requests_per_poll, log=self.log, clock=_worker_clock,
                 tolerance_s=settings.clock_tolerance_s) if to_sign else []
             cleared = clear_to_sign(
                 node, sender, to_sign, signer_address=signer_address,
@@ -356,13 +363,15 @@ class TronPayoutOperator(BaseOperator):
         if self.deferrable:
             self.defer(trigger=TronPayoutBatchTrigger(
                 batch_id, self.tron_node_conn_id, follow=follow, solidified=solidified,
-                poll_interval=poll, end_time=time.time() + timeout,
-                budget=tuning.request_budget, clock_tolerance_s=tolerance,
+                poll_interval_seconds=poll, end_time=time.time() + timeout,
+                max_requests_per_poll=tuning.max_requests_per_poll,
+                clock_tolerance_seconds=tolerance,
                 confirm_node_conn_id=optional_text(self.confirm_node_conn_id)),
                 method_name="execute_complete",
                 kwargs={"round_": round_})
         watch = PayoutWatch(self._journal(), self._node(), batch_id, follow=follow,
-                            solidified=solidified, budget=tuning.request_budget, log=self.log,
+                            solidified=solidified, budget=tuning.max_requests_per_poll,
+                            log=self.log,
                             clock=_worker_clock, tolerance_s=tolerance,
                             confirm_node=self._confirm_node())
         end = time.monotonic() + timeout

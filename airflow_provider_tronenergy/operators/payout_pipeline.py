@@ -10,6 +10,7 @@ spends runs before the approval gate; rejected, it skips everything after it.
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from airflow.sdk import XComArg
@@ -34,20 +35,21 @@ from airflow_provider_tronenergy.sensors.orders import TronEnergyOrdersSensor
 
 
 def prepare_payout_batch(
-        *, sender_address: str, max_spend_trx: str | int, payouts_file: str = "",
-        payouts: Any = None, batch_id: str = "", rent_time: str | int = "1",
-        max_order_trx: str | int | None = None, on_ambiguous: str = "fail",
-        approval_above_trx: str | int | None = "0",
+        *, sender_address: str, max_spend_trx: Decimal | int | str, payouts_file: str = "",
+        payouts: Any = None, batch_id: str = "", rent_time: Decimal | float | int | str = "1",
+        max_order_trx: Decimal | int | str | None = None, on_ambiguous: str = "fail",
+        approval_above_trx: Decimal | int | str | None = "0",
         tron_node_conn_id: str | None = DEFAULT_NODE_CONN,
-        tronenergy_conn_id: str = "tronenergy_default", trx_reserve_trx: str | int = "0",
-        energy_margin: str | int = "0", confirm_solidified: bool | str = True,
-        confirm_timeout_seconds: str | int = "300",
-        approval_timeout: timedelta | None = timedelta(hours=4),
+        tronenergy_conn_id: str = "tronenergy_default", reserve_trx: Decimal | int | str = "0",
+        energy_margin: int | str = "0", confirm_solidified: bool | str = True,
+        confirm_timeout_seconds: float | str = "300",
+        approval_timeout_seconds: float | None = 4 * 3600,
         orders_poke_interval_seconds: float = 2,
         orders_timeout_seconds: float = 3600) -> TronPayoutBatchReadyOperator:
     """Create the preparation's tasks in the current DAG; returns the one that publishes
-    ``payout batch ready``. Every argument but the two timeouts and the poke interval is
-    templated (``"{{ params.max_spend_trx }}"``): see docs/operators.md for each."""
+    ``payout batch ready``. Every argument but the approval's and the orders' wait
+    (``approval_timeout_seconds``: None, no limit; ``orders_*_seconds``) is templated
+    (``"{{ params.max_spend_trx }}"``): see docs/operators.md for each."""
     loaded = TronPayoutLoadOperator(
         task_id="load_payouts", payouts_file=payouts_file, payouts=payouts,
         sender_address=sender_address, rent_time=rent_time, max_spend_trx=max_spend_trx,
@@ -60,7 +62,7 @@ def prepare_payout_batch(
     chain = TronPayoutPreflightOperator(
         task_id="preflight_on_chain", payouts=loaded.output, checks=checked.output,
         sender_address=sender_address, tron_node_conn_id=tron_node_conn_id,
-        trx_reserve_trx=trx_reserve_trx)
+        reserve_trx=reserve_trx)
     plan = TronPayoutPlanOperator(
         task_id="plan_energy", payouts=loaded.output, checks=checked.output,
         chain=chain.output, sender_address=sender_address, rent_time=rent_time,
@@ -69,7 +71,8 @@ def prepare_payout_batch(
     planned: Any = plan.output
     approval = TronEnergyBatchApprovalOperator(
         task_id="approve_batch", plan=plan.output, approval_above_trx=approval_above_trx,
-        response_timeout=approval_timeout)
+        response_timeout=(None if approval_timeout_seconds is None
+                          else timedelta(seconds=approval_timeout_seconds)))
     activated = TronEnergyActivateAddressOperator(
         task_id="activate_recipients", addresses=XComArg(plan, key=ACTIVATIONS_KEY),
         tronenergy_conn_id=tronenergy_conn_id, max_order_trx=max_order_trx)

@@ -14,6 +14,7 @@ DAG being defined, under the task ids the ``batch_payout_send`` example and the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperator
@@ -30,6 +31,7 @@ from airflow_provider_tronenergy.payout.params import (
     checked_sender,
 )
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
+from airflow_provider_tronenergy.templated import money_given
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -46,9 +48,11 @@ class TronPayoutBatchSettingsOperator(BaseOperator):
     """The base of the steps that check the batch's settings (who pays, how long, up to
     what cost): load and plan. Not a task of its own."""
 
-    def __init__(self, *, sender_address: str, rent_time: str | int = "1",
-                 max_spend_trx: str | int, batch_id: str = "", **kwargs: Any) -> None:
+    def __init__(self, *, sender_address: str, rent_time: Decimal | float | int | str = "1",
+                 max_spend_trx: Decimal | int | str, batch_id: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        money_given(max_spend_trx=max_spend_trx)
         self.sender_address = sender_address
         self.rent_time = rent_time
         self.max_spend_trx = max_spend_trx
@@ -93,27 +97,28 @@ class TronPayoutLoadOperator(TronPayoutBatchSettingsOperator):
 
 class TronPayoutPreflightOperator(BaseOperator):
     """Check the batch against the chain before any spend: the hot wallet's USDT and TRX
-    (plus ``trx_reserve_trx``), the chain's prices, each transfer's energy estimate.
+    (plus ``reserve_trx``), the chain's prices, each transfer's energy estimate.
     ``tron_node_conn_id=None`` is the written-out choice of no on-chain checks; an id that
     names no connection fails before anything is bought."""
 
     template_fields: Sequence[str] = ("payouts", "checks", "sender_address",
-                                      "tron_node_conn_id", "trx_reserve_trx")
+                                      "tron_node_conn_id", "reserve_trx")
 
     def __init__(self, *, payouts: Any, checks: Any, sender_address: str,
                  tron_node_conn_id: str | None = DEFAULT_NODE_CONN,
-                 trx_reserve_trx: str | int = "0", **kwargs: Any) -> None:
+                 reserve_trx: Decimal | int | str = "0", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        money_given(reserve_trx=reserve_trx)
         self.payouts = payouts
         self.checks = checks
         self.sender_address = sender_address
         self.tron_node_conn_id = tron_node_conn_id
-        self.trx_reserve_trx = trx_reserve_trx
+        self.reserve_trx = reserve_trx
 
     def execute(self, context: Context) -> dict[str, Any]:
         with as_airflow():  # a wallet that cannot pay fails at once; a node down retries
             settings = ChainParams.checked(tron_node_conn_id=self.tron_node_conn_id,
-                                           trx_reserve_trx=self.trx_reserve_trx)
+                                           reserve_trx=self.reserve_trx)
             return onchain.check_batch(self.payouts, self.checks,
                                        checked_sender(self.sender_address), settings)
 
@@ -132,7 +137,7 @@ class TronPayoutPlanOperator(TronPayoutBatchSettingsOperator):
                                       "energy_margin", "tronenergy_conn_id")
 
     def __init__(self, *, payouts: Any, checks: Any, chain: Any = None,
-                 energy_margin: str | int = "0",
+                 energy_margin: int | str = "0",
                  tronenergy_conn_id: str = "tronenergy_default", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.payouts = payouts
@@ -167,7 +172,7 @@ class TronPayoutConfirmOperator(BaseOperator):
     def __init__(self, *, plan: Any, orders: Any,
                  tron_node_conn_id: str | None = DEFAULT_NODE_CONN,
                  confirm_solidified: bool | str = True,
-                 confirm_timeout_seconds: str | int = "300", **kwargs: Any) -> None:
+                 confirm_timeout_seconds: float | str = "300", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
         self.orders = orders

@@ -43,7 +43,7 @@ from airflow_provider_tronenergy.purchase_journal import (
     explicit_identity,
     task_scope,
 )
-from airflow_provider_tronenergy.templated import as_flag, is_unset
+from airflow_provider_tronenergy.templated import as_flag, is_unset, money_given
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -64,26 +64,26 @@ class TronEnergyPurchaseOperator(BaseOperator):
         the same key reuses a still-valid order instead of buying. Default: derived
         from DAG, task, map index, mode and parameters (never the run), which stops
         a new run only while an earlier attempt's outcome is unknown.
-    :param reuse_min_validity: seconds of rental an order must have left to be reused
+    :param reuse_min_validity_seconds: seconds of rental an order must have left to be reused
         instead of buying anew.
     :param wait_for_completion: wait until the order is terminal (success, failed,
         cancelled); a failed or cancelled order fails the task.
     :param deferrable: wait in the triggerer instead of a worker slot.
-    :param poll_interval: seconds between order polls while waiting.
-    :param wait_timeout: seconds to wait for a terminal order before failing.
+    :param poll_interval_seconds: seconds between order polls while waiting.
+    :param wait_timeout_seconds: seconds to wait for a terminal order before failing.
     :param on_ambiguous: what an attempt does when it, or an earlier one, may or may not
         have bought: ``"fail"`` (default: stop and name the resolve command), ``"ask"``
         (a Required Action in Airflow: placed with its order id, not placed, or abort;
         the answer goes to the journal) or ``"rebuy"``; templated (checked when the DAG
         is parsed unless it is a template).
-    :param ask_timeout: with ``on_ambiguous="ask"``, how long to wait for the answer
+    :param ask_timeout_seconds: with ``on_ambiguous="ask"``, seconds to wait for the answer
         before the task fails (nothing bought, still unknown); None: no limit.
     """
 
     mode: ClassVar[str] = ""
     template_fields: Sequence[str] = ("rent_time", "max_order_trx", "max_spend_trx",
                                       "dry_run_mode",
-                                      "purchase_key", "on_ambiguous")
+                                      "purchase_key", "on_ambiguous", "tronenergy_conn_id")
     ui_color = "#f9e79f"
     operator_extra_links = (TronEnergyDelegationLink(),)
 
@@ -92,21 +92,22 @@ class TronEnergyPurchaseOperator(BaseOperator):
         *,
         tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
         rent_time: Decimal | float | int | str = 1,
-        max_order_trx: Decimal | float | int | str | None = None,
-        max_spend_trx: Decimal | float | int | str | None = None,
+        max_order_trx: Decimal | int | str | None = None,
+        max_spend_trx: Decimal | int | str | None = None,
         check_balance: bool = True,
         dry_run: bool | str = False,
         purchase_key: str | None = None,
-        reuse_min_validity: float = 300.0,
+        reuse_min_validity_seconds: float = 300.0,
         wait_for_completion: bool = False,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-        poll_interval: float = 5.0,
-        wait_timeout: float = 3600.0,
+        poll_interval_seconds: float = 5.0,
+        wait_timeout_seconds: float = 3600.0,
         on_ambiguous: str = "fail",
-        ask_timeout: timedelta | None = None,
+        ask_timeout_seconds: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        money_given(max_order_trx=max_order_trx, max_spend_trx=max_spend_trx)
         if on_ambiguous not in ON_AMBIGUOUS and "{{" not in str(on_ambiguous):
             raise ValueError(f"on_ambiguous must be one of {ON_AMBIGUOUS}, not {on_ambiguous!r}")
         self.tronenergy_conn_id = tronenergy_conn_id
@@ -117,13 +118,13 @@ class TronEnergyPurchaseOperator(BaseOperator):
         # BaseOperator.dry_run() is a method; the flag lives beside it.
         self.dry_run_mode = dry_run
         self.purchase_key = purchase_key
-        self.reuse_min_validity = reuse_min_validity
+        self.reuse_min_validity_seconds = reuse_min_validity_seconds
         self.wait_for_completion = wait_for_completion
         self.deferrable = deferrable
-        self.poll_interval = poll_interval
-        self.wait_timeout = wait_timeout
+        self.poll_interval_seconds = poll_interval_seconds
+        self.wait_timeout_seconds = wait_timeout_seconds
         self.on_ambiguous = on_ambiguous
-        self.ask_timeout = ask_timeout
+        self.ask_timeout_seconds = ask_timeout_seconds
 
     # -- what each mode defines ------------------------------------------------------------
 
@@ -166,7 +167,7 @@ class TronEnergyPurchaseOperator(BaseOperator):
         settings = Settings(max_order=order_limit, max_spend=spend_limit,
                             check_balance=self.check_balance,
                             dry_run=dry_run, on_ambiguous=self.on_ambiguous,
-                            reuse_min_validity=self.reuse_min_validity)
+                            reuse_min_validity=self.reuse_min_validity_seconds)
         purchase = Purchase(order, call, client, journal_for(self.mode), settings,
                             identity=identity, explicit=explicit,
                             scope=task_scope(context, self.task_id), log=self.log,
@@ -192,8 +193,8 @@ class TronEnergyPurchaseOperator(BaseOperator):
     # -- asking a person -----------------------------------------------------------------
 
     def _asker(self) -> Asker:
-        return Asker(self.tronenergy_conn_id, self.ask_timeout, self.log, self.defer,
-                     lambda: journal_for(self.mode))
+        return Asker(self.tronenergy_conn_id, ask_timeout(self.ask_timeout_seconds), self.log,
+                     self.defer, lambda: journal_for(self.mode))
 
     def _ask(self, context: Context, unknown: UnknownOutcome) -> NoReturn:
         """Write the request for ``unknown`` and wait for its answer (``execute_answer``)."""
@@ -211,14 +212,15 @@ class TronEnergyPurchaseOperator(BaseOperator):
                 trigger=TronEnergyOrderTrigger(
                     order_id=result["order_id"],
                     tronenergy_conn_id=self.tronenergy_conn_id,
-                    poll_interval=self.poll_interval,
-                    end_time=time.time() + self.wait_timeout,
+                    poll_interval_seconds=self.poll_interval_seconds,
+                    end_time=time.time() + self.wait_timeout_seconds,
                 ),
                 method_name="execute_complete",
                 kwargs={"result": result},
             )
-        event = self.hook.wait_for_order(result["order_id"], poll_interval=self.poll_interval,
-                                         timeout=self.wait_timeout, log=self.log)
+        event = self.hook.wait_for_order(result["order_id"],
+                                         poll_interval=self.poll_interval_seconds,
+                                         timeout=self.wait_timeout_seconds, log=self.log)
         return self._completed(result, event, context)
 
     def _completed(self, result: dict[str, Any], event: dict[str, Any],
@@ -229,9 +231,10 @@ class TronEnergyPurchaseOperator(BaseOperator):
             raise AirflowFailException(
                 f"order {result['order_id']} ended {status}: the energy for "
                 f"{result['target_address']} was not delivered")
-        if status != OrderStatus.SUCCESS.value:
-            raise AirflowException(f"waiting for order {result['order_id']} ended with "
-                                   f"{status}: {event.get('message')}")
+        if status != OrderStatus.SUCCESS.value:  # "retryable": false: a person fixes it
+            raise (AirflowFailException if event.get("retryable") is False
+                   else AirflowException)(f"waiting for order {result['order_id']} ended "
+                                          f"with {status}: {event.get('message')}")
         order = event.get("order") or {}
         self.log.info("order %s succeeded: delegation tx %s", result["order_id"],
                       order.get("tx_hash"))
@@ -258,6 +261,11 @@ class TronEnergyPurchaseOperator(BaseOperator):
                       "target_address": order.get("target_address", self.target),
                       "cost": order.get("cost"), "energy_amount": order.get("energy_amount")}
         return self._completed(result, event, context)
+
+
+def ask_timeout(seconds: float | None) -> timedelta | None:
+    """An ``ask_timeout_seconds`` as the Required Action's timeout (None: no limit)."""
+    return None if seconds is None else timedelta(seconds=seconds)
 
 
 def _map_index(ti: Any) -> int:

@@ -33,7 +33,7 @@ class TronEnergyReconcileCallbacksOperator(BaseOperator):
     service's ``total_callbacks``, the ``stored`` count and ``missing``.
     """
 
-    template_fields: Sequence[str] = ("status",)
+    template_fields: Sequence[str] = ("status", "tronenergy_conn_id")
 
     def __init__(self, *, tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
                  status: str | None = None, fail_on_gap: bool = True,

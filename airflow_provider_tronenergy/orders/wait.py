@@ -11,8 +11,12 @@ what each answer means:
   ``cancelled``);
 * no answer, a 5xx or a 429 says nothing about the order: polling goes on (a 429's
   ``Retry-After`` lengthens the next pause), logged once when the trouble starts;
-* any other failure (bad credentials, unknown order, a malformed answer) will not
-  change on its own: the wait ends at once with an ``error`` event;
+* a refusal only a person fixes (the service's authentication codes 40001-40003: a
+  missing or unknown API key, a bad signature, a clock outside the window) ends the wait
+  with an ``error`` event marked ``"retryable": false``, naming the connection and the
+  fix: the task fails once, since every retry is refused alike;
+* any other failure (unknown order, a malformed answer) will not change on its own:
+  the wait ends at once with an ``error`` event;
 * past ``end_time`` the wait ends with ``timeout``, after at least one read, so an
   order that has ended is never reported late.
 
@@ -28,6 +32,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
 from airflow_provider_tronenergy.client import (
+    AuthenticationError,
     Order,
     OrderStatus,
     RateLimitedError,
@@ -51,6 +56,9 @@ EVENT_STATUSES: tuple[EventStatus, ...] = ("success", "failed", "cancelled", "ti
 TRANSIENT_ERRORS: tuple[type[TronEnergyError], ...] = (TransportError, ServerError,
                                                        RateLimitedError)
 """Failures that say nothing about the order: polling simply goes on."""
+
+PERSON_FIXES: tuple[type[TronEnergyError], ...] = (AuthenticationError,)
+"""Refusals no retry changes: the connection's key or secret (or the host's clock) is wrong."""
 
 _TERMINAL_EVENT: dict[OrderStatus, EventStatus] = {
     OrderStatus.SUCCESS: "success",
@@ -138,11 +146,13 @@ class OrderWatch:
     :param end_time: epoch seconds after which the wait ends with ``timeout``; None
         leaves the deadline to the caller (a sensor's own ``timeout``).
     :param log: where status changes and the start and end of trouble are told.
+    :param conn_id: the connection the order is read through, named in a refusal's fix.
     """
 
     def __init__(self, order_id: str, *, poll_interval: float, end_time: float | None,
-                 log: Log) -> None:
+                 log: Log, conn_id: str | None = None) -> None:
         self.order_id = order_id
+        self.conn_id = conn_id
         self.poll_interval = poll_interval
         self.end_time = end_time
         self.log = log
@@ -164,7 +174,10 @@ class OrderWatch:
         return order_event(self.order_id, order=order) if order.status.is_terminal() else None
 
     def failed(self, exc: TronEnergyError) -> dict[str, Any] | None:
-        """A failed read: None when it is transient (keep waiting), else the ``error`` event."""
+        """A failed read: None when it is transient (keep waiting), else the ``error`` event
+        (``"retryable": false`` for a refusal only a person fixes)."""
+        if isinstance(exc, PERSON_FIXES):
+            return self.refused(exc)
         if not isinstance(exc, TRANSIENT_ERRORS):
             return order_event(self.order_id, order=self.last, status="error",
                                message=f"could not read energy order {self.order_id}: {exc}")
@@ -177,6 +190,17 @@ class OrderWatch:
         if isinstance(exc, RateLimitedError) and exc.retry_after:
             self._pause = max(self._pause, exc.retry_after)
         return None
+
+    def refused(self, exc: TronEnergyError) -> dict[str, Any]:
+        """The ``error`` event of a refusal only a person fixes: not retried, the fix named."""
+        conn = f"connection {self.conn_id!r}" if self.conn_id else "the tronenergy connection"
+        message = (f"could not read energy order {self.order_id}: the service refused "
+                   f"{conn} ({exc}); every retry would be refused alike: fix the API key "
+                   f"and API secret of {conn} (or this host's clock, for a timestamp "
+                   "outside the window), then clear the task")
+        self.log.warning("%s", message)
+        return {**order_event(self.order_id, order=self.last, status="error",
+                              message=message), "retryable": False}
 
     def next_step(self, answer: Order | TronEnergyError) -> dict[str, Any] | float:
         """After one read: the event that ends the wait, or seconds to sleep until the next."""

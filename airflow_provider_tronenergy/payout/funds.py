@@ -84,7 +84,7 @@ class FeeLimitPolicy:
         if not Decimal(0) <= self.margin <= Decimal(10):
             raise ValueError("fee_limit margin must be between 0 and 10")
         if not Decimal(0) < self.max_trx * SUN_PER_TRX <= MAX_FEE_LIMIT_SUN:
-            raise ValueError(f"fee_limit_max_trx must be above 0 and at most "
+            raise ValueError(f"max_fee_limit_trx must be above 0 and at most "
                              f"{MAX_FEE_LIMIT_SUN // SUN_PER_TRX:,}")
 
     @property
@@ -108,7 +108,7 @@ class FeeLimitPolicy:
         shown = ", ".join(f"row {p.row} ({p.recipient}, {energy:,} energy: "
                           f"{trx_text(energy * energy_fee_sun)} TRX)" for p, energy in over[:limit])
         more = f" and {len(over) - limit} more" if len(over) > limit else ""
-        return [f"fee_limit: {len(over)} transfer(s) need more than fee_limit_max_trx "
+        return [f"fee_limit: {len(over)} transfer(s) need more than max_fee_limit_trx "
                 f"{trx_text(self.max_sun)} TRX at {energy_fee_sun} sun per energy, so "
                 f"each would end OUT_OF_ENERGY: {shown}{more}"]
 

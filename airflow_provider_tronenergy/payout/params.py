@@ -75,13 +75,13 @@ class ChainParams:
 
     @classmethod
     def checked(cls, *, tron_node_conn_id: str | None = DEFAULT_NODE_CONN,
-                trx_reserve_trx: Any = "0", energy_margin: Any = "0",
+                reserve_trx: Any = "0", energy_margin: Any = "0",
                 confirm_solidified: Any = True,
                 confirm_timeout_seconds: Any = "300") -> ChainParams:
         """From an operator's rendered arguments (``tron_node_conn_id`` None, or ``"None"``
         as a template renders it: no on-chain checks; empty values: the defaults)."""
         try:
-            reserve = parse_decimal(_given(trx_reserve_trx, "0"), "trx_reserve_trx")
+            reserve = parse_decimal(_given(reserve_trx, "0"), "reserve_trx")
             margin = parse_int(_given(energy_margin, "0"), "energy_margin")
             timeout = parse_decimal(_given(confirm_timeout_seconds, "300"),
                                     "confirm_timeout_seconds")
@@ -90,8 +90,8 @@ class ChainParams:
             raise PayoutInputError(f"bad parameter ({NOTHING_MOVED}): {exc}") from None
         if reserve < 0 or reserve != round(reserve, 6) or margin < 0 or timeout <= 0:
             raise PayoutInputError(
-                f"bad parameter ({NOTHING_MOVED}): trx_reserve_trx and energy_margin must not "
-                "be negative (trx_reserve_trx 6 decimals max), confirm_timeout_seconds must be "
+                f"bad parameter ({NOTHING_MOVED}): reserve_trx and energy_margin must not "
+                "be negative (reserve_trx 6 decimals max), confirm_timeout_seconds must be "
                 "positive")
         return cls(node_conn_id=chosen_none(tron_node_conn_id), energy_margin=margin,
                    trx_reserve_sun=int(reserve * SUN_PER_TRX), solidified=solidified,

@@ -169,7 +169,7 @@ def _clear_one(node: Node, sender: str, to_sign: Sequence[Payout],
                         "batch was prepared: a new slot again): counted at what they cost now "
                         "(a first transfer's energy)", len(found))
     if now.first_transfer and now.first_transfer * prices.energy_fee > policy.max_sun:
-        log.warning("fee_limit_max_trx %s caps every fee_limit below a transfer to an emptied "
+        log.warning("max_fee_limit_trx %s caps every fee_limit below a transfer to an emptied "
                     "address (%s energy now): a recipient emptied since its estimate would end "
                     "OUT_OF_ENERGY", policy.max_trx, f"{now.first_transfer:,}")
     refuse_unless_payable(funds, signer_address=signer_address, token=token,

@@ -28,7 +28,7 @@ class PayoutTuning:
     """How ``TronPayoutOperator`` paces, waits and trusts; every field has a safe default.
 
     :param fee_limit_margin: added to the estimate's cost (``0.2``: 20 %), under
-        the operator's ``fee_limit_max_trx``.
+        the operator's ``max_fee_limit_trx``.
     :param read_recipients: ask the node about each recipient counted as a holder:
         ``auto`` (only when sweeps since preparation could make the batch cost more than
         the sender may spend), ``always`` or ``never``.
@@ -41,7 +41,7 @@ class PayoutTuning:
     :param clock_tolerance_seconds: how far the node's block times may run ahead of the
         worker's clock (60); a node ahead by more is not believed.
     :param poll_interval_seconds: the pause between the watch's steps (3).
-    :param request_budget: node requests one watch step may make (50).
+    :param max_requests_per_poll: node requests one watch step may make (50).
     :param ask_timeout_seconds: with ``on_ambiguous="ask"``, how long to wait for the
         answer; ``None`` (default): no limit.
     """
@@ -54,7 +54,7 @@ class PayoutTuning:
     wallet_wait_seconds: int = DEFAULT_WAIT_S
     clock_tolerance_seconds: int = 60
     poll_interval_seconds: Decimal = Decimal(3)
-    request_budget: int = 50
+    max_requests_per_poll: int = 50
     ask_timeout_seconds: int | None = None
 
     def __post_init__(self) -> None:
@@ -66,7 +66,7 @@ class PayoutTuning:
         set_("fee_limit_margin", as_decimal(self.fee_limit_margin, "fee_limit_margin"))
         set_("read_recipients", read_recipients_setting(self.read_recipients))
         for name in ("confirm_timeout_seconds", "expiration_seconds", "wallet_lease_seconds",
-                     "wallet_wait_seconds", "clock_tolerance_seconds", "request_budget"):
+                     "wallet_wait_seconds", "clock_tolerance_seconds", "max_requests_per_poll"):
             set_(name, as_int(getattr(self, name), name))
         set_("poll_interval_seconds",
              as_decimal(self.poll_interval_seconds, "poll_interval_seconds"))
@@ -82,8 +82,8 @@ class PayoutTuning:
             raise ValueError(f"confirm_timeout_seconds must be 1 to {MAX_WAIT_S}")
         if not 0 < self.poll_interval_seconds <= 600:
             raise ValueError("poll_interval_seconds must be above 0 and at most 600")
-        if not 1 <= self.request_budget <= 10_000:
-            raise ValueError("request_budget must be 1 to 10000")
+        if not 1 <= self.max_requests_per_poll <= 10_000:
+            raise ValueError("max_requests_per_poll must be 1 to 10000")
         if self.ask_timeout_seconds is not None and not 1 <= self.ask_timeout_seconds <= MAX_WAIT_S:
             raise ValueError(f"ask_timeout_seconds must be 1 to {MAX_WAIT_S}, or None")
 

@@ -1,9 +1,10 @@
 """One energy purchase as a plain object: the four modes' requests and the life around them.
 
 ``modes`` (request builders: buy, buy-count, auto-buy, smart-buy), ``run``
-(:class:`Purchase`: decide, quote, guard, claim, place, record) and ``outcomes``
-(the stops a caller acts on, the words a person reads). The operators build a
-:class:`Purchase` and call it; waiting and asking a person stay with them.
+(:class:`Purchase`: decide, quote, guard, claim, place, record), ``results`` (what a
+purchase reports) and ``outcomes`` (the stops a caller acts on, the words a person
+reads). The operators build a :class:`Purchase` and call it; waiting and asking a person
+stay with them.
 """
 
 from __future__ import annotations

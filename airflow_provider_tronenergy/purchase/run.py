@@ -28,17 +28,14 @@ import sqlalchemy as sa
 from airflow_provider_tronenergy.client import (
     AmbiguousPurchaseError,
     NotFoundError,
-    Order,
     OrderStatus,
     Price,
     RateLimitedError,
     ServiceUnreachableError,
-    SmartPurchase,
     TronEnergyClient,
     TronEnergyError,
     ValidationError,
 )
-from airflow_provider_tronenergy.client import Purchase as Placed
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.money.burn import DEFAULT_PRICES, BurnPrices
 from airflow_provider_tronenergy.money.guard import (
@@ -54,8 +51,6 @@ from airflow_provider_tronenergy.money.quote import (
     Quote,
     hours,
     rental_cost,
-    text,
-    trx_exact,
 )
 from airflow_provider_tronenergy.purchase.modes import Mode, Spend
 from airflow_provider_tronenergy.purchase.outcomes import (
@@ -69,6 +64,13 @@ from airflow_provider_tronenergy.purchase.outcomes import (
     order_energy,
     unknown_outcome,
     utc,
+)
+from airflow_provider_tronenergy.purchase.results import (
+    amount,
+    describe,
+    human_line,
+    order_result,
+    placed_result,
 )
 from airflow_provider_tronenergy.purchase_journal import (
     Entry,
@@ -251,8 +253,8 @@ class Purchase:
         if any(entry.request[k] != self.request[k] for k in self.request if k not in amounts):
             return False
         self.log.info("purchase %s was placed as %s; this run sizes it %s: the journaled "
-                      "purchase stands", entry.identity, _amount(entry.request),
-                      _amount(self.request))
+                      "purchase stands", entry.identity, amount(entry.request),
+                      amount(self.request))
         return True
 
     def _refuse_other_purchase_in_scope(self) -> None:
@@ -296,28 +298,10 @@ class Purchase:
                 return None  # another run took it first: decide again
         self.log.info("order %s (purchase %s, sent %s) is reused: nothing more is bought",
                       entry.order_id, entry.identity, utc(entry.sent_at))
-        base = entry.result or self._result_of_order(order, entry)
+        base = entry.result or order_result(self.mode, order, entry, self.prices)
         resized = {"journaled_request": entry.request} if entry.request != self.request else {}
         return {**base, "status": order.status.value, "tx_hash": order.tx_hash or "",
                 "purchase_key": entry.identity, "reused": True, **resized}
-
-    def _result_of_order(self, order: Order, entry: Entry) -> dict[str, Any]:
-        energy = order.energy_amount
-        cost = order.cost if order.cost is not None else Decimal(0)
-        return {"mode": self.mode.name, "order_id": order.order_id,
-                "target_address": order.target_address or entry.target_address,
-                "energy_amount": energy, "rent_time": entry.request.get("rent_time"),
-                "cost": text(cost), **self._burn(energy, cost), "quote": None,
-                "dry_run": False}
-
-    def _burn(self, energy: int | None, cost: Decimal) -> dict[str, Any]:
-        """The saving against burning, at this purchase's prices, naming their source."""
-        if not energy:
-            return {"burn_cost": None, "saving": None}
-        burn = self.prices.burn_cost(energy)
-        return {"burn_cost": text(burn), "saving": text(burn - cost),
-                "burn_price": {"energy_sun": self.prices.energy_sun,
-                               "source": self.prices.source}}
 
     # -- quote and guard -----------------------------------------------------------------
 
@@ -394,7 +378,8 @@ class Purchase:
                 self.journal.record_refused(entry, str(exc))
             raise PurchaseStopped(
                 f"{self.mode.name} refused, nothing bought: {exc}") from None
-        result = {**self._result(placed, quote), "purchase_key": entry.identity}
+        result = {**placed_result(self.mode, placed, quote, self.request, self.prices),
+                  "purchase_key": entry.identity}
         try:
             self.journal.record_placed(entry, placed.order_id, result)
         except sa.exc.SQLAlchemyError as exc:  # bought, but the journal did not hear it
@@ -405,53 +390,3 @@ class Purchase:
             ) from None
         self.log.info(human_line(result))
         return result
-
-    def _result(self, placed: Placed | SmartPurchase, quote: Quote | None) -> dict[str, Any]:
-        energy = placed.energy_amount or (quote.energy if quote else None)
-        result: dict[str, Any] = {
-            "mode": self.mode.name,
-            "order_id": placed.order_id,
-            "status": OrderStatus.PENDING.value,
-            "tx_hash": getattr(placed, "tx_hash", "") or "",
-            "target_address": self.mode.target,
-            "energy_amount": energy,
-            "rent_time": self.request["rent_time"],
-            "cost": text(placed.cost),
-            **self._burn(energy, placed.cost),
-            "quote": quote.to_dict() if quote else None,
-            "reused": False,
-            "dry_run": False,
-        }
-        if isinstance(placed, SmartPurchase):
-            result["activated"] = placed.activated
-        return result
-
-
-def _amount(request: dict[str, Any]) -> str:
-    if "count" in request:
-        return f"{request['count']} transfers"
-    return f"{int(request.get('energy_amount') or 0):,} energy"
-
-
-def describe(mode: Mode, quote: Quote | None) -> str:
-    """The journal's description of a purchase, for people (the CLI, the logs)."""
-    if quote is None:
-        return f"{mode.name} for {mode.target} (cost unknown)"
-    extra = f" + activation {quote.activation_cost} TRX" if quote.activation_cost else ""
-    return (f"{mode.name} {quote.energy:,} energy for {mode.target} "
-            f"({hours(quote.rent_time)}) at {quote.energy_cost} TRX{extra}")
-
-
-def human_line(result: dict[str, Any]) -> str:
-    """What a placed order bought, for the task log: exact amounts, as the results, the
-    ``payout batch ready`` event and the main job's report show them (never rounded)."""
-    energy = result["energy_amount"]
-    price = result.get("burn_price") or {}
-    at = (f" at {price['energy_sun']} sun per energy, the chain's"
-          if price.get("source") == "chain" else "")
-    burn = f" (burning would cost {trx_exact(Decimal(result['burn_cost']))}{at})" \
-        if result.get("burn_cost") else ""
-    activated = ", activated the recipient" if result.get("activated") else ""
-    return (f"bought {energy:,} energy for {result['target_address']} "
-            f"({hours(Decimal(result['rent_time']))}): order {result['order_id']}, "
-            f"{trx_exact(Decimal(result['cost']))}{burn}{activated}")

@@ -41,7 +41,8 @@ def order_event_result(event: dict[str, Any] | None) -> dict[str, Any]:
     an ended order), ``timeout`` raises :class:`AirflowSensorTimeout`, ``error`` raises
     :class:`AirflowException` (a retry may help: the service unreachable for longer than
     the wait), or :class:`AirflowFailException` when it says ``"retryable": false`` (a
-    connection that names nothing or is malformed in the triggerer: a person fixes it).
+    connection that names nothing or is malformed in the triggerer, or whose key or secret
+    the service refuses: a person fixes it).
     """
     if not isinstance(event, dict):
         raise AirflowException(f"expected an energy order event, got {event!r}")
@@ -65,7 +66,8 @@ def order_event_result(event: dict[str, Any] | None) -> dict[str, Any]:
 class TronEnergyOrderSensor(BaseSensorOperator):
     """Wait until an energy order ends; succeed (returning the order) only if it succeeded.
 
-    ``failed`` or ``cancelled`` fails the task at once, without retries; a transient
+    ``failed`` or ``cancelled`` fails the task at once, without retries, and so does a
+    refusal of the connection's key or secret (``orders.wait.PERSON_FIXES``); a transient
     API failure (no answer, 5xx, 429) is only logged, the next poke tries again.
     With ``deferrable=True`` the order is checked once and, if still in flight, the
     wait moves to the triggerer (:class:`TronEnergyOrderTrigger`) and frees the worker.
@@ -108,7 +110,7 @@ class TronEnergyOrderSensor(BaseSensorOperator):
     def watch(self) -> OrderWatch:
         """The wait's memory across pokes; the hook's rules say what each read means."""
         return OrderWatch(self.order_id, poll_interval=self.poke_interval, end_time=None,
-                          log=self.log)
+                          log=self.log, conn_id=self.tronenergy_conn_id)
 
     def execute(self, context: Context) -> Any:
         """Poke in this worker, or check once and defer to :class:`TronEnergyOrderTrigger`."""
@@ -130,7 +132,7 @@ class TronEnergyOrderSensor(BaseSensorOperator):
             trigger=TronEnergyOrderTrigger(
                 order_id=self.order_id,
                 tronenergy_conn_id=self.tronenergy_conn_id,
-                poll_interval=self.poke_interval,
+                poll_interval_seconds=self.poke_interval,
                 end_time=time.time() + self.timeout,
             ),
             method_name="execute_complete",

@@ -121,7 +121,8 @@ class TronEnergyOrdersSensor(BaseSensorOperator):
         if not self.deferrable:
             # Each try starts afresh: one wait per order, kept across this try's pokes.
             self._watches = {order_id: OrderWatch(order_id, poll_interval=self.poke_interval,
-                                                  end_time=None, log=self.log)
+                                                  end_time=None, log=self.log,
+                                                  conn_id=self.tronenergy_conn_id)
                              for order_id in ids}
             self._ended = {}
             try:

@@ -134,7 +134,7 @@ class TronEnergyTransferSensor(BaseSensorOperator):
                 address=self.address, after_id=self._start_id, token=self.token,
                 min_amount=self.min_amount, from_address=self.from_address,
                 store_url=self.store_url,
-                poll_interval=float(self.poke_interval),
+                poll_interval_seconds=float(self.poke_interval),
                 end_time=time.time() + timeout, proven=self.proven,
             ),
             method_name="execute_complete",

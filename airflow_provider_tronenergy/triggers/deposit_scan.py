@@ -3,7 +3,7 @@
 The scan itself runs in a worker (:class:`~airflow_provider_tronenergy.operators.
 deposit_scan.TronNodeDepositScanOperator`); between two scans this trigger reads the head the
 scan may trust (the solidified block, or the head less ``confirmations``) every
-``poll_interval`` seconds, one request each, and fires once it is past ``after_block``
+``poll_interval_seconds`` seconds, one request each, and fires once it is past ``after_block``
 (the scan's checkpoint), or at ``end_time``. The rule is
 :class:`~airflow_provider_tronenergy.deposits.scan.wait.HeadWatch`, the one the worker's
 own loop follows. Only identifiers and figures travel: the node connection's id, the
@@ -30,26 +30,27 @@ class TronNodeDepositScanTrigger(BaseTrigger):
     :param tron_node_conn_id: a ``tron_node`` connection.
     :param after_block: the scan's checkpoint: fire once the head is past it.
     :param confirmations: None: the solidified head; N: the head less N.
-    :param poll_interval: seconds between reads of the head.
+    :param poll_interval_seconds: seconds between reads of the head.
     :param end_time: epoch seconds after which it fires with ``timeout``.
     :param carried: figures the task hands on to its next pass (passes and credits so far,
         per token), echoed in the event with ``end_time``.
     """
 
     def __init__(self, *, tron_node_conn_id: str, after_block: int,
-                 confirmations: int | None = None, poll_interval: float = 30.0,
+                 confirmations: int | None = None, poll_interval_seconds: float = 30.0,
                  end_time: float, carried: dict[str, Any] | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(after_block, bool) or not isinstance(after_block, int):
             raise ValueError("TronNodeDepositScanTrigger: after_block must be a block number")
-        if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("TronNodeDepositScanTrigger: poll_interval must be positive seconds")
+        if not poll_interval_seconds > 0 or not math.isfinite(poll_interval_seconds):
+            raise ValueError("TronNodeDepositScanTrigger: poll_interval_seconds must be "
+                             "positive")
         if not math.isfinite(end_time):
             raise ValueError("TronNodeDepositScanTrigger: end_time must be epoch seconds")
         self.tron_node_conn_id = tron_node_conn_id
         self.after_block = after_block
         self.confirmations = confirmations
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.end_time = float(end_time)
         self.carried = {str(k): [int(n) for n in v] for k, v in (carried or {}).items()}
 
@@ -57,7 +58,8 @@ class TronNodeDepositScanTrigger(BaseTrigger):
         """Identifiers and figures only."""
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "tron_node_conn_id": self.tron_node_conn_id, "after_block": self.after_block,
-            "confirmations": self.confirmations, "poll_interval": self.poll_interval,
+            "confirmations": self.confirmations,
+            "poll_interval_seconds": self.poll_interval_seconds,
             "end_time": self.end_time, "carried": self.carried})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
@@ -72,7 +74,7 @@ class TronNodeDepositScanTrigger(BaseTrigger):
                                 "message": str(exc), "end_time": self.end_time,
                                 "carried": self.carried})
             return
-        watch = HeadWatch(self.after_block, poll_interval=self.poll_interval,
+        watch = HeadWatch(self.after_block, poll_interval=self.poll_interval_seconds,
                           end_time=self.end_time, log=self.log)
 
         def read_head() -> int:

@@ -42,7 +42,7 @@ class TronEnergyOrderTrigger(BaseTrigger):
 
     :param order_id: the order to follow.
     :param tronenergy_conn_id: Airflow connection of type ``tronenergy``.
-    :param poll_interval: seconds between polls (a 429's Retry-After lengthens one pause).
+    :param poll_interval_seconds: seconds between polls (a 429's Retry-After lengthens one pause).
     :param end_time: epoch seconds after which a ``timeout`` event is fired; the order
         is always read at least once, so one that ended already is never reported late.
     """
@@ -51,21 +51,21 @@ class TronEnergyOrderTrigger(BaseTrigger):
         self,
         order_id: str,
         tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-        poll_interval: float = 5.0,
+        poll_interval_seconds: float = 5.0,
         *,
         end_time: float,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if not isinstance(order_id, str) or not order_id.strip():
             raise ValueError("TronEnergyOrderTrigger: order_id must be a non-empty string")
-        if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("TronEnergyOrderTrigger: poll_interval must be a positive number "
-                             "of seconds")
+        if not poll_interval_seconds > 0 or not math.isfinite(poll_interval_seconds):
+            raise ValueError("TronEnergyOrderTrigger: poll_interval_seconds must be a positive "
+                             "number")
         if not math.isfinite(end_time):
             raise ValueError("TronEnergyOrderTrigger: end_time must be epoch seconds")
         self.order_id = order_id
         self.tronenergy_conn_id = tronenergy_conn_id
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.end_time = float(end_time)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -75,7 +75,7 @@ class TronEnergyOrderTrigger(BaseTrigger):
             {
                 "order_id": self.order_id,
                 "tronenergy_conn_id": self.tronenergy_conn_id,
-                "poll_interval": self.poll_interval,
+                "poll_interval_seconds": self.poll_interval_seconds,
                 "end_time": self.end_time,
             },
         )
@@ -84,7 +84,7 @@ class TronEnergyOrderTrigger(BaseTrigger):
         """Wait with the hook's rules; any failure reaches the task as an ``error`` event."""
         try:
             payload = await TronEnergyHook(self.tronenergy_conn_id).await_order(
-                self.order_id, poll_interval=self.poll_interval, end_time=self.end_time,
+                self.order_id, poll_interval=self.poll_interval_seconds, end_time=self.end_time,
                 log=self.log)
         except Exception as exc:  # any failure must reach the task as an event, not vanish
             self.log.exception("could not follow energy order %s", self.order_id)

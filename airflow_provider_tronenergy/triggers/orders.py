@@ -43,33 +43,33 @@ class TronEnergyOrdersTrigger(BaseTrigger):
 
     :param order_ids: the orders to follow (duplicates are followed once).
     :param tronenergy_conn_id: Airflow connection of type ``tronenergy``.
-    :param poll_interval: seconds between reads of each order.
+    :param poll_interval_seconds: seconds between reads of each order.
     :param end_time: epoch seconds after which the wait ends with ``timeout``.
     """
 
     def __init__(self, order_ids: Sequence[str],
                  tronenergy_conn_id: str = TronEnergyHook.default_conn_name,
-                 poll_interval: float = 5.0, *, end_time: float) -> None:
+                 poll_interval_seconds: float = 5.0, *, end_time: float) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(order_ids, str) or not all(
                 isinstance(o, str) and o.strip() for o in order_ids):
             raise ValueError("TronEnergyOrdersTrigger: order_ids must be a list of non-empty "
                              "order id strings")
-        if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("TronEnergyOrdersTrigger: poll_interval must be a positive "
+        if not poll_interval_seconds > 0 or not math.isfinite(poll_interval_seconds):
+            raise ValueError("TronEnergyOrdersTrigger: poll_interval_seconds must be a positive "
                              "number of seconds")
         if not math.isfinite(end_time):
             raise ValueError("TronEnergyOrdersTrigger: end_time must be epoch seconds")
         self.order_ids = list(dict.fromkeys(order_ids))
         self.tronenergy_conn_id = tronenergy_conn_id
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.end_time = float(end_time)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Identifiers only: the connection (and so every secret) is read in the triggerer."""
         return (f"{type(self).__module__}.{type(self).__qualname__}",
                 {"order_ids": self.order_ids, "tronenergy_conn_id": self.tronenergy_conn_id,
-                 "poll_interval": self.poll_interval, "end_time": self.end_time})
+                 "poll_interval_seconds": self.poll_interval_seconds, "end_time": self.end_time})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Wait for each order concurrently; fire once, at the first that did not succeed."""
@@ -99,7 +99,7 @@ class TronEnergyOrdersTrigger(BaseTrigger):
 
     async def _one(self, hook: TronEnergyHook, order_id: str) -> dict[str, Any]:
         try:
-            return await hook.await_order(order_id, poll_interval=self.poll_interval,
+            return await hook.await_order(order_id, poll_interval=self.poll_interval_seconds,
                                           end_time=self.end_time, log=self.log)
         except Exception as exc:  # any failure must reach the task as an event, not vanish
             self.log.exception("could not follow energy order %s", order_id)

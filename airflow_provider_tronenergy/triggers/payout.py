@@ -2,8 +2,8 @@
 
 One trigger per batch, not one per payout: each poll is one
 :meth:`~airflow_provider_tronenergy.payout.watch.PayoutWatch.step` (whole blocks'
-receipts, within a request budget), and what it finds goes to the payout journal at
-once. Only identifiers travel: the batch id and the node connection's id; the
+receipts, within ``max_requests_per_poll`` node requests), and what it finds goes to the
+payout journal at once. Only identifiers travel: the batch id and the node connection's id; the
 triggerer opens the journal where the workers do (``TRONENERGY_PURCHASE_JOURNAL`` or
 ``[tronenergy] purchase_journal``), and never sees the signer.
 """
@@ -33,33 +33,35 @@ class TronPayoutBatchTrigger(BaseTrigger):
     :param follow: other batches holding this batch's payouts in flight (their ids).
     :param tron_node_conn_id: a ``tron_node`` connection.
     :param solidified: confirm on solidified blocks only (final; about a minute later).
-    :param poll_interval: seconds between steps.
+    :param poll_interval_seconds: seconds between steps.
     :param end_time: epoch seconds after which it fires with ``timeout``.
-    :param budget: node requests per step.
-    :param clock_tolerance_s: how far the node's block times may run ahead of the
+    :param max_requests_per_poll: node requests per step.
+    :param clock_tolerance_seconds: how far the node's block times may run ahead of the
         triggerer's clock.
     :param confirm_node_conn_id: a second ``tron_node`` connection that must agree before
         a transaction is judged unable to execute.
     """
 
     def __init__(self, batch_id: str, tron_node_conn_id: str, *, follow: Sequence[str] = (),
-                 solidified: bool = True, poll_interval: float = 3.0, end_time: float,
-                 budget: int = 50, clock_tolerance_s: float = DEFAULT_TOLERANCE_S,
+                 solidified: bool = True, poll_interval_seconds: float = 3.0, end_time: float,
+                 max_requests_per_poll: int = 50,
+                 clock_tolerance_seconds: float = DEFAULT_TOLERANCE_S,
                  confirm_node_conn_id: str | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if not isinstance(batch_id, str) or not batch_id:
             raise ValueError("TronPayoutBatchTrigger: batch_id must be a non-empty string")
-        if not poll_interval > 0 or not math.isfinite(poll_interval):
-            raise ValueError("TronPayoutBatchTrigger: poll_interval must be positive seconds")
+        if not poll_interval_seconds > 0 or not math.isfinite(poll_interval_seconds):
+            raise ValueError("TronPayoutBatchTrigger: poll_interval_seconds must be "
+                             "positive")
         if not math.isfinite(end_time):
             raise ValueError("TronPayoutBatchTrigger: end_time must be epoch seconds")
         if isinstance(follow, str) or not all(isinstance(b, str) and b for b in follow):
             raise ValueError("TronPayoutBatchTrigger: follow must be a list of batch ids")
         self.batch_id, self.tron_node_conn_id = batch_id, tron_node_conn_id
         self.follow = list(follow)
-        self.solidified, self.poll_interval = bool(solidified), float(poll_interval)
-        self.end_time, self.budget = float(end_time), int(budget)
-        self.clock_tolerance_s = float(clock_tolerance_s)
+        self.solidified, self.poll_interval_seconds = bool(solidified), float(poll_interval_seconds)
+        self.end_time, self.max_requests_per_poll = float(end_time), int(max_requests_per_poll)
+        self.clock_tolerance_seconds = float(clock_tolerance_seconds)
         self.confirm_node_conn_id = confirm_node_conn_id or None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -67,10 +69,10 @@ class TronPayoutBatchTrigger(BaseTrigger):
         kwargs: dict[str, Any] = {
             "batch_id": self.batch_id, "tron_node_conn_id": self.tron_node_conn_id,
             "follow": self.follow, "solidified": self.solidified,
-            "poll_interval": self.poll_interval, "end_time": self.end_time,
-            "budget": self.budget}
-        if self.clock_tolerance_s != DEFAULT_TOLERANCE_S:
-            kwargs["clock_tolerance_s"] = self.clock_tolerance_s
+            "poll_interval_seconds": self.poll_interval_seconds, "end_time": self.end_time,
+            "max_requests_per_poll": self.max_requests_per_poll}
+        if self.clock_tolerance_seconds != DEFAULT_TOLERANCE_S:
+            kwargs["clock_tolerance_seconds"] = self.clock_tolerance_seconds
         if self.confirm_node_conn_id:
             kwargs["confirm_node_conn_id"] = self.confirm_node_conn_id
         return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
@@ -102,8 +104,8 @@ class TronPayoutBatchTrigger(BaseTrigger):
                 hook.check_same_chain(second)
             watch = PayoutWatch(open_payout_journal(), hook.get_conn(), self.batch_id,
                                 follow=self.follow, solidified=self.solidified,
-                                budget=self.budget, log=self.log,
-                                tolerance_s=self.clock_tolerance_s,
+                                budget=self.max_requests_per_poll, log=self.log,
+                                tolerance_s=self.clock_tolerance_seconds,
                                 confirm_node=second.get_conn() if second else None)
             troubled = False
             while True:
@@ -122,7 +124,7 @@ class TronPayoutBatchTrigger(BaseTrigger):
                 if time.time() >= self.end_time:
                     return {"status": "timeout", "batch_id": self.batch_id,
                             **(status.to_event() if status else {})}
-                await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval_seconds)
         except Exception as exc:  # an error that will not pass: the task says what
             # Not retryable (a node on another chain, a journal on one host's file under a
             # distributed executor): the task fails without a retry.

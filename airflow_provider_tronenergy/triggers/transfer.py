@@ -19,6 +19,10 @@ credited it, with the chain's figures; a disputed callback never
 follows too). The ledger is the triggerer's (``TRONENERGY_DEPOSITS_DB`` or ``[tronenergy]
 deposits_ledger``); no kwarg names it.
 
+A store or ledger the triggerer may not open (``StoreNotShared``) fails a waiting sensor
+once; the watcher follows :mod:`.stops` (one ``error`` event naming its ``consumer``, read
+again every :data:`STOP_RECHECK_SECONDS`, on from the committed offset once it opens).
+
 Store URLs in trigger kwargs are stored in the metadata database, so a URL with
 a password is refused: leave ``store_url`` unset and configure
 ``TRONENERGY_CALLBACK_STORE`` or ``[tronenergy] callback_store`` in the triggerer.
@@ -30,7 +34,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Hashable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
@@ -47,6 +51,7 @@ from airflow_provider_tronenergy.deposits.handover import (
 )
 from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.templated import optional_text
+from airflow_provider_tronenergy.triggers.stops import Stopped, Stops, stopped, until_fixed
 
 __all__ = ["TronEnergyTransferTrigger", "TronEnergyTransferWatchTrigger"]
 T = TypeVar("T")
@@ -55,6 +60,8 @@ RUN_COMMIT_GRACE = 5.0
 """Seconds an event handed to the triggerer waits before its offset is committed, when
 Airflow cannot confirm persistence (no shared streams): see
 ``TronEnergyTransferWatchTrigger.run``."""
+STOP_RECHECK_SECONDS = 60.0
+"""Seconds between a stopped watcher's reads of what stopped it (a store it may not open)."""
 
 try:  # Airflow >= 3.3: ack-mode shared streams
     from airflow.triggers.shared_stream import AdvanceItem, SharedStreamProducer
@@ -81,13 +88,19 @@ async def until_done(what: str, poll_interval: float, call: Callable[..., T], *a
             await asyncio.sleep(min(poll_interval * 2 ** min(failures, 5), 60.0))
 
 
-async def poll_store(store: CallbackStore, after_id: int,
-                     poll_interval: float) -> AsyncIterator[StoredTransfer]:
-    """Every transfer with id > ``after_id``, forever: one query per poll for everyone."""
+def _nothing() -> None:
+    return None
+
+
+async def poll_store(store: CallbackStore, after_id: int, poll_interval: float,
+                     polled: Callable[[], None] = _nothing) -> AsyncIterator[StoredTransfer]:
+    """Every transfer with id > ``after_id``, forever: one query per poll for everyone;
+    ``polled()`` after each query answered."""
     cursor = after_id
     while True:
         batch = await until_done("the poll", poll_interval, store.list_transfers, None, cursor,
                                  STREAM_BATCH)
+        polled()
         for transfer in batch:
             cursor = transfer.id
             yield transfer
@@ -111,7 +124,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
 
     def __init__(self, *, address: str, after_id: int, token: str | None = None,
                  min_amount: str | None = None, from_address: str | None = None,
-                 store_url: str | None = None, poll_interval: float = 2.0,
+                 store_url: str | None = None, poll_interval_seconds: float = 2.0,
                  end_time: float | None = None, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.address = address
@@ -120,7 +133,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         self.min_amount = optional_text(min_amount)
         self.from_address = optional_text(from_address)
         self.store_url = checked_store_url(store_url)
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.end_time = end_time
         self.proven = bool(proven)
         self.filter = TransferFilter.of(address, self.token, self.min_amount, self.from_address)
@@ -131,7 +144,7 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "address": self.address, "after_id": self.after_id, "token": self.token,
             "min_amount": self.min_amount, "from_address": self.from_address,
-            "store_url": self.store_url, "poll_interval": self.poll_interval,
+            "store_url": self.store_url, "poll_interval_seconds": self.poll_interval_seconds,
             "end_time": self.end_time, "proven": self.proven,
         })
 
@@ -140,14 +153,14 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
     def shared_stream_key(self) -> Hashable | None:
         if self.proven:  # a held callback is judged again every poll: its own loop
             return None
-        return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval)
+        return ("tronenergy.transfers", _store_identity(self.store_url), self.poll_interval_seconds)
 
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         store = open_store(kwargs.get("store_url"))
-        start = await until_done("the stream's start", float(kwargs["poll_interval"]),
+        start = await until_done("the stream's start", float(kwargs["poll_interval_seconds"]),
                                  store.max_id)
-        async for transfer in poll_store(store, start, float(kwargs["poll_interval"])):
+        async for transfer in poll_store(store, start, float(kwargs["poll_interval_seconds"])):
             yield transfer
 
     async def filter_shared_stream(
@@ -189,8 +202,8 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
             if remaining is not None and remaining <= 0:
                 yield self._timeout()
                 return
-            await asyncio.sleep(self.poll_interval if remaining is None
-                                else min(self.poll_interval, remaining))
+            await asyncio.sleep(self.poll_interval_seconds if remaining is None
+                                else min(self.poll_interval_seconds, remaining))
 
     async def _first_stored(self) -> dict[str, Any] | None:
         """The first transfer to hand on (its payload), by the one rule of ``Handover``."""
@@ -229,14 +242,18 @@ class TronEnergyTransferTrigger(BaseEventTrigger):
                              "message": str(exc)})
 
 
-async def held_stream(store: CallbackStore, held: HeldStream, poll_interval: float
+async def held_stream(store: CallbackStore, held: HeldStream, poll_interval: float,
+                      polled: Callable[[], None] = _nothing
                       ) -> AsyncIterator[tuple[dict[str, Any] | None, int]]:
     """Every stored transfer once decided (``proven``): its payload (None: not handed on)
-    and the offset that may be committed, forever; held callbacks judged again each poll."""
+    and the offset that may be committed, forever; held callbacks judged again each poll;
+    ``polled()`` after each poll the store and the ledger answered."""
     while True:
         batch = await until_done("the poll", poll_interval, store.list_transfers, None,
                                  held.cursor, STREAM_BATCH)
-        for item in await until_done("the ledger read", poll_interval, held.take, batch):
+        decided = await until_done("the ledger read", poll_interval, held.take, batch)
+        polled()
+        for item in decided:
             yield item
         if len(batch) < STREAM_BATCH:
             await asyncio.sleep(poll_interval)
@@ -249,22 +266,31 @@ class _OffsetProducer(SharedStreamProducer):
                  handover: Handover | None = None) -> None:
         self.store_url = store_url
         self.consumer = consumer
-        self.poll_interval = poll_interval
+        self.poll_interval_seconds = poll_interval
         self.handover = handover
         self.store: CallbackStore | None = None
 
     async def open_stream(self) -> AsyncIterator[tuple[Any, Any]]:
         """``(transfer, id)``; with a proven ``handover``, ``(payload or None, offset)``: each
-        callback once decided, the offset never past one still held."""
+        callback once decided, the offset never past one still held. A store or ledger
+        it may not open: ``(Stopped, None)`` once per cause, and a read again later."""
+        async for item in until_fixed(
+                self._stream, lambda message: (Stopped(message), None),
+                recheck_after=STOP_RECHECK_SECONDS, log=log,
+                what=f"the transfer watcher of consumer {self.consumer!r}"):
+            yield item
+
+    async def _stream(self, stops: Stops) -> AsyncGenerator[tuple[Any, Any], None]:
         self.store = open_store(self.store_url)
-        start = await until_done("the start offset", self.poll_interval,
+        start = await until_done("the start offset", self.poll_interval_seconds,
                                  self.store.start_offset, self.consumer)
         if self.handover is None or not self.handover.proven:
-            async for transfer in poll_store(self.store, start, self.poll_interval):
+            async for transfer in poll_store(self.store, start, self.poll_interval_seconds,
+                                             stops.resumed):
                 yield transfer, transfer.id
             return
         async for item in held_stream(self.store, HeldStream(self.handover, start),
-                                      self.poll_interval):
+                                      self.poll_interval_seconds, stops.resumed):
             yield item
 
     async def advance(self, batch: Sequence[Any]) -> None:
@@ -278,13 +304,14 @@ class _OffsetProducer(SharedStreamProducer):
                     # again. Committing anything after it would skip it for good.
                     raise RuntimeError(
                         f"transfer {item.broker_payload} was not persisted by Airflow")
-                last = item.broker_payload
+                if item.broker_payload is not None:  # a Stopped event moves no offset
+                    last = item.broker_payload
         finally:
             # The clean prefix before a failure is committed all the same: those events
             # were persisted, and redelivering them would fire them twice. So is a prefix
             # whose commit meets a store outage: retried until the store is back.
             if last is not None and self.store is not None:
-                await until_done("the offset commit", self.poll_interval,
+                await until_done("the offset commit", self.poll_interval_seconds,
                                  self.store.commit_offset, self.consumer, int(last))
 
 
@@ -301,12 +328,16 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
     payload the chain's figures; a disputed callback never fires; the offset is not
     committed past a callback still waiting. A watcher that only *wakes* the DAG that
     credits (``deposit_credit``) sets ``proven=False``: it must fire before the proof.
+
+    A store or ledger the triggerer may not open: one ``error`` event
+    (:func:`~.stops.stopped`, naming ``consumer``) that the woken run fails on
+    (:func:`~.stops.stops_in`), then a read again every :data:`STOP_RECHECK_SECONDS`.
     """
 
     def __init__(self, *, addresses: Sequence[str] | str | None = None,
                  token: str | None = None, min_amount: str | None = None,
                  consumer: str = "tronenergy-watch", store_url: str | None = None,
-                 poll_interval: float = 2.0, proven: bool = True) -> None:
+                 poll_interval_seconds: float = 2.0, proven: bool = True) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         if isinstance(addresses, str):
             addresses = [addresses]
@@ -315,7 +346,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         self.min_amount = optional_text(min_amount)
         self.consumer = consumer
         self.store_url = checked_store_url(store_url)
-        self.poll_interval = float(poll_interval)
+        self.poll_interval_seconds = float(poll_interval_seconds)
         self.proven = bool(proven)
         self.filter = TransferFilter.of(self.addresses, self.token, self.min_amount, None)
         self.handover = Handover(self.filter, proven=self.proven)
@@ -324,7 +355,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         return (f"{type(self).__module__}.{type(self).__qualname__}", {
             "addresses": self.addresses, "token": self.token, "min_amount": self.min_amount,
             "consumer": self.consumer, "store_url": self.store_url,
-            "poll_interval": self.poll_interval, "proven": self.proven,
+            "poll_interval_seconds": self.poll_interval_seconds, "proven": self.proven,
         })
 
     def shared_stream_key(self) -> Hashable | None:
@@ -338,13 +369,15 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
             handover = Handover(TransferFilter.of(kwargs.get("addresses"), kwargs.get("token"),
                                                   kwargs.get("min_amount"), None), proven=True)
         return _OffsetProducer(kwargs.get("store_url"), kwargs["consumer"],
-                               float(kwargs["poll_interval"]), handover)
+                               float(kwargs["poll_interval_seconds"]), handover)
 
     async def filter_shared_stream(
         self, shared_stream: AsyncIterator[Any]
     ) -> AsyncIterator[TriggerEvent]:
         async for item in shared_stream:
-            if self.proven:
+            if isinstance(item, Stopped):
+                yield self._stopped(item.message)
+            elif self.proven:
                 if item is not None:
                     yield self._event(item)
             elif self.filter.matches(item):
@@ -356,23 +389,32 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         So an offset is committed only at a poll at least :data:`RUN_COMMIT_GRACE`
         seconds after the triggerer came back for the next event (it persists what it
         took within about a second): a crash re-fires the last few transfers, which
-        consumers dedupe by ``tx_hash``, instead of losing one.
+        consumers dedupe by ``tx_hash``, instead of losing one. A store or ledger it may
+        not open stops it as in the shared stream (:mod:`.stops`).
         """
+        async for event in until_fixed(
+                self._watch, self._stopped, recheck_after=STOP_RECHECK_SECONDS, log=self.log,
+                what=f"the transfer watcher of consumer {self.consumer!r}"):
+            yield event
+
+    async def _watch(self, stops: Stops) -> AsyncGenerator[TriggerEvent, None]:
+        """The watch from the committed offset (``run``'s rules)."""
         store = open_store(self.store_url)
-        cursor = committed = await until_done("the start offset", self.poll_interval,
+        cursor = committed = await until_done("the start offset", self.poll_interval_seconds,
                                               store.start_offset, self.consumer)
         handed: deque[tuple[float, int]] = deque()  # (when handed over, id), in id order
         if self.proven:
             async for payload, offset in held_stream(store, HeldStream(self.handover, cursor),
-                                                     self.poll_interval):
+                                                     self.poll_interval_seconds, stops.resumed):
                 if payload is not None:
                     yield self._event(payload)
                 handed.append((time.monotonic(), offset))
                 committed = await self._commit_due(store, handed, committed)
             return
         while True:
-            batch = await until_done("the poll", self.poll_interval, store.list_transfers,
+            batch = await until_done("the poll", self.poll_interval_seconds, store.list_transfers,
                                      None, cursor, STREAM_BATCH)
+            stops.resumed()
             for transfer in batch:
                 cursor = transfer.id
                 if self.filter.matches(transfer):
@@ -380,7 +422,7 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
                 handed.append((time.monotonic(), transfer.id))
             committed = await self._commit_due(store, handed, committed)
             if len(batch) < STREAM_BATCH:
-                await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval_seconds)
 
     async def _commit_due(self, store: CallbackStore, handed: deque[tuple[float, int]],
                           committed: int) -> int:
@@ -389,9 +431,13 @@ class TronEnergyTransferWatchTrigger(BaseEventTrigger):
         while handed and handed[0][0] <= due:
             upto = max(upto, handed.popleft()[1])
         if upto > committed:
-            return int(await until_done("the offset commit", self.poll_interval,
+            return int(await until_done("the offset commit", self.poll_interval_seconds,
                                         store.commit_offset, self.consumer, upto))
         return committed
+
+    def _stopped(self, message: str) -> TriggerEvent:
+        """The one event of a stop: the woken run fails on it, not retried."""
+        return TriggerEvent(stopped(message, consumer=self.consumer))  # type: ignore[no-untyped-call]
 
     def _event(self, transfer: dict[str, Any]) -> TriggerEvent:
         self.log.info("transfer %s: %s %s to %s (%s)", transfer["tx_hash"], transfer["amount"],

@@ -87,7 +87,7 @@ with DAG(
     chain = TronPayoutPreflightOperator(
         task_id="preflight_on_chain", payouts=payouts.output, checks=checked.output,
         sender_address=P("sender_address"), tron_node_conn_id=P("tron_node_conn_id"),
-        trx_reserve_trx=P("trx_reserve"))
+        reserve_trx=P("reserve_trx"))
     plan = TronPayoutPlanOperator(
         task_id="plan_energy", payouts=payouts.output, checks=checked.output,
         chain=chain.output, sender_address=P("sender_address"), rent_time=P("rent_time"),
@@ -116,7 +116,7 @@ with DAG(
     confirmed = TronPayoutConfirmOperator(
         task_id="confirm_on_chain", plan=plan.output, orders=waited.output,
         tron_node_conn_id=P("tron_node_conn_id"), confirm_solidified=P("confirm_solidified"),
-        confirm_timeout_seconds=P("confirm_timeout"),
+        confirm_timeout_seconds=P("confirm_timeout_seconds"),
         trigger_rule="none_failed_min_one_success")
     TronPayoutBatchReadyOperator(
         task_id="publish_batch_ready", plan=plan.output, orders=waited.output,

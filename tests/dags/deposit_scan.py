@@ -1,7 +1,7 @@
 """Deposit scan DAGs driven by dag_run.conf (tests/operators/test_deposit_scan.py).
 
 ``addresses`` and ``start`` come from the run's conf (native rendering: a list stays a
-list); one pass, or following the chain for ``follow_for`` seconds in the worker or
+list); one pass, or following the chain for ``follow_for_seconds`` seconds in the worker or
 deferred to the triggerer.
 """
 
@@ -26,6 +26,7 @@ for name, deferrable in (("te_deposit_scan_worker", False),
             task_id="scan", addresses="{{ dag_run.conf['addresses'] }}",
             tokens="{{ dag_run.conf.get('tokens', ['USDT']) }}",
             start="{{ dag_run.conf['start'] }}",
-            follow_for="{{ dag_run.conf.get('follow_for', 0) }}", scan_interval=0.1,
+            follow_for_seconds="{{ dag_run.conf.get('follow_for_seconds', 0) }}",
+            scan_interval_seconds=0.1,
             max_requests_per_second=500, deferrable=deferrable)
     DAGS[name] = dag

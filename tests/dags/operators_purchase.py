@@ -64,7 +64,7 @@ def _buy(dag_id: str, **dag_args: Any) -> DAG:
             task_id="buy", target_address=CONF % "target", energy_amount=CONF % "energy",
             rent_time=CONF % "rent_time", max_order_trx="{{ dag_run.conf.get('max_order') }}",
             dry_run="{{ dag_run.conf.get('dry_run', False) }}",
-            wait_for_completion=True, poll_interval=0.05,
+            wait_for_completion=True, poll_interval_seconds=0.05,
         )
     return dag
 
@@ -74,7 +74,7 @@ te_buy_retrying = _buy("te_buy_retrying", default_args=RETRY)  # shows what is n
 
 with DAG("te_buy_deferred", schedule=None, start_date=START, catchup=False) as te_buy_deferred:
     TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", wait_for_completion=True,
-                          deferrable=True, poll_interval=0.05)
+                          deferrable=True, poll_interval_seconds=0.05)
 
 with DAG("te_modes", schedule=None, start_date=START, catchup=False) as te_modes:
     TronEnergyAutoBuyOperator(task_id="auto_buy", from_address=CONF % "sender",
@@ -83,7 +83,7 @@ with DAG("te_modes", schedule=None, start_date=START, catchup=False) as te_modes
                                  count=CONF % "count", rent_time=0.25)
     TronEnergySmartBuyOperator(task_id="smart_buy", receiver_address=CONF % "sender",
                                to_address=CONF % "inactive_recipient",
-                               wait_for_completion=True, poll_interval=0.05)
+                               wait_for_completion=True, poll_interval_seconds=0.05)
 
 with DAG("te_retry_reuse", schedule=None, start_date=START, catchup=False,
          default_args={"retries": 1, "retry_delay": timedelta(0)}) as te_retry_reuse:
@@ -103,7 +103,7 @@ for on_ambiguous in ("fail", "rebuy"):
 
 with DAG("te_buy_keyed", schedule=None, start_date=START, catchup=False) as te_buy_keyed:
     TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target", purchase_key=CONF % "key",
-                          wait_for_completion=True, poll_interval=0.05)
+                          wait_for_completion=True, poll_interval_seconds=0.05)
 
 # Retried on an ordinary failure: a refusal that must not be retried shows as one try.
 with DAG("te_guarded", schedule=None, start_date=START, catchup=False,
@@ -124,5 +124,5 @@ with DAG("te_activate_guarded", schedule=None, start_date=START, catchup=False,
 with DAG("te_buy_spend", schedule=None, start_date=START, catchup=False,
          default_args=RETRY) as te_buy_spend:
     TronEnergyBuyOperator(task_id="buy", target_address=CONF % "target",
-                          purchase_key=CONF % "key", reuse_min_validity=7200,
+                          purchase_key=CONF % "key", reuse_min_validity_seconds=7200,
                           on_ambiguous="rebuy", max_spend_trx=CONF % "max_spend")

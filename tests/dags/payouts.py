@@ -27,7 +27,7 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             sender_address="{{ dag_run.conf['sender'] }}",
             batch_id="{{ dag_run.conf.get('batch_id', '') }}",
             max_burn_trx="{{ dag_run.conf.get('max_burn_trx', '0') }}",
-            fee_limit_max_trx="{{ dag_run.conf.get('fee_limit_max_trx', '100') }}",
+            max_fee_limit_trx="{{ dag_run.conf.get('max_fee_limit_trx', '100') }}",
             on_ambiguous="{{ dag_run.conf.get('on_ambiguous', 'fail') }}",
             permission_id="{{ dag_run.conf.get('permission_id', 0) }}",
             cosigner_conn_ids="{{ dag_run.conf.get('cosigners', []) }}",
@@ -35,7 +35,7 @@ for name, deferrable in (("te_payouts", False), ("te_payouts_deferrable", True),
             deferrable=deferrable,
             # The machinery as a mapping of PayoutTuning's fields, templated per run.
             tuning={
-                "confirm_timeout_seconds": "{{ dag_run.conf.get('confirm_timeout', 120) }}",
+                "confirm_timeout_seconds": "{{ dag_run.conf.get('confirm_timeout_seconds', 120) }}",
                 "wallet_wait_seconds": "{{ dag_run.conf.get('wallet_wait_seconds', 300) }}",
                 "clock_tolerance_seconds":
                     "{{ dag_run.conf.get('clock_tolerance_seconds', 60) }}",

@@ -75,7 +75,7 @@ def test_the_receiver_down_through_every_retry_then_the_scan_credits_all_200_onc
     chain.blocks(50 + 19)  # the deposits' blocks produced and solidified
     spend_every_retry(chain, 200)  # against a receiver that stays down
     scan = DepositScan(ledger, node, addresses,
-                       settings=ScanSettings(start=start, page_blocks=7, concurrency=4,
+                       settings=ScanSettings(start=start, page_blocks=7, max_concurrency=4,
                                              max_requests_per_second=500))
     report = scan.run(credited_by="drill")
     assert len(report.credited) == report.found == 200

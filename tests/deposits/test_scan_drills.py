@@ -63,7 +63,7 @@ def test_the_scan_killed_mid_run_and_restarted_credits_each_once_and_skips_none(
     Control(chain.sandbox).post("/faults", {"kind": "latency", "latency_ms": 60,
                                             "path": "/walletsolidity/gettransactioninfobyblocknum"})
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    settings = {"start": first, "page_blocks": 20, "concurrency": 1,
+    settings = {"start": first, "page_blocks": 20, "max_concurrency": 1,
                 "max_requests_per_second": 1000}
     process = worker({"node": chain.sandbox.root_url, "ledger": url, "addresses": addresses,
                       "settings": settings, "mode": "scan"})
@@ -99,7 +99,7 @@ def test_a_backfill_killed_mid_run_goes_on_from_its_last_page(chain, tmp_path):
     registered = solid - 300
     placed = deposits(chain, [added], 30, registered, solid - 1)
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    settings = {"page_blocks": 20, "concurrency": 1, "max_requests_per_second": 1000}
+    settings = {"page_blocks": 20, "max_concurrency": 1, "max_requests_per_second": 1000}
     with TronNodeClient(chain.sandbox.root_url) as node, DepositLedger(url) as ledger:
         DepositScan(ledger, node, [watched], settings=ScanSettings(**settings)).run()
         ledger.register([added], block=registered)
@@ -150,7 +150,7 @@ def test_callbacks_and_the_scan_racing_in_two_workers_credit_each_once(chain, po
         ledger.totals("USDT")  # the tables made once, before the race
     common = {"node": chain.sandbox.root_url, "ledger": url, "addresses": addresses,
               "blocks": list(range(first, last + 1)),
-              "settings": {"start": first, "page_blocks": 5, "concurrency": 2,
+              "settings": {"start": first, "page_blocks": 5, "max_concurrency": 2,
                            "max_requests_per_second": 1000}}
     workers = [worker({**common, "mode": "both", "order": order, "seed": seed, "name": order})
                for order, seed in (("scan", 1), ("callbacks", 2))]

@@ -23,7 +23,7 @@ from tronenergy_protocol.address import random_address
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 SCOPE = f"USDT:{USDT}"
-FAST = {"max_requests_per_second": 1000, "concurrency": 4}
+FAST = {"max_requests_per_second": 1000, "max_concurrency": 4}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

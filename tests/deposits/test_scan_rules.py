@@ -51,7 +51,7 @@ def test_addresses_not_base58check_are_refused_before_any_read(addresses):
 
 @pytest.mark.parametrize(("values", "match"), [
     ({"start": "0"}, "start"), ({"start": "genesis"}, "start"),
-    ({"concurrency": "0"}, "concurrency"), ({"blocks_per_range": 101}, "blocks_per_range"),
+    ({"max_concurrency": "0"}, "max_concurrency"), ({"blocks_per_range": 101}, "blocks_per_range"),
     ({"max_requests_per_second": "0"}, "max_requests_per_second"),
     ({"confirmations": "-1"}, "confirmations"), ({"max_blocks_per_run": 1.5}, "whole"),
     ({"pages": 3}, "unknown")])
@@ -61,10 +61,10 @@ def test_settings_out_of_range_are_refused(values, match):
 
 
 def test_templated_settings_are_read_from_text():
-    settings = ScanSettings.from_values({"start": "68000000", "concurrency": "4",
+    settings = ScanSettings.from_values({"start": "68000000", "max_concurrency": "4",
                                          "max_requests_per_second": "12.5",
                                          "confirmations": ""})
-    assert (settings.start, settings.concurrency, settings.max_requests_per_second,
+    assert (settings.start, settings.max_concurrency, settings.max_requests_per_second,
             settings.confirmations) == (68_000_000, 4, 12.5, None)
     assert ScanSettings.from_values({"start": "solid"}).start == "solid"
 

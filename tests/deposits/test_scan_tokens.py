@@ -167,7 +167,7 @@ def test_a_token_scan_killed_mid_run_and_restarted_credits_each_once(chain, tmp_
                                             "path": "/walletsolidity/gettransactioninfobyblocknum"})
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     scope = f"TRC20:{token}"
-    settings = {"start": first, "page_blocks": 20, "concurrency": 1, **FAST}
+    settings = {"start": first, "page_blocks": 20, "max_concurrency": 1, **FAST}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     process = subprocess.Popen([sys.executable, str(WORKER), json.dumps({
         "node": chain.sandbox.root_url, "ledger": url, "addresses": addresses, "token": token,

@@ -169,8 +169,9 @@ def keeper_env(sandbox: SandboxProcess, wallet: str) -> dict[str, str]:
     return {
         "AIRFLOW_CONN_TRON_NODE_DEFAULT": node_connection_json(sandbox.root_url),
         "AIRFLOW_VAR_TRONENERGY_KEEPER": json.dumps({
-            "wallets": [wallet], "floor": "200000", "target": "500000", "price_cap": "0.5",
-            "daily_budget": "100", "renew_before": "0"}),
+            "wallets": [wallet], "floor": "200000", "target": "500000",
+            "max_price_per_10k_trx": "0.5",
+            "max_daily_spend_trx": "100", "renew_before_seconds": "0"}),
         "TRONENERGY_RENTAL_HOUR_SECONDS": "180",  # the sandbox's hour, a custom chain
         "TRONENERGY_KEEPER_POLL_SECONDS": "1",
         # woken by the chain only: a cron tick (:00, :30) while a test waits would top the

@@ -104,7 +104,7 @@ def test_an_order_whose_energy_is_gone_on_chain_is_not_reused(run_dag, control, 
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("".join(f"{a},10\n" for a in holders))
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_spend_trx": "100", "confirm_timeout": "1", "batch_id": "payroll-2026-03",
+            "max_spend_trx": "100", "confirm_timeout_seconds": "1", "batch_id": "payroll-2026-03",
             "tron_node_conn_id": node_conn}
     first = run_dag(example.dag, **conf)
     assert first["__run__"] == "success", first
@@ -150,7 +150,7 @@ def test_max_spend_stops_a_refill_run(run_dag, control, node_conn, tmp_path, cap
     payouts = tmp_path / "payouts.csv"
     payouts.write_text("".join(f"{a},10\n" for a in holders))
     conf = {"payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_spend_trx": "10", "confirm_timeout": "1", "batch_id": "payroll-2026-04",
+            "max_spend_trx": "10", "confirm_timeout_seconds": "1", "batch_id": "payroll-2026-04",
             "tron_node_conn_id": node_conn}
     first = run_dag(example.dag, **conf)
     assert first["__run__"] == "success", first

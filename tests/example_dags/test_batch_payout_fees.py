@@ -21,7 +21,8 @@ def _run(run_dag, control, tmp_path, sender, recipients, batch_id,
     payouts.write_text("recipient,amount\n" + "".join(f"{a},10.5\n" for a in recipients))
     before = len(control.orders())
     out = run_dag(example.dag, payouts_file=str(payouts), sender_address=sender,
-                  batch_id=batch_id, rent_time="1", max_spend_trx="100", confirm_timeout="5",
+                  batch_id=batch_id, rent_time="1", max_spend_trx="100",
+                  confirm_timeout_seconds="5",
                   tron_node_conn_id=node)
     return out, control.orders()[before:]
 

@@ -26,7 +26,8 @@ def _run(run_dag, control, tmp_path, sender, recipients, **extra):
     # next run's params.
     out = run_dag(example.dag, **{
         "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-        "max_spend_trx": "100", "confirm_timeout": "1", "tron_node_conn_id": "tron_node_default",
+        "max_spend_trx": "100", "confirm_timeout_seconds": "1",
+        "tron_node_conn_id": "tron_node_default",
         **extra})
     return out, control.orders()[before:]
 

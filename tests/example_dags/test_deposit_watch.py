@@ -175,6 +175,23 @@ def test_a_ledger_on_one_hosts_file_under_celery_fails_the_credit_task_once(
     assert not (tmp_path / "ledger.db").exists()
 
 
+def test_a_stopped_watchers_event_fails_the_credit_task_once(stored, monkeypatch):
+    """The watcher's one event for a callback store the triggerer may not open: the woken
+    run fails on it, not retried, saying why, before anything is read or credited."""
+    from types import SimpleNamespace
+
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from airflow_provider_tronenergy.triggers.stops import stopped
+
+    stop = stopped("the callback store is a SQLite file on this host", consumer="deposit_credit")
+    events = {example.DEPOSITS: [SimpleNamespace(extra={"payload": stop})]}
+    credit = example.dag_credit.get_task("credit_deposits").python_callable
+    with pytest.raises(AirflowFailException, match=r"^the deposits watcher stopped: the "
+                                                   "callback store is a SQLite file"):
+        credit(triggering_asset_events=events)
+
+
 def test_only_deposit_addresses_are_credited(run_dag, control, stored, node_conn,
                                              monkeypatch):
     deposit_address = random_address()

@@ -11,8 +11,8 @@ import pytest
 
 from airflow_provider_tronenergy.keeper.registry import KeeperRegistry
 
-SETTINGS = {"floor": "200000", "target": "500000", "price_cap": "0.5",
-            "daily_budget": "100"}
+SETTINGS = {"floor": "200000", "target": "500000", "max_price_per_10k_trx": "0.5",
+            "max_daily_spend_trx": "100"}
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_a_wallet_below_its_floor_is_topped_up_once_and_the_watcher_told(
     finally:
         registry.close()
     assert (watched.wallet, watched.floor) == (wallet, 200_000)
-    assert watched.wake_at is not None  # its rental's end, less renew_before
+    assert watched.wake_at is not None  # its rental's end, less renew_before_seconds
 
 
 def test_a_manual_runs_params_override_the_variable(run_dag, control, node_conn, stores,
@@ -56,7 +56,7 @@ def test_a_manual_runs_params_override_the_variable(run_dag, control, node_conn,
     wallet = control.wallet(trx="10")
     monkeypatch.setenv("AIRFLOW_VAR_TRONENERGY_KEEPER", json.dumps({**SETTINGS,
                                                                     "wallets": [wallet]}))
-    out = run_dag(example.dag, price_cap="0.4")  # below the sandbox's 0.45
+    out = run_dag(example.dag, max_price_per_10k_trx="0.4")  # below the sandbox's 0.45
     assert out["keep"][2]["decisions"][0]["action"] == "capped"
     assert control.orders(wallet) == []
 

@@ -19,8 +19,8 @@ from airflow_provider_tronenergy.keeper.decide import (
 from airflow_provider_tronenergy.keeper.policy import KeeperPolicy, KeeperPolicyError
 
 WALLET = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"
-POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                      daily_budget=Decimal("100"), renew_before=600)
+POLICY = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.5"),
+                      max_daily_spend_trx=Decimal("100"), renew_before_seconds=600)
 MARKET = Market(price_per_10k=Decimal("0.45"), min_energy=32_000, max_energy=5_000_000)
 
 
@@ -49,8 +49,8 @@ def test_at_the_floor_it_holds_and_what_is_ordered_counts():
 def test_the_least_it_buys_is_the_services_minimum():
     d = decide(POLICY, view(495_000, used=296_000), MARKET, Decimal(0))  # 199,000: 1,000 short
     assert (d.action, d.energy) == (Action.BUY, 301_000)
-    narrow = KeeperPolicy(floor=200_000, target=210_000, price_cap=Decimal(1),
-                          daily_budget=Decimal(100))
+    narrow = KeeperPolicy(floor=200_000, target=210_000, max_price_per_10k_trx=Decimal(1),
+                          max_daily_spend_trx=Decimal(100))
     d = decide(narrow, view(199_000), MARKET, Decimal(0))
     assert d.energy == 32_000  # 11,000 needed; the service sells no fewer than 32,000
 
@@ -70,7 +70,7 @@ def test_a_rental_ending_soon_is_renewed_only_while_the_wallet_is_in_use():
     assert (busy.action, busy.energy) == (Action.BUY, 500_000 - 105_000)
     idle = decide(POLICY, view(400_000, used=0, rentals=rentals), MARKET, Decimal(0))
     assert idle.action is Action.HOLD  # not in use: it may end
-    later = (Rental("o1", 300_000, ends_at=1_000_000.0 + 900),)  # beyond renew_before
+    later = (Rental("o1", 300_000, ends_at=1_000_000.0 + 900),)  # beyond renew_before_seconds
     assert decide(POLICY, view(400_000, used=100_000, rentals=later), MARKET,
                   Decimal(0)).action is Action.HOLD
 
@@ -95,8 +95,8 @@ def test_the_days_budget_cuts_the_purchase_or_stops_it():
 
 
 def test_above_the_approval_threshold_a_person_decides():
-    asking = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                          daily_budget=Decimal("100"), approval_above=Decimal("20"))
+    asking = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.5"),
+                          max_daily_spend_trx=Decimal("100"), approval_above_trx=Decimal("20"))
     assert decide(asking, view(100_000), MARKET, Decimal(0)).action is Action.BUY  # 18 TRX
     d = decide(asking, view(0), MARKET, Decimal(0))  # 22.5 TRX
     assert (d.action, d.energy, d.cost) == (Action.ASK, 500_000, Decimal("22.5"))
@@ -105,8 +105,9 @@ def test_above_the_approval_threshold_a_person_decides():
 
 @pytest.mark.parametrize(("values", "says"), [
     ({"floor": "200000", "target": "100000"}, "target 100,000 must be above the floor"),
-    ({"price_cap": "0"}, "price_cap 0 TRX per 10,000 energy must be above 0"),
-    ({"daily_budget": "-1"}, "daily_budget"),
+    ({"max_price_per_10k_trx": "0"},
+     "max_price_per_10k_trx 0 TRX per 10,000 energy must be above 0"),
+    ({"max_daily_spend_trx": "-1"}, "max_daily_spend_trx"),
     ({"rent_time": "0"}, "rent_time 0 h must be above 0"),
     ({"floor": "２００"}, "floor"),  # full-width digits are no number
     ({"floor": None}, "floor"),
@@ -114,7 +115,8 @@ def test_above_the_approval_threshold_a_person_decides():
     ({"floor": "2 blocks"}, "floor"),
 ])
 def test_a_policy_that_cannot_be_followed_is_refused(values, says):
-    base = {"floor": "200000", "target": "500000", "price_cap": "0.5", "daily_budget": "100"}
+    base = {"floor": "200000", "target": "500000", "max_price_per_10k_trx": "0.5",
+            "max_daily_spend_trx": "100"}
     with pytest.raises(KeeperPolicyError, match="keeper policy refused") as refused:
         KeeperPolicy.from_values({**base, **values})
     assert says in str(refused.value)
@@ -130,7 +132,7 @@ def test_a_rent_time_the_service_refuses_is_refused_by_the_purchase_rule(hours, 
     """The keeper's rent times are the purchase endpoints' (client.validation's rule, the
     one its purchases are checked by), within what the price endpoint quotes."""
     policy = KeeperPolicy.from_values({"floor": "200000", "target": "500000",
-                                       "price_cap": "0.5", "daily_budget": "100",
+                                       "max_price_per_10k_trx": "0.5", "max_daily_spend_trx": "100",
                                        "rent_time": hours})
     with pytest.raises(KeeperPolicyError, match="keeper policy refused: rent_time: ") as no:
         policy.check_rent_time(ValidationRules())
@@ -149,17 +151,19 @@ def test_the_rent_time_follows_the_connections_rules():
 
 def test_a_policy_from_text_is_exact():
     policy = KeeperPolicy.from_values({"floor": "200000", "target": "500000",
-                                       "price_cap": "0.45", "daily_budget": "12.5",
-                                       "approval_above": "", "rent_time": "1"})
+                                       "max_price_per_10k_trx": "0.45",
+                                       "max_daily_spend_trx": "12.5",
+                                       "approval_above_trx": "", "rent_time": "1"})
     assert policy.to_dict() == {"floor": 200_000, "target": 500_000, "per_transfer": False,
-                                "price_cap": "0.45",
-                                "daily_budget": "12.5", "approval_above": None,
-                                "renew_before": 600.0, "rent_time": "1"}
+                                "max_price_per_10k_trx": "0.45",
+                                "max_daily_spend_trx": "12.5", "approval_above_trx": None,
+                                "renew_before_seconds": 600.0, "rent_time": "1"}
 
 
 def test_a_policy_in_transfers_is_in_energy_at_the_chains_figure():
     counted = KeeperPolicy.from_values({"floor": "3 transfers", "target": " 8 transfers ",
-                                        "price_cap": "0.5", "daily_budget": "100"})
+                                        "max_price_per_10k_trx": "0.5",
+                                        "max_daily_spend_trx": "100"})
     assert (counted.floor, counted.target, counted.per_transfer) == (3, 8, True)
     energy = counted.in_energy(130_285)
     assert (energy.floor, energy.target, energy.per_transfer) == (390_855, 1_042_280, False)

@@ -26,8 +26,9 @@ from support.waiting import wait_until
 
 sandbox = sandbox_fixture(scope="module")
 HOUR = 36.0  # a rented hour at the sandbox's time scale (0.01)
-POLICY = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                      daily_budget=Decimal("100"), renew_before=5)  # of a 36 s rental
+POLICY = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.5"),
+                      max_daily_spend_trx=Decimal("100"),
+                      renew_before_seconds=5)  # of a 36 s rental
 
 
 class Lines:
@@ -107,8 +108,8 @@ def test_two_wakes_at_once_for_one_shortfall_buy_once(sandbox, control, journal)
 
 def test_over_the_price_cap_nothing_is_bought(sandbox, control, journal):
     wallet = control.wallet(trx="10")
-    cheap = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.4"),
-                         daily_budget=Decimal("100"))
+    cheap = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.4"),
+                         max_daily_spend_trx=Decimal("100"))
     run, _ = keeper(sandbox, journal, cheap)
     [decision] = run.keep([wallet])
     assert decision.action is Action.CAPPED and control.orders(wallet) == []
@@ -116,8 +117,8 @@ def test_over_the_price_cap_nothing_is_bought(sandbox, control, journal):
 
 def test_the_days_budget_holds_across_wallets_and_runs(sandbox, control, journal):
     wallets = [control.wallet(trx="10") for _ in range(2)]
-    tight = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                         daily_budget=Decimal("10"))
+    tight = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.5"),
+                         max_daily_spend_trx=Decimal("10"))
     run, _ = keeper(sandbox, journal, tight)
     first, second = run.keep(wallets)
     assert (first.action, first.energy, first.cost) == (Action.BUY, 222_222,
@@ -167,8 +168,8 @@ def test_an_unknown_outcome_stops_the_wallet_until_a_person_resolves_it(sandbox,
 
 def test_above_the_threshold_it_buys_only_what_a_person_approved(sandbox, control, journal):
     wallet = control.wallet(trx="10")
-    asking = KeeperPolicy(floor=200_000, target=500_000, price_cap=Decimal("0.5"),
-                          daily_budget=Decimal("100"), approval_above=Decimal("20"))
+    asking = KeeperPolicy(floor=200_000, target=500_000, max_price_per_10k_trx=Decimal("0.5"),
+                          max_daily_spend_trx=Decimal("100"), approval_above_trx=Decimal("20"))
     run, _ = keeper(sandbox, journal, asking)
     [asked] = run.keep([wallet])
     assert (asked.action, asked.cost) == (Action.ASK, Decimal("22.5"))
@@ -210,8 +211,9 @@ def test_a_floor_in_transfers_is_sized_by_the_chains_charge_now(sandbox, control
     (130,285 at USDT's default energy factor on the sandbox chain)."""
     wallet = control.wallet(trx="10", usdt="100", staked=100_000)
     counted = KeeperPolicy.from_values({"floor": "2 transfers", "target": "4 transfers",
-                                        "price_cap": "0.5", "daily_budget": "100",
-                                        "renew_before": "5"})
+                                        "max_price_per_10k_trx": "0.5",
+                                        "max_daily_spend_trx": "100",
+                                        "renew_before_seconds": "5"})
     run, log = keeper(sandbox, journal, counted)
     [decision] = run.keep([wallet])
     assert (decision.action, decision.floor, decision.energy) == (
@@ -222,8 +224,8 @@ def test_a_floor_in_transfers_is_sized_by_the_chains_charge_now(sandbox, control
 
 def test_a_floor_in_transfers_without_an_estimate_buys_nothing(sandbox, control, journal):
     wallet = control.wallet(trx="10")  # no USDT: the node cannot simulate its transfer
-    counted = KeeperPolicy(floor=2, target=4, price_cap=Decimal("0.5"),
-                           daily_budget=Decimal("100"), per_transfer=True)
+    counted = KeeperPolicy(floor=2, target=4, max_price_per_10k_trx=Decimal("0.5"),
+                           max_daily_spend_trx=Decimal("100"), per_transfer=True)
     run, _ = keeper(sandbox, journal, counted)
     with pytest.raises(KeeperBlind, match="cannot estimate a USDT transfer"):
         run.keep([wallet])

@@ -19,7 +19,7 @@ from airflow_provider_tronenergy.keeper.decide import WalletView
 from tronenergy_sandbox.chain.recovery import WINDOW_SLOTS, recovered
 
 WALLET = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"
-RENEW_BLOCKS = 200  # 600 s of renew_before, in 3 s blocks
+RENEW_BLOCKS = 200  # 600 s of renew_before_seconds, in 3 s blocks
 
 
 def _left_on_chain(limit: int, used: int, rented: int, blocks: int) -> int:

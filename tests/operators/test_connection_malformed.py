@@ -75,7 +75,7 @@ def test_a_keeper_with_a_broken_service_or_node(journal, node_conn, service, nod
     def keeper(**conns: str) -> TronEnergyKeeperOperator:
         return TronEnergyKeeperOperator(
             task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
-            price_cap="1", daily_budget="100", keeper_name="broken", **conns)
+            max_price_per_10k_trx="1", max_daily_spend_trx="100", keeper_name="broken", **conns)
 
     _fails_once(keeper(tronenergy_conn_id=service), {}, service)
     _fails_once(keeper(tron_node_conn_id=node), {}, node)

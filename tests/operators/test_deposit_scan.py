@@ -76,7 +76,7 @@ def test_following_the_chain_credits_deposits_that_arrive_meanwhile(
     arrival = threading.Thread(target=arrive)
     arrival.start()
     try:
-        out = run_dag(DAGS[dag_id], addresses=[to], start="solid", follow_for=15)
+        out = run_dag(DAGS[dag_id], addresses=[to], start="solid", follow_for_seconds=15)
     finally:
         arrival.join()
     state, _, result = out["scan"]

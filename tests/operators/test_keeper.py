@@ -96,8 +96,9 @@ def test_a_rent_time_purchases_refuse_stops_the_keeper_before_it_reads_or_buys(
     for method, path in (("GET", "/energy/price"), ("POST", "/energy/buy")):
         control.fault(kind="latency", path=path, method=method, latency_ms=0)
     keeper = TronEnergyKeeperOperator(
-        task_id="keep", wallets=wallets, floor="200000", target="500000", price_cap="0.5",
-        daily_budget="100", rent_time="0.08")
+        task_id="keep", wallets=wallets, floor="200000", target="500000",
+        max_price_per_10k_trx="0.5",
+        max_daily_spend_trx="100", rent_time="0.08")
     ti = SimpleNamespace(dag_id="keeper_rent_time", run_id="run-1", map_index=-1)
     with pytest.raises(AirflowFailException, match=r"rent_time: 0\.08 h .* one of 1 "
                        r"\(purchases accept 0\.25, 1, 24,") as refused:

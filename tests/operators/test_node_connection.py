@@ -85,7 +85,8 @@ def test_a_payout_tasks_confirming_node_that_names_nothing_is_refused(node_conn,
 def test_a_keeper_task_fails_before_anything_is_bought(journal, untouched):
     keeper = TronEnergyKeeperOperator(
         task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
-        price_cap="1", daily_budget="100", keeper_name="typo", tron_node_conn_id=TYPO)
+        max_price_per_10k_trx="1", max_daily_spend_trx="100", keeper_name="typo",
+        tron_node_conn_id=TYPO)
     with pytest.raises(AirflowFailException) as failed:
         keeper.execute({})  # type: ignore[arg-type]
     _names_the_typo(failed, "the keeper needs a TRON node")
@@ -138,11 +139,11 @@ def test_the_triggers_refuse_a_node_that_names_nothing(tmp_path, monkeypatch, un
     on, not retried (a trigger that raised is retried)."""
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", f"sqlite:///{tmp_path / 'journal.db'}")
     stop = _first_event(TronEnergyKeeperTrigger(keeper="hot", tron_node_conn_id=TYPO,
-                                                poll_interval=0.05)).payload
+                                                poll_interval_seconds=0.05)).payload
     assert (stop["status"], stop["retryable"]) == ("error", False), stop
     keeper = TronEnergyKeeperOperator(
         task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
-        price_cap="1", daily_budget="100", keeper_name="hot")
+        max_price_per_10k_trx="1", max_daily_spend_trx="100", keeper_name="hot")
     woken = {"triggering_asset_events": {"tronenergy://keeper/hot": [
         SimpleNamespace(extra={"payload": stop})]}}
     with pytest.raises(AirflowFailException, match=r"^the keeper's watcher stopped: "
@@ -150,7 +151,7 @@ def test_the_triggers_refuse_a_node_that_names_nothing(tmp_path, monkeypatch, un
         keeper.execute(woken)  # type: ignore[arg-type]
     assert untouched == []
     scanned = _first_event(TronNodeDepositScanTrigger(
-        tron_node_conn_id=TYPO, after_block=1, poll_interval=0.05, end_time=2e9)).payload
+        tron_node_conn_id=TYPO, after_block=1, poll_interval_seconds=0.05, end_time=2e9)).payload
     assert (scanned["status"], scanned["retryable"]) == ("error", False), scanned
     scan = TronNodeDepositScanOperator(task_id="scan", addresses=[random_address()],
                                        start=1, tron_node_conn_id=TYPO)
@@ -171,7 +172,7 @@ def test_a_keeper_without_a_node_is_refused_naming_the_setting(untouched):
     """None is the preparation's choice only: a keeper cannot run without a node."""
     keeper = TronEnergyKeeperOperator(
         task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
-        price_cap="1", daily_budget="100", tron_node_conn_id=None)
+        max_price_per_10k_trx="1", max_daily_spend_trx="100", tron_node_conn_id=None)
     ti = SimpleNamespace(dag_id="keeper_dag")
     with pytest.raises(AirflowFailException, match=r"^tron_node_conn_id is None; the keeper"):
         keeper.execute({"ti": ti})  # type: ignore[arg-type]

@@ -168,7 +168,7 @@ def out_of_energy_on_chain(run_dag, control, sandbox, conf: dict[str, Any]) -> d
 
     control.post("/chain/pause")
     try:
-        signed = run_dag(DAGS["te_payouts"], **conf, confirm_timeout=1)
+        signed = run_dag(DAGS["te_payouts"], **conf, confirm_timeout_seconds=1)
         control.post("/chain/contract", {"energy_factor": 100_000})
     finally:
         control.post("/chain/resume")
@@ -204,7 +204,7 @@ def test_a_payout_failed_on_chain_waits_for_a_person_then_is_paid_once(
     assert len(sent_from(control, sender)) == 1
     assert payouts_cli(["resolve", "id:fail-1", "--resend", "--reason", "fee limit raised",
                         "--by", "ops"]) == 0
-    conf["fee_limit_max_trx"] = "100"
+    conf["max_fee_limit_trx"] = "100"
     paid = run_dag(DAGS["te_payouts"], **conf)
     assert paid["send"][0] == "success" and paid["send"][2]["states"] == {"confirmed": 1}
     assert successes(control, sender) == Counter([recipient])
@@ -275,7 +275,7 @@ def test_a_node_that_never_answers_fails_the_try_retryably_and_names_its_answer(
     control.fault(kind="error", path="/wallet/broadcasthex", status=503)
     try:
         out = run_dag(DAGS["te_payouts"], payouts=[{"recipient": recipient, "amount": "2"}],
-                      sender=sender, batch_id="silent-1", confirm_timeout=2)
+                      sender=sender, batch_id="silent-1", confirm_timeout_seconds=2)
     finally:
         control.clear_faults()
     assert out["send"][:2] == ("failed", 2)  # retried: a retry follows the same transaction
@@ -320,7 +320,7 @@ def test_a_payout_in_flight_under_another_batch_is_followed_and_paid_once(
     control.fault(kind="error", path="/wallet/broadcasthex", status=503)
     try:
         first = run_dag(DAGS["te_payouts"], payouts=[row], sender=sender,
-                        batch_id=f"{dag_id}-first", confirm_timeout=1)
+                        batch_id=f"{dag_id}-first", confirm_timeout_seconds=1)
     finally:
         control.clear_faults()
     assert first["send"][0] == "failed"  # signed and journaled, never acknowledged
@@ -365,9 +365,9 @@ def test_a_batch_payable_only_if_transfers_in_flight_fail_signs_nothing_and_wait
     sender, first_to, second_to = ten_usdt, control.wallet(usdt="1"), control.wallet(usdt="1")
     control.post("/chain/pause")
     try:
-        first = pay(run_dag, sender, "inflight-1", first_to, "6", confirm_timeout=1)
+        first = pay(run_dag, sender, "inflight-1", first_to, "6", confirm_timeout_seconds=1)
         assert first["send"][0] == "failed"  # accepted; no block comes while paused
-        second = pay(run_dag, sender, "inflight-2", second_to, "5", confirm_timeout=1)
+        second = pay(run_dag, sender, "inflight-2", second_to, "5", confirm_timeout_seconds=1)
     finally:
         control.post("/chain/resume")
     assert second["send"][:2] == ("failed", 2), second  # a wait: retried, not refused
@@ -391,7 +391,7 @@ def test_a_transfer_a_block_already_holds_is_not_counted_against_the_balance_twi
     sender, first_to, second_to = ten_usdt, control.wallet(usdt="1"), control.wallet(usdt="1")
     control.post("/chain/pause")
     try:
-        first = pay(run_dag, sender, "landed-1", first_to, "3", confirm_timeout=1)
+        first = pay(run_dag, sender, "landed-1", first_to, "3", confirm_timeout_seconds=1)
     finally:
         control.post("/chain/resume")
     assert first["send"][0] == "failed"

@@ -128,7 +128,7 @@ def test_recipients_emptied_since_preparation_are_counted_as_first_transfers(
 
 def test_a_fee_limit_cap_below_a_first_transfer_is_refused_before_signing(
         run_dag, control, node, journal, capfd, monkeypatch):
-    """fee_limit_max_trx="10" and first-time recipients needing 130,285 energy (13.0285 TRX
+    """max_fee_limit_trx="10" and first-time recipients needing 130,285 energy (13.0285 TRX
     at 100 sun). Before: signed, and both ended OUT_OF_ENERGY, spending the wallet's
     energy and moving nothing; now refused, naming the rows and the figures."""
     sender = hot_wallet(control, monkeypatch)
@@ -136,10 +136,10 @@ def test_a_fee_limit_cap_below_a_first_transfer_is_refused_before_signing(
     first = node.estimate_transfer_energy(sender, recipients[0], 1)
     assert first is not None and first * 100 > 10_000_000
     out = run_dag(DAGS["te_payouts"], payouts=prepared(recipients, first), sender=sender,
-                  batch_id="cap-1", fee_limit_max_trx="10")
+                  batch_id="cap-1", max_fee_limit_trx="10")
     assert out["send"][:2] == ("failed", 1), out
     log = capfd.readouterr().out
-    assert "fee_limit: 2 transfer(s) need more than fee_limit_max_trx 10 TRX" in log
+    assert "fee_limit: 2 transfer(s) need more than max_fee_limit_trx 10 TRX" in log
     assert f"row 0 ({recipients[0]}, {first:,} energy: {Decimal(first) / 10_000} TRX)" in log
     assert sent_from(control, sender) == [] and journal.recent() == []
 

@@ -32,7 +32,7 @@ def test_the_signature_holds_at_most_14_parameters_and_no_machinery_or_token():
     names = parameters()
     assert len(names) <= 14, names
     machinery = {f.name for f in fields(PayoutTuning)} | {
-        "token", "poll_interval", "confirm_timeout", "ask_timeout"}
+        "token", "poll_interval", "confirm_timeout", "ask_timeout_seconds"}
     assert not machinery & set(names)
     assert "tuning" in names and "tuning" in TronPayoutOperator.template_fields
     assert not hasattr(payout_module, "worker_clock")  # the clock is no public seam

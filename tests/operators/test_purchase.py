@@ -136,3 +136,23 @@ def test_deferrable_wait(run_dag, control):
     state, _, result = out["buy"]
     assert state == "success"
     assert result["status"] == "success"
+
+
+@pytest.mark.parametrize(("retryable", "fails_for_good"), [(False, True), (None, False)])
+def test_a_deferred_wait_refused_for_good_fails_the_task_once(retryable, fails_for_good):
+    """The trigger's ``error`` with ``"retryable": false`` (the connection's key or secret
+    refused): no retry would read the order, so the task fails once; any other ``error``
+    leaves the retry, which reuses the journaled order and waits again."""
+    from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
+
+    from airflow_provider_tronenergy.operators.energy import TronEnergyBuyOperator
+    from airflow_provider_tronenergy.orders.wait import order_event
+
+    buy = TronEnergyBuyOperator(task_id="buy", target_address=random_address())
+    event = order_event("ord-1", status="error", message="the service refused connection 'x'")
+    if retryable is not None:
+        event["retryable"] = retryable
+    result = {"order_id": "ord-1", "target_address": buy.target_address}
+    with pytest.raises(AirflowException, match="refused connection 'x'") as failed:
+        buy.execute_complete({}, event, result)  # type: ignore[arg-type]
+    assert isinstance(failed.value, AirflowFailException) is fails_for_good

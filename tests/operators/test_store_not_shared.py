@@ -95,7 +95,7 @@ def test_the_deposit_scan_fails_once(monkeypatch):
 def test_the_keeper_fails_once():
     keeper = TronEnergyKeeperOperator(
         task_id="keep", wallets=[random_address()], floor=100_000, target=200_000,
-        price_cap="1", daily_budget="100", keeper_name="shared")
+        max_price_per_10k_trx="1", max_daily_spend_trx="100", keeper_name="shared")
     with pytest.raises(AirflowFailException) as failed:
         keeper.execute({})  # type: ignore[arg-type]
     _names(failed, JOURNAL)
@@ -194,7 +194,7 @@ def test_a_proven_wait_whose_ledger_is_refused_fails_once(monkeypatch, tmp_path)
 def test_the_keepers_watcher_refuses_to_poll_a_registry_of_one_host():
     """An AssetWatcher's trigger has no task to fail: it wakes the keeper once with an
     error naming the setting, which the run fails on."""
-    stop = _first_event(TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05))
+    stop = _first_event(TronEnergyKeeperTrigger(keeper="hot", poll_interval_seconds=0.05))
     assert (stop["status"], stop["retryable"]) == ("error", False), stop
     message = stop["message"]
     assert "CeleryExecutor" in message and f"{JOURNAL}_SINGLE_HOST=true" in message, message

@@ -46,7 +46,7 @@ def test_both_waits_follow_an_order_to_success(control: Control, conn):
 
 
 def test_bad_credentials_end_both_waits_at_once(control: Control, sandbox, monkeypatch):
-    """The purchase operator used to poll on through a 401 until wait_timeout."""
+    """The purchase operator used to poll on through a 401 until wait_timeout_seconds."""
     order_id = control.buy()
     wrong = "wrong-secret-" + "y" * 20
     monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(

@@ -54,7 +54,7 @@ def test_every_class_a_dag_or_deployment_names_carries_the_prefix():
 def test_new_trigger_classpaths_resolve_without_warnings():
     from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 
-    classpath, kwargs = TronEnergyOrderTrigger(order_id="o-1", poll_interval=1,
+    classpath, kwargs = TronEnergyOrderTrigger(order_id="o-1", poll_interval_seconds=1,
                                                end_time=1_800_000_000.0).serialize()
     assert classpath == f"{PACKAGE}.triggers.order.TronEnergyOrderTrigger"
     with warnings.catch_warnings():

@@ -1,15 +1,14 @@
 """The sdist and the wheel as a package index gets them: contents, Project-URLs, description.
 
-Builds both with ``python -m build`` (isolated: the build backend comes from PyPI, as on
-any build machine), once for the module; then installs the wheel into a plain Airflow, as a
-user does.
+Builds both in isolation (the build backend comes from PyPI, as on any build machine:
+``support.dist.build``), once for the module; then installs the wheel into a plain
+Airflow, as a user does.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,6 +21,7 @@ import pytest
 
 from airflow_provider_tronenergy import __version__
 from airflow_provider_tronenergy.get_provider_info import REPOSITORY_URL, get_provider_info
+from support.dist import build, installer
 
 pytestmark = pytest.mark.slow
 
@@ -37,8 +37,7 @@ LINK_TARGET = re.compile(r"\]\(([^()\s]+)\)")
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
-                            capture_output=True, text=True, timeout=600)
+    result = build(ROOT, out)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
 
@@ -48,8 +47,7 @@ def shared_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The code the provider shares with the sandbox (protocol/), which it requires exactly:
     a distribution of this repository, on no index until released."""
     out = tmp_path_factory.mktemp("shared-dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out),
-                             str(ROOT / "protocol")], capture_output=True, text=True, timeout=600)
+    result = build(ROOT / "protocol", out, wheel_only=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [wheel] = out.glob("*.whl")
     return wheel
@@ -130,15 +128,6 @@ def test_long_description_links_are_absolute(dist):
     # Code blocks are unchanged.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert readme.count("```") == description.count("```")
-
-
-def installer() -> list[str] | None:
-    """uv (the scripts' own, or on PATH), else None: pip then makes the environment."""
-    found = os.environ.get("TRONENERGY_UV") or shutil.which("uv")
-    tools = ROOT / ".venv-tools" / "bin" / "uv"
-    if not found and tools.is_file():
-        found = str(tools)
-    return [found] if found else None
 
 
 @pytest.mark.parametrize("airflow", ["apache-airflow==3.1.8", "apache-airflow"],

@@ -6,7 +6,8 @@ parts of libraries"), which is why their ranges are bounded; this test is what t
 bounds stand on. Each end gets a throwaway venv made by uv: the three libraries at
 that end (uv resolves ``lowest-direct`` or newest within the ranges, from PyPI), and
 everything else from the project's venv behind them (a ``.pth`` line), so that only
-these three change. The limits' and the deadline's own tests then run there.
+these three change. The limits' and the deadline's own tests then run there, in both
+venvs at once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ LIBRARIES = ("uvicorn", "urllib3", "requests")
 TESTS = ["tests/callbacks/test_limits.py", "tests/client/test_hostile_service.py"]
 # The limits on both HTTP implementations, and the sync client's drips (the async client
 # is httpx's and has no private parts).
+RESOLUTIONS = ("lowest-direct", "highest")
+"""uv's resolutions: the lowest versions the ranges admit, and the newest."""
 SELECTION = ("431 or idle_and_slow or keep_alive_requests or after_413 or trickling "
              "or (dripped and not async)")
 
@@ -74,16 +77,33 @@ def make_venv(uv: str, where: Path, resolution: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("resolution", ["lowest-direct", "highest"])
-def test_limits_and_deadline_hold_at_both_ends_of_the_ranges(tmp_path: Path,
-                                                              resolution: str) -> None:
-    versions = make_venv(find_uv(), tmp_path / "venv", resolution)
+def test_limits_and_deadline_hold_at_both_ends_of_the_ranges(tmp_path: Path) -> None:
+    """Both ends at once: their tests mostly wait on sockets (drips, deadlines), so two
+    interpreters side by side take the time of one."""
+    uv = find_uv()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
-    result = subprocess.run(
-        [str(tmp_path / "venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:randomly",
-         "-p", "no:cacheprovider", "-n", "0", "-k", SELECTION, *TESTS],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    tail = "\n".join(result.stdout.splitlines()[-30:])
-    assert result.returncode == 0, f"{resolution} {versions}:\n{tail}\n{result.stderr[-2000:]}"
-    assert re.search(r"\b\d+ passed\b", tail), tail
+    runs: dict[str, tuple[dict[str, str], subprocess.Popen[str]]] = {}
+    failed = []
+    try:
+        for resolution in RESOLUTIONS:
+            versions = make_venv(uv, tmp_path / resolution, resolution)
+            process = subprocess.Popen(
+                [str(tmp_path / resolution / "bin" / "python"), "-m", "pytest", "-q",
+                 "-p", "no:randomly", "-p", "no:cacheprovider", "-n", "0", "-k", SELECTION,
+                 *TESTS], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True)
+            runs[resolution] = (versions, process)
+        for resolution, (versions, process) in runs.items():
+            stdout, stderr = process.communicate(timeout=280)
+            tail = "\n".join(stdout.splitlines()[-30:])
+            if process.returncode != 0 or not re.search(r"\b\d+ passed\b", tail):
+                failed.append(f"{resolution} {versions}:\n{tail}\n{stderr[-2000:]}")
+    finally:
+        for _, process in runs.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert failed == [], "\n\n".join(failed)
+    lowest, highest = (runs[r][0] for r in RESOLUTIONS)
+    assert lowest != highest, lowest  # two ends, not one environment twice

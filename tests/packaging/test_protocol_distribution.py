@@ -9,8 +9,6 @@ sandbox).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -20,6 +18,7 @@ import tomllib
 from packaging.requirements import Requirement
 
 from airflow_provider_tronenergy import __version__
+from support.dist import build
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "protocol"
@@ -52,8 +51,7 @@ def test_it_needs_the_standard_library_only():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("protocol-dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out),
-                             str(SHARED)], capture_output=True, text=True, timeout=600)
+    result = build(SHARED, out, wheel_only=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [built] = out.glob("*.whl")
     return built

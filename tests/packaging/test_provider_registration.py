@@ -19,6 +19,41 @@ def airflow_cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, env=os.environ.copy(), timeout=180)
 
 
+CLI_SESSION = """
+import contextlib, io, json, sys
+from pathlib import Path
+
+from airflow.cli import cli_parser
+from airflow.configuration import write_default_airflow_configuration_if_needed
+
+write_default_airflow_configuration_if_needed()  # as airflow's main() does
+parser, results = cli_parser.get_parser(), []
+for argv in json.loads(sys.argv[1]):
+    out, code = io.StringIO(), 0
+    with contextlib.redirect_stdout(out):
+        try:
+            args = parser.parse_args(argv)
+            args.func(args)
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+    results.append({"code": code, "stdout": out.getvalue()})
+Path(sys.argv[2]).write_text(json.dumps(results))
+"""
+"""Airflow's CLI commands, one after another in one new interpreter, as ``airflow`` runs
+each (its parser, then the command's function): one start-up of Airflow for them all."""
+
+
+def airflow_cli_session(tmp_path, *commands: list[str],
+                        env: dict[str, str] | None = None) -> tuple[list[tuple[int, str]], str]:
+    """Each command's exit code and stdout; the session's stderr (the commands' logs)."""
+    results = tmp_path / "cli.json"
+    done = subprocess.run([sys.executable, "-c", CLI_SESSION, json.dumps(commands),
+                           str(results)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=180)
+    assert done.returncode == 0 and results.exists(), done.stdout + done.stderr[-3000:]
+    return [(r["code"], r["stdout"]) for r in json.loads(results.read_text())], done.stderr
+
+
 def test_providers_manager_knows_hook_and_connection_form():
     from airflow.providers_manager import ProvidersManager
 
@@ -98,37 +133,35 @@ def test_every_configuration_option_read_is_declared():
     assert read and read - declared == set()
 
 
-def test_airflow_cli_lists_provider_and_adds_connection(airflow_db, sandbox, caplog):
-    listed = airflow_cli("providers", "list")
-    assert listed.returncode == 0, listed.stderr
-    assert "airflow-provider-tronenergy" in listed.stdout
-
-    added = airflow_cli(
-        "connections", "add", "tronenergy_cli", "--conn-type", "tronenergy",
-        "--conn-host", sandbox.url, "--conn-login", sandbox.api_key,
-        "--conn-password", sandbox.api_secret,
-        "--conn-extra", json.dumps({"webhook_secret": sandbox.webhook_secret}),
-    )
-    assert added.returncode == 0, added.stderr
-    shown = airflow_cli("connections", "get", "tronenergy_cli", "-o", "json")
-    assert shown.returncode == 0, shown.stderr
-    start = re.search(r"^\[\s*\{", shown.stdout, re.MULTILINE)  # past any log lines
-    assert start is not None, shown.stdout
-    record = json.loads(shown.stdout[start.start():])[0]
+def test_airflow_cli_lists_provider_and_adds_connection(airflow_db, sandbox, caplog,
+                                                        tmp_path):
+    """Listed by ``airflow providers list``; a connection added and read with ``airflow
+    connections``, then tested as the UI's Test button does (one Airflow start-up for the
+    four commands: :data:`CLI_SESSION`)."""
+    caplog.set_level("INFO", logger="tronenergy.sandbox.access")
+    (listed, added, shown, tested), logs = airflow_cli_session(
+        tmp_path,
+        ["providers", "list"],
+        ["connections", "add", "tronenergy_cli", "--conn-type", "tronenergy",
+         "--conn-host", sandbox.url, "--conn-login", sandbox.api_key,
+         "--conn-password", sandbox.api_secret,
+         "--conn-extra", json.dumps({"webhook_secret": sandbox.webhook_secret})],
+        ["connections", "get", "tronenergy_cli", "-o", "json"],
+        ["connections", "test", "tronenergy_cli"],
+        env={"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"})
+    assert listed[0] == 0 and "airflow-provider-tronenergy" in listed[1], listed
+    assert added[0] == 0, added
+    start = re.search(r"^\[\s*\{", shown[1], re.MULTILINE)  # past any log lines
+    assert shown[0] == 0 and start is not None, shown
+    record = json.loads(shown[1][start.start():])[0]
     assert record["conn_type"] == "tronenergy"
     assert record["host"] == sandbox.url
-
-    caplog.set_level("INFO", logger="tronenergy.sandbox.access")
     # The stored connection works through the hook: the UI's Test button, via the CLI.
-    env = {**os.environ, "AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
-    tested = subprocess.run([sys.executable, "-m", "airflow", "connections", "test",
-                             "tronenergy_cli"], capture_output=True, text=True, env=env,
-                            timeout=180)
-    assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "Connection success!" in tested.stdout
+    assert tested[0] == 0, tested
+    assert "Connection success!" in tested[1]
     # ... and it really asked the service (the sandbox logged the signed call).
     assert "GET /v1/energy/account 200 code=10000" in caplog.text
-    assert sandbox.api_secret not in tested.stdout + tested.stderr
+    assert sandbox.api_secret not in tested[1] + logs
 
 
 def test_the_doctor_is_an_airflow_cli_command_where_airflow_reads_providers_commands():

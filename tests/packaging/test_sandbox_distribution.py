@@ -9,8 +9,6 @@ job install this one beside it (scripts/bootstrap.sh); installed alone it brings
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -20,6 +18,7 @@ import tomllib
 from packaging.requirements import Requirement
 
 from airflow_provider_tronenergy import __version__
+from support.dist import build
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "sandbox"
@@ -50,8 +49,7 @@ def test_its_script_is_its_own():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sandbox-dist")
-    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(SANDBOX)],
-                            capture_output=True, text=True, timeout=600)
+    result = build(SANDBOX, out)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [built] = out.glob("*.whl")
     return built

@@ -205,7 +205,7 @@ def test_a_cap_below_a_transfers_need_names_the_rows_and_figures():
                    batch_id="b1")
     policy = FeeLimitPolicy(max_trx=Decimal(10))
     [line] = policy.over_cap(rows, 100)
-    assert line.startswith("fee_limit: 1 transfer(s) need more than fee_limit_max_trx 10 TRX "
+    assert line.startswith("fee_limit: 1 transfer(s) need more than max_fee_limit_trx 10 TRX "
                            "at 100 sun per energy")
     assert f"row 0 ({rows[0].recipient}, 130,285 energy: 13.0285 TRX)" in line
     assert "row 1" not in line

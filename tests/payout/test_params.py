@@ -24,7 +24,7 @@ def test_a_bad_sender_or_ceiling_fails_before_anything(bad):
 
 
 def test_chain_params_are_checked_and_exact():
-    params = ChainParams.checked(tron_node_conn_id="node", trx_reserve_trx="10.5",
+    params = ChainParams.checked(tron_node_conn_id="node", reserve_trx="10.5",
                                  energy_margin="20000", confirm_solidified=True,
                                  confirm_timeout_seconds="60")
     assert params == ChainParams(node_conn_id="node", energy_margin=20_000,
@@ -32,9 +32,9 @@ def test_chain_params_are_checked_and_exact():
                                  confirm_timeout=60.0)
     assert ChainParams.checked().node_conn_id == "tron_node_default"
     assert ChainParams.checked().trx_reserve_sun == 0
-    for bad in ({"trx_reserve_trx": "-1"}, {"trx_reserve_trx": "0.0000001"},
+    for bad in ({"reserve_trx": "-1"}, {"reserve_trx": "0.0000001"},
                 {"energy_margin": "1.5"}, {"confirm_timeout_seconds": "0"},
-                {"trx_reserve_trx": "١٠"}):
+                {"reserve_trx": "١٠"}):
         with pytest.raises(PayoutInputError, match="nothing was bought or activated"):
             ChainParams.checked(**bad)
 

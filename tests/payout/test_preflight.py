@@ -146,7 +146,7 @@ def test_a_representative_emptied_since_is_replaced_by_another_of_its_kind(chain
 
 
 def test_a_signing_pass_refuses_a_cap_below_a_transfers_need(chain, tmp_path):
-    """PayoutSender.send itself, without the operator's pre-flight: fee_limit_max_trx 10
+    """PayoutSender.send itself, without the operator's pre-flight: max_fee_limit_trx 10
     for first transfers needing 130,285 energy (13.0285 TRX). Before, both were signed
     and ended OUT_OF_ENERGY on chain; now nothing is signed."""
     world = wallet(chain, tmp_path, staked=10_000_000)

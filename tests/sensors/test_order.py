@@ -137,6 +137,19 @@ def test_poke_unknown_order_fails_the_try(control: Control, conn):
     assert not isinstance(caught.value, AirflowFailException)  # a retry may help
 
 
+def test_poke_with_bad_credentials_fails_once_naming_the_connection(control: Control, sandbox,
+                                                                    monkeypatch):
+    """A refused key or secret is not a try's failure: no retry is answered otherwise."""
+    from support.orders import CONN_OPTIONS
+    from support.sandbox import connection_json
+
+    order_id = control.buy()
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret="wrong-secret-" + "x" * 20, **CONN_OPTIONS))
+    with pytest.raises(AirflowFailException, match=r"connection 'tronenergy_bad'.*fix the API"):
+        sensor(order_id, tronenergy_conn_id="tronenergy_bad").poke({})
+
+
 def test_execute_in_poke_mode_returns_the_order(control: Control, conn):
     order_id = control.buy()
     control.count_polls(order_id)
@@ -176,7 +189,7 @@ def test_deferrable_defers_a_pending_order(control: Control, conn):
     _, kwargs = trigger.serialize()
     assert kwargs["order_id"] == order_id
     assert kwargs["tronenergy_conn_id"] == "tronenergy_default"
-    assert kwargs["poll_interval"] == 2.5
+    assert kwargs["poll_interval_seconds"] == 2.5
     assert before + 600 <= kwargs["end_time"] <= after + 600
 
 

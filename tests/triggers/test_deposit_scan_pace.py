@@ -33,7 +33,7 @@ def test_a_paced_read_leaves_the_event_loop_free(sandbox: SandboxServer, control
     connection_pace(sandbox.root_url, API_KEY, Decimal(15)).slow(2.0)
     after = int(control.call("GET", "/chain")["solidified"]) + 3  # a block every 30 ms here
     trigger = TronNodeDepositScanTrigger(tron_node_conn_id="tron_node_paced", after_block=after,
-                                         poll_interval=0.05, end_time=time.time() + 20)
+                                         poll_interval_seconds=0.05, end_time=time.time() + 20)
 
     async def run() -> tuple[dict[str, Any], int]:
         ticks, done = 0, asyncio.Event()

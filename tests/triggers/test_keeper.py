@@ -53,7 +53,7 @@ def events_within(trigger: TronEnergyKeeperTrigger, seconds: float,
 def test_a_wallet_crossing_its_floor_wakes_the_keeper_once(control, node_conn, registry):
     low, high = control.wallet(trx="1", staked=50_000), control.wallet(trx="1", staked=300_000)
     registry.register("hot", [(low, 200_000, None), (high, 200_000, None)])
-    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval_seconds=0.05)
     spend = lambda: control.post(f"/addresses/{high}/energy", {"used": 150_000})  # noqa: E731
     fired = events_within(trigger, 1.5, during=spend)
     # The spent 150,000 starts recovering at once (java-tron's 24 h window, 28,800 blocks of
@@ -74,7 +74,7 @@ def test_a_blind_watcher_wakes_nobody(control, registry, monkeypatch, capfd):
     monkeypatch.setenv("AIRFLOW_CONN_TRON_NODE_DEFAULT", json.dumps(
         {"conn_type": "tron_node", "host": "http://127.0.0.1:9"}))
     registry.register("hot", [(control.wallet(trx="1"), 200_000, None)])
-    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05)
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval_seconds=0.05)
     assert events_within(trigger, 1.0) == []
     assert "the chain or the registry could not be read" in capfd.readouterr().out
 
@@ -96,7 +96,8 @@ def test_a_node_of_another_chain_wakes_the_keeper_once_with_an_error(control, sa
         return read(client)
 
     monkeypatch.setattr(TronNodeClient, "get_genesis_block_id", counted)
-    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval=0.05, rewake_after=0.05)
+    trigger = TronEnergyKeeperTrigger(keeper="hot", poll_interval_seconds=0.05,
+                                      rewake_after_seconds=0.05)
 
     def fix() -> None:  # once block 0 was read again (and no second event came of it)
         wait_until(lambda: len(reads) >= 3, message="block 0 read again")
@@ -115,4 +116,5 @@ def test_its_kwargs_are_identifiers_only():
     path, kwargs = TronEnergyKeeperTrigger(keeper="hot").serialize()
     assert path == "airflow_provider_tronenergy.triggers.keeper.TronEnergyKeeperTrigger"
     assert kwargs == {"keeper": "hot", "tron_node_conn_id": "tron_node_default",
-                      "poll_interval": 30.0, "max_reads_per_poll": 20, "rewake_after": 600.0}
+                      "poll_interval_seconds": 30.0, "max_requests_per_poll": 20,
+                      "rewake_after_seconds": 600.0}

@@ -70,7 +70,7 @@ def test_serialize_round_trips_identifiers_only():
     path, kwargs = trigger.serialize()
     assert path == CLASSPATH
     assert kwargs == {"order_id": "ord-1", "tronenergy_conn_id": "tron_prod",
-                      "poll_interval": 2.5, "end_time": 1_800_000_000.5}
+                      "poll_interval_seconds": 2.5, "end_time": 1_800_000_000.5}
 
     module, _, name = path.rpartition(".")
     cls = getattr(importlib.import_module(module), name)
@@ -86,18 +86,20 @@ def test_serialize_survives_airflow_serde():
     except ImportError:  # Airflow < 3.1
         from airflow.serialization.serde import deserialize, serialize
 
-    path, kwargs = TronEnergyOrderTrigger("ord-2", poll_interval=1, end_time=1.0e9).serialize()
+    path, kwargs = TronEnergyOrderTrigger("ord-2", poll_interval_seconds=1,
+                                          end_time=1.0e9).serialize()
     rebuilt = TronEnergyOrderTrigger(**deserialize(serialize(kwargs)))
     assert rebuilt.serialize() == (path, kwargs)
     assert rebuilt.tronenergy_conn_id == "tronenergy_default"
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"order_id": ""}, {"order_id": "  "}, {"poll_interval": 0}, {"poll_interval": -1},
-    {"poll_interval": float("nan")}, {"end_time": float("inf")},
+    {"order_id": ""}, {"order_id": "  "}, {"poll_interval_seconds": 0},
+    {"poll_interval_seconds": -1},
+    {"poll_interval_seconds": float("nan")}, {"end_time": float("inf")},
 ])
 def test_constructor_rejects_bad_arguments(kwargs):
-    args: dict[str, Any] = {"order_id": "ord-1", "poll_interval": 1.0, "end_time": 1.0e9}
+    args: dict[str, Any] = {"order_id": "ord-1", "poll_interval_seconds": 1.0, "end_time": 1.0e9}
     with pytest.raises(ValueError, match="TronEnergyOrderTrigger"):
         TronEnergyOrderTrigger(**{**args, **kwargs})
 
@@ -238,6 +240,25 @@ def test_bad_credentials_are_an_error_event_without_the_secret(control: Control,
     assert event["status"] == "error"
     assert "signature" in event["message"].lower()
     assert wrong not in json.dumps(event)
+
+
+def test_bad_credentials_fail_the_task_once_naming_the_connection_and_the_fix(
+        control: Control, sandbox, monkeypatch):
+    """A refusal of the key or secret was an ``error`` a retry met again, try after try:
+    only a person fixes the connection, so the task fails once, told where and what."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from airflow_provider_tronenergy.sensors.order import order_event_result
+
+    order_id = control.buy()
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret="wrong-secret-" + "x" * 20, **orders.CONN_OPTIONS))
+    (event,) = run_trigger(trigger_for(order_id, conn_id="tronenergy_bad"))
+    assert (event["status"], event.get("retryable")) == ("error", False), event
+    assert "connection 'tronenergy_bad'" in event["message"]
+    assert "fix the API key and API secret" in event["message"]
+    with pytest.raises(AirflowFailException, match="tronenergy_bad"):
+        order_event_result(event)
 
 
 @pytest.mark.parametrize(("extra", "says"), [

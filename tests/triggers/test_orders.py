@@ -39,13 +39,14 @@ def test_serialize_round_trips_identifiers_only():
     path, kwargs = trigger.serialize()
     assert path == CLASSPATH
     assert kwargs == {"order_ids": ["o-1", "o-2"], "tronenergy_conn_id": "tron_prod",
-                      "poll_interval": 2.5, "end_time": 1_800_000_000.5}
+                      "poll_interval_seconds": 2.5, "end_time": 1_800_000_000.5}
     assert TronEnergyOrdersTrigger(**json.loads(json.dumps(kwargs))).serialize() == (path, kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [
     {"order_ids": "o-1"}, {"order_ids": ["o-1", ""]}, {"order_ids": [1]},
-    {"order_ids": ["o-1"], "poll_interval": 0}, {"order_ids": ["o-1"], "end_time": float("inf")},
+    {"order_ids": ["o-1"], "poll_interval_seconds": 0}, {"order_ids": ["o-1"],
+                                                         "end_time": float("inf")},
 ])
 def test_constructor_rejects_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="TronEnergyOrdersTrigger"):
@@ -89,6 +90,22 @@ def test_a_connection_missing_in_the_triggerer_fails_the_task_once(monkeypatch):
     assert event["status"] == "error", event
     with pytest.raises(AirflowFailException,
                        match="tronenergy_conn_id 'tronenergy_nowhere' names no connection"):
+        orders_event_result(event)
+
+
+def test_bad_credentials_fail_the_task_once(control: Control, sandbox, monkeypatch):
+    """The service's refusal of the key or secret: every retry is refused alike."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from support.sandbox import connection_json
+
+    ids = [control.buy() for _ in range(2)]
+    monkeypatch.setenv("AIRFLOW_CONN_TRONENERGY_BAD", connection_json(
+        sandbox, secret="wrong-secret-" + "x" * 20, **orders.CONN_OPTIONS))
+    [event] = run(TronEnergyOrdersTrigger(ids, "tronenergy_bad", 0.02,
+                                          end_time=time.time() + 30))
+    assert event["status"] == "error", event
+    with pytest.raises(AirflowFailException, match=r"connection 'tronenergy_bad'.*fix the API"):
         orders_event_result(event)
 
 

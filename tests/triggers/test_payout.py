@@ -14,12 +14,13 @@ from support.sandbox import node_connection_json
 
 def test_serialize_round_trips_identifiers_only():
     trigger = TronPayoutBatchTrigger("b1", "tron_node_default", follow=["b0"],
-                                     solidified=True, poll_interval=2, end_time=1e9, budget=20)
+                                     solidified=True, poll_interval_seconds=2, end_time=1e9,
+                                     max_requests_per_poll=20)
     path, kwargs = trigger.serialize()
     assert path.endswith("triggers.payout.TronPayoutBatchTrigger")
     assert kwargs == {"batch_id": "b1", "tron_node_conn_id": "tron_node_default",
-                      "follow": ["b0"], "solidified": True, "poll_interval": 2.0,
-                      "end_time": 1e9, "budget": 20}
+                      "follow": ["b0"], "solidified": True, "poll_interval_seconds": 2.0,
+                      "end_time": 1e9, "max_requests_per_poll": 20}
     assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
 
 
@@ -28,7 +29,7 @@ def test_by_default_it_confirms_on_solidified_blocks():
     assert kwargs["solidified"] is True
 
 
-@pytest.mark.parametrize("kwargs", [{"batch_id": ""}, {"poll_interval": 0},
+@pytest.mark.parametrize("kwargs", [{"batch_id": ""}, {"poll_interval_seconds": 0},
                                     {"end_time": float("nan")}, {"follow": "b0"},
                                     {"follow": [""]}])
 def test_constructor_rejects_bad_arguments(kwargs):
@@ -83,9 +84,10 @@ def test_an_unusable_connection_ends_with_an_error_event_not_retried(monkeypatch
 def test_the_trust_settings_travel_only_when_set():
     """The clock tolerance and the confirming node's connection id (identifiers only)."""
     trigger = TronPayoutBatchTrigger("b1", "tron_node_default", end_time=1e9,
-                                     clock_tolerance_s=15, confirm_node_conn_id="tron_node_2")
+                                     clock_tolerance_seconds=15, confirm_node_conn_id="tron_node_2")
     path, kwargs = trigger.serialize()
-    assert (kwargs["clock_tolerance_s"], kwargs["confirm_node_conn_id"]) == (15.0, "tron_node_2")
+    assert (kwargs["clock_tolerance_seconds"], kwargs["confirm_node_conn_id"]) == (15.0,
+                                                                                   "tron_node_2")
     assert TronPayoutBatchTrigger(**kwargs).serialize() == (path, kwargs)
     _, plain = TronPayoutBatchTrigger("b1", "n", end_time=1e9).serialize()
-    assert "clock_tolerance_s" not in plain and "confirm_node_conn_id" not in plain
+    assert "clock_tolerance_seconds" not in plain and "confirm_node_conn_id" not in plain

@@ -45,12 +45,13 @@ def test_transfer_trigger_serialize_round_trip(store_url):
     address, sender = random_address(), random_address()
     trigger = TronEnergyTransferTrigger(
         address=address, after_id=41, token="usdt", min_amount="10.000001",
-        from_address=sender, store_url=store_url, poll_interval=0.5, end_time=1_900_000_000.5)
+        from_address=sender, store_url=store_url, poll_interval_seconds=0.5,
+        end_time=1_900_000_000.5)
     classpath, kwargs = trigger.serialize()
     assert classpath == "airflow_provider_tronenergy.triggers.transfer.TronEnergyTransferTrigger"
     assert kwargs == {"address": address, "after_id": 41, "token": "usdt",
                       "min_amount": "10.000001", "from_address": sender,
-                      "store_url": store_url, "poll_interval": 0.5,
+                      "store_url": store_url, "poll_interval_seconds": 0.5,
                       "end_time": 1_900_000_000.5, "proven": True}
     again = rebuild(trigger)
     assert again.serialize() == (classpath, kwargs)
@@ -64,14 +65,14 @@ def test_watch_trigger_serialize_round_trip(store_url):
     first, second = random_address(), random_address()
     trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[second, first], token="TRX",
                                              min_amount="0.5", consumer="deposits",
-                                             store_url=store_url, poll_interval=1)
+                                             store_url=store_url, poll_interval_seconds=1)
     classpath, kwargs = trigger.serialize()
     assert classpath == ("airflow_provider_tronenergy.triggers.transfer."
                          "TronEnergyTransferWatchTrigger")
     # Sorted: the same watcher always serializes (and hashes, for AssetWatcher) the same.
     assert kwargs == {"addresses": sorted([first, second]), "token": "TRX",
                       "min_amount": "0.5", "consumer": "deposits", "store_url": store_url,
-                      "poll_interval": 1.0, "proven": False}
+                      "poll_interval_seconds": 1.0, "proven": False}
     again = rebuild(trigger)
     assert again.serialize() == (classpath, kwargs)
     assert again.filter == trigger.filter
@@ -171,7 +172,7 @@ def test_run_fires_with_the_first_match_after_after_id(store: CallbackStore):
     first = record(store, to, "5")                 # the boundary matches
     record(store, to, "60")
     trigger = TronEnergyTransferTrigger(proven=False, address=to, after_id=after_id, token="trx",
-                                        min_amount="5", poll_interval=0.01)
+                                        min_amount="5", poll_interval_seconds=0.01)
 
     async def run_all():
         return [event.payload async for event in trigger.run()]
@@ -230,7 +231,7 @@ def test_run_times_out_past_end_time(store: CallbackStore):
     assert asyncio.run(first_event(past)) == {
         "status": "timeout", "message": f"no matching transfer to {to} in time"}
     soon = TronEnergyTransferTrigger(
-        proven=False, address=to, after_id=after_id, poll_interval=0.02,
+        proven=False, address=to, after_id=after_id, poll_interval_seconds=0.02,
         end_time=time.time() + 0.2)
     assert asyncio.run(first_event(soon))["status"] == "timeout"
     # A match already stored wins over an end_time already past.
@@ -335,7 +336,7 @@ def test_the_poll_without_shared_streams_waits_out_a_store_outage(store: Callbac
     """``run()`` (Airflow < 3.3) retries a failed poll instead of failing the watcher."""
     address = random_address()
     trigger = TronEnergyTransferWatchTrigger(proven=False, addresses=[address], consumer="deposits",
-                                             poll_interval=0.01)
+                                             poll_interval_seconds=0.01)
     store.start_offset("deposits")
     stored = record(store, address, "3")
     outage = Outage(transfer_module.open_store(None), "list_transfers", 2)

@@ -33,7 +33,7 @@ def world(request: pytest.FixtureRequest, tmp_path: Any,
 
 def watcher(world: DepositWorld, **kwargs: Any) -> TronEnergyTransferWatchTrigger:
     return TronEnergyTransferWatchTrigger(addresses=[world.address], consumer=CONSUMER,
-                                          poll_interval=0.02, **kwargs)
+                                          poll_interval_seconds=0.02, **kwargs)
 
 
 async def in_thread(call: Any, *args: Any) -> Any:
@@ -147,7 +147,7 @@ def test_a_callback_into_no_deposit_address_is_passed_once_the_sweeps_read_past_
 
     async def scenario() -> None:
         collector = Collector(TronEnergyTransferWatchTrigger(consumer=CONSUMER,
-                                                             poll_interval=0.02).run())
+                                                             poll_interval_seconds=0.02).run())
         elsewhere = await in_thread(lambda: world.transfer("9", to=other))
         await in_thread(world.stored, elsewhere)
         real = await in_thread(lambda: world.transfer("2.5"))

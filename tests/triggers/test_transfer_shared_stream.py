@@ -47,7 +47,7 @@ def waiting_trigger(i: int, address: str, after_id: int, **kw) -> TronEnergyTran
     return TronEnergyTransferTrigger(proven=False, address=address, after_id=after_id,
                                      min_amount="10" if i % 2 else None,
                                      token="TRX" if i % 3 == 0 else None,
-                                     poll_interval=2.0, **kw)
+                                     poll_interval_seconds=2.0, **kw)
 
 
 def test_500_triggers_share_one_poll_and_exactly_the_matching_ones_fire(
@@ -121,7 +121,7 @@ def measure(counting_store: CountingStore, poll_clock: PollClock, waiting: int,
     store = counting_store.store
     after_id = store.max_id()
     triggers = [TronEnergyTransferTrigger(proven=False, address=random_address(), after_id=after_id,
-                                          poll_interval=2.0) for _ in range(waiting)]
+                                          poll_interval_seconds=2.0) for _ in range(waiting)]
 
     async def scenario():
         manager = SharedStreamManager()

@@ -39,7 +39,7 @@ def watcher(*addresses: str) -> TronEnergyTransferWatchTrigger:
     """As the triggerer builds it: from the serialized kwargs of the watcher's trigger."""
     trigger = TronEnergyTransferWatchTrigger(
         proven=False, addresses=list(addresses), min_amount="1",
-        consumer=CONSUMER, poll_interval=2.0)
+        consumer=CONSUMER, poll_interval_seconds=2.0)
     return TronEnergyTransferWatchTrigger(**trigger.serialize()[1])
 
 

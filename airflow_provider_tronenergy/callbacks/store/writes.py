@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_provider_tronenergy import sqlstore
 from airflow_provider_tronenergy.callbacks.events import RecordResult, VerifiedTransfer
+from airflow_provider_tronenergy.sqlengine import SQLA_2
 
 INSERT_COLUMNS: Final = (
     "tx_hash", "token", "from_address", "to_address", "amount", "amount_micro",
@@ -169,7 +170,7 @@ class TransferWriter:
         if raw is None:
             fairy = self.db.engine.raw_connection()  # pre-pinged once, here
             fairy.detach()  # ours until closed: it leaves the pool's accounting
-            raw = fairy.dbapi_connection if sqlstore.SQLA_2 else fairy.connection
+            raw = fairy.dbapi_connection if SQLA_2 else fairy.connection
             raw.autocommit = True
             self._writer_local.connection = raw
             with self._connections_lock:

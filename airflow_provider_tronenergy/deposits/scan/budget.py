@@ -1,6 +1,6 @@
 """The scan's request budget: at most N node requests per second, from any of its threads.
 
-A scan reads blocks in parallel (``concurrency`` threads); every request it sends, the
+A scan reads blocks in parallel (``max_concurrency`` threads); every request it sends, the
 head's included, first takes a slot here, so a day of backlog never bursts past what the
 node (or its gateway's key) allows. Starts are spaced ``1 / per_second`` apart in
 arrival order, so no one-second window holds more than ``per_second`` of them.

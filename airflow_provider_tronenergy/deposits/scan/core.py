@@ -98,7 +98,7 @@ class ScanSettings:
     :param start: a first run's first block, or ``"solid"``: the block it may trust now
         (the addresses' earliest registration block, when earlier, wins).
     :param max_blocks_per_run: blocks one run reads at most (a day is 28,800).
-    :param concurrency: reads in flight at once.
+    :param max_concurrency: reads in flight at once.
     :param max_requests_per_second: node requests per second, at most (the head's too).
     :param confirmations: None: read solidified blocks only (final); N: blocks at least N
         below the head (faster, not final: use N >= 19 on mainnet).
@@ -108,7 +108,7 @@ class ScanSettings:
 
     start: int | Literal["solid"] = SOLID
     max_blocks_per_run: int = 28_800
-    concurrency: int = 8
+    max_concurrency: int = 8
     max_requests_per_second: float = 20.0
     confirmations: int | None = None
     blocks_per_range: int = 50
@@ -119,7 +119,7 @@ class ScanSettings:
                                     or not isinstance(self.start, int) or self.start < 1):
             raise ScanSettingsError(f"start must be a block number or {SOLID!r}, "
                                     f"got {self.start!r}")
-        for name, low, high in (("max_blocks_per_run", 1, 10_000_000), ("concurrency", 1, 64),
+        for name, low, high in (("max_blocks_per_run", 1, 10_000_000), ("max_concurrency", 1, 64),
                                 ("blocks_per_range", 1, MAX_BLOCK_RANGE),
                                 ("page_blocks", 1, 10_000)):
             value = getattr(self, name)
@@ -329,7 +329,7 @@ class DepositScan:
         pages = [(s, min(end, s + self.settings.page_blocks - 1))
                  for s in range(first, end + 1, self.settings.page_blocks)]
         done = first - 1
-        with ThreadPoolExecutor(self.settings.concurrency,
+        with ThreadPoolExecutor(self.settings.max_concurrency,
                                 thread_name_prefix="deposit-scan") as pool:
             try:
                 for (_, stop), transfers in zip(pages, self._read(pool, pages, addresses),
@@ -362,7 +362,7 @@ class DepositScan:
         todo = iter(pages)
         per_page = -(-self.settings.page_blocks // self.settings.blocks_per_range) \
             if self.contract is None else self.settings.page_blocks
-        window = max(2, -(-2 * self.settings.concurrency // per_page) + 1)
+        window = max(2, -(-2 * self.settings.max_concurrency // per_page) + 1)
         try:
             while True:
                 while len(ahead) < window:
