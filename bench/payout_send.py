@@ -1,4 +1,5 @@
-"""Sending 1,000 and 10,000 USDT payouts exactly once on the sandbox's chain, 50 ms per node call.
+"""Sending 1,000 and 10,000 payouts (USDT, a second TRC-20, TRX) exactly once on the sandbox's
+chain, 50 ms per node call.
 
 The sandbox runs in its own process (the CLI, ``--time-scale 1``: a block every 3 s
 as on mainnet, a 1 h rental lasts an hour) and is the TRON node too; a latency fault
@@ -33,6 +34,14 @@ the node connection names the sandbox's multicall (the holders' balances read 10
 request when a sweep could make the batch burn) unless ``--multicall off`` (then one
 estimate per holder, as before it).
 
+``--kinds usdt,token,trx`` (the default) sends each size once per kind, each a batch of
+its own from a fresh hot wallet (``payout_kinds.py``): USDT as above; a second TRC-20, a
+token of the sandbox's own (18 decimals, energy factor 10,000), its energy planned with the
+send path's estimates through the node bound to its contract and rented likewise; TRX to
+existing accounts and to addresses the transfer creates (nothing rented). Printed per kind:
+planned / charged (aim 1.0000): energy for the TRC-20 kinds, the fees for TRX (the
+pre-flight's plan against the receipts), and for TRX the amounts moved against the rows'.
+
 ``--signer local,kms`` sends each size once per signer, side by side: the hot wallet's
 key in the worker (``LocalKeySigner``), or a secp256k1 key in AWS KMS (``KmsSigner``)
 served by moto in this process (tests/support/kms.py), ``--kms-latency-ms`` added to
@@ -42,7 +51,7 @@ the KMS requests per payout and the signing time per payout.
     .venv/bin/python bench/payout_send.py [--sizes 1000,10000] [--latency-ms 50]
         [--poll 3] [--concurrency N] [--chunk N] [--profile DIR]
         [--read-recipients auto,never] [--multicall on|off]
-        [--signer local,kms] [--kms-latency-ms 0]
+        [--signer local,kms] [--kms-latency-ms 0] [--kinds usdt,token,trx]
 """
 
 from __future__ import annotations
@@ -60,7 +69,6 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -68,16 +76,21 @@ from typing import Any
 
 os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="tronenergy-bench-")
 
+import payout_kinds as kinds
 import requests
+from payout_kinds import Kind
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.client import TronEnergyClient
 from airflow_provider_tronenergy.node.client import TronNodeClient
-from airflow_provider_tronenergy.payout import energy_plan, onchain, sheet
+from airflow_provider_tronenergy.node.tokens import Token
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
-from airflow_provider_tronenergy.payout.preflight import clear_to_sign, read_recipients_setting
-from airflow_provider_tronenergy.payout.rows import Payout, payouts
+from airflow_provider_tronenergy.payout.preflight import (
+    Cleared,
+    clear_to_sign,
+    read_recipients_setting,
+)
+from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
@@ -89,8 +102,6 @@ from tronenergy_sandbox.process import SandboxProcess, start_sandbox
 
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 NODE_CONN = "tron_node_bench"
-HOLDER_SHARE = 70
-"""Percent of recipients that already hold USDT; the rest are first-time recipients."""
 TIME_AIM_S = {10_000: 180.0}
 MAX_REQUESTS_PER_PAYOUT = 2
 SEND_REQUESTS_AIM = {10_000: Decimal("1.1")}
@@ -173,6 +184,8 @@ class Counting:
         attribute = getattr(self._inner, name)
         if name.startswith("_") or not callable(attribute):
             return attribute
+        if name == "for_token":  # the node bound to another contract: counted here too
+            return lambda contract: self._sharing(attribute(contract))
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
@@ -184,6 +197,11 @@ class Counting:
                     self.seconds[name] += time.perf_counter() - started
 
         return counted
+
+    def _sharing(self, inner: Any) -> Counting:
+        bound = Counting(inner)
+        bound.calls, bound.seconds, bound._lock = self.calls, self.seconds, self._lock
+        return bound
 
     def _requests(self, name: str, args: Sequence[Any]) -> int:
         if name == "get_usdt_balances" and getattr(self._inner, "multicall", None):
@@ -199,56 +217,6 @@ def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) a process has used so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def recipients(control: Control, size: int, rng: random.Random) -> list[tuple[str, str]]:
-    """``size`` distinct activated addresses, ``HOLDER_SHARE`` % of them USDT holders."""
-    kinds = ["holder"] * (size * HOLDER_SHARE // 100)
-    kinds += ["first-time"] * (size - len(kinds))
-    rng.shuffle(kinds)
-    made = [(random_address(), kind) for kind in kinds]
-
-    def seed(item: tuple[str, str]) -> None:
-        control.call("POST", f"/addresses/{item[0]}/activate")
-        if item[1] == "holder":  # a real balance, as a holder on chain has
-            control.call("POST", f"/addresses/{item[0]}/balances", {"usdt": "1"})
-
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(seed, made))
-    return made
-
-
-def rent(client: TronEnergyClient, node: TronNodeClient, sender: str, rows: list[dict[str, str]],
-         batch_id: str) -> tuple[dict[str, Any], int, Decimal]:
-    """Prepare the batch as the example DAG does and rent its energy through the service:
-    ``(plan, energy rented, TRX paid)``, once the wallet has the energy on chain."""
-    def check(address: str) -> dict[str, Any]:
-        result = client.check_address(address)
-        return {**result.to_dict(), "transfer_energy": transfer_energy(result.transfer_count)}
-
-    with ThreadPoolExecutor(8) as pool:
-        checks = list(pool.map(check, sheet.recipients(rows)))
-    batch = BatchParams.checked(sender_address=sender, rent_time="1",
-                                max_spend_trx="100000000", batch_id=batch_id)
-    chain = onchain.check_batch(rows, checks, sender,
-                                ChainParams.checked(tron_node_conn_id=NODE_CONN))
-    plan = energy_plan.plan_energy(client, rows, checks, batch, chain)
-    bought = [client.buy_energy(o["target_address"], o["energy_amount"], 1)
-              for o in plan["buy_orders"]]
-    rented, paid = 0, Decimal(0)
-    deadline = time.monotonic() + 120
-    for purchase in bought:
-        while (order := client.get_order(purchase.order_id)).status.value != "success":
-            if order.status.is_terminal() or time.monotonic() > deadline:
-                raise SystemExit(f"order {purchase.order_id} ended {order.status.value}")
-            time.sleep(0.5)
-        rented += int(order.energy_amount or purchase.energy_amount or 0)
-        paid += order.cost if order.cost is not None else purchase.cost
-    while node.get_resources(sender).energy_available < plan["total_energy"]:
-        if time.monotonic() > deadline:
-            raise SystemExit("the rented energy did not reach the wallet within 120 s")
-        time.sleep(0.5)
-    return plan, rented, paid
 
 
 def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
@@ -267,13 +235,14 @@ def timed(owner: Any, name: str, phases: dict[str, float], phase: str) -> None:
 
 def send_batch(journal: Counting, node: Counting, signer: Signer,
                settings: SendSettings, batch: Sequence[Payout], sender: str, batch_id: str,
-               poll: float, read_recipients: str = "auto"
+               poll: float, read_recipients: str = "auto", *, kind: Kind,
+               tokens: Mapping[str, Token], cleared_seen: list[Cleared]
                ) -> tuple[WatchStatus, dict[str, float], int]:
     """What the operator's worker does: a round (its pre-flight in it), the watch until done.
 
     Returns the final standing, seconds per phase (wall time; the send pass's split into
     building and signing, broadcasting, and the rest: its journal writes and reads) and
-    the send passes made."""
+    the send passes made; each pre-flight's answer is added to ``cleared_seen``."""
     phases: dict[str, float] = defaultdict(float)
     passes = 0
     watch = PayoutWatch(journal, node, batch_id, solidified=False)  # type: ignore[arg-type]  # a stand-in
@@ -290,15 +259,16 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
                   ) -> tuple[list[Payout], int | None]:
             began = time.perf_counter()
             cleared = clear_to_sign(node, sender, to_sign,
-                                    signer_address=signer.address, token="USDT", decimals=6,
-                                    max_burn_trx=Decimal(0), policy=settings.fee_policy,
-                                    prices=prices,
+                                    signer_address=signer.address, token=kind.token,
+                                    decimals=kind.decimals, max_burn_trx=Decimal(0),
+                                    policy=settings.fee_policy, prices=prices,
                                     read_recipients=read_recipients_setting(read_recipients),
-                                    concurrency=settings.concurrency)
+                                    concurrency=settings.concurrency, tokens=tokens)
             phases["pre-flight"] += time.perf_counter() - began
+            cleared_seen.append(cleared)
             return cleared.rows, cleared.now.first_transfer
 
-        sending.send(batch, sender=sender, token="USDT", batch_id=batch_id, clear=clear)
+        sending.send(batch, sender=sender, token=kind.token, batch_id=batch_id, clear=clear)
         phases["send pass"] += (time.perf_counter() - started
                                 - (phases["pre-flight"] - before))
         passes += 1
@@ -317,28 +287,15 @@ def send_batch(journal: Counting, node: Counting, signer: Signer,
             return status, phases, passes
 
 
-def verdict(met: bool) -> str:
-    return "met" if met else "NOT met"
-
-
 def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args: Any,
              rng: random.Random, workdir: Path, signer: CountingSigner,
-             read_recipients: str) -> bool:
+             read_recipients: str, kind: Kind) -> bool:
     """One batch of ``size`` payouts: prepare and rent, send and confirm, print its figures."""
     control = Control(sandbox)
     sender = signer.address
-    control.call("POST", f"/addresses/{sender}/balances",
-                 {"trx": str(size + 1_000), "usdt": str(1_000 * size)})
-    batch_id = f"bench-{size}-{int(time.time())}"
-    started = time.perf_counter()
-    made = recipients(control, size, rng)
-    rows = [{"recipient": address, "amount": f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}"}
-            for address, _ in made]
-    with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as plain:
-        plan, rented, paid = rent(client, plain, sender, rows, batch_id)
-    batch = payouts([{**row, "energy": r["energy"]} for row, r in
-                     zip(rows, plan["recipients"], strict=True)], batch_id=batch_id)
-    prepared = time.perf_counter() - started
+    prepared = kinds.prepare(sandbox.root_url, client, control.call, size, rng, sender, kind,
+                             NODE_CONN)
+    batch_id = prepared.batch_id
     fault = control.call("POST", "/faults", {"kind": "latency", "path": "/wallet*",
                                              "latency_ms": args.latency_ms})
     store = PayoutJournal(f"sqlite:///{workdir / 'payouts.db'}")  # the default: SQLite
@@ -347,6 +304,7 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     settings = SendSettings(contract=USDT, **{k: v for k, v in (
         ("concurrency", args.concurrency), ("chunk", args.chunk)) if v is not None})
     multicall = MULTICALL if args.multicall == "on" else None
+    cleared: list[Cleared] = []
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT,
                         multicall=multicall) as client_node:
         node = Counting(client_node)
@@ -356,8 +314,10 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
         started = time.perf_counter()
         if profile:
             profile.enable()
-        status, phases, passes = send_batch(journal, node, signer, settings, batch, sender,
-                                            batch_id, args.poll, read_recipients)
+        status, phases, passes = send_batch(journal, node, signer, settings, prepared.batch,
+                                            sender, batch_id, args.poll, read_recipients,
+                                            kind=kind, tokens=prepared.tokens,
+                                            cleared_seen=cleared)
         if profile:
             profile.disable()
         elapsed = time.perf_counter() - started
@@ -372,16 +332,16 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     on_chain = control.call("GET", "/chain/transactions", owner=sender)
     with TronNodeClient(sandbox.root_url, usdt_contract=USDT) as reader:
         prices = reader.get_chain_parameters()
-    print(f"\nread_recipients={read_recipients!r}, multicall {args.multicall}")
-    met = report(size, args, plan, rented, paid, status, phases, passes, elapsed, prepared,
-                 node, journal, delayed, attempts, on_chain, prices, made)
+    print(f"\n{kind.label}: read_recipients={read_recipients!r}, multicall {args.multicall}")
+    met = report(size, args, prepared, status, phases, passes, elapsed, node, journal,
+                 delayed, attempts, on_chain, prices, cleared[0] if cleared else None)
     print(f"  signer                : {signer.name}: {signer.calls / size:.3f} signing "
           f"requests per payout ({signer.calls:,}); building and signing "
           f"{phases['signing'] / size * 1000:.2f} ms per payout ({phases['signing']:.1f} s, "
           f"up to {args.concurrency or SendSettings(contract=USDT).concurrency} signing at "
           f"once), each signature {signer.seconds / max(signer.calls, 1) * 1000:.2f} ms")
     if profile:
-        path = Path(args.profile) / f"payout_send_{size}.prof"
+        path = Path(args.profile) / f"payout_send_{kind.name}_{size}.prof"
         path.parent.mkdir(parents=True, exist_ok=True)
         profile.dump_stats(str(path))
         print(f"  profile: {path} (top by cumulative time below)")
@@ -389,32 +349,31 @@ def run_size(sandbox: SandboxProcess, client: TronEnergyClient, size: int, args:
     return met
 
 
-def report(size: int, args: Any, plan: Mapping[str, Any], rented: int, paid: Decimal,
-           status: WatchStatus, phases: Mapping[str, float], passes: int, elapsed: float,
-           prepared: float, node: Counting, journal: Counting, delayed: int,
-           attempts: Sequence[Any], on_chain: Sequence[Mapping[str, Any]], prices: Any,
-           made: Sequence[tuple[str, str]]) -> bool:
+def report(size: int, args: Any, prepared: kinds.Prepared, status: WatchStatus,
+           phases: Mapping[str, float], passes: int, elapsed: float, node: Counting,
+           journal: Counting, delayed: int, attempts: Sequence[Any],
+           on_chain: Sequence[Mapping[str, Any]], prices: Any, cleared: Cleared | None
+           ) -> bool:
     """Print one size's figures, each against its aim; whether all were met."""
+    kind, rented, paid = prepared.kind, prepared.rented, prepared.paid
     receipts = [a.receipt for a in attempts if a.receipt]
     charged = sum(int(r["energy_total"]) for r in receipts)
     out_of_energy = sum(r["result"] == "OUT_OF_ENERGY" for r in receipts)
     burned_sun = sum(int(r["trx_burned_sun"]) for r in receipts)
     bandwidth_sun = sum(int(r["bandwidth_burned_sun"]) for r in receipts)
     energy_burned = sum(int(r["energy_burned"]) for r in receipts)
-    successes = Counter(t["to"] for t in on_chain
-                        if ((t.get("receipt") or {}).get("receipt") or {}).get("result")
-                        == "SUCCESS")
+    successes = Counter(t["to"] for t in on_chain if kinds.succeeded(t))
     exactly_once = (len(successes) == size and set(successes.values()) == {1}
                     and len(on_chain) == size)
     requests_made = sum(node.calls.values())
     per_payout = Decimal(requests_made) / size
-    kinds = Counter(kind for _, kind in made)
-    all_burned_sun = charged * prices.energy_fee + bandwidth_sun
-    with_rental_sun = burned_sun + int(paid * 1_000_000)
-    print(f"\n{size:,} payouts ({kinds['holder']:,} to USDT holders, {kinds['first-time']:,} "
-          f"first-time), {args.latency_ms} ms added to every node call; prepared and rented "
-          f"in {prepared:.1f} s ({len(plan['buy_orders'])} orders, {rented:,} energy, "
-          f"{paid} TRX)")
+    shares = Counter(share for _, share in prepared.made)
+    holders = "existing accounts" if kind.is_trx else f"{kind.symbol} holders"
+    firsts = "new accounts (created by the transfer)" if kind.is_trx else "first-time"
+    print(f"\n{size:,} {kind.label} payouts ({shares['holder']:,} to {holders}, "
+          f"{shares['first-time']:,} to {firsts}), {args.latency_ms} ms added to every node "
+          f"call; prepared and rented in {prepared.seconds:.1f} s ({prepared.orders} orders, "
+          f"{rented:,} energy, {paid} TRX)")
     print(f"  settled: {status.confirmed:,} confirmed, {status.failed} failed, "
           f"{status.in_flight} in flight, {passes} send pass(es); on chain: "
           f"{sum(successes.values()):,} successful transfers of {len(on_chain):,}, exactly one "
@@ -432,27 +391,38 @@ def report(size: int, args: Any, plan: Mapping[str, Any], rented: int, paid: Dec
     aim_s = TIME_AIM_S.get(size)
     time_met = aim_s is None or elapsed < aim_s
     print(f"  time                  : {elapsed:7.1f} s ({elapsed / size * 1000:.1f} ms per payout)"
-          + (f"; / aim {aim_s:.0f} s: {elapsed / aim_s:.2f}: {verdict(time_met)}" if aim_s
+          + (f"; / aim {aim_s:.0f} s: {elapsed / aim_s:.2f}: {kinds.verdict(time_met)}" if aim_s
              else " (no aim at this size)"))
     requests_met = per_payout <= MAX_REQUESTS_PER_PAYOUT
     print(f"  node requests/payout  : {per_payout:7.3f} ({requests_made:,} calls; the sandbox "
           f"delayed {delayed:,}); / aim {MAX_REQUESTS_PER_PAYOUT}: "
-          f"{per_payout / MAX_REQUESTS_PER_PAYOUT:.2f}: {verdict(requests_met)}"
+          f"{per_payout / MAX_REQUESTS_PER_PAYOUT:.2f}: {kinds.verdict(requests_met)}"
           + (f"; / aim {SEND_REQUESTS_AIM[size]} (issue 33): "
              f"{per_payout / SEND_REQUESTS_AIM[size]:.2f}: "
-             f"{verdict(per_payout <= SEND_REQUESTS_AIM[size])}"
-             if size in SEND_REQUESTS_AIM else ""))
-    ratio = Decimal(charged) / rented if rented else Decimal(0)
-    energy_met = ratio >= MIN_CHARGED_PER_RENTED and out_of_energy == 0
-    print(f"  charged / rented      : {ratio:7.4f} ({charged:,} / {rented:,} energy; "
-          f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim >= "
-          f"{MIN_CHARGED_PER_RENTED}, 0: {verdict(energy_met)}")
-    print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
-          f"(bandwidth {bandwidth_sun / size / 1e6:.4f}), + the rental's price "
-          f"{with_rental_sun / size / 1e6:.4f}; burning it all {all_burned_sun / size / 1e6:.4f}"
-          f" ({prices.energy_fee} sun/energy): ratios {burned_sun / all_burned_sun:.4f} and "
-          f"{with_rental_sun / all_burned_sun:.4f}")
-    return (time_met and requests_met and energy_met and exactly_once
+             f"{kinds.verdict(per_payout <= SEND_REQUESTS_AIM[size])}"
+             if size in SEND_REQUESTS_AIM and kind.name == "usdt" else ""))
+    if kind.is_trx:
+        plan_met = kinds.trx_report(prepared, attempts, on_chain, cleared)
+    else:
+        planned = prepared.planned_energy
+        ratio = Decimal(planned) / charged if charged else Decimal(0)
+        plan_met = kinds.one_to_one(ratio) and out_of_energy == 0
+        print(f"  planned / charged     : {ratio:7.4f} ({planned:,} / {charged:,} energy; "
+              f"{energy_burned:,} burned), OUT_OF_ENERGY {out_of_energy}; aim 1.0000, 0: "
+              f"{kinds.verdict(plan_met)}")
+        rented_ratio = Decimal(charged) / rented if rented else Decimal(0)
+        rented_met = rented_ratio >= MIN_CHARGED_PER_RENTED
+        plan_met = plan_met and rented_met
+        print(f"  charged / rented      : {rented_ratio:7.4f} ({charged:,} / {rented:,} energy); "
+              f"aim >= {MIN_CHARGED_PER_RENTED}: {kinds.verdict(rented_met)}")
+        all_burned_sun = charged * prices.energy_fee + bandwidth_sun
+        with_rental_sun = burned_sun + int(paid * 1_000_000)
+        print(f"  TRX per transfer      : burned with the rental {burned_sun / size / 1e6:.4f} "
+              f"(bandwidth {bandwidth_sun / size / 1e6:.4f}), + the rental's price "
+              f"{with_rental_sun / size / 1e6:.4f}; burning it all "
+              f"{all_burned_sun / size / 1e6:.4f} ({prices.energy_fee} sun/energy): ratios "
+              f"{burned_sun / all_burned_sun:.4f} and {with_rental_sun / all_burned_sun:.4f}")
+    return (time_met and requests_met and plan_met and exactly_once
             and status.confirmed == size)
 
 
@@ -479,6 +449,9 @@ def main() -> None:
                         help="local, kms, or both (local,kms): each size once per signer")
     parser.add_argument("--kms-latency-ms", type=int, default=0,
                         help="added to each KMS call (moto answers in process)")
+    parser.add_argument("--kinds", default="usdt,token,trx",
+                        help="which payouts, each a batch of its own per size, side by side: "
+                        "usdt, token (a second TRC-20 of the sandbox's own), trx")
     args = parser.parse_args()
     logging.getLogger("airflow_provider_tronenergy").setLevel(logging.ERROR)
     for noisy in ("responses", "botocore"):  # moto's passthrough logs every node request
@@ -497,21 +470,24 @@ def main() -> None:
                        "usdt_contract": USDT,
                        **({"multicall": MULTICALL} if args.multicall == "on" else {})}})
         met = {}
+        paid = kinds.kinds([k for k in args.kinds.split(",") if k], Control(sandbox).call, USDT)
         with TronEnergyClient(sandbox.url, sandbox.api_key, sandbox.api_secret) as client:
             for size in sizes:
-                for kind in [k for k in args.signer.split(",") if k]:
-                    for reading in readings:
-                        rng = random.Random(args.seed)  # each run pays the same batch shape
-                        with signer_of(kind, args.kms_latency_ms) as signer:
-                            print(f"\n-- signer: {signer.name}, read_recipients: {reading}")
-                            met[f"{size:,} ({kind}, {reading})"] = run_size(
-                                sandbox, client, size, args, rng,
-                                Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")), signer,
-                                reading)
+                for what in paid:
+                    for kind in [k for k in args.signer.split(",") if k]:
+                        for reading in readings:
+                            rng = random.Random(args.seed)  # the same batch shape each run
+                            with signer_of(kind, args.kms_latency_ms) as signer:
+                                print(f"\n-- {what.label}, signer: {signer.name}, "
+                                      f"read_recipients: {reading}")
+                                met[f"{size:,} {what.symbol} ({kind}, {reading})"] = run_size(
+                                    sandbox, client, size, args, rng,
+                                    Path(tempfile.mkdtemp(prefix="tronenergy-payouts-")),
+                                    signer, reading, what)
     finally:
         sandbox.stop()
-    print(f"\nevery aim: {verdict(all(met.values()))} "
-          f"({', '.join(f'{s}: {verdict(m)}' for s, m in met.items())})")
+    print(f"\nevery aim: {kinds.verdict(all(met.values()))} "
+          f"({', '.join(f'{s}: {kinds.verdict(m)}' for s, m in met.items())})")
 
 
 if __name__ == "__main__":

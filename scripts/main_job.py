@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncGenerator
 from decimal import Decimal
 from pathlib import Path
@@ -61,6 +62,9 @@ WORK = ROOT / ".main-job"
 DAG_ID = "batch_payout_preparation"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 """The sandbox's USDT contract (mainnet's address; the node connection names it)."""
+TOKEN = "DEMO"
+"""A second TRC-20 token, one of the sandbox's own (18 decimals), named in the node
+connection's ``tokens`` extra: the batch pays one payout of it, and one of TRX."""
 
 
 def bold(text: str) -> str:
@@ -103,8 +107,9 @@ class Sandbox:
         return address
 
 
-def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
-    """The DAG runs' environment: the connections to the sandbox (service and node)."""
+def airflow_env(home: Path, sandbox: SandboxProcess, token: str) -> dict[str, str]:
+    """The DAG runs' environment: the connections to the sandbox (service and node); the
+    node connection names ``token`` (a contract) as :data:`TOKEN`."""
     env = metadata_env(home)
     env.update({
         # The sandbox is also a TRON node: the payout DAGs read the chain through it.
@@ -115,7 +120,8 @@ def airflow_env(home: Path, sandbox: SandboxProcess) -> dict[str, str]:
                                                       "extra": {"network": "custom",
                                                                 "genesis_block_id": GENESIS,
                                                                 "usdt_contract": USDT,
-                                                                "multicall": MULTICALL}}),
+                                                                "multicall": MULTICALL,
+                                                                "tokens": {TOKEN: token}}}),
         "AIRFLOW_CONN_TRONENERGY_DEFAULT": json.dumps({
             "conn_type": "tronenergy", "host": sandbox.url, "login": sandbox.api_key,
             "password": sandbox.api_secret,
@@ -213,8 +219,17 @@ class Watcher:
         self.thread.join()
 
 
-def hot_wallet(world: Sandbox) -> tuple[str, str]:
-    """A key this job generates and holds, its address funded on chain.
+def demo_token(world: Sandbox) -> tuple[str, int]:
+    """:data:`TOKEN` deployed on the sandbox's chain (18 decimals, its own energy factor):
+    its contract, and what a transfer of it to a new holder costs in energy."""
+    token = world.call("POST", "/chain/tokens", {"symbol": TOKEN, "name": "Sandbox demo token",
+                                                 "decimals": 18, "energy_factor": 10_000})
+    return str(token["contract"]), int(token["transfer_energy"]["new_holder"])
+
+
+def hot_wallet(world: Sandbox, token: str, token_energy: int) -> tuple[str, str]:
+    """A key this job generates and holds, its address funded on chain (``token_energy``
+    more staked energy: the preparation keeps it back for the :data:`TOKEN` payout).
 
     Returns the address and the ``tron_signer`` connection (JSON) that carries the key:
     it goes into the send runs' environment only, never on a command line or into a file.
@@ -225,21 +240,26 @@ def hot_wallet(world: Sandbox) -> tuple[str, str]:
     world.call("POST", f"/addresses/{sender}/holder", {"token": "USDT"})
     # On chain: the hot wallet holds USDT and TRX and has 200,000 staked energy.
     world.call("POST", f"/addresses/{sender}/balances", {"trx": "150", "usdt": "5000"})
-    world.call("POST", f"/addresses/{sender}/energy", {"staked": 200_000})
+    world.call("POST", f"/chain/tokens/{token}/holdings",
+               {"address": sender, "units": str(1000 * 10**18)})
+    world.call("POST", f"/addresses/{sender}/energy", {"staked": 200_000 + token_energy})
     return sender, json.dumps({"conn_type": "tron_signer", "password": key.hex()})
 
 
-def send_runs(runner: Runner, signer: str, world: Sandbox, sender: str,
-              deposits: Deposits) -> tuple[dict[str, Any], list[int]]:
-    """``batch_payout_send`` on the newest ready event, then again; the transactions counted
-    on chain around each run. Returns the first run's ``payouts sent`` event and how many
-    transactions each run added. While the second run goes, the deposit is credited."""
+def send_runs(runner: Runner, signer: str, world: Sandbox, sender: str, deposits: Deposits,
+              more: list[dict[str, str]]) -> tuple[dict[str, Any], list[int], dict[str, int]]:
+    """``batch_payout_send`` on the newest ready event with the ``more`` rows beside it,
+    then again; the transactions counted on chain around each run. Returns the first run's
+    ``payouts sent`` event, how many transactions each run added and the first run's by
+    token (as the chain names it). While the second run goes, the deposit is credited."""
     home = Path(runner.home)
     counts = [len(world.transactions(sender))]
     sent: dict[str, Any] = {}
+    by_token: dict[str, int] = {}
     for attempt in (1, 2):
         # The signing key: in this run's environment only, through the runner's stdin.
         run = runner.run("batch_payout_send", WORK / f"dag-send-{attempt}.log",
+                         {"more_payouts": more},
                          env={"AIRFLOW_CONN_TRON_SIGNER_DEFAULT": signer})
         if attempt == 2:
             deposits.start(sent)  # alongside: the payout's callback, the credits
@@ -248,7 +268,10 @@ def send_runs(runner: Runner, signer: str, world: Sandbox, sender: str,
              "sending it again (a second batch_payout_send run): the journal sends nothing")
         run.show(detail)
         result = read_result(home, "batch_payout_send", "publish_payouts_sent")
-        counts.append(len(world.transactions(sender)))
+        made = world.transactions(sender)
+        counts.append(len(made))
+        if attempt == 1:
+            by_token = dict(Counter(str(tx["token"]) for tx in made))
         new = counts[-1] - counts[-2]
         detail(f"{'first' if attempt == 1 else 'second'} run of batch_payout_send: {new} new "
                f"transaction{'' if new == 1 else 's'} from the hot wallet on chain "
@@ -259,7 +282,7 @@ def send_runs(runner: Runner, signer: str, world: Sandbox, sender: str,
             sent = result
         elif new:
             raise RuntimeError(f"the second run sent {new} transactions: a payout paid twice")
-    return sent, [counts[1] - counts[0], counts[2] - counts[1]]
+    return sent, [counts[1] - counts[0], counts[2] - counts[1]], by_token
 
 
 class Deposits:
@@ -349,7 +372,9 @@ def main() -> int:
                                 log_level="info", log_file=str(WORK / "sandbox.log"))
         running.append(sandbox)
         detail(f"listening on {sandbox.url}")
-        env = airflow_env(home, sandbox)
+        world = Sandbox(sandbox)
+        token, token_energy = demo_token(world)
+        env = airflow_env(home, sandbox, token)
         os.environ.update({k: v for k, v in env.items() if k.startswith("AIRFLOW")})
 
         step("starting the callback receiver (verifies and stores signed callbacks)")
@@ -358,7 +383,6 @@ def main() -> int:
                             WORK / "receiver.log")
         running.append(receiver)
         detail(f"listening on {receiver.url}")
-        world = Sandbox(sandbox)
         deposit_address = world.wallet(activated=True, holder=False)
         env.update({
             **stores,
@@ -373,17 +397,28 @@ def main() -> int:
         running += [payout_runner, deposit_runner]
 
         step("setting up a payout batch: 3 USDT holders, 2 first-time (one of them the deposit "
-             "address), 2 inactive recipients")
-        sender, signer = hot_wallet(world)
+             f"address), 2 inactive recipients; beside it one {TOKEN} payout and one of TRX")
+        sender, signer = hot_wallet(world, token, token_energy)
         recipients = ([world.wallet(activated=True, holder=True) for _ in range(3)]
                       + [deposit_address, world.wallet(activated=True, holder=False)]
                       + [world.wallet(activated=False, holder=False) for _ in range(2)])
         payouts = WORK / "payouts.csv"
         payouts.write_text("recipient,amount\n" + "".join(
             f"{address},{125 + 10 * i}.50\n" for i, address in enumerate(recipients)))
-        detail(f"hot wallet {sender}: a key generated by this job (150 TRX, 5000 USDT, 200,000 "
-               "staked energy); the send runs get it through their environment only")
+        detail(f"hot wallet {sender}: a key generated by this job (150 TRX, 5000 USDT, 1000 "
+               f"{TOKEN}, {200_000 + token_energy:,} staked energy); the send runs get it "
+               "through their environment only")
         detail(f"payouts in {payouts.relative_to(ROOT)}")
+        # Beside the prepared USDT rows: the preparation rents for USDT only, so it keeps
+        # the DEMO transfer's energy back from the staked energy (energy_margin); a TRX
+        # transfer needs no energy, and creates its recipient's account.
+        more = [{"recipient": world.wallet(activated=True, holder=False),
+                 "amount": "42.000000000000000001", "token": TOKEN},
+                {"recipient": random_address(), "amount": "12.5", "token": "TRX"}]
+        detail(f"beside them: {more[0]['amount']} {TOKEN} (18 decimals, contract {token}: "
+               f"{token_energy:,} energy to a new holder, kept back from the staked energy) to "
+               f"{more[0]['recipient']}, {more[1]['amount']} TRX to {more[1]['recipient']} "
+               "(no account yet: the transfer creates it)")
 
         step("preparing fresh Airflow metadata databases (SQLite; the deposit DAGs get a copy "
              "of their own, to run alongside the payout DAGs)")
@@ -394,17 +429,19 @@ def main() -> int:
                             env["TRONENERGY_CALLBACK_STORE"])
         preparation = payout_runner.run(DAG_ID, WORK / "dag-test.log", {
             "payouts_file": str(payouts), "sender_address": sender, "rent_time": "1",
-            "max_spend_trx": "100"})
+            "max_spend_trx": "100", "energy_margin": str(token_energy)})
         deposits.register()  # shown first: it ends first, and before anything is sent
         step(f"running the {DAG_ID} DAG (airflow dags test)")
         preparation.show(detail)
         ready = read_result(home, DAG_ID, "publish_batch_ready")
         if not isinstance(ready, dict):
             raise RuntimeError(f"{DAG_ID} published no payout batch ready event")
-        sent, new = send_runs(payout_runner, signer, world, sender, deposits)
+        sent, new, by_token = send_runs(payout_runner, signer, world, sender, deposits, more)
         credited = deposits.credit()
         step("report")
-        for line in report_lines(ready, sent, world.call("GET", "/orders"), new, credited):
+        names = {token: TOKEN}
+        for line in report_lines(ready, sent, world.call("GET", "/orders"), new, credited,
+                                 {names.get(t, t): n for t, n in by_token.items()}):
             detail(line)
         step(f"done in {time.monotonic() - started:.0f} s; logs in {WORK.relative_to(ROOT)}/")
         for line in where_to_look():

@@ -205,14 +205,19 @@ def measured_lines(sent: dict[str, Any], ready: dict[str, Any]) -> list[str]:
 
 
 def report_lines(ready: dict[str, Any], sent: dict[str, Any], orders: list[dict[str, Any]],
-                 new: list[int], credited: list[dict[str, Any]]) -> list[str]:
-    """The whole report: predicted, then measured; the transactions each send run made and
-    the deposits the payout made."""
+                 new: list[int], credited: list[dict[str, Any]],
+                 by_token: dict[str, int] | None = None) -> list[str]:
+    """The whole report: predicted, then measured; the transactions each send run made (by
+    token, as counted on chain) and the deposits the payout made."""
     txids = {p["txid"]: p["recipient"] for p in sent["payouts"]}
     return [*prepared_lines(ready, orders), "", *sent_lines(sent), "",
             *measured_lines(sent, ready), "",
             f"transactions sent       {new[0]} by the first run, {new[1]} by the second"
             " (counted on chain)",
+            *(["payouts by token        " + ", ".join(
+                f"{n} {token}" for token, n in sorted(by_token.items(),
+                                                      key=lambda item: (-item[1], item[0])))
+               + " (the first run's transactions on chain)"] if by_token else []),
             f"deposits credited       {len(credited)}: " + ", ".join(
                 f"{d['amount']} {d['token']} to {d['to']} (tx {short(d['tx_hash'])}"
                 + (", the payout to it)" if txids.get(d["tx_hash"]) == d["to"] else ")")

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,8 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+ \(solidified\)",
                      output)
     assert "confirmed on  solidified blocks (final: no fork can leave them)" in output
-    assert "energy available after  713,995 energy" in output
+    # 59,262 more staked for the DEMO payout beside the batch (energy_margin keeps it back).
+    assert "energy available after  773,257 energy" in output
     assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
             "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output
     # Issue 25: renting saved burning the 513,995 energy it provided (51.3995 TRX at 100 sun)
@@ -109,22 +111,32 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     sent = sent_section(output)
     chain = chain_transactions(sender)
     # One transfer per recipient on chain, each confirmed in the report with the chain's tx,
-    # block and receipt figures.
-    assert sorted(chain) == sorted(sent) and len(sent) == 7
+    # block and receipt figures: the seven prepared USDT payouts, and beside them one of the
+    # sandbox's 18-decimal DEMO token and one of TRX, each exact to its smallest unit.
+    assert sorted(chain) == sorted(sent) and len(sent) == 9
+    tokens = Counter(tx["token"] for tx in chain.values())
+    demo = next(tx for tx in chain.values() if tx["token"] not in ("USDT", "TRX"))
+    trx = next(tx for tx in chain.values() if tx["token"] == "TRX")
+    assert tokens == {"USDT": 7, demo["token"]: 1, "TRX": 1}
+    assert demo["amount"] == "42000000000000000001" and trx["amount"] == "12500000"
+    assert trx["info"]["fee"] == 1_100_000  # its recipient's account created (1 + 0.1 TRX)
+    assert "payouts by token        7 USDT, 1 DEMO, 1 TRX (the first run's transactions on " \
+        "chain)" in output
     for recipient, row in sent.items():
         tx = chain[recipient]
         receipt = tx["info"]["receipt"]
         assert row["state"] == "confirmed"
         assert tx["txid"].startswith(row["tx"]) and number(row["block"]) == tx["block"]
-        assert number(row["charged"]) == receipt["energy_usage_total"] > 0
+        assert number(row["charged"]) == receipt.get("energy_usage_total", 0)
+        assert (number(row["charged"]) > 0) == (tx["token"] != "TRX")
         assert number(row["stake"]) == receipt.get("energy_usage", 0)
         assert number(row["burned"]) == 0 and "energy_fee" not in receipt
         assert Decimal(row["trx"]) == Decimal(tx["info"].get("fee", 0)) / 10**6
     fees = sum(Decimal(tx["info"].get("fee", 0)) for tx in chain.values()) / 10**6
     # The batch, measured on chain against the preparation's prediction.
     assert re.search(r"energy rented\s+513,995\s+-\s+energy  ", output)
-    assert re.search(r"energy charged\s+713,995\s+713,995\s+energy  ", output)
-    assert re.search(r"charged / rented\s+1\.3891\s+-\s+ratio  ", output)
+    assert re.search(r"energy charged\s+773,257\s+713,995\s+energy  ", output)  # + DEMO's
+    assert re.search(r"charged / rented\s+1\.5044\s+-\s+ratio  ", output)
     assert re.search(r"from the rental\s+513,995\s+513,995\s+energy  ", output)
     assert re.search(rf"TRX burned anyway\s+{re.escape(str(fees.normalize()))}\s+-\s+TRX  ",
                      output) and fees > 0  # bandwidth beyond the free bytes
@@ -133,11 +145,11 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert re.search(r"saved by renting\s+28\.269725\s+28\.269725\s+TRX\s+TRX: "
                      r"burn_cost_of_rental_used - rental_cost.*measured on chain", output)
     # The second send run made no transaction, counted on the chain.
-    assert re.search(r"first run of batch_payout_send: 7 new transactions from the hot wallet "
-                     r"on chain \(0 before, 7 after", output)
+    assert re.search(r"first run of batch_payout_send: 9 new transactions from the hot wallet "
+                     r"on chain \(0 before, 9 after", output)
     assert re.search(r"second run of batch_payout_send: 0 new transactions from the hot wallet "
-                     r"on chain \(7 before, 7 after", output)
-    assert "transactions sent       7 by the first run, 0 by the second" in output
+                     r"on chain \(9 before, 9 after", output)
+    assert "transactions sent       9 by the first run, 0 by the second" in output
     # The payout to the deposit address was credited once, from the payout's own transaction.
     (deposit,) = re.findall(r"the payout to deposit address (T\w{33}) arrives", output)
     assert deposit in sent
@@ -164,10 +176,10 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert (totals["spent_trx"], totals["saving_trx"], totals["energy"],
             totals["activations"]) == ("25.329775", "28.269725", 513_995, 2)
     assert (page["chain"]["energy_rented"], page["chain"]["energy_charged"],
-            Decimal(page["chain"]["trx_burned"])) == (513_995, 713_995, fees)
+            Decimal(page["chain"]["trx_burned"])) == (513_995, 773_257, fees)
     [batch] = page["batches"]["batches"]
     assert batch["sender"] == sender and batch["recipients"] == 7
-    assert batch["sent"]["states"] == {"confirmed": 7}
+    assert batch["sent"]["states"] == {"confirmed": 9}
     assert page["waiting"] == {"purchases": {"count": 0, "listed": []},
                                "payouts": {"count": 0, "listed": []}}
     assert [c["behind"] for c in page["deposits"]["lag"]["consumers"]] == [0, 0]
@@ -190,11 +202,12 @@ def chain_transactions(sender: str) -> dict[str, dict[str, Any]]:
     """The sandbox chain's executed transactions from ``sender``, by recipient (its state file:
     the sandbox is stopped)."""
     with sqlite3.connect(WORK / "sandbox.sqlite") as db:
-        rows = db.execute("SELECT txid, to_address, block_number, status, info "
+        rows = db.execute("SELECT txid, to_address, block_number, status, info, token, amount "
                           "FROM chain_transactions WHERE owner = ?", (sender,)).fetchall()
     assert all(row[3] == "executed" for row in rows), rows
     found = {row[1]: {"txid": row[0], "to": row[1], "block": row[2],
-                      "info": json.loads(row[4])} for row in rows}
+                      "info": json.loads(row[4]), "token": row[5], "amount": str(row[6])}
+             for row in rows}
     assert len(found) == len(rows)  # one per recipient
     return found
 
