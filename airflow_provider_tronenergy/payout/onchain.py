@@ -142,6 +142,11 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
     Returns the wallet as read and each recipient's energy (the node's estimate,
     else the service's check-address rule), JSON-safe.
     """
+    named = sorted({p["token"] for p in payouts if p.get("token") not in (None, "", "USDT")})
+    if named:  # counted in USDT's decimals they would be wrong: never guessed
+        raise ChainRefused(f"rows naming {', '.join(named)} are checked by "
+                           f"token_preflight.check_batch, not this USDT pre-flight; "
+                           f"{NOTHING_MOVED}")
     prices = read_prices(node)
     account = node.get_account(sender)
     resources = node.get_resources(sender)
@@ -367,7 +372,9 @@ class WalletEnergy:
 
 def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],
                 sender: str, settings: ChainParams) -> dict[str, Any]:
-    """The pre-flight of a batch: :func:`preflight` with its node, or :func:`no_checks`."""
+    """The pre-flight of a USDT batch: :func:`preflight` with its node, or
+    :func:`no_checks` (a batch whose rows name tokens:
+    :func:`~.token_preflight.check_batch`)."""
     node = node_hook(settings.node_conn_id)
     if node is None:
         return no_checks()
