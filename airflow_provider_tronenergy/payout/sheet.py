@@ -65,12 +65,17 @@ def token_text(value: str) -> str:
     return name
 
 
-def known_decimals(token: str) -> int:
-    """The decimals checked before the chain is read: USDT's and TRX's, else the most any
-    token may have (its contract's own are checked by the pre-flight)."""
+def known_decimals(token: str, amount: Decimal) -> int:
+    """The decimals checked before the chain is read: USDT's and TRX's; for another token
+    the amount's own, at most the most any token may have (its contract's own are checked
+    by the pre-flight: a token of more decimals only adds digits to the units)."""
     if token in ("", DEFAULT_TOKEN):
         return TOKENS[DEFAULT_TOKEN]
-    return TRX_TOKEN.decimals if token == TRX else MAX_DECIMALS
+    if token == TRX:
+        return TRX_TOKEN.decimals
+    exponent = amount.as_tuple().exponent
+    written = len(exact_text(amount).partition(".")[2]) if isinstance(exponent, int) else 0
+    return min(MAX_DECIMALS, written)
 
 
 def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[dict[str, str]]:
@@ -95,7 +100,7 @@ def parse_payouts(rows: Iterable[Sequence[str]], first_line: int = 1) -> list[di
         except ValueError as exc:
             errors.append(f"line {line}: {exc}")
             continue
-        problem = amount_problem(amount, known_decimals(token))
+        problem = amount_problem(amount, known_decimals(token, amount))
         if problem is not None:
             errors.append(f"line {line}: amount {raw_amount!r} {problem}")
             continue

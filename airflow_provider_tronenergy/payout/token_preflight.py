@@ -33,7 +33,6 @@ from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import trx_text
 from airflow_provider_tronenergy.node.tokens import TRX, USDT, Token, TokenBook, TokenRefused
 from airflow_provider_tronenergy.payout import onchain
-from airflow_provider_tronenergy.payout.mixed import amount_text
 from airflow_provider_tronenergy.payout.onchain import (
     NODE_CONCURRENCY,
     ChainRefused,
@@ -101,6 +100,15 @@ def resolve(book: TokenBook, payouts: Sequence[Mapping[str, str]]) -> list[tuple
         raise PayoutInputError(f"{len(problems)} payout row(s) cannot be paid in their token "
                                f"({NOTHING_MOVED}):\n  " + "\n  ".join(problems[:50]))
     return resolved
+
+
+def amount_text(units: int, decimals: int) -> str:
+    """Units as the token's decimal amount, exact: by their digits, never through a Decimal
+    context (28 digits would round an 18-decimal amount of 11 digits or more)."""
+    digits = str(units).rjust(decimals + 1, "0")
+    whole, fraction = digits[:len(digits) - decimals], digits[len(digits) - decimals:]
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
 
 
 def _bound(client: TronNodeClient, token: Token) -> TronNodeClient:
