@@ -15,6 +15,7 @@ import pytest
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout import sent, sheet, token_preflight
+from airflow_provider_tronenergy.payout.approvals import plan_markdown
 from airflow_provider_tronenergy.payout.energy_plan import plan_energy
 from airflow_provider_tronenergy.payout.onchain import ChainRefused
 from airflow_provider_tronenergy.payout.params import ChainParams
@@ -106,6 +107,10 @@ def test_a_sheet_of_usdt_an_18_decimal_token_and_trx_is_planned_as_the_chain_cha
     assert plan["by_token"]["TRX"] == {"transfers": 1, "amount": "12.5", "energy": 0}
     assert plan["total_energy"] == sum(energies)
     assert plan["energy_to_buy"] == 0  # 2,000,000 staked cover it: nothing rented
+
+    shown = plan_markdown(plan, Decimal(0))  # what a person approves: each token's own
+    assert f"| `{e18_new}` | 1 E18 (`{e18}`) |" in shown and f"| `{trx_new}` | 12.5 TRX |" in shown
+    assert f"| Hot wallet E18 (`{e18}`) | 1000000000000000 (batch pays " in shown
 
     ready = batch_ready(plan, [], [])
     to_send = sent.rows_of(ready)
