@@ -60,6 +60,19 @@ _CONFIG: dict[str, Any] = {
                 "example": "tronenergy://payout-batch-ready",
                 "default": "tronenergy://payout-batch-ready",
             },
+            "payouts_sent_asset": {
+                "description": "URI of the asset whose payouts sent events tell the Energy "
+                "page each token's decimals and symbol (the example DAGs' by default).",
+                "version_added": "0.1.0", "type": "string",
+                "example": "tronenergy://payouts-sent", "default": "tronenergy://payouts-sent",
+            },
+            "explorer_url": {
+                "description": "Root of the block explorer the Energy page links each token to "
+                "(<root>/#/token20/<contract>); the rules of a connection's explorer_url. "
+                "Empty: mainnet's TronScan.",
+                "version_added": "0.1.0", "type": "string",
+                "example": "https://nile.tronscan.org", "default": None,
+            },
         },
     },
 }
@@ -112,7 +125,8 @@ def get_provider_info() -> dict[str, Any]:
                                 f"{PACKAGE}.triggers.deposit_scan"]}
         ],
         "extra-links": [f"{PACKAGE}.links.explorer.{name}" for name in (
-            "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink")],
+            "TronEnergyDelegationLink", "TronEnergyActivationLink", "TronPayoutLink",
+            "TronPayoutTokenLink")],
         "config": _CONFIG,
         # Airflow loads these only with [core] lazy_discover_providers = False; the
         # airflow.plugins entry point (pyproject.toml) loads them otherwise (docs/decisions.md).

@@ -2,7 +2,8 @@
 
 Seeds a year (the 365 days up to today, UTC) into fresh stores: 100,000 purchases in the
 purchase journal (95% placed, the rest ended, refused, not placed, a few unknown), 100,000
-payout attempts with receipts in the payout journal (a few failed on chain), 1,000,000
+payout attempts with receipts in the payout journal (a few failed on chain; a tenth TRX
+payouts, a tenth of an 18-decimal token, the rest USDT), 1,000,000
 callbacks in the callback store into 1,000 deposit addresses (plus 2,000 counted
 redeliveries, 50 conflicts and three consumers, one far behind), and 8,760 ``payout batch
 ready`` events (one an hour, handed in as the app hands them). Rows are shaped like the
@@ -46,6 +47,7 @@ from airflow_provider_tronenergy import sqlstore  # noqa: E402
 from airflow_provider_tronenergy.callbacks.store import CallbackStore  # noqa: E402
 from airflow_provider_tronenergy.callbacks.store.schema import HOUR_MS  # noqa: E402
 from airflow_provider_tronenergy.deposits import DepositLedger  # noqa: E402
+from airflow_provider_tronenergy.node.models import trx_text  # noqa: E402
 from airflow_provider_tronenergy.payout.journal import (  # noqa: E402
     PayoutJournal,
     receipt_figures,
@@ -57,9 +59,14 @@ from airflow_provider_tronenergy.ui.data import Stores, page_data  # noqa: E402
 from airflow_provider_tronenergy.ui.period import Period  # noqa: E402
 from support.postgres import reachable_postgres_url  # noqa: E402
 from tronenergy_protocol.address import random_address  # noqa: E402
+from tronenergy_protocol.explorer import explorer_of  # noqa: E402
 
 CHUNK = 5_000
 AIM_MS = 1_000
+E18 = random_address()
+"""A second token, 18 decimals: a tenth of the payouts (another tenth are TRX payouts)."""
+SENT_TOKENS = [[{"token": E18, "symbol": "E18", "decimals": 18, "contract": E18}]]
+"""What the newest ``payouts sent`` event says of it, as the app hands it over."""
 rng = random.Random(26)
 
 
@@ -128,16 +135,23 @@ def seed_payouts(payouts: PayoutJournal, count: int, start: int, end: int,
         created = when(start, end)
         failed = rng.random() < 0.0005
         energy = 64_285 if rng.random() < 0.7 else 130_285
+        kind = rng.random()
+        token, units, fee = "USDT", "12500000", 345_000
+        if kind < 0.1:  # a TRX payout, creating its recipient now and then
+            token, units, energy = "TRX", "2500000", 0
+            fee += 1_000_000 if rng.random() < 0.3 else 0
+        elif kind < 0.2:  # an 18-decimal token
+            token, units, energy = E18, str(10 ** 20 + i), 29_650
         txid = f"{i:064x}"
         receipt = {"txid": txid, "block": 70_000_000 + i, "result":
                    "OUT_OF_ENERGY" if failed else "SUCCESS", "succeeded": not failed,
                    "energy_total": energy, "energy_from_stake": energy, "energy_burned": 0,
-                   "trx_burned": "0.345", "trx_burned_sun": 345_000, "bandwidth": 345,
-                   "bandwidth_burned_sun": 345_000}
+                   "trx_burned": trx_text(fee), "trx_burned_sun": fee, "bandwidth": 345,
+                   "bandwidth_burned_sun": 345_000, "energy_burned_sun": 0}
         rows.append({
             "identity": f"row:{i}", "attempt": 1, "state": "failed" if failed else "confirmed",
             "batch_id": f"scheduled__{created // HOUR_MS}", "row": i % 10, "sender": sender,
-            "recipient": targets[i % len(targets)], "token": "USDT", "units": "12500000",
+            "recipient": targets[i % len(targets)], "token": token, "units": units,
             "claimed_by": f"batch_payout_send/run_{created // HOUR_MS}/send_payouts/-1/try1"
                           "@host:1",
             "created_at_ms": created, "updated_at_ms": created + 9_000, "txid": txid,
@@ -218,7 +232,8 @@ def _once(stores: Stores, period: Period, events: list[BatchEvent]
           ) -> tuple[float, dict[str, float]]:
     in_period = [e for e in events if period.start_ms <= e.at_ms < period.end_ms]
     started = time.perf_counter()
-    data = page_data(stores, period, in_period)
+    data = page_data(stores, period, in_period, sent_tokens=SENT_TOKENS,
+                     explorer=explorer_of(None))
     return (time.perf_counter() - started) * 1000, data["timings_ms"]
 
 

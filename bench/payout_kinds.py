@@ -41,8 +41,8 @@ from airflow_provider_tronenergy.payout.onchain import shortfall_orders
 from airflow_provider_tronenergy.payout.params import BatchParams, ChainParams
 from airflow_provider_tronenergy.payout.preflight import Cleared
 from airflow_provider_tronenergy.payout.rows import Payout, payouts
-from airflow_provider_tronenergy.protocol.address import random_address
-from airflow_provider_tronenergy.protocol.energy import transfer_energy as check_energy
+from tronenergy_protocol.address import random_address
+from tronenergy_protocol.energy import transfer_energy as check_energy
 
 TOKEN_SYMBOL = "BNCH"
 TOKEN_DECIMALS = 18

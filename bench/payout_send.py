@@ -94,8 +94,6 @@ from airflow_provider_tronenergy.payout.rows import Payout
 from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings
 from airflow_provider_tronenergy.payout.watch import PayoutWatch, WatchStatus
 from airflow_provider_tronenergy.signer import LocalKeySigner, Signer
-from tronenergy_protocol.address import random_address
-from tronenergy_protocol.energy import transfer_energy
 from tronenergy_sandbox.chain.blocks import GENESIS_BLOCK_ID
 from tronenergy_sandbox.chain.multicall import MULTICALL
 from tronenergy_sandbox.process import SandboxProcess, start_sandbox

@@ -174,7 +174,7 @@ def test_every_extra_link_is_registered_and_known_to_the_providers_manager():
                and value.__module__ == links.__name__ and not inspect.isabstract(value)
                and not name.startswith("_")}
     registered = get_provider_info()["extra-links"]
-    assert set(registered) == defined and len(defined) == 3
+    assert set(registered) == defined and len(defined) == 4
     for path in registered:
         module, _, name = path.rpartition(".")
         link = getattr(importlib.import_module(module), name)()
@@ -234,7 +234,7 @@ def test_every_extra_the_service_connection_is_read_for_is_a_form_field(monkeypa
     conn = reading(seen, extra, host="https://api.example.com/v1", login="key",
                    password="secret")
     TronEnergyHook.client_settings(conn)
-    monkeypatch.setattr(config, "connection_extra", lambda conn_id: Reads(extra, seen))
+    monkeypatch.setattr(config, "connection_extra", lambda *_: Reads(extra, seen))
     assert config.secrets_from_connection("reads") is not None
     assert seen == set(connection_type("tronenergy")["conn-fields"])
 

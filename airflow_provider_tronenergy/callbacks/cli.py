@@ -4,7 +4,8 @@
 
 The webhook secret comes from ``--webhook-secret`` / ``--webhook-secret-file``,
 else ``TRONENERGY_WEBHOOK_SECRET``, else the Airflow connection's extra
-``webhook_secret`` (``--conn-id``, default ``tronenergy_default``). Prefer the
+``webhook_secret`` (``--conn-id``, default ``tronenergy_default``; an id given that names
+no connection stops it, naming the id). Prefer the
 environment or the file: a command-line argument is visible to other local
 users in the process list. No secret is ever printed.
 
@@ -41,6 +42,7 @@ from airflow_provider_tronenergy.callbacks.verify import (
     DEFAULT_TOLERANCE,
     WebhookSecrets,
 )
+from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.sqlstore import StoreError
 from tronenergy_protocol.serving import bind_socket, proxy_settings, run_event_loop
 
@@ -124,11 +126,11 @@ def resolve_secrets(args: argparse.Namespace) -> tuple[WebhookSecrets | None, st
     from_env = config.secrets_from_env()
     if from_env:
         return from_env, "the environment"
-    conn_id = config.conn_id(args.conn_id)
-    where = f"Airflow connection {conn_id!r}"
+    choice = config.chosen(args.conn_id)
+    where = f"Airflow connection {choice.conn_id!r}"
     try:
-        return config.secrets_from_connection(conn_id), where
-    except config.ConfigError:
+        return config.secrets_from_connection(choice.conn_id, choice.setting), where
+    except (config.ConfigError, ConnectionMissing):
         raise
     except Exception as exc:  # a secrets backend or the metadata database is down
         raise config.ConfigError(f"could not read {where}: {type(exc).__name__}") from None
@@ -174,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         secrets, source = resolve_secrets(args)
-    except (OSError, config.ConfigError) as exc:
+    except (OSError, config.ConfigError, ConnectionMissing) as exc:
         print(f"tronenergy-receiver: {exc}", file=sys.stderr)
         return 2
     if not secrets:

@@ -11,6 +11,11 @@ is in force:
    ``webhook_secret`` (string, comma-separated string or list) and optional
    ``address_webhook_secrets`` (object as above).
 
+A connection id someone wrote (``--conn-id``, ``TRONENERGY_CONN_ID``, ``[tronenergy]
+conn_id``) that names no connection is refused as ``ConnectionMissing`` naming that setting,
+by :mod:`~airflow_provider_tronenergy.hooks.lookup`, the one place Airflow's "not found" is
+answered; the default nobody wrote may name nothing (no secrets from it).
+
 The store URL is resolved by :func:`.store.store_url` (the one rule of
 :mod:`~airflow_provider_tronenergy.sqlstore`). Nothing here logs a secret.
 """
@@ -21,10 +26,12 @@ import json
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_provider_tronenergy.callbacks.verify import WebhookSecrets
 from airflow_provider_tronenergy.errors import CallbackError
+from airflow_provider_tronenergy.hooks.lookup import existing, found
 from airflow_provider_tronenergy.sqlstore import airflow_conf
 
 log = logging.getLogger(__name__)
@@ -35,15 +42,37 @@ ENV_WEBHOOK_SECRET: Final = "TRONENERGY_WEBHOOK_SECRET"
 ENV_ADDRESS_SECRETS: Final = "TRONENERGY_ADDRESS_WEBHOOK_SECRETS"
 EXTRA_WEBHOOK_SECRET: Final = "webhook_secret"
 EXTRA_ADDRESS_SECRETS: Final = "address_webhook_secrets"
+CONF_CONN_ID: Final = "[tronenergy] conn_id"
+NEEDS: Final = ("the callback receiver reads its webhook secrets from its extra "
+                f"{EXTRA_WEBHOOK_SECRET!r}")
 
 
 class ConfigError(CallbackError, ValueError):
     """A setting is present but unusable; the message never contains a secret."""
 
 
+@dataclass(frozen=True)
+class ConnChoice:
+    """The receiver's connection id and the setting that named it (None: the default)."""
+
+    conn_id: str
+    setting: str | None = None
+
+
+def chosen(explicit: str | None = None, *, flag: str = "--conn-id") -> ConnChoice:
+    """``explicit`` (given as ``flag``), else ``TRONENERGY_CONN_ID``, else ``[tronenergy]
+    conn_id``, else the default ``tronenergy_default``, which nobody wrote."""
+    if explicit:
+        return ConnChoice(explicit, flag)
+    if from_env := os.environ.get(ENV_CONN_ID, "").strip():
+        return ConnChoice(from_env, ENV_CONN_ID)
+    if from_conf := airflow_conf("conn_id"):
+        return ConnChoice(from_conf, CONF_CONN_ID)
+    return ConnChoice(DEFAULT_CONN_ID)
+
+
 def conn_id(explicit: str | None = None) -> str:
-    return (explicit or os.environ.get(ENV_CONN_ID, "").strip() or airflow_conf("conn_id")
-            or DEFAULT_CONN_ID)
+    return chosen(explicit).conn_id
 
 
 def _address_secrets(value: Any, where: str) -> Mapping[str, Any]:
@@ -78,30 +107,33 @@ def secrets_from_env(environ: Mapping[str, str] | None = None) -> WebhookSecrets
                   "environment")
 
 
-def connection_extra(conn_id: str) -> dict[str, Any] | None:
-    """The connection's extras, or None without Airflow or without that connection.
+def connection_extra(conn_id: str, setting: str | None = None) -> dict[str, Any] | None:
+    """The connection's extras, or None without Airflow, or when the default id (``setting``
+    None) names no connection; an id a ``setting`` named that names none is a
+    ``ConnectionMissing`` naming the setting.
 
     Uses ``Connection.get_connection_from_secrets``: in the API server (and any
     process with metadata-database access) that walks the configured secrets
     backends, environment variables and the metastore, like every Airflow component.
     """
     try:
-        from airflow.exceptions import (  # type: ignore[attr-defined,unused-ignore]
-            AirflowNotFoundException,
-        )
         from airflow.models.connection import Connection
     except ImportError:
         return None
-    try:
-        connection = Connection.get_connection_from_secrets(conn_id)
-    except AirflowNotFoundException:
-        return None
+    get = Connection.get_connection_from_secrets
+    if setting is None:
+        connection = found(get, conn_id)
+        if connection is None:
+            return None
+    else:
+        connection = existing(get, conn_id, setting=setting, needs=NEEDS,
+                              otherwise=f"give the secret in ${ENV_WEBHOOK_SECRET}")
     extra = connection.extra_dejson
     return dict(extra) if isinstance(extra, dict) else {}
 
 
-def secrets_from_connection(conn_id_: str) -> WebhookSecrets | None:
-    extra = connection_extra(conn_id_)
+def secrets_from_connection(conn_id_: str, setting: str | None = None) -> WebhookSecrets | None:
+    extra = connection_extra(conn_id_, setting)
     if extra is None:
         return None
     where = f"connection {conn_id_!r}"
@@ -110,13 +142,14 @@ def secrets_from_connection(conn_id_: str) -> WebhookSecrets | None:
                                    f"{EXTRA_ADDRESS_SECRETS!r}"), where)
 
 
-def load_secrets(conn_id_: str | None = None) -> WebhookSecrets | None:
-    """Environment first; else the Airflow connection; None when neither has a secret."""
+def load_secrets(choice: ConnChoice | None = None) -> WebhookSecrets | None:
+    """Environment first; else the Airflow connection (``choice``, else :func:`chosen`);
+    None when neither has a secret."""
     from_env = secrets_from_env()
     if from_env is not None:
         return from_env or None
-    found = secrets_from_connection(conn_id(conn_id_))
-    return found or None
+    choice = chosen() if choice is None else choice
+    return secrets_from_connection(choice.conn_id, choice.setting) or None
 
 
 def describe(secrets: WebhookSecrets) -> str:

@@ -7,7 +7,8 @@ authenticate plugin apps; the callback signature is the only gate.
 
 Secrets: ``TRONENERGY_WEBHOOK_SECRET`` in the API server's environment, else the
 ``tronenergy`` connection (``[tronenergy] conn_id`` / ``TRONENERGY_CONN_ID``,
-default ``tronenergy_default``), extra ``webhook_secret``. The connection is
+default ``tronenergy_default``), extra ``webhook_secret``; an id set there that names no
+connection serves no secret and logs the ``ConnectionMissing`` naming it. The connection is
 re-read every minute, so a rotation (``"new,old"``, later ``"new"``) needs no
 restart. With no secret configured ``/tronenergy/callbacks`` answers 503 with
 the reason, and the rest of the API server is unaffected.
@@ -43,16 +44,16 @@ def build_receiver_app() -> ASGIApp:
     from airflow_provider_tronenergy.callbacks.verify import DEFAULT_TOLERANCE, RefreshingSecrets
     from tronenergy_protocol.numbers import parse_decimal, parse_int
 
-    conn_id = config.conn_id()
+    choice = config.chosen()
     store = CallbackStore(store_url())
     tolerance = parse_int(sqlstore.airflow_conf("callback_timestamp_tolerance")
                           or DEFAULT_TOLERANCE, "[tronenergy] callback_timestamp_tolerance")
     body_timeout = float(parse_decimal(sqlstore.airflow_conf("callback_body_timeout")
                                        or str(DEFAULT_BODY_TIMEOUT),
                                        "[tronenergy] callback_body_timeout"))
-    secrets = RefreshingSecrets(lambda: config.load_secrets(conn_id))
+    secrets = RefreshingSecrets(lambda: config.load_secrets(choice))
     log.info("tronenergy callback receiver: store %s, secrets from the environment or "
-             "connection %r", store.safe_url, conn_id)
+             "connection %r", store.safe_url, choice.conn_id)
     return create_app(store, secrets, tolerance=tolerance, body_timeout=body_timeout)
 
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from airflow_provider_tronenergy.callbacks.events import AMOUNT_TEXT, VerifiedTransfer, to_micro
-from airflow_provider_tronenergy.errors import CallbackError
+from airflow_provider_tronenergy.errors import CallbackError, ConnectionMissing
 from tronenergy_protocol.address import AddressError, decode_address
 from tronenergy_protocol.signing import verify_callback
 
@@ -326,7 +326,9 @@ class RefreshingSecrets:
     A good value is kept ``ttl`` seconds, so rotating the secret in the connection
     needs no restart; when nothing is configured (``None``) or loading fails, the
     next request past ``retry`` seconds tries again. A failed reload keeps serving
-    the last good value.
+    the last good value (a secrets backend down is an outage), except a
+    ``ConnectionMissing``: the connection named names nothing, an answer, so nothing is
+    served from it, as when it has no secret.
     """
 
     def __init__(
@@ -352,6 +354,9 @@ class RefreshingSecrets:
     async def _reload(self) -> None:
         try:
             value = await asyncio.to_thread(self.load)
+        except ConnectionMissing as exc:
+            log.error("no webhook secrets: %s", exc)
+            value = None
         except Exception:
             log.exception("loading the webhook secrets failed; keeping the previous ones")
             self._next_load = time.monotonic() + self.retry

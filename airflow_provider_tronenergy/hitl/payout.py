@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_tronenergy.hitl.purchase import parks_tasks
+from airflow_provider_tronenergy.payout.by_token import shown_amount
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,
@@ -42,8 +43,9 @@ def failed_lines(failed: Sequence[Attempt]) -> list[str]:
     lines = []
     for a in failed:
         receipt = a.receipt or {}
-        lines.append(f"  {a.identity}: {a.units} units to {a.recipient}, tx {a.txid} in block "
-                     f"{a.block_number}: {receipt.get('result', 'FAILED')} (energy "
+        lines.append(f"  {a.identity}: {shown_amount(a.token, a.units)} to {a.recipient}, "
+                     f"tx {a.txid} in block {a.block_number}: "
+                     f"{receipt.get('result', 'FAILED')} (energy "
                      f"{receipt.get('energy_total', '?')}, TRX burned "
                      f"{receipt.get('trx_burned', '?')})")
     return lines

@@ -4,18 +4,23 @@ A ``*_conn_id`` that names no connection is never read as "no such thing wanted"
 :class:`~..errors.ConnectionMissing` (not retried) naming the setting, the id, what needs
 it and the fix, raised before anything is bought, signed or credited. Where a person may
 choose to go without (a payout batch prepared without a node), the choice is Python
-``None``, written out; the caller says how with ``otherwise``.
+``None``, written out; the caller says how with ``otherwise``. Only a default id nobody
+wrote (the callback receiver's ``tronenergy_default``) may name nothing: :func:`found`.
+
+It imports nothing of Airflow at module level and nothing of the package but ``errors``, so
+the callback receiver reads its connection through it and still runs without Airflow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from airflow_provider_tronenergy.errors import ConnectionMissing
 
-if TYPE_CHECKING:
-    from airflow.sdk import Connection
+Connection = TypeVar("Connection")
+"""Whatever ``get`` hands out: the Task SDK's ``Connection`` for a hook, the metadata
+database's for the callback receiver in the API server."""
 
 
 def existing(get: Callable[[str], Connection], conn_id: str | None, *, setting: str,
@@ -36,6 +41,19 @@ def existing(get: Callable[[str], Connection], conn_id: str | None, *, setting: 
     except AirflowNotFoundException:
         raise _names_nothing(name, setting=setting, needs=needs,
                              otherwise=otherwise) from None
+
+
+def found(get: Callable[[str], Connection], conn_id: str) -> Connection | None:
+    """The connection a default id names, or None when it names none: for an id nobody
+    wrote (the callback receiver's ``tronenergy_default``), whose absence means "not set
+    up here" and is answered by the caller's own refusal. An id a person wrote goes
+    through :func:`existing`."""
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+    try:
+        return get(conn_id)
+    except AirflowNotFoundException:
+        return None
 
 
 async def aexisting(aget: Callable[[str], Awaitable[Connection]], conn_id: str | None, *,

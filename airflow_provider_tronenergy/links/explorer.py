@@ -11,7 +11,8 @@ One link per kind of transaction, because Airflow's links are fixed per operator
 give one URL each: the transaction's page when the task made exactly one; else the
 page of the one address they all touch (a payout batch's sender, the wallet a batch of
 orders delegates to), whose history lists them; else none (the task's return value
-lists every transaction id).
+lists every transaction id). A payout batch that moved one TRC-20 token also links its
+token's page.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ XCOM_KEY: Final = "tron_explorer"
 
 
 def explorer_trail(explorer: Explorer, kind: str, *, count: int, txids: Iterable[str],
-                   addresses: Iterable[str]) -> dict[str, Any]:
+                   addresses: Iterable[str],
+                   contracts: Iterable[str | None] = ()) -> dict[str, Any]:
     """What a link of ``kind`` needs, and no more: a batch of 10,000 payouts stores one
     address, not 10,000 ids (the return value has them).
 
@@ -40,16 +42,22 @@ def explorer_trail(explorer: Explorer, kind: str, *, count: int, txids: Iterable
         made yet counts: its receiver's page will show it).
     :param txids: the ids known of them.
     :param addresses: the address each touches (receiver of energy, activated, sender).
+    :param contracts: the TRC-20 contract each transfers (None: TRX); a batch paying one
+        token keeps it, for the token's page.
     """
     known = [txid for txid in txids if txid]
     distinct = set(addresses)
-    return {"explorer": explorer.root, "kind": kind, "count": count,
-            "txid": known[0] if count == 1 and len(known) == 1 else "",
-            "address": distinct.pop() if len(distinct) == 1 else ""}
+    tokens = set(contracts)
+    trail = {"explorer": explorer.root, "kind": kind, "count": count,
+             "txid": known[0] if count == 1 and len(known) == 1 else "",
+             "address": distinct.pop() if len(distinct) == 1 else ""}
+    token = tokens.pop() if len(tokens) == 1 else None
+    return {**trail, "token": token} if token else trail
 
 
 def publish(context: Context, explorer: Callable[[], Explorer], kind: str, *, count: int,
-            txids: Iterable[str], addresses: Iterable[str], log: Log) -> None:
+            txids: Iterable[str], addresses: Iterable[str], log: Log,
+            contracts: Iterable[str | None] = ()) -> None:
     """Push the task's :func:`explorer_trail` (a later push in the same try replaces it).
 
     ``explorer`` reads the connection's root (checked before anything was bought or
@@ -60,7 +68,8 @@ def publish(context: Context, explorer: Callable[[], Explorer], kind: str, *, co
         return
     try:
         context["ti"].xcom_push(key=XCOM_KEY, value=explorer_trail(
-            explorer(), kind, count=count, txids=txids, addresses=addresses))
+            explorer(), kind, count=count, txids=txids, addresses=addresses,
+            contracts=contracts))
     except Exception as exc:
         log.warning("no %s link to the block explorer for this task: %s", kind, exc)
 
@@ -77,6 +86,17 @@ def link_for(trail: Any, kind: str) -> str:
     if count == 1 and isinstance(txid, str) and txid:
         return explorer.transaction(txid)
     return explorer.address(address) if isinstance(address, str) and address else ""
+
+
+def token_link_for(trail: Any, kind: str) -> str:
+    """The token's page (``<root>/#/token20/<contract>``) for a trail of ``kind`` whose
+    transactions all moved one TRC-20 token; ``""`` otherwise (TRX, several tokens)."""
+    if not isinstance(trail, Mapping) or trail.get("kind") != kind:
+        return ""
+    token = trail.get("token")
+    if not isinstance(token, str) or not token:
+        return ""
+    return explorer_of(trail.get("explorer")).token(token)  # checked again, as link_for
 
 
 class _TronExplorerLink(BaseOperatorLink):
@@ -108,4 +128,14 @@ class TronPayoutLink(_TronExplorerLink):
 
     name = "TronScan: payouts"
     kind = "payout"
+
+
+class TronPayoutTokenLink(BaseOperatorLink):
+    """A payout batch of one TRC-20 token: the token's page (holders, transfers, decimals)."""
+
+    name = "TronScan: token"
+
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        """The token's page, or ``""`` (no link) for TRX or a batch of several tokens."""
+        return token_link_for(XCom.get_value(ti_key=ti_key, key=XCOM_KEY), "payout")
 

@@ -30,7 +30,7 @@ from airflow_provider_tronenergy.errors import ConnectionMissing
 from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
-from airflow_provider_tronenergy.links.explorer import TronPayoutLink, publish
+from airflow_provider_tronenergy.links.explorer import TronPayoutLink, TronPayoutTokenLink, publish
 from airflow_provider_tronenergy.payout.batch import TRX, PayoutBatch, TokenBook, run_batch_id
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,
@@ -142,7 +142,7 @@ class TronPayoutOperator(BaseOperator):
         "max_fee_limit_trx", "max_burn_trx", "on_ambiguous", "confirm_solidified",
         "confirm_node_conn_id", "permission_id", "cosigner_conn_ids", "tuning")
     ui_color = "#f2c57c"
-    operator_extra_links = (TronPayoutLink(),)
+    operator_extra_links = (TronPayoutLink(), TronPayoutTokenLink())
 
     def __init__(
         self, *, payouts: Any, sender_address: str, batch_id: str = "",
@@ -194,6 +194,13 @@ class TronPayoutOperator(BaseOperator):
                     f"rows {', '.join(map(str, trx[:20]))}: token TRX under permission_id "
                     f"{settings.permission_id}: its check covers contract calls only; pay TRX "
                     "under the owner permission (nothing was signed)")
+            to_self = [p.row for p in batch.rows if p.token == TRX and p.recipient == sender]
+            if to_self:
+                raise PayoutInputError(
+                    f"row{'s' if len(to_self) > 1 else ''} "
+                    f"{', '.join(map(str, to_self[:20]))}: token TRX to the sender itself: "
+                    "the chain refuses a TRX transfer to its own sender (java-tron "
+                    "TransferActuator); remove the row (nothing was signed)")
             self._solidified()
             self._confirm_node()  # names a connection, on the first node's chain: before signing
         except PayoutInputError:
@@ -348,7 +355,8 @@ class TronPayoutOperator(BaseOperator):
         sent = [a for a in attempts if a.txid]
         publish(context, self._node_hook().get_explorer, "payout",
                 count=len(sent), txids=[a.txid or "" for a in sent],
-                addresses=[a.sender for a in sent], log=self.log)
+                addresses=[a.sender for a in sent], log=self.log,
+                contracts=[self._token_book().contract_of(a.token) for a in sent])
 
     def _wait(self, batch_id: str, round_: int, tuning: PayoutTuning,
               follow: Sequence[str] = ()) -> None:
@@ -459,7 +467,8 @@ class TronPayoutOperator(BaseOperator):
                 f"payout batch {batch_id}: {len(rows)} payouts settled; {len(short)} were not "
                 f"signed, their token's balance short: {next(iter(short.values()))}. Top up "
                 "the sender and clear the task: the settled ones are not paid again")
-        result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows})
+        result = batch_result(batch_id, attempts, {p.identity: p.row for p in rows},
+                              self._token_book().by_name(), self._node_hook().get_explorer)
         totals = result["totals"]
         self.log.info("payout batch %s: %s, confirmed on %s blocks; energy charged %s (from "
                       "stake/rental %s, burned %s), TRX burned %s (bandwidth: %s bytes from "

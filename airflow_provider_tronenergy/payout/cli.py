@@ -7,8 +7,10 @@
 
 The journal is the one the workers use (``--journal``, else
 ``$TRONENERGY_PURCHASE_JOURNAL``, else ``[tronenergy] purchase_journal``, else the
-SQLite file in ``$AIRFLOW_HOME``). ``show`` prints each attempt with its receipt (the
-result, the energy used and burned, the TRX burned). Only a payout whose newest
+SQLite file in ``$AIRFLOW_HOME``). ``show`` prints each attempt with its amount (TRX and
+USDT in their units; a contract's in its smallest units, the journal holding no decimals:
+its task's result has them) and its receipt (the result, the energy used and burned, the
+TRX burned by kind: energy, bandwidth, account creation, other). Only a payout whose newest
 attempt *failed on chain* can be resolved: ``--resend`` lets the next run sign a new
 transaction for it, once; ``--cancel`` ends it unpaid. A transaction that can still
 execute is never resolved by hand: the chain decides it.
@@ -22,6 +24,8 @@ import json
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_tronenergy.node.models import trx_text
+from airflow_provider_tronenergy.payout.by_token import fee_split, shown_amount
 from airflow_provider_tronenergy.payout.journal import (
     Attempt,
     PayoutJournal,
@@ -60,15 +64,18 @@ def parser() -> argparse.ArgumentParser:
 
 def _line(a: Attempt) -> str:
     receipt = a.receipt or {}
+    split = fee_split(receipt, a.token, a.signatures)
+    kinds = ", ".join(f"{kind} {trx_text(sun)}" for kind, sun in split.items() if sun)
     figures = (f"\n           {receipt.get('result')}: energy {receipt.get('energy_total')} "
                f"({receipt.get('energy_from_stake')} from stake/rental, "
                f"{receipt.get('energy_burned')} burned), TRX burned "
-               f"{receipt.get('trx_burned')}, bandwidth {receipt.get('bandwidth')}"
-               if receipt else "")
+               f"{receipt.get('trx_burned')}" + (f" ({kinds})" if kinds else "")
+               + f", bandwidth {receipt.get('bandwidth')}" if receipt else "")
     said = "; ".join(filter(None, [a.resolved_by and f"resolved by {a.resolved_by}", a.note,
                                    a.last_answer and f"node said: {a.last_answer}"]))
-    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  {a.units} units to "
-            f"{a.recipient}  batch {a.batch_id}\n           tx {a.txid or '-'}"
+    return (f"{a.state.value.upper():<10} {a.identity}  #{a.attempt}  "
+            f"{shown_amount(a.token, a.units)} to {a.recipient}  batch {a.batch_id}\n"
+            f"           tx {a.txid or '-'}"
             + (f" block {a.block_number}" if a.block_number else "")
             + figures + (f"\n           {said}" if said else ""))
 

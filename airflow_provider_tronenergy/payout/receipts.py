@@ -8,11 +8,14 @@ way. The receipt says how much of each (``energy_usage``, ``energy_fee``, ``net_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
+from airflow_provider_tronenergy.node.tokens import Token
+from airflow_provider_tronenergy.payout.by_token import amount_text, by_token, decimals_of
+from tronenergy_protocol.explorer import Explorer
 
 CONFIRMED_ON: Final = "confirmed_on"
 """A receipt's key (and the payout journal's column): the block it was read up to,
@@ -71,6 +74,8 @@ class Outcome:
     trx_burned_sun: int
     bandwidth: int
     bandwidth_burned_sun: int
+    energy_burned_sun: int = 0
+    """Sun burned for energy (the receipt's ``energy_fee``): what the ``fee_limit`` caps."""
 
     def to_dict(self) -> dict[str, Any]:
         """What the journal keeps and XCom carries: integers, and TRX as decimal text."""
@@ -80,7 +85,8 @@ class Outcome:
                 "energy_burned": self.energy_burned,
                 "trx_burned": trx_text(self.trx_burned_sun),
                 "trx_burned_sun": self.trx_burned_sun, "bandwidth": self.bandwidth,
-                "bandwidth_burned_sun": self.bandwidth_burned_sun}
+                "bandwidth_burned_sun": self.bandwidth_burned_sun,
+                "energy_burned_sun": self.energy_burned_sun}
 
 
 def outcome_of(info: TransactionInfo) -> Outcome:
@@ -90,7 +96,8 @@ def outcome_of(info: TransactionInfo) -> Outcome:
         result=info.receipt_result or ("FAILED" if info.failed else "SUCCESS"),
         energy_total=info.energy_usage_total, energy_from_stake=info.energy_usage,
         energy_burned=info.energy_burned, trx_burned_sun=info.fee,
-        bandwidth=info.net_usage, bandwidth_burned_sun=info.net_fee)
+        bandwidth=info.net_usage, bandwidth_burned_sun=info.net_fee,
+        energy_burned_sun=info.energy_fee)
 
 
 def totals(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -108,16 +115,19 @@ def totals(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "trx_burned": trx_text(sums["trx_burned_sun"])}
 
 
-def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
-    """One payout's line in a batch's result: its identity, state and measured figures.
+def payout_result(attempt: Any, row: int | None = None,
+                  tokens: Mapping[str, Token] | None = None) -> dict[str, Any]:
+    """One payout's line in a batch's result: its identity, token, amount in that token's
+    units (None when its decimals were not read), state and measured figures.
 
     ``attempt`` is the journal's newest :class:`~.journal.Attempt` for the payout; ``row``
     its row in this batch (another batch may have signed it, at its own row).
     """
     receipt = attempt.receipt or {}
+    decimals = decimals_of(attempt.token, tokens or {})
     return {"identity": attempt.identity, "row": attempt.row if row is None else row,
-            "recipient": attempt.recipient,
-            "token": attempt.token,
+            "recipient": attempt.recipient, "token": attempt.token,
+            "amount": None if decimals is None else amount_text(int(attempt.units), decimals),
             "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
             "attempt": attempt.attempt, "block": attempt.block_number,
             CONFIRMED_ON: confirmed_on(receipt) if attempt.receipt else None,
@@ -126,13 +136,19 @@ def payout_result(attempt: Any, row: int | None = None) -> dict[str, Any]:
 
 
 def batch_result(batch_id: str, attempts: Iterable[Any],
-                 rows_by_identity: Mapping[str, int] | None = None) -> dict[str, Any]:
+                 rows_by_identity: Mapping[str, int] | None = None,
+                 tokens: Mapping[str, Token] | None = None,
+                 explorer: Explorer | Callable[[], Explorer] | None = None) -> dict[str, Any]:
     """The batch's result (XCom, the ``payouts sent`` event): per payout (at its row in
     this batch, from ``rows_by_identity``), totals over the receipts of those that
-    reached a block, and on which blocks they were confirmed (:func:`confirmation`)."""
+    reached a block, on which blocks they were confirmed (:func:`confirmation`), and per
+    token (:func:`~.by_token.by_token`: ``tokens`` the contracts read, by journal name;
+    ``explorer``, or what reads it, for each token's page: one that cannot be read, a
+    custom chain's without ``explorer_url``, leaves the pages out, as the task's links do:
+    a link never decides a task whose money has moved)."""
     attempts = list(attempts)
     where = rows_by_identity or {}
-    rows = [payout_result(a, where.get(a.identity)) for a in attempts]
+    rows = [payout_result(a, where.get(a.identity), tokens) for a in attempts]
     receipts = [a.receipt for a in attempts if a.receipt]
     states: dict[str, int] = {}
     for row in rows:
@@ -142,4 +158,14 @@ def batch_result(batch_id: str, attempts: Iterable[Any],
         key = confirmed_on(receipt)
         confirmed[key] = confirmed.get(key, 0) + 1
     return {"batch_id": batch_id, "payouts": rows, "states": states,
-            "totals": totals(receipts), "confirmation": confirmation(confirmed)}
+            "totals": totals(receipts), "confirmation": confirmation(confirmed),
+            "tokens": by_token(attempts, tokens, _explorer(explorer))}
+
+
+def _explorer(given: Explorer | Callable[[], Explorer] | None) -> Explorer | None:
+    if given is None or isinstance(given, Explorer):
+        return given
+    try:
+        return given()
+    except Exception:  # no page, never a failed task: the links say why in the log
+        return None

@@ -19,6 +19,7 @@ from typing import Any, Final
 from airflow_provider_tronenergy.money.burn import BurnPrices
 from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.node.models import trx_text
+from airflow_provider_tronenergy.payout.by_token import FIGURES as BY_TOKEN
 
 FIGURES: Final[Mapping[str, str]] = {
     "payouts[].energy_total": "energy the chain charged this transfer (its receipt)",
@@ -44,6 +45,8 @@ FIGURES: Final[Mapping[str, str]] = {
     "confirmation": "the blocks the receipts were confirmed on: solidified (final) or head "
                     "(a fork may still leave them); both when some were each",
     "payouts[].confirmed_on": "the block this transfer's receipt was confirmed on",
+    "payouts[].amount": "what this payout pays, in its token's units (payouts[].token)",
+    **BY_TOKEN,
 }
 
 
@@ -62,7 +65,8 @@ def rows_of(ready: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def payouts_sent(ready: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
     """The ``payouts sent`` event: the operator's ``result`` with the batch's measured
-    figures against what the preparation rented (``ready``)."""
+    figures against what the preparation rented (``ready``), and its lines per token
+    (``tokens``: amounts in each token's units, never summed across tokens)."""
     totals = result["totals"]
     prices = BurnPrices.of(ready.get("prices"))
     rented = int(ready.get("energy_bought") or 0)
@@ -74,6 +78,7 @@ def payouts_sent(ready: Mapping[str, Any], result: Mapping[str, Any]) -> dict[st
     return {
         "batch_id": result["batch_id"], "sender": ready.get("sender"),
         "payouts": _payouts(result["payouts"], ready.get("recipients") or []),
+        "tokens": result.get("tokens") or [],
         "states": result["states"], "confirmation": result.get("confirmation"),
         "energy_rented": rented, "energy_charged": int(totals["energy_total"]),
         "charged_per_rented": (text((Decimal(totals["energy_total"]) / rented)
@@ -90,7 +95,8 @@ def payouts_sent(ready: Mapping[str, Any], result: Mapping[str, Any]) -> dict[st
 
 def _payouts(results: Sequence[Mapping[str, Any]],
              recipients: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each payout's line, with its amount as the preparation wrote it."""
+    """Each payout's line, with its amount in its token's units; as the preparation wrote
+    it when the result has none (a contract whose decimals were not read)."""
     amounts = [r.get("amount") for r in recipients]
-    return [{**row, "amount": amounts[row["row"]] if row["row"] < len(amounts) else None}
-            for row in results]
+    return [{**row, "amount": row.get("amount") or (
+        amounts[row["row"]] if row["row"] < len(amounts) else None)} for row in results]

@@ -125,8 +125,10 @@ def create_app() -> FastAPI:
 
         from airflow_provider_tronenergy.sqlstore import StoreError, StoreNotShared
         from airflow_provider_tronenergy.ui.data import page_data
-        from airflow_provider_tronenergy.ui.events import read_batch_events
+        from airflow_provider_tronenergy.ui.events import read_batch_events, read_sent_tokens
         from airflow_provider_tronenergy.ui.period import Period
+        from airflow_provider_tronenergy.ui.tokens import page_explorer
+        from tronenergy_protocol.explorer import ExplorerError
 
         try:
             period = Period.parse(request.query_params.get("from"),
@@ -134,9 +136,15 @@ def create_app() -> FastAPI:
         except ValueError as exc:
             raise HTTPException(status_code=400, detail=str(exc)) from None
         try:
+            explorer = page_explorer()
+        except ExplorerError as exc:  # names the setting and the fix; never its value
+            raise HTTPException(status_code=503, detail=str(exc)) from None
+        try:
             with create_session() as session:
                 events = read_batch_events(session, period)
-            return page_data(stores.get(), period, events)
+                sent_tokens = read_sent_tokens(session)
+            return page_data(stores.get(), period, events, sent_tokens=sent_tokens,
+                             explorer=explorer)
         except StoreNotShared as exc:
             # Another host's file would be shown as the deployment's: refused as the
             # workers refuse it; the message names the setting (no secret in it).

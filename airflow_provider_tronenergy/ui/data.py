@@ -31,7 +31,9 @@ from airflow_provider_tronenergy.ui.batches import BatchEvent, add_activations, 
 from airflow_provider_tronenergy.ui.chain import chain_use
 from airflow_provider_tronenergy.ui.period import Period, utc_text
 from airflow_provider_tronenergy.ui.purchases import Day, orders_by_state, purchase_days
+from airflow_provider_tronenergy.ui.tokens import token_facts, token_use
 from airflow_provider_tronenergy.ui.waiting import waiting_payouts, waiting_purchases
+from tronenergy_protocol.explorer import Explorer
 
 T = TypeVar("T")
 
@@ -70,8 +72,11 @@ class Stores:
 
 
 def page_data(stores: Stores, period: Period, events: Sequence[BatchEvent], *,
-              now_ms: int | None = None) -> dict[str, Any]:
-    """The page's figures for ``period`` (``events``: its ``payout batch ready`` events)."""
+              now_ms: int | None = None, sent_tokens: Sequence[Any] = (),
+              explorer: Explorer | None = None) -> dict[str, Any]:
+    """The page's figures for ``period`` (``events``: its ``payout batch ready`` events;
+    ``sent_tokens``: the newest ``payouts sent`` events' ``tokens``, :mod:`.tokens`;
+    ``explorer``: where token links lead)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     timings: dict[str, float] = {}
 
@@ -102,6 +107,8 @@ def page_data(stores: Stores, period: Period, events: Sequence[BatchEvent], *,
             "lag": timed("lag", lambda: consumer_lag(stores.callbacks, stores.ledger, now)),
             "claims": timed("claims", lambda: deposit_claims(stores.ledger)),
         },
+        "tokens": timed("tokens", lambda: token_use(stores.payouts, period,
+                                                    token_facts(sent_tokens), explorer)),
         "batches": timed("batches", lambda: batch_rows(events, stores.payouts)),
         "sources": stores.sources(),
     }

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 BATCH_READY_ASSET: Final = "tronenergy://payout-batch-ready"
 CONF_KEY: Final = "batch_ready_asset"
+PAYOUTS_SENT_ASSET: Final = "tronenergy://payouts-sent"
+SENT_CONF_KEY: Final = "payouts_sent_asset"
+SENT_EVENTS: Final = 200
+"""The newest ``payouts sent`` events whose ``tokens`` name the contracts' decimals and
+symbols (a token's facts do not change: the newest events suffice)."""
 PATHS: Final[dict[str, tuple[str, ...]]] = {
     **{name: (name,) for name in FIELDS if name not in ("recipients", "approval")},
     "activation_sun": ("prices", "activation_sun"),
@@ -101,6 +106,35 @@ def read_batch_events(session: Session, period: Period, uri: str | None = None,
         events += [_event(row[1:4], dict(zip(DAY_FIELDS, row[4:], strict=True)), dialect)
                    for row in rest if row[0] not in seen]
     return events
+
+
+def payouts_sent_uri() -> str:
+    """The URI of the asset whose events are the batches sent (``[tronenergy]
+    payouts_sent_asset``, else the example DAGs')."""
+    return sqlstore.airflow_conf(SENT_CONF_KEY) or PAYOUTS_SENT_ASSET
+
+
+def read_sent_tokens(session: Session, uri: str | None = None,
+                     newest: int = SENT_EVENTS) -> list[Any]:
+    """The ``tokens`` lists of the newest ``payouts sent`` events, newest first (each as
+    the database hands it: JSON text, or a list), extracted by the database: an event's
+    extra lists every payout."""
+    import json
+
+    from airflow.models.asset import AssetEvent, AssetModel
+
+    dialect = session.get_bind().dialect.name
+    rows = session.execute(sa.select(_value(AssetEvent.extra, ("tokens",), dialect)).join(
+        AssetModel, AssetModel.id == AssetEvent.asset_id).where(
+        AssetModel.uri == stored_uri(uri or payouts_sent_uri())).order_by(
+        AssetEvent.timestamp.desc(), AssetEvent.id.desc()).limit(newest)).all()
+    lists: list[Any] = []
+    for (value,) in rows:
+        try:
+            lists.append(json.loads(value) if isinstance(value, str) else value)
+        except ValueError:
+            continue
+    return lists
 
 
 def _event(source: Sequence[Any], values: dict[str, Any], dialect: str) -> BatchEvent:

@@ -56,6 +56,7 @@ def render(data: Mapping[str, Any], *, base: str, today: date, user: str) -> str
         _cards(spend["totals"], chain, waiting),
         _spend_section(spend),
         _chain_section(chain, data["orders_by_state"]),
+        _tokens_section(data.get("tokens") or []),
         _waiting_section(waiting, base),
         _deposits_section(deposits, period),
         _batches_section(data["batches"], base),
@@ -146,6 +147,38 @@ def _chain_section(chain: Mapping[str, Any], states: Mapping[str, int]) -> str:
             + _table(["Journal state", "Purchase attempts"], state_rows, numeric=[1]))
 
 
+def _tokens_section(tokens: Sequence[Mapping[str, Any]]) -> str:
+    """Per token: its amounts in its own units (never added to another's), the energy the
+    chain charged its contract, the TRX its transactions burned; the symbol is the
+    contract's own text, escaped like every value."""
+    rows = []
+    for t in tokens:
+        name = escape(str(t["symbol"] or "no symbol()"))
+        link = (f'<a href="{escape(t["explorer"])}" target="_blank" rel="noopener noreferrer">'
+                f"{name}</a>" if t.get("explorer") else name)
+        contract = f"<br><code>{escape(t['contract'])}</code>" if t.get("contract") else ""
+        paid = (f"{exact(t['amount_paid'])} {name}" if t["amount_paid"] is not None else
+                f"{exact(t['units_paid'])} smallest units (no payouts sent event named its "
+                "decimals)")
+        rows.append(
+            f"<tr><td>{link}{contract}</td><td class=n>{t['confirmed']:,}</td><td class=n>"
+            f"{paid}</td><td class=n>{t['transactions']:,}</td><td class=n>"
+            f"{t['energy_charged']:,}</td><td class=n>{_trx(t['trx_burned'])}</td></tr>")
+    return ("<h2>Payouts by token</h2>" + (_table(
+        ["Token", "Confirmed payouts", "Paid", "Transactions", "Energy charged",
+         "TRX burned"], "".join(rows), numeric=[1, 2, 3, 4, 5]) if rows else
+        '<p class="muted">No payout in this period.</p>'))
+
+
+def exact(value: str) -> str:
+    """An exact decimal amount with its thousands separated and every decimal kept (an
+    18-decimal amount is never cut to six)."""
+    whole, _, fraction = str(value).partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    grouped = f"{int(whole.lstrip('-') or '0'):,}"
+    return escape(sign + grouped + (f".{fraction}" if fraction else ""))
+
+
 def _task_link(task: Mapping[str, Any] | None, base: str) -> str:
     if not task:
         return ""
@@ -170,7 +203,7 @@ def _waiting_section(waiting: Mapping[str, Any], base: str) -> str:
         f"{_task_link(p['task'], base)}</td></tr>" for p in purchases["listed"])
     o_rows = "".join(
         f"<tr><td><code>{escape(p['identity'])}</code><br>batch {escape(p['batch_id'])}, "
-        f"{escape(str(p['units']))} units to {escape(p['recipient'])}</td>"
+        f"{escape(str(p['amount']))} to {escape(p['recipient'])}</td>"
         f"<td>{escape(str(p['failed_at']))}<br>tx <code>{escape(str(p['txid']))}</code></td>"
         f"<td>{escape(p['what'])}<br>{_commands(p['commands'])}<br>"
         f"{_task_link(p['task'], base)}</td></tr>" for p in payouts["listed"])

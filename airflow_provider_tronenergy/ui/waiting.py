@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 
+from airflow_provider_tronenergy.payout.by_token import shown_amount
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, PayoutState
 from airflow_provider_tronenergy.purchase_journal.store import EntryState, PurchaseJournal
 from airflow_provider_tronenergy.ui.batches import task_of
@@ -74,7 +75,8 @@ def waiting_payouts(payouts: PayoutJournal) -> dict[str, Any]:
         listed.append({
             "identity": row["identity"], "attempt": row["attempt"],
             "batch_id": row["batch_id"], "recipient": row["recipient"],
-            "token": row["token"], "units": row["units"], "txid": row["txid"],
+            "token": row["token"], "units": row["units"],
+            "amount": shown_amount(row["token"], row["units"]), "txid": row["txid"],
             "block": row["block_number"], "result": receipt.get("result"),
             "trx_burned": receipt.get("trx_burned"), "failed_at": utc_text(row["updated_at_ms"]),
             "task": task_of(row["claimed_by"]),

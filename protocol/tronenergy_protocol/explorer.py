@@ -2,7 +2,8 @@
 
 The explorer's root comes from a connection extra (``explorer_url``); every
 TronScan deployment (mainnet, Nile, Shasta, a private one) answers the same
-routes beneath it: ``<root>/#/transaction/<txid>`` and ``<root>/#/address/<address>``.
+routes beneath it: ``<root>/#/transaction/<txid>``, ``<root>/#/address/<address>`` and,
+for a TRC-20 token, ``<root>/#/token20/<contract>``.
 The root is checked here once, for every reader (the hooks, the operators' links):
 an http(s) URL with a host, no credentials, no query; a link built from it can
 only lead to that host.
@@ -41,7 +42,7 @@ class ExplorerError(ProtocolError):
 
 @dataclass(frozen=True)
 class Explorer:
-    """An explorer's root (checked by :func:`explorer_of`) and its two pages."""
+    """An explorer's root (checked by :func:`explorer_of`) and its pages."""
 
     root: str
 
@@ -52,6 +53,12 @@ class Explorer:
     def address(self, address: str) -> str:
         """The page of one account (its transfers and resources); ``""`` for no address."""
         return f"{self.root}/#/address/{address}" if is_valid_address(address) else ""
+
+    def token(self, contract: str | None) -> str:
+        """The page of one TRC-20 token (its holders, transfers, decimals); ``""`` for TRX
+        (``None``: no contract) or text that is no address."""
+        return (f"{self.root}/#/token20/{contract}"
+                if contract and is_valid_address(contract) else "")
 
 
 def explorer_of(raw: object) -> Explorer:

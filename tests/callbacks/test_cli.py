@@ -72,6 +72,17 @@ def test_no_secret_anywhere_refuses_to_start(tmp_path, clean_env):
     assert "listening" not in result.stdout
 
 
+def test_a_conn_id_that_names_nothing_refuses_to_start_naming_it(tmp_path, clean_env):
+    result = subprocess.run(
+        [sys.executable, "-m", "airflow_provider_tronenergy.callbacks", "--port", "0",
+         "--store", f"sqlite:///{tmp_path / 'cb.db'}", "--conn-id", "tronenergy_typo"],
+        env={**os.environ, **clean_env}, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert "--conn-id 'tronenergy_typo' names no connection" in result.stderr
+    assert "listening" not in result.stdout
+
+
 def test_secrets_from_env_parsing(monkeypatch):
     address = random_address()
     monkeypatch.setenv(config.ENV_WEBHOOK_SECRET, " s3cr3t-a , s3cr3t-b ,, s3cr3t-a ")

@@ -51,6 +51,8 @@ def test_a_prepared_batch_is_sent_once_with_the_saving_measured_on_chain(
     assert Counter(t["to"] for t in on_chain) == Counter(recipients)
     charged = sum(t["receipt"]["receipt"]["energy_usage_total"] for t in on_chain)
     assert sent["energy_charged"] == charged == ready["total_energy"]
+    [usdt] = sent["tokens"]  # one token: its own line, in its own units
+    assert (usdt["token"], usdt["amount"], usdt["energy_charged"]) == ("USDT", "88", charged)
     assert sent["energy_rented"] == ready["energy_bought"] > 0
     # No energy burned; TRX burned only for bandwidth beyond the free 600 bytes a day.
     net_fees = sum(t["receipt"]["receipt"].get("net_fee", 0) for t in on_chain)

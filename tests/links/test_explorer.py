@@ -15,7 +15,7 @@ import operators_batch_buy as batch_buy_dags
 import operators_purchase as dags
 import pytest
 
-from airflow_provider_tronenergy.links.explorer import explorer_trail, link_for
+from airflow_provider_tronenergy.links.explorer import explorer_trail, link_for, token_link_for
 from support.links import pushed_trail, ui_extra_links
 from support.sandbox import default_connection
 from tronenergy_protocol.address import random_address
@@ -59,6 +59,21 @@ def test_a_batch_of_ten_thousand_keeps_one_address_not_ten_thousand_ids():
     big = explorer_trail(explorer_of(None), "payout", count=10_000, txids=[TXID] * 10_000,
                          addresses=[sender] * 10_000)
     assert len(repr(big)) < 200
+
+
+def test_a_batch_of_one_token_links_its_page_trx_or_several_tokens_none():
+    sender, e18 = random_address(), random_address()
+    one = explorer_trail(explorer_of(NILE), "payout", count=2, txids=[TXID, TXID],
+                         addresses=[sender] * 2, contracts=[e18, e18])
+    assert token_link_for(one, "payout") == f"{NILE}/#/token20/{e18}"
+    assert token_link_for(one, "delegation") == ""
+    for contracts in ([None, None], [e18, None], [e18, random_address()], []):
+        mixed = explorer_trail(explorer_of(NILE), "payout", count=2, txids=[TXID, TXID],
+                               addresses=[sender] * 2, contracts=contracts)
+        assert "token" not in mixed and token_link_for(mixed, "payout") == ""
+    assert token_link_for(trail(token="<script>"), "payout") == ""  # XCom is writable
+    with pytest.raises(ExplorerError):
+        token_link_for(trail(explorer="javascript:alert(1)//", token=e18), "payout")
 
 
 @pytest.mark.parametrize(("pushed", "kind"), [

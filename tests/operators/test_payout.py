@@ -16,7 +16,7 @@ from payouts import DAGS
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
-from support.sandbox import node_connection_json
+from support.sandbox import SANDBOX_USDT, node_connection_json
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 
@@ -420,7 +420,8 @@ def test_a_batch_links_its_senders_page_even_through_a_deferred_wait(run_dag, co
                   batch_id="links-1")
     assert out["send"][0] == "success" and out["send"][2]["states"] == {"confirmed": 2}
     assert ui_extra_links("te_payouts_deferrable", out["__run_id__"], "send") == {
-        "TronScan: payouts": f"https://scan.example/#/address/{sender}"}
+        "TronScan: payouts": f"https://scan.example/#/address/{sender}",
+        "TronScan: token": f"https://scan.example/#/token20/{SANDBOX_USDT}"}
 
 
 def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
@@ -443,7 +444,8 @@ def test_a_payout_failed_on_chain_keeps_its_link_on_the_nodes_explorer(
     [sent] = sent_from(control, sender)
     assert sent["receipt"]["receipt"]["result"] == "OUT_OF_ENERGY"
     assert ui_extra_links("te_payouts", out["__run_id__"], "send") == {
-        "TronScan: payouts": f"https://nile.tronscan.org/#/transaction/{sent['txid']}"}
+        "TronScan: payouts": f"https://nile.tronscan.org/#/transaction/{sent['txid']}",
+        "TronScan: token": f"https://nile.tronscan.org/#/token20/{SANDBOX_USDT}"}
 
 
 def test_a_bad_explorer_url_on_the_node_connection_signs_nothing(run_dag, control, wallet,

@@ -279,12 +279,10 @@ def is_airflow_exception(source: str, name: str) -> bool:
     return bool(re.fullmatch(r"Airflow\w*Exception", name)) or source == "airflow.exceptions"
 
 
-# callbacks.config reads a connection when Airflow is there: it catches the lookup's
-# not-found (an absent connection is no secrets) and raises none of Airflow's; so does
-# hooks.lookup, which answers it with the provider's ``ConnectionMissing``; and the doctor
-# (a connection that does not exist is a failing line of its report).
-CATCHES_ONLY = {("callbacks.config", "AirflowNotFoundException"),
-                ("hooks.lookup", "AirflowNotFoundException")}
+# hooks.lookup catches the lookup's not-found and raises none of Airflow's: it answers it
+# with the provider's ``ConnectionMissing`` (or None for a default id nobody wrote), the one
+# place that does, for the hooks, the doctor and the callback receiver alike.
+CATCHES_ONLY = {("hooks.lookup", "AirflowNotFoundException")}
 
 
 def test_the_table_says_which_rooms_import_airflow() -> None:
@@ -311,6 +309,24 @@ def test_the_table_says_which_rooms_import_airflow() -> None:
         elif says == "yes, its exceptions" and not raising:
             wrong.append(f"{name} says it may raise Airflow's exceptions, but imports none")
     assert wrong == [], "\n".join(wrong)
+
+
+def test_airflow_not_found_is_answered_in_one_place() -> None:
+    """Only hooks.lookup names Airflow's not-found; every other room reads a connection
+    through it."""
+    naming = sorted({module for module in MODULES for _, imported, _ in airflow_imports(module)
+                     if imported == "AirflowNotFoundException"})
+    assert naming == ["hooks.lookup"]
+
+
+def test_the_receiver_reads_only_the_lookup_of_the_hooks() -> None:
+    """The callback receiver runs without Airflow: of the hooks it imports only
+    hooks.lookup, which imports nothing of the package but the errors (no hook, client or
+    node code)."""
+    hooks = {target for module, targets in GRAPH.items() if room(module) == "callbacks"
+             for target in targets if room(target) == "hooks"}
+    assert hooks == {"hooks.lookup"}
+    assert GRAPH["hooks.lookup"] <= {"errors"}
 
 
 def test_the_domain_rooms_raise_no_airflow_exception() -> None:

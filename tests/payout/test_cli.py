@@ -49,3 +49,24 @@ def test_a_reason_is_required(url, capsys):
     with pytest.raises(SystemExit):
         main(["--journal", url, "resolve", "id:p1", "--cancel"])
     assert main(["--journal", url, "resolve", "id:p1", "--cancel", "--reason", " "]) == 2
+
+
+def test_show_names_each_payouts_token_and_the_trx_burned_by_kind(tmp_path, capsys):
+    from support.journaled import journaled, receipt
+
+    url = f"sqlite:///{tmp_path / 'tokens.db'}"
+    journal = PayoutJournal(url)
+    contract = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+    journaled(journal, [("TRX", 2_500_000, receipt(1_100_000, 100_000, 0), 1),
+                        ("USDT", 1_500_000, receipt(13_345_000, 345_000, 13_000_000), 1),
+                        (contract, 10 ** 20 + 1, receipt(345_000, 345_000, 0), 1)])
+    journal.close()
+    assert main(["--journal", url, "show", "id:b-0"]) == 0
+    out = capsys.readouterr().out
+    assert "2.5 TRX to" in out
+    assert "TRX burned 1.1 (bandwidth 0.1, account_creation 1)" in out
+    assert main(["--journal", url, "show", "id:b-1"]) == 0
+    out = capsys.readouterr().out
+    assert "1.5 USDT to" in out and "(energy 13, bandwidth 0.345)" in out
+    assert main(["--journal", url, "show", "id:b-2"]) == 0  # the journal keeps no decimals
+    assert f"{10 ** 20 + 1} units of token {contract} to" in capsys.readouterr().out

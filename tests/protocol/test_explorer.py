@@ -79,3 +79,13 @@ def test_a_page_is_built_only_for_a_txid_or_an_address(bad):
     assert explorer.transaction(bad) == ""
     assert explorer.address(bad) == ""
     assert explorer.address("T" + "1" * 33) == ""  # bad checksum
+
+
+def test_a_token_page_per_network_for_a_contract_and_none_for_trx():
+    contract = random_address()
+    for network, root in EXPLORERS.items():
+        assert explorer_of(root).token(contract) == f"{root}/#/token20/{contract}", network
+    explorer = explorer_of(None)
+    assert explorer.token(None) == ""  # TRX: the chain's own coin, no contract
+    for bad in ("", "TRX", "T" + "1" * 33, contract + "/../x", "<script>"):
+        assert explorer.token(bad) == ""

@@ -3,9 +3,11 @@
 A drill's chain is a sandbox with a manual clock (support.chain.manual_chain) that a
 :class:`Ticker` thread moves one block at a time, so worker processes see blocks come
 while the test alone decides how fast, and can pause, jump and resume it. Each drill
-has its own funded sender and batch (:class:`Batch`), runs real worker processes
-(support.payout_worker) and ends with :func:`check_exactly_once`, which counts on the
-chain (``GET /sandbox/chain/transactions``) and reads every attempt in the journal.
+has its own funded sender and batch (:class:`Batch`: USDT only, :func:`funded_batch`, or
+mixing tokens, :func:`mixed_batch`), runs real worker processes (support.payout_worker)
+and ends with :func:`check_exactly_once`, which counts on the chain
+(``GET /sandbox/chain/transactions``) per recipient and token and reads every attempt in
+the journal.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, PayoutState
 from support.chain import USDT, Chain
+from support.sandbox import set_token_units
 from tronenergy_protocol.address import random_address
 
 TESTS = Path(__file__).resolve().parent.parent
@@ -97,6 +102,11 @@ class Batch:
     def recipients(self) -> list[str]:
         return [r["recipient"] for r in self.rows]
 
+    @property
+    def payouts(self) -> Counter[tuple[str, str, Decimal]]:
+        """Each row as the chain lists its transfer: recipient, token, amount."""
+        return Counter((r["recipient"], token_of(r), Decimal(r["amount"])) for r in self.rows)
+
     def journal(self) -> PayoutJournal:
         return PayoutJournal(self.journal_url, schema=self.schema)
 
@@ -111,6 +121,60 @@ def funded_batch(chain: Chain, workdir: Path, batch_id: str, count: int, *,
     chain.control.post(f"/addresses/{address}/bandwidth", {"staked": count * 1_000})
     rows = [{"recipient": random_address(), "amount": "1.25",
              **({"payout_id": f"{batch_id}-{n}"} if ids else {})} for n in range(count)]
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Batch(key.hex(), address, batch_id, rows,
+                 journal_url or f"sqlite:///{workdir / 'payouts.db'}", schema, workdir)
+
+
+def token_of(row: dict[str, Any]) -> str:
+    """A drill row's token as the journal and ``/sandbox/chain/transactions`` name it: TRX,
+    USDT, or the contract of a token of the sandbox's own (a drill row names it so)."""
+    return str(row.get("token") or "USDT")
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One token of a mixed batch: its name (``USDT``, ``TRX`` or a contract), its decimals
+    and how many payouts pay it."""
+
+    token: str
+    decimals: int
+    count: int
+
+    def units(self, n: int) -> int:
+        """Row ``n``'s amount in units: 123 tokens and ``n + 1`` of its smallest units, so
+        every row's amount is its own and a wrong row or a lost digit shows on chain (with
+        18 decimals, past 2^64 units)."""
+        return 123 * int(10 ** self.decimals) + n + 1
+
+
+def mixed_batch(chain: Chain, workdir: Path, batch_id: str, legs: Sequence[Leg], *,
+                journal_url: str | None = None, schema: str | None = None,
+                ids: bool = False) -> Batch:
+    """A sender holding each leg's tokens (twice what its rows send: a pre-flight counts a
+    transfer both spent and in flight while the journal catches up, and refuses a round
+    short only for that, see ``still_in_flight``) and the TRX, staked energy and bandwidth
+    for first-time transfers; rows interleaved by token
+    (every chunk a worker signs mixes them). Row ``n`` of each leg goes to the ``n``-th
+    recipient: one address receives one payout of every token, so the chain's count is per
+    recipient *and* token."""
+    count = max(leg.count for leg in legs)
+    trx_sun = 2 * sum(sum(leg.units(n) for n in range(leg.count)) for leg in legs
+                      if leg.token == "TRX")
+    key, address = chain.account(trx=str(20000 + count * 2 + trx_sun // 10 ** 6 + 1))
+    for leg in legs:
+        if leg.token != "TRX":
+            contract = USDT if leg.token == "USDT" else leg.token
+            set_token_units(chain.sandbox, contract, address,
+                            2 * sum(leg.units(n) for n in range(leg.count)))
+    total = sum(leg.count for leg in legs)
+    chain.control.post(f"/addresses/{address}/energy", {"staked": total * 140_000})
+    chain.control.post(f"/addresses/{address}/bandwidth", {"staked": total * 1_000})
+    recipients = [random_address() for _ in range(count)]
+    rows = [{"recipient": recipients[n], "token": leg.token,
+             "amount": format(Decimal(leg.units(n)).scaleb(-leg.decimals), "f"),
+             **({"payout_id": f"{batch_id}-{leg.token[:8]}-{n}"} if ids else {})}
+            for n in range(count) for leg in legs if n < leg.count]
     workdir.mkdir(parents=True, exist_ok=True)
     return Batch(key.hex(), address, batch_id, rows,
                  journal_url or f"sqlite:///{workdir / 'payouts.db'}", schema, workdir)
@@ -179,6 +243,29 @@ class Count:
     executed: int
     dropped: list[dict[str, Any]]
     """The sender's transactions the chain accepted and then dropped (expired unpacked)."""
+    per_token: Counter[str] = field(default_factory=Counter)
+    """Successful transfers on chain per token (TRX, USDT or a contract)."""
+
+
+def receipt_result(tx: dict[str, Any]) -> str | None:
+    """A listed transaction's outcome: a contract call's ``receipt.result``; a TRX transfer
+    has none (java-tron's receipt of a ``TransferContract``) and executed means SUCCESS."""
+    result = tx["receipt"].get("receipt", {}).get("result")
+    return "SUCCESS" if result is None and tx["token"] == "TRX" else result
+
+
+def paid_twice(batch: Batch, executed: Sequence[dict[str, Any]]) -> str:
+    """What the chain holds beyond the batch's rows, or short of them, per token: the
+    message a failing count shows (the recipient, token, amount and txIDs)."""
+    wanted = batch.payouts
+    got = Counter((t["to"], t["token"], Decimal(t["amount"])) for t in executed)
+    extra, missing = got - wanted, wanted - got
+    txids = defaultdict(list)
+    for t in executed:
+        txids[(t["to"], t["token"], Decimal(t["amount"]))].append(t["txid"])
+    lines = [f"paid {got[k]}x (wanted {wanted[k]}): {k[2]} {k[1]} to {k[0]} {txids[k]}"
+             for k in extra] + [f"not paid: {k[2]} {k[1]} to {k[0]}" for k in missing]
+    return "\n".join(lines[:20])
 
 
 def check_exactly_once(chain: Chain, batch: Batch, ticker: Ticker) -> Count:
@@ -188,11 +275,13 @@ def check_exactly_once(chain: Chain, batch: Batch, ticker: Ticker) -> Count:
     dropped = chain.transactions(owner=batch.sender, status="dropped")
     pending = chain.transactions(owner=batch.sender, status="pending")
     assert pending == [], f"{len(pending)} transactions still pending on chain"
-    results = Counter(t["receipt"]["receipt"].get("result") for t in executed)
-    assert results == Counter({"SUCCESS": len(batch.rows)}), results
-    assert Counter(t["to"] for t in executed) == Counter(batch.recipients)  # exactly one each
-    on_chain = {t["to"]: t for t in executed}
-    with_index = {r["recipient"]: n for n, r in enumerate(batch.rows)}
+    results = Counter(receipt_result(t) for t in executed)
+    assert results == Counter({"SUCCESS": len(executed)}), results
+    # Exactly one transfer per row: its recipient, its token, its amount in its decimals.
+    assert Counter((t["to"], t["token"], Decimal(t["amount"])) for t in executed) \
+        == batch.payouts, paid_twice(batch, executed)
+    on_chain = {(t["to"], t["token"]): t for t in executed}
+    with_index = {(r["recipient"], token_of(r)): n for n, r in enumerate(batch.rows)}
     journal = batch.journal()
     try:
         every = histories(journal, batch.batch_id)
@@ -206,8 +295,8 @@ def check_exactly_once(chain: Chain, batch: Batch, ticker: Ticker) -> Count:
     for identity, history in every.items():
         newest = history[-1]
         assert newest.state is PayoutState.CONFIRMED, (identity, newest.to_dict())
-        assert with_index[newest.recipient] == newest.row
-        tx = on_chain[newest.recipient]
+        assert with_index[(newest.recipient, newest.token)] == newest.row
+        tx = on_chain[(newest.recipient, newest.token)]
         assert (newest.txid, newest.block_number) == (tx["txid"], tx["block_number"])
         assert newest.receipt is not None and newest.receipt["result"] == "SUCCESS"
         for earlier, later in itertools.pairwise(history):
@@ -227,4 +316,5 @@ def check_exactly_once(chain: Chain, batch: Batch, ticker: Ticker) -> Count:
             assert solid_ms > earlier.expiration_ms, (
                 f"{identity}: attempt {later.attempt} signed while attempt {earlier.attempt} "
                 f"could still execute (solid {solid_ms} <= expiration {earlier.expiration_ms})")
-    return Count(Counter(len(h) for h in every.values()), len(executed), dropped)
+    return Count(Counter(len(h) for h in every.values()), len(executed), dropped,
+                 Counter(t["token"] for t in executed))

@@ -8,14 +8,23 @@ JSON summary on its last line. Its clock is the sandbox's (``GET /sandbox/chain`
 ``clock_ms``): a drill's ticker moves the chain faster than real time, and the worker
 checks the node's block times against its clock. The key comes from
 ``TRONENERGY_DRILL_KEY`` (never argv: ``/proc/<pid>/cmdline`` is world-readable); the
-spec file holds nothing secret.
+spec file holds nothing secret. Each row names its token (USDT, TRX or a contract),
+resolved as the operator does (:class:`~airflow_provider_tronenergy.node.tokens.TokenBook`:
+a contract's decimals read from the chain). With ``"preflight": true`` each round is
+cleared as the operator clears it (:func:`preflight`: the sender's transfers in flight,
+then :func:`~airflow_provider_tronenergy.payout.preflight.clear_to_sign`, per token in a
+mixed batch); a round refused only for funds in flight is passed again, as the operator's
+retry would (counted in the summary's ``in_flight_waits``).
 
 Crash injection, by environment (a drill, not the package, wraps the journal and the node):
 
-* ``TRONENERGY_DRILL_KILL``: ``after_journal`` (a ``record_signed`` committed, nothing of it
-  broadcast yet), ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has
-  not written it) or ``during_confirm`` (a ``record_outcomes`` call wrote the first half of
-  its receipts: a kill between two of its commits);
+* ``TRONENERGY_DRILL_KILL``: ``after_claim`` (a chunk's claims committed, nothing of it
+  signed: the next worker takes the stale claims over once their lease is past),
+  ``after_journal`` (a ``record_signed`` committed, nothing of it broadcast yet),
+  ``after_broadcast`` (the node accepted a transaction, ``mark_sent`` has not written
+  it), ``during_confirm`` (a ``record_outcomes`` call wrote the first half of its
+  receipts: a kill between two of its commits) or ``after_expire`` (attempts proven
+  expired were written, none signed anew yet);
 * ``TRONENERGY_DRILL_KILL_AT``: at its N-th occurrence (default 1) the worker SIGKILLs itself.
 """
 
@@ -28,25 +37,34 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import requests
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import BroadcastAnswer
-from airflow_provider_tronenergy.node.tokens import TokenBook
-from airflow_provider_tronenergy.payout.journal import Attempt, PayoutJournal, Signed
-from airflow_provider_tronenergy.payout.rows import payouts
-from airflow_provider_tronenergy.payout.send import PayoutSender, SendSettings, Step
-from airflow_provider_tronenergy.payout.watch import PayoutWatch
+from airflow_provider_tronenergy.node.tokens import ConstantCalls, TokenBook
+from airflow_provider_tronenergy.payout.funds import FundsInFlight
+from airflow_provider_tronenergy.payout.journal import (
+    Attempt,
+    Claim,
+    PayoutJournal,
+    Signed,
+)
+from airflow_provider_tronenergy.payout.lease import Lease
+from airflow_provider_tronenergy.payout.preflight import clear_to_sign
+from airflow_provider_tronenergy.payout.rows import Payout, payouts
+from airflow_provider_tronenergy.payout.send import Clear, Look, PayoutSender, SendSettings, Step
+from airflow_provider_tronenergy.payout.watch import PayoutWatch, still_in_flight
 from airflow_provider_tronenergy.signer import LocalKeySigner
 
 KEY_ENV = "TRONENERGY_DRILL_KEY"
 KILL_ENV = "TRONENERGY_DRILL_KILL"
 KILL_AT_ENV = "TRONENERGY_DRILL_KILL_AT"
-POINTS = ("after_journal", "after_broadcast", "during_confirm")
+POINTS = ("after_claim", "after_journal", "after_broadcast", "during_confirm", "after_expire")
 
 
 class Kill:
@@ -77,6 +95,14 @@ class DrillJournal(PayoutJournal):
 
     kill: Kill
 
+    def claim(self, claims: Sequence[Claim], scope: str, *, lease: Lease | None = None
+              ) -> tuple[list[Attempt], list[str]]:
+        """Claim as the package does; die once the claims are committed, before signing."""
+        won, lost = super().claim(claims, scope, lease=lease)
+        if won and self.kill.due("after_claim"):
+            self.kill.now()
+        return won, lost
+
     def record_signed(self, signed: Sequence[Signed]) -> tuple[list[Signed], list[Signed]]:
         """Journal as the package does; die once it committed, before any broadcast."""
         done, refused = super().record_signed(signed)
@@ -91,6 +117,13 @@ class DrillJournal(PayoutJournal):
             super().record_outcomes(outcomes[:max(1, len(outcomes) // 2)])
             self.kill.now()
         return super().record_outcomes(outcomes)
+
+    def mark_expired(self, attempts: Sequence[Attempt], proof: str) -> int:
+        """Write the verdict as the package does; die before any payout is signed anew."""
+        moved = super().mark_expired(attempts, proof)
+        if moved and self.kill.due("after_expire"):
+            self.kill.now()
+        return moved
 
 
 class DrillNode(TronNodeClient):
@@ -118,6 +151,27 @@ def sandbox_clock(root_url: str) -> Callable[[], float]:
     return now
 
 
+def preflight(journal: PayoutJournal, node: TronNodeClient, book: TokenBook, sender: str,
+              settings: SendSettings, clock: Callable[[], float], solidified: bool,
+              figures: list[dict[str, Any]]) -> Clear:
+    """The operator's pre-flight of a round (operators/payout.py ``_send_round``): the
+    sender's transfers in flight, then the rows to sign at what the chain charges now;
+    each round's figures (``Cleared.to_dict()``, its TRX plan among them) to ``figures``."""
+    def clear(to_sign: Sequence[Payout], look: Look) -> tuple[list[Payout], int | None]:
+        in_flight = still_in_flight(
+            journal, node, sender, after_ms=look.head.timestamp_ms,
+            after_block=look.head.number, solidified=solidified, clock=clock,
+            tolerance_s=settings.clock_tolerance_s) if to_sign else []
+        cleared = clear_to_sign(
+            node, sender, to_sign, signer_address=sender, token="USDT", decimals=6,
+            max_burn_trx=Decimal(1000), policy=settings.fee_policy, in_flight=in_flight,
+            tokens=book.by_name())
+        figures.append({"to_sign": len(to_sign), **cleared.to_dict()})
+        return cleared.rows, cleared.now.first_transfer
+
+    return clear
+
+
 def _wait_for_go(spec: dict[str, Any]) -> None:
     """Two workers start together: say ready, wait for the test's go (files)."""
     ready, go = spec.get("ready_file"), spec.get("go_file")
@@ -139,26 +193,38 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
                      max_retries=int(spec.get("max_retries", 0)))
     node.kill = kill
     signer = LocalKeySigner(key_hex)
-    rows = payouts(spec["rows"], batch_id=spec["batch_id"], tokens=TokenBook(node).token)
+    book = TokenBook(cast(ConstantCalls, node))  # a dict where the protocol says Mapping
+    rows = payouts(spec["rows"], batch_id=spec["batch_id"], tokens=book.token)
     settings = SendSettings(contract=spec["contract"], expiration_s=int(spec["expiration_s"]),
                             chunk=int(spec.get("chunk", 200)),
                             lease_s=float(spec.get("lease_s", 120)))
     clock = sandbox_clock(spec["node"])
     sender = PayoutSender(journal, node, signer, settings, scope=spec["scope"],
                           energy_fee_sun=node.get_chain_parameters().energy_fee, clock=clock)
+    solidified = bool(spec.get("solidified", False))
     watch = PayoutWatch(journal, node, spec["batch_id"], budget=int(spec.get("budget", 50)),
-                        clock=clock, solidified=bool(spec.get("solidified", False)))
+                        clock=clock, solidified=solidified)
+    cleared: list[dict[str, Any]] = []
+    clear = preflight(journal, node, book, spec["sender"], settings, clock, solidified,
+                      cleared) if spec.get("preflight") else None
     passes: list[dict[str, Any]] = []
     node_errors = 0
+    in_flight_waits: list[str] = []
     deadline = time.monotonic() + float(spec.get("timeout", 120))
     _wait_for_go(spec)
     while True:
         started = time.monotonic()
         try:
-            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"])
+            done = sender.send(rows, sender=spec["sender"], batch_id=spec["batch_id"],
+                               clear=clear)
             status = watch.step()
         except NodeError:  # a node read failed: the next pass reads the journal again
             node_errors += 1
+            time.sleep(0.05)
+            continue
+        except FundsInFlight as exc:  # payable once the transfers in flight settle: retry
+            in_flight_waits.append(str(exc)[:400])
+            watch.step()
             time.sleep(0.05)
             continue
         passes.append({"signed": done.signed, "broadcast": done.broadcast,
@@ -174,6 +240,7 @@ def run(spec: dict[str, Any], key_hex: str, kill: Kill) -> dict[str, Any]:
     node.close()
     journal.close()
     return {"scope": spec["scope"], "passes": passes, "node_errors": node_errors,
+            "in_flight_waits": in_flight_waits, "cleared": cleared,
             "process_s": round(time.process_time(), 3),
             "status": passes[-1]["status"]}
 

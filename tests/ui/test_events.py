@@ -118,3 +118,23 @@ def test_the_asset_is_found_as_airflow_stores_it_however_the_uri_is_written(writ
     # What the example DAGs' Asset("tronenergy://payout-batch-ready") is stored as.
     assert stored_uri(written) == "tronenergy://payout-batch-ready/"
     assert stored_uri("airflow://reserved") == "airflow://reserved"  # no DAG can declare it
+
+
+def test_the_payouts_sent_events_tokens_are_read_newest_first(session):
+    from airflow_provider_tronenergy.ui.events import read_sent_tokens
+    from airflow_provider_tronenergy.ui.tokens import token_facts
+
+    uri = f"tronenergy://sent-{uuid.uuid4().hex[:8]}"
+    e18 = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
+    old = [{"token": e18, "symbol": "OLD", "decimals": 6, "contract": e18}]
+    new = [{"token": e18, "symbol": "<b>E18</b>", "decimals": 18, "contract": e18}]
+    _add(session, uri, {"batch_id": "s1", "payouts": [{"row": 0}], "tokens": old}, at(1), "s1")
+    _add(session, uri, {"batch_id": "s2", "payouts": [{"row": 0}], "tokens": new}, at(2), "s2")
+    _add(session, uri, {"batch_id": "s3", "payouts": []}, at(3), "no tokens: older provider")
+    _add(session, "tronenergy://another-asset", {"tokens": [{"token": e18, "decimals": 1}]},
+         at(4), "another asset")
+    lists = read_sent_tokens(session, uri)
+    assert lists == [None, new, old]
+    facts = token_facts(lists)
+    assert (facts[e18].symbol, facts[e18].decimals) == ("<b>E18</b>", 18)
+    assert read_sent_tokens(session, uri, newest=1) == [None]
