@@ -181,7 +181,7 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert (page["chain"]["energy_rented"], page["chain"]["energy_charged"],
             Decimal(page["chain"]["trx_burned"])) == (513_995, 773_257, fees)
     [batch] = page["batches"]["batches"]
-    assert batch["sender"] == sender and batch["recipients"] == 7
+    assert batch["sender"] == sender and batch["recipients"] == 9  # one sheet: 7 + DEMO + TRX
     assert batch["sent"]["states"] == {"confirmed": 9}
     assert page["waiting"] == {"purchases": {"count": 0, "listed": []},
                                "payouts": {"count": 0, "listed": []}}
