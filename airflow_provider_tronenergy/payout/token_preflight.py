@@ -78,9 +78,11 @@ def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[s
         node.close()
 
 
-def resolve(book: TokenBook, payouts: Sequence[Mapping[str, str]]) -> list[tuple[Token, int]]:
+def resolve(book: TokenBook, payouts: Sequence[Mapping[str, str]],
+            sender: str = "") -> list[tuple[Token, int]]:
     """Each row's token and its amount in the token's units; every row whose token is
-    refused, or whose amount its decimals cannot hold, named at once
+    refused, or whose amount its decimals cannot hold, or a TRX row to the sender itself
+    (java-tron's ``TransferActuator``: "Cannot transfer TRX to yourself."), named at once
     (:class:`~.rows.PayoutInputError`, nothing moved)."""
     resolved: list[tuple[Token, int]] = []
     problems: list[str] = []
@@ -89,6 +91,10 @@ def resolve(book: TokenBook, payouts: Sequence[Mapping[str, str]]) -> list[tuple
             token = book.token(payout.get("token") or "")
         except TokenRefused as exc:
             problems.append(f"row {index}: {exc}")
+            continue
+        if token.is_trx and payout["recipient"] == sender:
+            problems.append(f"row {index}: a TRX payout to the sender {sender} itself (the "
+                            "chain refuses a TRX transfer to its own owner)")
             continue
         amount = Decimal(payout["amount"])
         problem = amount_problem(amount, token.decimals)
@@ -181,7 +187,7 @@ def preflight_tokens(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[
     prices = onchain.read_prices(node)
     client = node.get_conn()
     try:
-        resolved = resolve(TokenBook(client), payouts)
+        resolved = resolve(TokenBook(client), payouts, sender)
     except NodeError as exc:
         raise ChainUnread(f"the tokens' decimals could not be read ({exc}); "
                           f"{NOTHING_MOVED}") from None

@@ -148,13 +148,15 @@ def test_amounts_finer_than_a_tokens_decimals_and_unknown_tokens_are_refused(
         {"recipient": random_address(), "amount": "1"},
         {"recipient": random_address(), "amount": "1.001", "token": two},
         {"recipient": random_address(), "amount": "1", "token": nodec},
-        {"recipient": random_address(), "amount": "1", "token": "NOSUCH"}])
+        {"recipient": random_address(), "amount": "1", "token": "NOSUCH"},
+        {"recipient": sender, "amount": "1", "token": "TRX"}])
     with pytest.raises(PayoutInputError) as refused:
         preflight(rows, checks_of(rows, set()), sender)
     message = str(refused.value)
     assert "row 1: amount 1.001 of TWO" in message and "has more than 2 decimals" in message
     assert f"row 2: token contract {nodec} answers no decimals()" in message
     assert "row 3: unknown token 'NOSUCH'" in message and "row 0" not in message
+    assert f"row 4: a TRX payout to the sender {sender} itself" in message
 
 
 def test_a_trx_payout_to_an_address_without_an_account_costs_the_chains_fee(
