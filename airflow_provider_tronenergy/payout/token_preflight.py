@@ -47,6 +47,7 @@ from airflow_provider_tronenergy.payout.rows import (
 )
 from airflow_provider_tronenergy.payout.trx import plan_trx
 from tronenergy_protocol.energy import BANDWIDTH_PER_TRANSFER, NEW_SLOT_ENERGY, penalized
+from tronenergy_protocol.numbers import units_text
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
@@ -108,14 +109,6 @@ def resolve(book: TokenBook, payouts: Sequence[Mapping[str, str]],
     return resolved
 
 
-def amount_text(units: int, decimals: int) -> str:
-    """Units as the token's decimal amount, exact: by their digits, never through a Decimal
-    context (28 digits would round an 18-decimal amount of 11 digits or more)."""
-    digits = str(units).rjust(decimals + 1, "0")
-    whole, fraction = digits[:len(digits) - decimals], digits[len(digits) - decimals:]
-    fraction = fraction.rstrip("0")
-    return f"{whole}.{fraction}" if fraction else whole
-
 
 def _bound(client: TronNodeClient, token: Token) -> TronNodeClient:
     """The client reading ``token``'s contract (itself for the connection's USDT)."""
@@ -149,9 +142,9 @@ def _token_figures(client: TronNodeClient, sender: str, token: Token,
     needed = sum(units for _, _, units in rows)
     if held < needed:
         lines = ", ".join(str(index) for index, _, _ in rows[:20])
-        return {}, (f"{token.shown} short by {amount_text(needed - held, token.decimals)}: the "
-                    f"wallet holds {amount_text(held, token.decimals)}, its {len(rows)} row(s) "
-                    f"pay out {amount_text(needed, token.decimals)} (rows {lines})")
+        return {}, (f"{token.shown} short by {units_text(needed - held, token.decimals)}: the "
+                    f"wallet holds {units_text(held, token.decimals)}, its {len(rows)} row(s) "
+                    f"pay out {units_text(needed, token.decimals)} (rows {lines})")
     contract = bound.get_contract_info()
     if contract is None:
         raise ChainRefused(f"the node knows no contract at {token.contract} ({token.shown}); "
@@ -165,8 +158,8 @@ def _token_figures(client: TronNodeClient, sender: str, token: Token,
               if token.name == USDT  # the service's check says who holds USDT
               else max(1, max(energies.values()) - slot))
     return {"contract": token.contract, "symbol": token.symbol, "decimals": token.decimals,
-            "held": amount_text(held, token.decimals),
-            "needed": amount_text(needed, token.decimals), "transfers": len(rows),
+            "held": units_text(held, token.decimals),
+            "needed": units_text(needed, token.decimals), "transfers": len(rows),
             "energy_factor": contract.energy_factor, "energies": energies,
             "estimated_by_node": estimated,
             # a later transfer to the same recipient finds it a holder (its slot written)

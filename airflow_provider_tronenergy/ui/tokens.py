@@ -35,12 +35,12 @@ from airflow_provider_tronenergy.payout.by_token import (
     TRX,
     USDT,
     USDT_DECIMALS,
-    amount_text,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.ui.period import Period
 from tronenergy_protocol.address import is_valid_address
 from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import units_text
 
 EXPLORER_KEY: Final = "explorer_url"
 """``[tronenergy] explorer_url``: the explorer the page links tokens to (mainnet TronScan
@@ -151,7 +151,7 @@ def _line(row: Any, facts: Mapping[str, TokenFacts],
     return {
         "token": token, "symbol": symbol, "decimals": decimals, "contract": contract,
         "confirmed": int(confirmed or 0), "units_paid": str(units),
-        "amount_paid": amount_text(units, decimals) if decimals is not None else None,
+        "amount_paid": units_text(units, decimals) if decimals is not None else None,
         "transactions": transactions, "energy_charged": energy,
         "energy_burned": energy_burned, "trx_burned": text(fee * SUN),
         "explorer": explorer.token(contract) if explorer and contract else "",

@@ -57,7 +57,6 @@ from airflow_provider_tronenergy.deposits.scan.checkpoint import Checkpoints
 from airflow_provider_tronenergy.deposits.scan.tokens import (
     USDT,
     ScanToken,
-    amount_text,
     named,
     resolve,
 )
@@ -66,7 +65,7 @@ from airflow_provider_tronenergy.node.blocks import MAX_BLOCK_RANGE
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
 from tronenergy_protocol.address import is_valid_address
-from tronenergy_protocol.numbers import parse_int
+from tronenergy_protocol.numbers import parse_int, units_text
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -199,7 +198,7 @@ class ScanReport:
                 "behind": self.behind, "requests": self.requests, "found": self.found,
                 "credited_count": len(self.credited),
                 "credited_units": str(sum(t.units for t in self.credited)),
-                "credited_amount": amount_text(sum(t.units for t in self.credited),
+                "credited_amount": units_text(sum(t.units for t in self.credited),
                                                self.decimals),
                 "backfill_blocks": self.backfill_blocks,
                 "backfill_pending": self.backfill_pending,
