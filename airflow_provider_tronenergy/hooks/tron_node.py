@@ -31,12 +31,12 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _timeout,
     connection_extras,
 )
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.models import (
     Block,
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     ContractInfo,
     Resources,
     TransactionInfo,

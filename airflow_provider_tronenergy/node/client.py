@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import Timeout
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.deposit_reads import TransferReads, valid_address
 from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
 from airflow_provider_tronenergy.node.models import (
@@ -24,7 +25,6 @@ from airflow_provider_tronenergy.node.models import (
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     ContractInfo,
     Resources,
     TransactionInfo,

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.models import (
     Block,
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     Resources,
     TransactionInfo,
 )
