@@ -31,8 +31,9 @@ all of it at the chain's prices (reported); and a check on the chain
 ``--profile`` writes a cProfile of the timed part per size and prints its top entries.
 ``--read-recipients auto,never`` sends a batch per setting and size, side by side;
 the node connection names the sandbox's multicall (the holders' balances read 100 per
-request when a sweep could make the batch burn) unless ``--multicall off`` (then one
-estimate per holder, as before it).
+request when a sweep could make the batch burn; the TRX recipients' balances read 100 per
+request, ``getaccount`` only for those holding 0) unless ``--multicall off`` (then one
+estimate per holder and one ``getaccount`` per TRX recipient).
 
 ``--kinds usdt,token,trx`` (the default) sends each size once per kind, each a batch of
 its own from a fresh hot wallet (``payout_kinds.py``): USDT as above; a second TRC-20, a
@@ -202,7 +203,8 @@ class Counting:
         return bound
 
     def _requests(self, name: str, args: Sequence[Any]) -> int:
-        if name == "get_usdt_balances" and getattr(self._inner, "multicall", None):
+        if name in ("get_usdt_balances", "get_trx_balances") \
+                and getattr(self._inner, "multicall", None):
             return -(-len(set(args[1])) // self._inner.multicall_chunk)
         return 1
 
