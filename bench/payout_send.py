@@ -168,7 +168,8 @@ class Control:
 
 class Counting:
     """A stand-in that times (and counts) every public call of what it wraps, by method,
-    each as the node requests it makes (``get_usdt_balances``: one per chunk of holders).
+    each as the node requests it makes (``get_usdt_balances``, ``get_trx_balances``: one per
+    chunk of addresses, none without a multicall).
 
     Calls from the sender's broadcast threads overlap, so their seconds add up to more
     than the wall time they took."""
@@ -203,9 +204,9 @@ class Counting:
         return bound
 
     def _requests(self, name: str, args: Sequence[Any]) -> int:
-        if name in ("get_usdt_balances", "get_trx_balances") \
-                and getattr(self._inner, "multicall", None):
-            return -(-len(set(args[1])) // self._inner.multicall_chunk)
+        if name in ("get_usdt_balances", "get_trx_balances"):  # no multicall: no request
+            chunk = self._inner.multicall_chunk if getattr(self._inner, "multicall", None) else 0
+            return -(-len(set(args[1])) // chunk) if chunk else 0
         return 1
 
     def report(self) -> str:
