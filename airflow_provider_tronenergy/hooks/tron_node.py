@@ -358,6 +358,10 @@ class TronNodeHook(BaseHook):
         None when it names none."""
         return self.get_conn().get_usdt_balances(owner, addresses)
 
+    def get_trx_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """TRX of each address in sun, as :meth:`get_usdt_balances` reads USDT."""
+        return self.get_conn().get_trx_balances(owner, addresses)
+
     def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
         """Energy of a USDT transfer from ``owner`` to ``to``, or None if the node cannot say."""
         return self.get_conn().estimate_transfer_energy(owner, to, units)
