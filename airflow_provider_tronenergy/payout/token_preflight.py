@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.payout.onchain import (
     NODE_CONCURRENCY,
     ChainRefused,
     ChainUnread,
+    wallet_figures,
 )
 from airflow_provider_tronenergy.payout.params import NOTHING_MOVED, ChainParams
 from airflow_provider_tronenergy.payout.rows import (
@@ -46,7 +47,7 @@ from airflow_provider_tronenergy.payout.rows import (
     units_of,
 )
 from airflow_provider_tronenergy.payout.trx import plan_trx
-from tronenergy_protocol.energy import BANDWIDTH_PER_TRANSFER, NEW_SLOT_ENERGY, penalized
+from tronenergy_protocol.energy import NEW_SLOT_ENERGY, penalized
 from tronenergy_protocol.numbers import units_text
 
 if TYPE_CHECKING:
@@ -227,15 +228,8 @@ def preflight_tokens(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[
              resources.energy_available)
     return {
         "onchain": True,
-        "wallet": {"address": sender, "trx": trx_text(account.trx_sun),
-                   **({"usdt": usdt["held"]} if usdt else {}),
-                   "energy_limit": resources.energy_limit, "energy_used": resources.energy_used,
-                   "energy_available": resources.energy_available,
-                   "bandwidth_available": resources.bandwidth_available,
-                   "bandwidth_staked": resources.staked_bandwidth_available,
-                   "bandwidth_free": resources.free_bandwidth_available,
-                   "transfers_bandwidth_covers": min(
-                       token_transfers, resources.transactions_covered(BANDWIDTH_PER_TRANSFER))},
+        "wallet": wallet_figures(sender, account, resources, token_transfers,
+                                 {"usdt": usdt["held"]} if usdt else {}),
         "row_tokens": [token.name for token, _ in resolved],
         "tokens": figures,
         "trx": {(k[:-4] if k.endswith("_sun") else k): trx_text(v) if k.endswith("_sun") else v
