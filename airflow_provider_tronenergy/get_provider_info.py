@@ -82,9 +82,10 @@ def get_provider_info() -> dict[str, Any]:
     return {
         "package-name": "airflow-provider-tronenergy",
         "name": INTEGRATION,
-        "description": "TRON energy rental and USDT payouts as Airflow tasks: rent energy "
+        "description": "TRON energy rental and payouts as Airflow tasks: rent energy "
         "and activate addresses through the energy service, its spend capped and each purchase "
-        "journaled so none is bought twice; send USDT payouts exactly once, confirmed on chain; "
+        "journaled so none is bought twice; send payouts of USDT, TRX or any TRC-20 token "
+        "exactly once, confirmed on chain; "
         "keep a wallet's energy topped up with the keeper; credit deposits once each, from "
         "signed callbacks and scans of the chain; sign with a local key, AWS KMS or an "
         "external signer.",

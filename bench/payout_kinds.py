@@ -2,8 +2,10 @@
 batch prepared before the timed part (:func:`prepare`) and its plan checked after.
 
 Each kind has its recipients (70% that already hold it, 30% that do not: first-time USDT
-or token recipients are activated accounts holding none, first-time TRX recipients have no
-account yet, so the transfer creates it), its amounts (exact in its decimals) and what its
+or token recipients are activated accounts holding none; TRX "holders" are accounts that
+exist, most holding 1 TRX and ``TRX_EMPTY_SHARE`` % of all recipients holding none, as an
+account may; first-time TRX recipients have no account yet, so the transfer creates it), its
+amounts (exact in its decimals) and what its
 plan is checked against on chain:
 
 * **USDT**: the energy the example DAG's plan rents (``plan_energy``), against the energy
@@ -51,6 +53,9 @@ TOKEN_ENERGY_FACTOR = 10_000
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 HOLDER_SHARE = 70
 """Percent of recipients that already hold the kind's token (TRX: whose account exists)."""
+TRX_EMPTY_SHARE = 10
+"""Percent of TRX recipients whose account exists holding no TRX (read one by one with
+``getaccount`` even through a multicall: a balance of 0 does not say whether it exists)."""
 
 
 @dataclass(frozen=True)
@@ -126,12 +131,16 @@ def recipients(call: Callable[..., Any], kind: Kind, size: int,
     shares += ["first-time"] * (size - len(shares))
     rng.shuffle(shares)
     made = [(random_address(), share) for share in shares]
+    empty = {a for a, share in made if share == "holder"} if kind.is_trx else set()
+    empty = set(sorted(empty)[:size * TRX_EMPTY_SHARE // 100])
 
     def seed(item: tuple[str, str]) -> None:
         address, share = item
         if kind.is_trx:
-            if share == "holder":
+            if share == "holder" and address in empty:
                 call("POST", f"/addresses/{address}/activate")
+            elif share == "holder":
+                call("POST", f"/addresses/{address}/balances", {"trx": "1"})
             return
         call("POST", f"/addresses/{address}/activate")
         if share == "holder" and kind.name == "usdt":  # a real balance, as on chain

@@ -31,8 +31,9 @@ all of it at the chain's prices (reported); and a check on the chain
 ``--profile`` writes a cProfile of the timed part per size and prints its top entries.
 ``--read-recipients auto,never`` sends a batch per setting and size, side by side;
 the node connection names the sandbox's multicall (the holders' balances read 100 per
-request when a sweep could make the batch burn) unless ``--multicall off`` (then one
-estimate per holder, as before it).
+request when a sweep could make the batch burn; the TRX recipients' balances read 100 per
+request, ``getaccount`` only for those holding 0) unless ``--multicall off`` (then one
+estimate per holder and one ``getaccount`` per TRX recipient).
 
 ``--kinds usdt,token,trx`` (the default) sends each size once per kind, each a batch of
 its own from a fresh hot wallet (``payout_kinds.py``): USDT as above; a second TRC-20, a
@@ -167,7 +168,8 @@ class Control:
 
 class Counting:
     """A stand-in that times (and counts) every public call of what it wraps, by method,
-    each as the node requests it makes (``get_usdt_balances``: one per chunk of holders).
+    each as the node requests it makes (``get_usdt_balances``, ``get_trx_balances``: one per
+    chunk of addresses, none without a multicall).
 
     Calls from the sender's broadcast threads overlap, so their seconds add up to more
     than the wall time they took."""
@@ -202,8 +204,9 @@ class Counting:
         return bound
 
     def _requests(self, name: str, args: Sequence[Any]) -> int:
-        if name == "get_usdt_balances" and getattr(self._inner, "multicall", None):
-            return -(-len(set(args[1])) // self._inner.multicall_chunk)
+        if name in ("get_usdt_balances", "get_trx_balances"):  # no multicall: no request
+            chunk = self._inner.multicall_chunk if getattr(self._inner, "multicall", None) else 0
+            return -(-len(set(args[1])) // chunk) if chunk else 0
         return 1
 
     def report(self) -> str:

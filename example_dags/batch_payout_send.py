@@ -4,8 +4,8 @@ Scheduled on the ``payout batch ready`` Asset that ``batch_payout_preparation``
 publishes once the recipients are activated and the energy is delegated:
 
 1. **ready_batch** takes that event (the one that triggered the run; run by hand,
-   the newest one); ``more_payouts`` rows (TRX, or a token the wallet's own energy pays
-   for: preparation rents for USDT rows) are sent beside its rows, in the same batch;
+   the newest one); its rows keep each payout's token (USDT, TRX, any TRC-20: the
+   preparation planned each contract's energy);
 2. **send_payouts** (``TronPayoutOperator``) checks the hot wallet on chain (tokens,
    TRX, energy: with the rental on it, nothing should burn), signs each payout,
    journals it before broadcasting, and waits in the triggerer for the receipts.
@@ -60,9 +60,6 @@ with DAG(
                                    description=("the node that checks, broadcasts, "
                                                 "confirms; required: an id that names no "
                                                 "connection fails before anything is signed")),
-        "more_payouts": Param([], type="array", description=(
-            "rows sent beside the prepared ones: recipient, amount, token (TRX, a T... "
-            "contract or a name of the node connection's tokens extra)")),
         "tron_signer_conn_id": Param("tron_signer_default", type="string",
                                      description="the hot wallet's key or external signer"),
         "max_burn_trx": Param("0", type="string", description=(
@@ -87,8 +84,8 @@ with DAG(
         return dict(events[-1].extra)
 
     @task
-    def payout_rows(ready: dict[str, Any], params: Any = None) -> list[dict[str, Any]]:
-        return sent.rows_of(ready) + list((params or {}).get("more_payouts") or [])
+    def payout_rows(ready: dict[str, Any]) -> list[dict[str, Any]]:
+        return sent.rows_of(ready)
 
     @task(outlets=[PAYOUTS_SENT], multiple_outputs=False)
     def publish_payouts_sent(ready: dict[str, Any], result: dict[str, Any],

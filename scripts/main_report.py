@@ -33,14 +33,23 @@ def prepared_lines(ready: dict[str, Any], orders: list[dict[str, Any]]) -> list[
              f"{'activated':>10}",
              f"{'':36} {'USDT':>10} {'energy':>9} {'TRX':>12}"]
     rows = ready["recipients"]
+    names = {name: str(figures.get("symbol") or name) for name, figures
+             in (ready["onchain"].get("tokens") or {}).items()}
     for row in rows:
-        lines.append(f"{row['recipient']:36} {row['amount']:>10} {row['energy']:>9,} "
+        token = row.get("token")
+        amount = f"{row['amount']} {names.get(token, token)}" if token else row["amount"]
+        lines.append(f"{row['recipient']:36} {amount:>10} {row['energy']:>9,} "
                      f"{row['energy_cost']:>12} {'yes' if row['activated'] else '':>10}")
-    lines += [f"{'total':36} {_plain(_total(rows, 'amount')):>10} {ready['total_energy']:>9,} "
+    usdt = [row for row in rows if row.get("token") in (None, "", "USDT")]
+    lines += [f"{'total':36} {_plain(_total(usdt, 'amount')):>10} {ready['total_energy']:>9,} "
               f"{_plain(_total(rows, 'energy_cost')):>12} {ready['activations']:>10}",
-              "(energy: the node's estimate; energy cost: each recipient's share, by energy, "
-              "of what the energy orders cost)", "",
+              "(energy: the node's estimate for the row's token; energy cost: each recipient's "
+              "share, by energy, of what the energy orders cost; total amount: USDT)", "",
               f"transfers prepared      {ready['transfers']}",
+              *(["by token                " + "; ".join(
+                  f"{names.get(name, name)}: {t['transfers']} paying {t['amount']}, "
+                  f"{t['energy']:,} energy" for name, t in ready["by_token"].items())]
+                if len(ready.get("by_token") or {}) > 1 else []),
               f"recipients activated    {ready['activations']} ({ready['activation_cost']} TRX)"]
     chain, confirmation = ready["onchain"], ready["confirmation"]
     if chain.get("onchain"):

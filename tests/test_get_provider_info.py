@@ -349,6 +349,6 @@ def test_docs_connection_tables_name_every_form_field(conn_type, heading):
 def test_the_description_says_what_the_provider_does():
     """`airflow providers list` and the providers page show it: each of the provider's jobs."""
     description = get_provider_info()["description"]
-    for job in ("energy", "payouts exactly once", "keeper", "credit deposits", "local key",
-                "KMS", "external signer"):
+    for job in ("energy", "payouts of USDT, TRX or any TRC-20 token", "exactly once", "keeper",
+                "credit deposits", "local key", "KMS", "external signer"):
         assert job in description, job

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from airflow_provider_tronenergy.deposits.ledger import Credit, DepositLedger
 from airflow_provider_tronenergy.deposits.proof import ProofSettings, Prover, Said, Verdict
-from airflow_provider_tronenergy.deposits.scan.tokens import amount_text
 from airflow_provider_tronenergy.deposits.schema import (
     CONF_KEY,
     CONSUMER,
@@ -58,5 +57,5 @@ __all__ = [
     "Prover",
     "Said",
     "Verdict",
-    "amount_text",
+
 ]

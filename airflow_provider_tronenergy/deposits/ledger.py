@@ -24,7 +24,7 @@ from airflow_provider_tronenergy.deposits import claims as claims_of
 from airflow_provider_tronenergy.deposits import registrations
 from airflow_provider_tronenergy.deposits.registrations import Registration
 from airflow_provider_tronenergy.deposits.scan import checkpoint
-from airflow_provider_tronenergy.deposits.scan.tokens import MAX_DECIMALS, amount_text
+from airflow_provider_tronenergy.deposits.scan.tokens import MAX_DECIMALS
 from airflow_provider_tronenergy.deposits.schema import (
     CONSUMER,
     CREDITED,
@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.deposits.schema import (
 )
 from airflow_provider_tronenergy.node.transfers import TRX, ChainTransfer
 from tronenergy_protocol.address import is_valid_address
+from tronenergy_protocol.numbers import units_text
 
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.callbacks.events import StoredTransfer
@@ -163,7 +164,7 @@ class DepositLedger:
         for t in transfers:
             inserted = conn.execute(self.db.insert(CREDITED).values(
                 tx_hash=t.tx_hash, log_index=t.index, to_address=t.to_address,
-                from_address=t.from_address, amount=amount_text(t.units, decimals),
+                from_address=t.from_address, amount=units_text(t.units, decimals),
                 units=str(t.units),
                 token=token, contract=t.contract, block_number=t.block_number,
                 block_timestamp_ms=t.block_timestamp_ms, source=source, credited_at=now,

@@ -31,12 +31,12 @@ from airflow_provider_tronenergy.hooks.tronenergy import (
     _timeout,
     connection_extras,
 )
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.models import (
     Block,
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     ContractInfo,
     Resources,
     TransactionInfo,
@@ -357,6 +357,10 @@ class TronNodeHook(BaseHook):
         """USDT of each address, many per request through the connection's ``multicall``;
         None when it names none."""
         return self.get_conn().get_usdt_balances(owner, addresses)
+
+    def get_trx_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """TRX of each address in sun, as :meth:`get_usdt_balances` reads USDT."""
+        return self.get_conn().get_trx_balances(owner, addresses)
 
     def estimate_transfer_energy(self, owner: str, to: str, units: int) -> int | None:
         """Energy of a USDT transfer from ``owner`` to ``to``, or None if the node cannot say."""

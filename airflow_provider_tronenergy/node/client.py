@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_tronenergy.client.bounded import NODE_MAX_ANSWER_BYTES, check_limit
 from airflow_provider_tronenergy.client.core import Timeout
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.deposit_reads import TransferReads, valid_address
 from airflow_provider_tronenergy.node.errors import NodeError, UnreliableNode
 from airflow_provider_tronenergy.node.models import (
@@ -24,7 +25,6 @@ from airflow_provider_tronenergy.node.models import (
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     ContractInfo,
     Resources,
     TransactionInfo,
@@ -37,6 +37,7 @@ from airflow_provider_tronenergy.node.multicall import (
     MULTICALL_CONCURRENCY,
     decode_balances,
     encode_balances,
+    encode_trx_balances,
 )
 from airflow_provider_tronenergy.node.network import genesis_id
 from airflow_provider_tronenergy.node.pace import Pace
@@ -64,7 +65,8 @@ class TronNodeClient(TransferReads, TrxReads):
     :param max_retries: resends of a read on no answer, 429 or 5xx (reads only, so safe).
     :param max_answer_bytes: the largest answer read (decompressed); a larger one fails.
     :param multicall: a Multicall contract (``aggregate``, :mod:`~.multicall`) through which
-        :meth:`get_usdt_balances` reads many balances per request; None: it reads none.
+        :meth:`get_usdt_balances` and :meth:`get_trx_balances` read many balances per
+        request; None: they read none.
     :param multicall_chunk: balances per request (1 to 500).
     :param tokens: short names of TRC-20 contracts payout rows may name (the connection's
         ``tokens`` extra, :func:`~.tokens.token_names`); ``USDT`` is always ``usdt_contract``.
@@ -206,6 +208,17 @@ class TronNodeClient(TransferReads, TrxReads):
         An answer that is not one 32-byte balance per address asked is an
         :class:`UnreliableNode` (retryable; nothing is judged on it).
         """
+        return self._multicall_reads(owner, addresses, lambda chunk: encode_balances(
+            self.usdt_contract, chunk))
+
+    def get_trx_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """TRX of each address in sun (0: no account, or an account holding none) read as
+        :meth:`get_usdt_balances` reads USDT: the multicall's own ``getEthBalance``."""
+        return self._multicall_reads(owner, addresses, lambda chunk: encode_trx_balances(
+            str(self.multicall), chunk))
+
+    def _multicall_reads(self, owner: str, addresses: Sequence[str],
+                         encode: Callable[[list[str]], str]) -> dict[str, int] | None:
         if self.multicall is None:
             return None
         valid_address(owner, "owner")
@@ -213,20 +226,20 @@ class TronNodeClient(TransferReads, TrxReads):
         chunks = [holders[i:i + self.multicall_chunk]
                   for i in range(0, len(holders), self.multicall_chunk)]
         if len(chunks) <= 1:
-            read = [self._balances(owner, chunk) for chunk in chunks]
+            read = [self._balances(owner, chunk, encode(chunk)) for chunk in chunks]
         else:
             with ThreadPoolExecutor(min(MULTICALL_CONCURRENCY, len(chunks)),
                                     thread_name_prefix="tronenergy-multicall") as pool:
-                read = list(pool.map(lambda chunk: self._balances(owner, chunk), chunks))
+                read = list(pool.map(lambda chunk: self._balances(
+                    owner, chunk, encode(chunk)), chunks))
         return {a: balance for chunk, balances in zip(chunks, read, strict=True)
                 for a, balance in zip(chunk, balances, strict=True)}
 
-    def _balances(self, owner: str, holders: list[str]) -> list[int]:
+    def _balances(self, owner: str, holders: list[str], parameter: str) -> list[int]:
         """One ``aggregate`` request: the balances of ``holders``, checked."""
         path = "wallet/triggerconstantcontract"
         multicall = self.multicall
         assert multicall is not None
-        parameter = encode_balances(self.usdt_contract, holders)
         answer = self._call(path, lambda: self._tron.trigger_constant_contract(
             owner, multicall, AGGREGATE, parameter))
         try:

@@ -8,8 +8,13 @@ port is deployed on mainnet at :data:`MAINNET_MULTICALL` (its README; DefiLlama'
 helper and others call it there through ``wallet/triggerconstantcontract``). Addresses
 inside the ABI are 20 bytes: the TRON address without its ``0x41`` prefix.
 
+The same port has ``getEthBalance(address)`` (``addr.balance``: the TVM's ``BALANCE``, an
+account's TRX in sun, 0 for an address without an account, java-tron's
+``RepositoryImpl.getBalance``: ``accountCapsule == null ? 0L : ...``), so an ``aggregate`` of
+calls to the Multicall itself reads many TRX balances at once (MakerDAO's own use of it).
+
 Only the encoding and the strict reading of the answer live here, without a network;
-:meth:`~.client.TronNodeClient.get_usdt_balances` sends the calls.
+:meth:`~.client.TronNodeClient.get_usdt_balances` and ``get_trx_balances`` send the calls.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ AGGREGATE: Final = "aggregate((address,bytes)[])"
 """The function ``triggerconstantcontract`` is asked for (selector ``0x252dba42``)."""
 BALANCE_OF: Final = bytes.fromhex("70a08231")
 """``balanceOf(address)``."""
+GET_ETH_BALANCE: Final = bytes.fromhex("4d2301cc")
+"""The Multicall's ``getEthBalance(address)``: an address's TRX in sun."""
 MAINNET_MULTICALL: Final = "TGXuuKAb4bnrn137u39EKbYzKNXvdCes98"
 """A Multicall deployed on mainnet by a third party (see the module): named in the docs and
 the sandbox, never a default (a contract's answers are trusted like the node's)."""
@@ -42,10 +49,19 @@ def evm_address(address: str) -> bytes:
 
 def encode_balances(token: str, holders: Sequence[str]) -> str:
     """``aggregate``'s parameter (hex, no selector): ``token.balanceOf(holder)`` per holder."""
+    return _encode(token, BALANCE_OF, holders)
+
+
+def encode_trx_balances(multicall: str, holders: Sequence[str]) -> str:
+    """``aggregate``'s parameter: ``multicall.getEthBalance(holder)`` (TRX in sun) per holder."""
+    return _encode(multicall, GET_ETH_BALANCE, holders)
+
+
+def _encode(target: str, selector: bytes, holders: Sequence[str]) -> str:
     from eth_abi.abi import encode
 
-    target = evm_address(token)
-    calls = [(target, BALANCE_OF + evm_address(h).rjust(WORD, b"\0")) for h in holders]
+    to = evm_address(target)
+    calls = [(to, selector + evm_address(h).rjust(WORD, b"\0")) for h in holders]
     return bytes(encode(["(address,bytes)[]"], [calls])).hex()
 
 
@@ -79,5 +95,5 @@ def decode_balances(answer: Mapping[str, Any], count: int) -> list[int]:
     if len(data) != count:
         raise ValueError(f"aggregate answered {len(data)} results for {count} calls")
     if any(len(item) != WORD for item in data):
-        raise ValueError("a balanceOf result is not one 32-byte word")
+        raise ValueError("a balance read is not one 32-byte word")
     return [int.from_bytes(item, "big") for item in data]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.models import (
     Block,
     BlockBody,
     BroadcastAnswer,
     ChainAccount,
-    ChainParameters,
     Resources,
     TransactionInfo,
 )
@@ -45,6 +45,9 @@ class Node(Estimates, Protocol):
 
     def get_usdt_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
         """USDT units per address, or None when the node has no batched read."""
+
+    def get_trx_balances(self, owner: str, addresses: Sequence[str]) -> dict[str, int] | None:
+        """TRX in sun per address (0 without an account), or None: no batched read."""
 
     def get_permissions(self, address: str) -> AccountPermissions:
         """The account's permissions (payouts signed under one: ``permission_id``)."""

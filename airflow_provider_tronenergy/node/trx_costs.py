@@ -41,7 +41,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from airflow_provider_tronenergy.node.models import ChainParameters, Resources, bounded
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
+from airflow_provider_tronenergy.node.models import Resources, bounded
 
 MAX_BANDWIDTH_RATE: Final = 100_000_000_000_000_000
 """java-tron's range for ``CREATE_NEW_ACCOUNT_BANDWIDTH_RATE`` (``ProposalUtil``: 0 to

@@ -31,9 +31,8 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
-from airflow_provider_tronenergy.deposits.scan.core import (
-    DepositScan,
-    ScanReport,
+from airflow_provider_tronenergy.deposits.scan.core import DepositScan, ScanReport
+from airflow_provider_tronenergy.deposits.scan.settings import (
     ScanSettings,
     ScanSettingsError,
     checked_addresses,

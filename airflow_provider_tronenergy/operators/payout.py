@@ -1,12 +1,13 @@
 """Send a batch of token payouts, exactly once, and follow them to their receipts.
 
-:class:`TronPayoutOperator` is thin: the rows are checked by :mod:`..payout.rows`, the
-sender's funds against what the chain charges now by :mod:`..payout.preflight`, each
-pass of signing, journaling and broadcasting is :class:`~..payout.send.PayoutSender`'s,
-and the wait is :class:`~..payout.watch.PayoutWatch`'s (in the worker, or in the triggerer through
-:class:`~..triggers.payout.TronPayoutBatchTrigger`). A retry, a cleared task, a new run
-of the same batch or a second worker reads the payout journal and does only what the
-chain's rules allow: nothing confirmed or still able to execute is ever signed again.
+:class:`TronPayoutOperator` is thin: what it was given is checked by :mod:`..payout.given`
+(the rows by :mod:`..payout.rows`), the sender's funds against what the chain charges now
+by :mod:`..payout.preflight`, each pass of signing, journaling and broadcasting is
+:class:`~..payout.send.PayoutSender`'s, and the wait is :class:`~..payout.watch.PayoutWatch`'s
+(in the worker, or in the triggerer through :class:`~..triggers.payout.TronPayoutBatchTrigger`).
+A retry, a cleared task, a new run of the same batch or a second worker reads the payout
+journal and does only what the chain's rules allow: nothing confirmed or still able to
+execute is ever signed again.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -31,27 +31,19 @@ from airflow_provider_tronenergy.hitl.payout import PayoutAsker, failed_lines
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerHook
 from airflow_provider_tronenergy.links.explorer import TronPayoutLink, TronPayoutTokenLink, publish
-from airflow_provider_tronenergy.payout.batch import TRX, PayoutBatch, TokenBook, run_batch_id
-from airflow_provider_tronenergy.payout.funds import (
-    FeeLimitPolicy,
-)
+from airflow_provider_tronenergy.payout.batch import TokenBook
+from airflow_provider_tronenergy.payout.given import Given, check_given, tuned
 from airflow_provider_tronenergy.payout.journal import PayoutJournal, open_payout_journal
 from airflow_provider_tronenergy.payout.lease import Lease, hold
 from airflow_provider_tronenergy.payout.preflight import clear_to_sign
 from airflow_provider_tronenergy.payout.receipts import batch_result, solidified_flag
-from airflow_provider_tronenergy.payout.rows import (
-    DEFAULT_TOKEN,
-    Payout,
-    PayoutInputError,
-    token_decimals,
-)
+from airflow_provider_tronenergy.payout.rows import Payout, token_decimals
 from airflow_provider_tronenergy.payout.send import (
     CONFIRM_NODE_NEEDED,
     NODE_NEEDED,
     Look,
     PayoutSender,
     SendPass,
-    SendSettings,
     Step,
     scope_name,
 )
@@ -64,12 +56,7 @@ from airflow_provider_tronenergy.payout.watch import (
     still_in_flight,
 )
 from airflow_provider_tronenergy.purchase_journal import task_scope
-from airflow_provider_tronenergy.templated import (
-    as_decimal,
-    as_int,
-    money_given,
-    optional_text,
-)
+from airflow_provider_tronenergy.templated import money_given, optional_text
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
 from airflow_provider_tronenergy.verdicts.payout import (
     NOTHING_SIGNED,
@@ -92,17 +79,6 @@ def _worker_clock() -> float:
     """The worker's clock the node's block times are checked against; private, read at each
     use, so a test replaces it (a sandbox's manual clock) without a parameter."""
     return time.time()
-
-
-@dataclass(frozen=True)
-class Given:
-    """What a task was given, checked once per entry (:meth:`TronPayoutOperator._checked`)."""
-
-    batch: PayoutBatch
-    sender: str
-    settings: SendSettings
-    max_burn: Decimal
-    tuning: PayoutTuning
 
 
 class TronPayoutOperator(BaseOperator):
@@ -168,60 +144,22 @@ class TronPayoutOperator(BaseOperator):
     # -- what the task was given, checked once -------------------------------------------------
 
     def _checked(self, context: Context) -> Given:
-        """The batch, sender, settings and burn cap, checked once per task entry; any
-        problem is a :class:`~..payout.rows.PayoutInputError` (never retried)."""
-        from airflow_provider_tronenergy.client.validation import address
-
-        try:
-            if self.on_ambiguous not in ("fail", "ask"):
-                raise ValueError("on_ambiguous must be 'fail' or 'ask'")
-            sender = address(self.sender_address, "sender_address")
-            tuning = self._tuned()
-            batch = PayoutBatch.of(self.payouts, token=DEFAULT_TOKEN,
-                                   tokens=self._token_book().token,
-                                   batch_id=optional_text(self.batch_id) or run_batch_id(context))
-            policy = FeeLimitPolicy(margin=tuning.fee_limit_margin,
-                                    max_trx=as_decimal(self.max_fee_limit_trx,
-                                                       "max_fee_limit_trx"))
-            settings = SendSettings(contract=self._node().usdt_contract, fee_policy=policy,
-                                    expiration_s=tuning.expiration_seconds,
-                                    clock_tolerance_s=tuning.clock_tolerance_seconds,
-                                    permission_id=as_int(self.permission_id, "permission_id"))
-            max_burn = as_decimal(self.max_burn_trx, "max_burn_trx")
-            trx = [p.row for p in batch.rows if p.token == TRX]
-            if trx and settings.permission_id:
-                raise PayoutInputError(
-                    f"rows {', '.join(map(str, trx[:20]))}: token TRX under permission_id "
-                    f"{settings.permission_id}: its check covers contract calls only; pay TRX "
-                    "under the owner permission (nothing was signed)")
-            to_self = [p.row for p in batch.rows if p.token == TRX and p.recipient == sender]
-            if to_self:
-                raise PayoutInputError(
-                    f"row{'s' if len(to_self) > 1 else ''} "
-                    f"{', '.join(map(str, to_self[:20]))}: token TRX to the sender itself: "
-                    "the chain refuses a TRX transfer to its own sender (java-tron "
-                    "TransferActuator); remove the row (nothing was signed)")
-            self._solidified()
-            self._confirm_node()  # names a connection, on the first node's chain: before signing
-        except PayoutInputError:
-            raise
-        except ValueError as exc:
-            raise PayoutInputError(str(exc)) from None
-        return Given(batch, sender, settings, max_burn, tuning)
+        """What the task was given (:func:`~..payout.given.check_given`), the connections'
+        parts handed over as they are needed; any problem is a
+        :class:`~..payout.rows.PayoutInputError` (never retried)."""
+        return check_given(
+            payouts=self.payouts, sender_address=self.sender_address, batch_id=self.batch_id,
+            context=context, on_ambiguous=self.on_ambiguous,
+            max_fee_limit_trx=self.max_fee_limit_trx, max_burn_trx=self.max_burn_trx,
+            permission_id=self.permission_id, confirm_solidified=self.confirm_solidified,
+            tuning=self.tuning, tokens=lambda: self._token_book().token,
+            contract=lambda: self._node().usdt_contract, connections=self._confirm_node)
 
     def _token_book(self) -> TokenBook:
         """The task try's tokens: each contract's decimals and symbol read once."""
         if getattr(self, "_tokens", None) is None:
             self._tokens = TokenBook(self._node())
         return self._tokens
-
-    def _tuned(self) -> PayoutTuning:
-        """``tuning``, read strictly: a bad setting is a
-        :class:`~..payout.rows.PayoutInputError` (never retried)."""
-        try:
-            return PayoutTuning.of(self.tuning)
-        except ValueError as exc:
-            raise PayoutInputError(f"tuning: {exc}") from None
 
     def _solidified(self) -> bool:
         """``confirm_solidified``; empty (a template that rendered nothing) is the default,
@@ -420,7 +358,7 @@ class TronPayoutOperator(BaseOperator):
         return as_task(answered)
 
     def _asker(self) -> PayoutAsker:
-        ask = self._tuned().ask_timeout_seconds
+        ask = tuned(self.tuning).ask_timeout_seconds
         return PayoutAsker(journal=self._journal(), log=self.log, defer=self.defer,
                            ask_timeout=None if ask is None else timedelta(seconds=ask))
 

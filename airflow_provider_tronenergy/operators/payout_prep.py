@@ -22,7 +22,13 @@ from airflow.sdk import Asset
 
 from airflow_provider_tronenergy.airflow_errors import as_airflow
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyHook
-from airflow_provider_tronenergy.payout import energy_plan, onchain, ready, sheet
+from airflow_provider_tronenergy.payout import (
+    energy_plan,
+    onchain,
+    ready,
+    sheet,
+    token_preflight,
+)
 from airflow_provider_tronenergy.payout.params import (
     DEFAULT_NODE_CONN,
     NOTHING_BOUGHT,
@@ -64,8 +70,10 @@ class TronPayoutBatchSettingsOperator(BaseOperator):
 
 
 class TronPayoutLoadOperator(TronPayoutBatchSettingsOperator):
-    """Read and check a payout batch: ``payouts_file`` (CSV of ``recipient,amount``, header
-    optional) or the ``payouts`` rows; every bad row named by its line, the batch's
+    """Read and check a payout batch: ``payouts_file`` (CSV of ``recipient,amount`` or
+    ``recipient,amount,token``, header optional) or the ``payouts`` rows (``token``
+    optional: TRX, USDT, a ``T...`` contract or a name of the node connection's ``tokens``
+    extra; none: the network's USDT); every bad row named by its line, the batch's
     settings checked too, so a bad one fails here, before anything is activated. Neither
     file nor rows: skipped (a scheduled run nobody handed a batch).
 
@@ -96,8 +104,10 @@ class TronPayoutLoadOperator(TronPayoutBatchSettingsOperator):
 
 
 class TronPayoutPreflightOperator(BaseOperator):
-    """Check the batch against the chain before any spend: the hot wallet's USDT and TRX
-    (plus ``reserve_trx``), the chain's prices, each transfer's energy estimate.
+    """Check the batch against the chain before any spend: the hot wallet's balance of each
+    token, its TRX for all of them (TRX payouts, accounts they create, activations,
+    bandwidth, plus ``reserve_trx``), the chain's prices, each transfer's energy estimate
+    for its contract (:mod:`~..payout.token_preflight`).
     ``tron_node_conn_id=None`` is the written-out choice of no on-chain checks; an id that
     names no connection fails before anything is bought."""
 
@@ -119,8 +129,8 @@ class TronPayoutPreflightOperator(BaseOperator):
         with as_airflow():  # a wallet that cannot pay fails at once; a node down retries
             settings = ChainParams.checked(tron_node_conn_id=self.tron_node_conn_id,
                                            reserve_trx=self.reserve_trx)
-            return onchain.check_batch(self.payouts, self.checks,
-                                       checked_sender(self.sender_address), settings)
+            return token_preflight.check_batch(self.payouts, self.checks,
+                                               checked_sender(self.sender_address), settings)
 
 
 class TronPayoutPlanOperator(TronPayoutBatchSettingsOperator):

@@ -48,17 +48,20 @@ def subject(plan: Mapping[str, Any]) -> str:
 
 def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
     """The request's body (Markdown): the plan a person approves or rejects."""
+    tokens = any(row.get("token") for row in plan["recipients"])
     lines = [
         f"The batch's quote, **{plan['total_cost_quote']} TRX**, is above "
         f"`approval_above_trx` ({above} TRX). Nothing has been activated or bought yet: "
         "**Approve** activates and buys as planned; **Reject** (or no answer in time) "
         "buys nothing and skips the rest of the run.",
         "",
-        "| Recipient | USDT | Energy | Rental | Burn instead | New (activation) |",
+        f"| Recipient | {'Amount' if tokens else 'USDT'} | Energy | Rental | Burn instead | "
+        "New (activation) |",
         "|---|---:|---:|---:|---:|:---:|",
     ]
     for row in plan["recipients"]:
-        lines.append(f"| `{row['recipient']}` | {row['amount']} | {int(row['energy']):,} | "
+        amount = f"{row['amount']} {_shown(plan, row.get('token'))}" if tokens else row["amount"]
+        lines.append(f"| `{row['recipient']}` | {amount} | {int(row['energy']):,} | "
                      f"{row['energy_cost']} | {row['burn_cost']} | "
                      f"{'yes' if row['activated'] else ''} |")
     lines += [
@@ -81,7 +84,13 @@ def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
         lines.append(f"| Service balance available | {plan['service_balance']} TRX |")
     chain = plan.get("onchain") or {}
     wallet = chain.get("wallet") if chain.get("onchain") else None
-    if wallet:
+    if wallet and "tokens" in chain:  # rows naming tokens: each token's balance
+        lines.append(f"| Hot wallet TRX | {wallet['trx']} (batch needs {chain['trx_needed']}, "
+                     f"TRX payouts {chain['trx']['amount']}) |")
+        lines += [f"| Hot wallet {_shown(plan, name)} | {figures['held']} (batch pays "
+                  f"{figures['needed']}) |" for name, figures in chain["tokens"].items()]
+        lines.append(f"| Hot wallet energy available | {int(wallet['energy_available']):,} |")
+    elif wallet:
         lines += [
             f"| Hot wallet TRX | {wallet['trx']} |",
             f"| Hot wallet USDT | {wallet['usdt']} (batch pays {chain['usdt_needed']}) |",
@@ -90,6 +99,14 @@ def plan_markdown(plan: Mapping[str, Any], above: Decimal | None) -> str:
     else:
         lines.append("| On-chain balances | not read (no `tron_node` connection) |")
     return "\n".join(lines)
+
+
+def _shown(plan: Mapping[str, Any], name: str | None) -> str:
+    """A token as a person reads it: its symbol and contract, else its name (USDT: none)."""
+    figures = ((plan.get("onchain") or {}).get("tokens") or {}).get(name or "USDT") or {}
+    if figures.get("contract") and name != "USDT":
+        return f"{figures.get('symbol') or 'token'} (`{figures['contract']}`)"
+    return name or "USDT"
 
 
 def _at(plan: Mapping[str, Any]) -> str:

@@ -1,9 +1,9 @@
 """A payout batch's figures per token: amounts in each token's own units, TRX spent by kind.
 
 Amounts are exact: a token's smallest units are an integer, shown with its ``decimals()``
-by integer division (:func:`amount_text`), never through a float or a Decimal context
-that could round an 18-decimal amount. Two tokens are never added together: each has
-its own line (:func:`by_token`), and TRX spent is TRX whatever was paid.
+by integer division (``tronenergy_protocol.numbers.units_text``), never through a float or
+a Decimal context that could round an 18-decimal amount. Two tokens are never added
+together: each has its own line (:func:`by_token`), and TRX spent is TRX whatever was paid.
 
 TRX spent is split by kind from each receipt (java-tron's ``TransactionInfo``, as
 :mod:`~..node.trx_costs` cites it): ``fee`` is ``energy_fee`` + ``net_fee`` + the
@@ -34,9 +34,10 @@ from airflow_provider_tronenergy.node.tokens import (
     Token,
 )
 from tronenergy_protocol.explorer import Explorer
+from tronenergy_protocol.numbers import units_text
 
 __all__ = ["FIGURES", "KINDS", "MAX_DECIMALS", "MAX_SYMBOL", "TRX", "USDT", "USDT_DECIMALS",
-           "amount_text", "by_token", "decimals_of", "fee_split", "shown_amount"]
+           "by_token", "decimals_of", "fee_split", "shown_amount"]
 
 KINDS: Final = ("energy", "bandwidth", "account_creation", "other", "unsplit")
 """The kinds of TRX a payout's transaction spends, as :func:`fee_split` names them."""
@@ -62,16 +63,6 @@ FIGURES: Final[Mapping[str, str]] = {
 """What each per-token figure of a batch's result says, one line each."""
 
 
-def amount_text(units: int, decimals: int) -> str:
-    """``units`` of a token of ``decimals`` as exact decimal text (``1500000``, 6 ->
-    ``"1.5"``): integer arithmetic only, so 18 decimals or 40 digits lose nothing."""
-    if decimals < 0:
-        raise ValueError(f"decimals must not be negative, got {decimals}")
-    sign = "-" if units < 0 else ""
-    whole, fraction = divmod(abs(units), 10 ** decimals)
-    digits = str(fraction).rjust(decimals, "0").rstrip("0") if decimals else ""
-    return f"{sign}{whole}" + (f".{digits}" if digits else "")
-
 
 def decimals_of(name: str, tokens: Mapping[str, Token]) -> int | None:
     """A journal name's decimals: TRX's and USDT's are known, a contract's as the chain
@@ -89,7 +80,7 @@ def shown_amount(name: str, units: int | str, tokens: Mapping[str, Token] | None
     decimals = decimals_of(name, tokens or {})
     if decimals is None:
         return f"{units} units of token {name}"
-    amount = amount_text(int(units), decimals)
+    amount = units_text(int(units), decimals)
     if token is not None and token.contract and name != USDT:
         return f"{amount} {token.symbol or 'of token'} ({token.contract})"
     return f"{amount} {name}"
@@ -163,8 +154,8 @@ def _shown(line: dict[str, Any], explorer: Explorer | None) -> dict[str, Any]:
         **{k: v for k, v in line.items() if k not in ("units", "units_confirmed",
                                                       "fee_limit_sun")},
         "units": str(line["units"]), "units_confirmed": str(line["units_confirmed"]),
-        "amount": amount_text(line["units"], decimals) if decimals is not None else None,
-        "amount_confirmed": (amount_text(line["units_confirmed"], decimals)
+        "amount": units_text(line["units"], decimals) if decimals is not None else None,
+        "amount_confirmed": (units_text(line["units_confirmed"], decimals)
                              if decimals is not None else None),
         "trx_spent": {**{kind: trx_text(sun) for kind, sun in spent.items()},
                       "total": trx_text(sum(spent.values()))},

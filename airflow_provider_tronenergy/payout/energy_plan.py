@@ -4,10 +4,11 @@
 price before anything is activated or bought, refuses when it is over
 ``max_spend_trx`` or the balance, and splits the energy into orders
 (:func:`plan_orders`) within the price endpoint's ``min_energy`` / ``max_energy``;
-only the first transfer to a new recipient is a first transfer
-(:func:`transfer_energies`). With the pre-flight's answer (:mod:`.onchain`), each
-transfer's energy is the node's estimate and only the energy the wallet lacks is
-rented. Each order carries a ``purchase_key`` under the batch's (the plan's
+only the first transfer of a token to a new recipient is a first transfer, each row's
+energy that of its token's contract, a TRX row's none (:func:`row_energies`). With the
+pre-flight's answer (:mod:`.onchain`, :mod:`.token_preflight`), each transfer's energy is
+the node's estimate for its contract and only the energy the wallet lacks, for all the
+contracts together, is rented. Each order carries a ``purchase_key`` under the batch's (the plan's
 ``purchase_key``, which the batch buy's ``max_spend_trx`` counts under) (:mod:`.identity`).
 
 Savings count only what renting replaced: the energy the wallet already had is not
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 from airflow_provider_tronenergy.client import Price, TronEnergyClient
@@ -42,14 +43,19 @@ from airflow_provider_tronenergy.money.quote import (
     rental_cost,
     text,
 )
+from airflow_provider_tronenergy.node.tokens import TRX, USDT
 from airflow_provider_tronenergy.payout.batch import run_batch_id
 from airflow_provider_tronenergy.payout.identity import batch_key, keyed
 from airflow_provider_tronenergy.payout.onchain import shortfall_orders
 from airflow_provider_tronenergy.payout.params import NOTHING_BOUGHT, BatchParams
 from airflow_provider_tronenergy.payout.rows import PayoutInputError
+from airflow_provider_tronenergy.payout.sheet import exact_text
 from tronenergy_protocol.energy import ENERGY_FIRST_TRANSFER
 
 log = logging.getLogger(__name__)
+MAX_EXACT_DIGITS = 100
+"""Digits a batch's sum of amounts is worked out in: 15 before the point, 36 after, and
+room for the rows' count (never rounded)."""
 
 
 class PlanRefused(NotRetryable, RuntimeError):
@@ -57,18 +63,64 @@ class PlanRefused(NotRetryable, RuntimeError):
     ``min_energy``, or no transfer within its ``max_energy``): nothing was bought."""
 
 
-def transfer_energies(payouts: Sequence[Mapping[str, str]], energy_of: Mapping[str, int],
-                      energy_per_transfer: int) -> list[int]:
-    """Each payout's energy: a recipient's first transfer as ``energy_of`` says, every later
-    one to it at most ``energy_per_transfer`` (the first transfer made it a holder)."""
-    seen: set[str] = set()
-    energies = []
-    for payout in payouts:
-        energy = energy_of[payout["recipient"]]
-        energies.append(min(energy, energy_per_transfer) if payout["recipient"] in seen
-                        else energy)
-        seen.add(payout["recipient"])
-    return energies
+def row_energies(payouts: Sequence[Mapping[str, str]], checks: Mapping[str, Mapping[str, Any]],
+                 price: Price, chain: Mapping[str, Any] | None
+                 ) -> list[tuple[Mapping[str, str], str, int]]:
+    """Each row with its token's journal name and its transfer's energy, per contract.
+
+    A TRX row needs none. A USDT row: the node's estimate (``chain``), else the
+    check-address rule; another token's: its contract's estimate, which only the
+    pre-flight reads (:mod:`.token_preflight`): without a node such a row is refused, never
+    sized at USDT's figures. A later transfer of a token to the same recipient costs at
+    most that contract's holder figure (the first made it a holder)."""
+    names = list(chain.get("row_tokens") or []) if chain else []
+    if len(names) != len(payouts):
+        names = [_named(p) for p in payouts]
+    figures: Mapping[str, Mapping[str, Any]] = (chain or {}).get("tokens") or {}
+    usdt_estimates: Mapping[str, int] = (chain or {}).get("energies") or {}
+    usdt_holder = (int(chain.get("holder_energy") or price.energy_per_transfer) if chain
+                   else price.energy_per_transfer)
+    seen: set[tuple[str, str]] = set()
+    result = []
+    for payout, name in zip(payouts, names, strict=True):
+        recipient = payout["recipient"]
+        if name == TRX:
+            energy = 0
+        elif name == USDT:
+            first = int(usdt_estimates.get(recipient, checks[recipient]["transfer_energy"]))
+            energy = min(first, usdt_holder) if (name, recipient) in seen else first
+        elif name in figures:
+            first = int(figures[name]["energies"][recipient])
+            holder = int(figures[name]["holder_energy"])
+            energy = min(first, holder) if (name, recipient) in seen else first
+        else:
+            raise PayoutInputError(
+                f"payouts of token {name} need the node's pre-flight to size their energy "
+                f"from its contract (tron_node_conn_id names the node); {NOTHING_BOUGHT}")
+        seen.add((name, recipient))
+        result.append((payout, name, energy))
+    return result
+
+
+def _named(payout: Mapping[str, str]) -> str:
+    """A row's token without a node: USDT (none named), TRX, else the text it names."""
+    token = payout.get("token") or USDT
+    return TRX if token.upper() == TRX else (USDT if token.upper() == USDT else token)
+
+
+def by_token(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Transfers, amount and energy per token (rows without one: USDT), for the report; the
+    amounts summed exactly (an 18-decimal token's pass a Decimal context's 28 digits)."""
+    sums: dict[str, dict[str, Any]] = {}
+    with localcontext(prec=MAX_EXACT_DIGITS):
+        for row in rows:
+            entry = sums.setdefault(row.get("token") or USDT,
+                                    {"transfers": 0, "amount": Decimal(0), "energy": 0})
+            entry["transfers"] += 1
+            entry["amount"] += Decimal(row["amount"])
+            entry["energy"] += int(row["energy"])
+    return {name: {**entry, "amount": exact_text(entry["amount"])}
+            for name, entry in sums.items()}
 
 
 def plan_orders(transfer_energies: Sequence[int], *, energy_per_transfer: int, min_energy: int,
@@ -125,15 +177,13 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
     with trusted_answers("the batch's quote", NOTHING_BOUGHT):
         price = client.get_price(batch.rent_time)
     onchain = bool(chain and chain.get("onchain"))
-    estimates: Mapping[str, int] = chain["energies"] if chain and onchain else {}
     prices = _prices(chain if chain and onchain else None)
     by_address = {c["address"]: c for c in checks}
-    energies = transfer_energies(
-        payouts, {a: estimates.get(a, c["transfer_energy"]) for a, c in by_address.items()},
-        int(chain.get("holder_energy") or price.energy_per_transfer) if chain and onchain
-        else price.energy_per_transfer)
-    rows = [{**p, "energy": energy, "activated": by_address[p["recipient"]]["need_activate"]}
-            for p, energy in zip(payouts, energies, strict=True)]
+    rows: list[dict[str, Any]] = [
+        {**p, **({"token": name} if p.get("token") else {}), "energy": energy,
+         "activated": bool(by_address.get(p["recipient"], {}).get("need_activate"))}
+        for p, name, energy in row_energies(payouts, by_address, price,
+                                            chain if chain and onchain else None)]
     total_energy = sum(row["energy"] for row in rows)
     key = batch_key(batch.sender, batch_id, payouts)
     log.info("batch %s: its orders are journaled under %s:...", batch_id, key)
@@ -147,7 +197,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
                 max_energy=price.max_energy))}
     else:
         on_hand = 0
-        orders = _keyed_orders(batch.sender, key, rows, price)
+        orders = _keyed_orders(batch.sender, key, [r for r in rows if r["energy"]], price)
     to_buy = (sum(o["count"] for o in orders["count_orders"]) * price.energy_per_transfer
               + sum(o["energy_amount"] for o in orders["buy_orders"]))
     energy_cost = rental_cost(to_buy, price.price_per_10k)
@@ -170,6 +220,7 @@ def plan_energy(client: TronEnergyClient, payouts: Sequence[Mapping[str, str]],
         "rent_time": text(batch.rent_time),
         "recipients": costed(rows, energy_cost, prices),
         "transfers": len(rows),
+        "by_token": by_token(rows),
         "activations": activations,
         "total_energy": total_energy,
         "energy_cost_quote": text(energy_cost),

@@ -32,12 +32,8 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.errors import NotRetryable, Retryable
 from airflow_provider_tronenergy.fanout import side_by_side
-from airflow_provider_tronenergy.node.models import (
-    SUN_PER_TRX,
-    ChainParameters,
-    transactions_covered,
-    trx_text,
-)
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
+from airflow_provider_tronenergy.node.models import SUN_PER_TRX, transactions_covered, trx_text
 from airflow_provider_tronenergy.node.protocol import Estimates, Node
 from airflow_provider_tronenergy.node.tokens import TRX
 from airflow_provider_tronenergy.node.transactions import MAX_FEE_LIMIT_SUN

@@ -42,6 +42,7 @@ from airflow_provider_tronenergy.payout.funds import (
     transfer_energy,
 )
 from airflow_provider_tronenergy.payout.rows import Payout
+from tronenergy_protocol.numbers import units_text
 
 
 def token_node(node: Node, name: str) -> Node:
@@ -86,10 +87,6 @@ def sweep_could_matter(funds: Funds, rows: Sequence[Payout], now: EnergyNow,
     return worst.energy_burn_sun > worst.max_burn_sun or worst.trx_held_sun < worst.burn_sun
 
 
-def amount_text(units: int, decimals: int) -> str:
-    """Units as the token's decimal amount, exact."""
-    return str(Decimal(units).scaleb(-decimals)) if units else "0"
-
 
 @dataclass(frozen=True)
 class Mixed:
@@ -126,13 +123,13 @@ def clear_tokens(node: Node, sender: str, groups: Mapping[str, Sequence[Payout]]
         needed = sum(p.units for p in group)
         flying = sum(a.units for a in in_flight if a.token == name)
         if held < needed:
-            refused.append(f"{token.shown}: {sender} holds {amount_text(held, token.decimals)}, "
-                           f"its {len(group)} row(s) send {amount_text(needed, token.decimals)}"
+            refused.append(f"{token.shown}: {sender} holds {units_text(held, token.decimals)}, "
+                           f"its {len(group)} row(s) send {units_text(needed, token.decimals)}"
                            f" (rows {', '.join(str(p.row) for p in group[:20])})")
             refused_ids.update(p.identity for p in group)
             continue
         if held - flying < needed:
-            waiting.append(f"{token.shown}: {amount_text(flying, token.decimals)} of it is in "
+            waiting.append(f"{token.shown}: {units_text(flying, token.decimals)} of it is in "
                            f"transfers signed and not yet in a block")
             continue
         estimated, missing = estimate_energy(bound, sender, group, concurrency=concurrency)

@@ -39,6 +39,7 @@ from airflow_provider_tronenergy.money.burn import CHAIN, BurnPrices
 from airflow_provider_tronenergy.node.errors import NodeError
 from airflow_provider_tronenergy.node.models import (
     USDT_UNITS,
+    ChainAccount,
     Resources,
     trx_text,
     usdt_text,
@@ -142,6 +143,11 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
     Returns the wallet as read and each recipient's energy (the node's estimate,
     else the service's check-address rule), JSON-safe.
     """
+    named = sorted({p["token"] for p in payouts if p.get("token") not in (None, "", "USDT")})
+    if named:  # counted in USDT's decimals they would be wrong: never guessed
+        raise ChainRefused(f"rows naming {', '.join(named)} are checked by "
+                           f"token_preflight.check_batch, not this USDT pre-flight; "
+                           f"{NOTHING_MOVED}")
     prices = read_prices(node)
     account = node.get_account(sender)
     resources = node.get_resources(sender)
@@ -174,14 +180,8 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
              resources.energy_available, estimated, len(energies))
     return {
         "onchain": True,
-        "wallet": {"address": sender, "trx": trx_text(account.trx_sun), "usdt": usdt_text(usdt),
-                   "energy_limit": resources.energy_limit, "energy_used": resources.energy_used,
-                   "energy_available": resources.energy_available,
-                   "bandwidth_available": resources.bandwidth_available,
-                   "bandwidth_staked": resources.staked_bandwidth_available,
-                   "bandwidth_free": resources.free_bandwidth_available,
-                   "transfers_bandwidth_covers": min(
-                       len(payouts), resources.transactions_covered(BANDWIDTH_PER_TRANSFER))},
+        "wallet": wallet_figures(sender, account, resources, len(payouts),
+                                 {"usdt": usdt_text(usdt)}),
         "usdt_needed": usdt_text(need_usdt),
         "trx_needed": trx_text(need_trx),
         "bandwidth_burn": trx_text(bandwidth_sun),
@@ -190,6 +190,20 @@ def preflight(node: TronNodeHook, sender: str, payouts: Sequence[Mapping[str, st
         "holder_energy": holder,
         "prices": prices.to_dict(),
     }
+
+
+def wallet_figures(sender: str, account: ChainAccount, resources: Resources, transfers: int,
+                   held: Mapping[str, str]) -> dict[str, Any]:
+    """The hot wallet as a pre-flight read it (``held``: its tokens' balances as text), for
+    the batch-ready event and the approval request."""
+    return {"address": sender, "trx": trx_text(account.trx_sun), **held,
+            "energy_limit": resources.energy_limit, "energy_used": resources.energy_used,
+            "energy_available": resources.energy_available,
+            "bandwidth_available": resources.bandwidth_available,
+            "bandwidth_staked": resources.staked_bandwidth_available,
+            "bandwidth_free": resources.free_bandwidth_available,
+            "transfers_bandwidth_covers": min(
+                transfers, resources.transactions_covered(BANDWIDTH_PER_TRANSFER))}
 
 
 def holder_energy(energies: Mapping[str, int], checks: Sequence[Mapping[str, Any]],
@@ -367,7 +381,9 @@ class WalletEnergy:
 
 def check_batch(payouts: Sequence[Mapping[str, str]], checks: Sequence[Mapping[str, Any]],
                 sender: str, settings: ChainParams) -> dict[str, Any]:
-    """The pre-flight of a batch: :func:`preflight` with its node, or :func:`no_checks`."""
+    """The pre-flight of a USDT batch: :func:`preflight` with its node, or
+    :func:`no_checks` (a batch whose rows name tokens:
+    :func:`~.token_preflight.check_batch`)."""
     node = node_hook(settings.node_conn_id)
     if node is None:
         return no_checks()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Final, Literal
 
-from airflow_provider_tronenergy.node.models import ChainParameters
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.protocol import Node
 from airflow_provider_tronenergy.node.tokens import TRX, USDT, Token
 from airflow_provider_tronenergy.node.trx_costs import TrxPlan

@@ -19,10 +19,11 @@ from airflow_provider_tronenergy.money.quote import text
 from airflow_provider_tronenergy.payout.energy_plan import costed
 
 FIGURES: Mapping[str, str] = {
-    "recipients[].amount": "what this row pays the recipient, in USDT's units (the sheet's "
-                           "token)",
-    "recipients[].energy": "energy this row's transfer needs (the node's estimate, else the "
-                           "check-address rule)",
+    "recipients[].amount": "what this row pays to the recipient, in its token",
+    "recipients[].token": "the row's token (TRX, USDT or a contract); absent: USDT",
+    "recipients[].energy": "energy this row's transfer needs (the node's estimate for its "
+                           "token's contract, else the check-address rule; TRX: none)",
+    "by_token": "per token: transfers, the amount they pay and the energy they need",
     "recipients[].energy_cost": "TRX: this row's share of energy_cost, by energy; the shares "
                                 "sum exactly to energy_cost (what was paid)",
     "recipients[].burn_cost": "TRX: burning this row's energy with none on hand, at prices",

@@ -14,14 +14,9 @@ from typing import Any, Final
 
 from airflow_provider_tronenergy.node.models import TransactionInfo, trx_text
 from airflow_provider_tronenergy.node.tokens import Token
-from airflow_provider_tronenergy.payout.by_token import (
-    KINDS,
-    amount_text,
-    by_token,
-    decimals_of,
-    fee_split,
-)
+from airflow_provider_tronenergy.payout.by_token import KINDS, by_token, decimals_of, fee_split
 from tronenergy_protocol.explorer import Explorer
+from tronenergy_protocol.numbers import units_text
 
 CONFIRMED_ON: Final = "confirmed_on"
 """A receipt's key (and the payout journal's column): the block it was read up to,
@@ -148,7 +143,7 @@ def payout_result(attempt: Any, row: int | None = None,
     decimals = decimals_of(attempt.token, tokens or {})
     return {"identity": attempt.identity, "row": attempt.row if row is None else row,
             "recipient": attempt.recipient, "token": attempt.token,
-            "amount": None if decimals is None else amount_text(int(attempt.units), decimals),
+            "amount": None if decimals is None else units_text(int(attempt.units), decimals),
             "units": str(attempt.units), "state": attempt.state.value, "txid": attempt.txid,
             "attempt": attempt.attempt, "block": attempt.block_number,
             CONFIRMED_ON: confirmed_on(receipt) if attempt.receipt else None,

@@ -51,14 +51,14 @@ FIGURES: Final[Mapping[str, str]] = {
 
 
 def rows_of(ready: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The payout rows of a prepared batch: recipient, amount, its token when the row names
-    one, and the planned energy."""
+    """The payout rows of a prepared batch: recipient, amount, its token (when the row named
+    one) and the planned energy."""
     recipients = ready.get("recipients")
     if not isinstance(recipients, list):
         raise ValueError("the batch-ready event has no recipients list")
     return [{"recipient": r["recipient"], "amount": r["amount"],
-             **({"energy": r["energy"]} if r.get("energy") else {}),
              **({"token": r["token"]} if r.get("token") else {}),
+             **({"energy": r["energy"]} if r.get("energy") else {}),
              **({"payout_id": r["payout_id"]} if r.get("payout_id") else {})}
             for r in recipients]
 

@@ -30,13 +30,9 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from airflow_provider_tronenergy.errors import TronEnergyProviderError
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.errors import UnreliableNode
-from airflow_provider_tronenergy.node.models import (
-    Block,
-    BlockBody,
-    ChainParameters,
-    TransactionInfo,
-)
+from airflow_provider_tronenergy.node.models import Block, BlockBody, TransactionInfo
 
 __all__ = ["DEFAULT_TOLERANCE_S", "BudgetSpent", "ChainView", "UnreliableNode",
            "figures_problem"]

@@ -29,14 +29,17 @@ __all__ = ["plan_trx"]
 
 def plan_trx(node: Node, sender: str, rows: Sequence[Payout], *, signatures: int,
              permission_id: int, shared: bool, concurrency: int) -> TrxPlan:
-    """The TRX ``rows`` take, in row order: each recipient's account read (side by side),
-    the chain's fees and the sender's bandwidth read once. ``shared``: TRC-20 transfers are
-    signed in the same round (their bandwidth counted as taken first)."""
+    """The TRX ``rows`` take, in row order: which recipients have an account (read as the
+    module says), the chain's fees and the sender's bandwidth read once. ``shared``: TRC-20
+    transfers are signed in the same round (their bandwidth counted as taken first)."""
     fees = node.get_trx_fees()
     recipients = sorted({p.recipient for p in rows})
-    accounts = side_by_side(node.get_account, recipients, max_concurrency=concurrency,
+    balances = node.get_trx_balances(sender, recipients) if recipients else None
+    holding = {a for a in recipients if balances is not None and balances.get(a, 0) > 0}
+    unknown = [a for a in recipients if a not in holding]
+    accounts = side_by_side(node.get_account, unknown, max_concurrency=concurrency,
                             name="account")
-    existing = {a.address for a in accounts if a.activated}
+    existing = holding | {a.address for a in accounts if a.activated}
     bandwidth = Bandwidth(0, 0) if shared else Bandwidth.of(node.get_resources(sender))
     transfers = [(p.recipient, p.units, trx_transfer_bandwidth(
         owner=sender, to=p.recipient, amount_sun=p.units, permission_id=permission_id,

@@ -7,7 +7,7 @@ beyond, as 64-bit integers, then joined here: never a float, nor a SQLite ``NUME
 that would be one), and over the receipts of the period's transactions (failed ones too,
 from the journal's integer receipt columns) the energy the chain charged each contract and
 the TRX burned, by kind: energy, bandwidth, account creation, other (the journal's kind
-columns, ``payout.journal.KIND_COLUMNS``, split by the rule the batch's reports use,
+columns, ``payout.receipts.KIND_COLUMNS``, split by the rule the batch's reports use,
 :func:`~..payout.by_token.fee_split`), ``unsplit`` the fee beyond them. Sun is summed in
 12-digit slices too (:func:`_sun`), so no sum overflows a 64-bit integer.
 
@@ -37,13 +37,13 @@ from airflow_provider_tronenergy.payout.by_token import (
     TRX,
     USDT,
     USDT_DECIMALS,
-    amount_text,
 )
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.receipts import KIND_COLUMNS
 from airflow_provider_tronenergy.ui.period import Period
 from tronenergy_protocol.address import is_valid_address
 from tronenergy_protocol.explorer import Explorer, ExplorerError, explorer_of
+from tronenergy_protocol.numbers import units_text
 
 EXPLORER_KEY: Final = "explorer_url"
 """``[tronenergy] explorer_url``: the explorer the page links tokens to (mainnet TronScan
@@ -168,7 +168,7 @@ def _line(row: Any, facts: Mapping[str, TokenFacts],
     return {
         "token": token, "symbol": symbol, "decimals": decimals, "contract": contract,
         "confirmed": int(confirmed or 0), "units_paid": str(units),
-        "amount_paid": amount_text(units, decimals) if decimals is not None else None,
+        "amount_paid": units_text(units, decimals) if decimals is not None else None,
         "transactions": transactions, "energy_charged": energy,
         "energy_burned": energy_burned, "trx_burned": text(fee * SUN),
         "trx_burned_by_kind": {kind: text(by_kind[kind] * SUN) for kind in KINDS},

@@ -28,6 +28,7 @@ __all__ = [
     "is_ascii_digits",
     "parse_decimal",
     "parse_int",
+    "units_text",
 ]
 
 INTEGER_TEXT: Final = re.compile(r"-?[0-9]+")
@@ -111,3 +112,15 @@ def parse_decimal(value: object, field: str) -> Decimal:
     if not number.is_finite():
         raise NumberError(field, f"must be a finite number, got {number}")
     return number
+
+
+def units_text(units: int, decimals: int) -> str:
+    """Whole units of a token of ``decimals`` as exact decimal text (``1500000``, 6 ->
+    ``"1.5"``), by integer arithmetic: a ``Decimal`` context keeps 28 digits, and an
+    18-decimal amount, or a uint256 of 78 digits, has more."""
+    if decimals < 0:
+        raise ValueError(f"decimals must not be negative, got {decimals}")
+    sign = "-" if units < 0 else ""
+    whole, fraction = divmod(abs(units), 10**decimals)
+    digits = str(fraction).rjust(decimals, "0").rstrip("0") if decimals else ""
+    return f"{sign}{whole}" + (f".{digits}" if digits else "")

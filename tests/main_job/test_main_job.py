@@ -62,40 +62,43 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
                             env=env, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
-    assert "transfers prepared      7" in output
+    assert "transfers prepared      9" in output
     assert "recipients activated    2 (2.2 TRX)" in output
-    # On chain (the sandbox is also the node): 3 x 64,285 + 4 x 130,285 = 713,995 needed
-    # (the node's estimates), 200,000 staked on hand, so one order of the 513,995
-    # missing, confirmed in a block before publishing.
-    assert "energy needed           713,995 energy (7 transfers estimated by the node)" in output
-    assert "energy on hand used     200,000 energy" in output
+    # On chain (the sandbox is also the node): 3 x 64,285 + 4 x 130,285 = 713,995 for USDT
+    # and 59,262 for the DEMO payout (its own contract's estimate; the TRX one needs none):
+    # 773,257 needed, 259,262 staked on hand, so one order of the 513,995 missing,
+    # confirmed in a block before publishing.
+    assert "energy needed           773,257 energy (8 transfers estimated by the node)" in output
+    assert "energy on hand used     259,262 energy" in output
+    assert ("by token                USDT: 7 paying 1088.5, 713,995 energy; DEMO: 1 paying "
+            "42.000000000000000001, 59,262 energy; TRX: 1 paying 12.5, 0 energy") in output
     assert re.search(r"energy rented\s+513,995 energy for 1 h in 1 order:", output)
     # The delegation and the payouts are confirmed on solidified blocks (the defaults),
     # and the report says so.
     assert re.search(r"confirmed on chain: tx [0-9a-f]{16}\.\.\. in block \d+ \(solidified\)",
                      output)
     assert "confirmed on  solidified blocks (final: no fork can leave them)" in output
-    # 59,262 more staked for the DEMO payout beside the batch (energy_margin keeps it back).
+    # 59,262 more staked for the DEMO payout in the batch (on hand, used by the plan).
     assert "energy available after  773,257 energy" in output
     assert ("burn prices             100 sun per energy (chain), 1000 sun per bandwidth byte "
             "(chain), 1.1 TRX per account (chain); USDT energy factor 34000 (chain)") in output
     # Issue 25: renting saved burning the 513,995 energy it provided (51.3995 TRX at 100 sun)
-    # less its cost (0.45 per 10,000: 23.129775), not burning all 713,995 (the 200,000 on
-    # hand were never rented: that said 48.269725 TRX saved).
+    # less its cost (0.45 per 10,000: 23.129775), not burning all 773,257 (the 259,262 on
+    # hand were never rented).
     assert "PREDICTED by batch_payout_preparation" in output
     assert re.search(r"money, predicted\s+TRX  what it compares", output)
     assert re.search(r"paid for energy\s+23\.129775  ", output)
     assert re.search(r"burning instead\s+51\.3995  the 513,995 energy renting provided", output)
     assert re.search(r"saved by renting\s+28\.269725  .*\(burning costs 2\.22x as much\)", output)
-    assert re.search(r"renting it all\s+32\.129775  ", output)
-    assert re.search(r"saved by energy on hand\s+9  ", output)
-    assert re.search(r"burning it all\s+71\.3995  ", output)
+    assert re.search(r"renting it all\s+34\.796565  ", output)
+    assert re.search(r"saved by energy on hand\s+11\.66679  ", output)
+    assert re.search(r"burning it all\s+77\.3257  ", output)
     assert re.search(r"total spent\s+25\.329775  ", output)
     # The recipients' energy cost sums to what was paid (not to renting it all), and every
     # table says its units.
     assert re.search(r"recipient\s+amount\s+energy\s+energy cost\s+activated\n\s+USDT\s+"
                      r"energy\s+TRX\n", output)
-    assert re.search(r"\n    total\s+1088\.5\s+713,995\s+23\.129775\s+2\n", output)
+    assert re.search(r"\n    total\s+1088\.5\s+773,257\s+23\.129775\s+2\n", output)
     # The purchase's log line shows the exact cost, as the report does.
     assert re.search(r"bought 513,995 energy for T\w+ \(1 h\): order \w+, 23\.129775 TRX "
                      r"\(burning would cost 51\.3995 TRX", output)
@@ -111,8 +114,8 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     sent = sent_section(output)
     chain = chain_transactions(sender)
     # One transfer per recipient on chain, each confirmed in the report with the chain's tx,
-    # block and receipt figures: the seven prepared USDT payouts, and beside them one of the
-    # sandbox's 18-decimal DEMO token and one of TRX, each exact to its smallest unit.
+    # block and receipt figures: the seven USDT payouts, one of the sandbox's 18-decimal DEMO
+    # token and one of TRX, all prepared from one sheet, each exact to its smallest unit.
     assert sorted(chain) == sorted(sent) and len(sent) == 9
     tokens = Counter(tx["token"] for tx in chain.values())
     demo = next(tx for tx in chain.values() if tx["token"] not in ("USDT", "TRX"))
@@ -135,7 +138,7 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     fees = sum(Decimal(tx["info"].get("fee", 0)) for tx in chain.values()) / 10**6
     # The batch, measured on chain against the preparation's prediction.
     assert re.search(r"energy rented\s+513,995\s+-\s+energy  ", output)
-    assert re.search(r"energy charged\s+773,257\s+713,995\s+energy  ", output)  # + DEMO's
+    assert re.search(r"energy charged\s+773,257\s+773,257\s+energy  ", output)
     assert re.search(r"charged / rented\s+1\.5044\s+-\s+ratio  ", output)
     assert re.search(r"from the rental\s+513,995\s+513,995\s+energy  ", output)
     assert re.search(rf"TRX burned anyway\s+{re.escape(str(fees.normalize()))}\s+-\s+TRX  ",
@@ -178,7 +181,7 @@ def test_main_job_runs_end_to_end(tmp_path: Path) -> None:
     assert (page["chain"]["energy_rented"], page["chain"]["energy_charged"],
             Decimal(page["chain"]["trx_burned"])) == (513_995, 773_257, fees)
     [batch] = page["batches"]["batches"]
-    assert batch["sender"] == sender and batch["recipients"] == 7
+    assert batch["sender"] == sender and batch["recipients"] == 9  # one sheet: 7 + DEMO + TRX
     assert batch["sent"]["states"] == {"confirmed": 9}
     assert page["waiting"] == {"purchases": {"count": 0, "listed": []},
                                "payouts": {"count": 0, "listed": []}}

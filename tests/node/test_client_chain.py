@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import requests
 
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.errors import NodeError
-from airflow_provider_tronenergy.node.models import ChainParameters
 from support.chain import Chain, manual_chain
 from support.control import Control
 from support.hostile_server import Flood, HostileServer, answer

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_tronenergy.node.models import ChainParameters, ContractInfo
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
+from airflow_provider_tronenergy.node.models import ContractInfo
 
 MAINNET = {"chainParameter": [
     {"key": "getMaintenanceTimeInterval", "value": 21_600_000},

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.purchase_journal import PurchaseJournal
 
 
@@ -15,5 +16,15 @@ def journal(tmp_path, monkeypatch) -> Iterator[PurchaseJournal]:
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
     journal = PurchaseJournal(url)
+    yield journal
+    journal.close()
+
+
+@pytest.fixture
+def payout_journal(tmp_path, monkeypatch) -> Iterator[PayoutJournal]:
+    """A SQLite payout journal in tmp_path, in the database the operators open."""
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
+    journal = PayoutJournal(url)
     yield journal
     journal.close()

@@ -18,7 +18,6 @@ import pytest
 from payouts import DAGS
 from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.signer.kms import KmsSigner
 from support import kms as aws
 from support.permissions import active, permit
@@ -27,12 +26,9 @@ pytestmark = pytest.mark.usefixtures("node_conn")
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PayoutJournal(url)
-    yield journal
-    journal.close()
+def journal(payout_journal):
+    """The payout journal (the purchase journal's database) the operators open."""
+    return payout_journal
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from payouts import DAGS
 from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.node.models import trx_text
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from support.links import ui_extra_links
 from support.sandbox import create_token, node_connection_json, set_token_units
 from tronenergy_protocol.address import random_address
@@ -23,12 +22,9 @@ NILE = "https://nile.tronscan.org"
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PayoutJournal(url)
-    yield journal
-    journal.close()
+def journal(payout_journal):
+    """The payout journal (the purchase journal's database) the operators open."""
+    return payout_journal
 
 
 def test_a_mixed_batchs_result_has_each_tokens_amounts_energy_and_page(

@@ -6,37 +6,22 @@ the others paid, each once."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from payouts import DAGS
-from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from support.sandbox import create_token, set_token_units, token_units
+from support.signers import signing_wallet
 from tronenergy_protocol.address import random_address
 
 pytestmark = pytest.mark.usefixtures("node_conn")
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PayoutJournal(url)
-    yield journal
-    journal.close()
-
-
-def signing_wallet(control, monkeypatch, usdt: str) -> tuple[PrivateKey, str]:
-    """A hot wallet with ``usdt``, TRX and staked energy, its key the signer connection."""
-    key = PrivateKey.random()
-    address = key.public_key.to_base58check_address()
-    control.wallet(address, trx="200", usdt=usdt, staked=2_000_000)
-    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
-        {"conn_type": "tron_signer", "password": key.hex()}))
-    return key, address
+def journal(payout_journal):
+    """The payout journal (the purchase journal's database) the operators open."""
+    return payout_journal
 
 
 def sent_from(control, address: str) -> list[dict[str, Any]]:

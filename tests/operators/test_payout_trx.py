@@ -16,7 +16,6 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.tokens import TRX_TOKEN
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.rows import payouts
 from airflow_provider_tronenergy.payout.trx import plan_trx
 from tronenergy_protocol.address import random_address
@@ -25,12 +24,9 @@ pytestmark = pytest.mark.usefixtures("node_conn")
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PayoutJournal(url)
-    yield journal
-    journal.close()
+def journal(payout_journal):
+    """The payout journal (the purchase journal's database) the operators open."""
+    return payout_journal
 
 
 def trx_wallet(control, monkeypatch, trx: str) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from tronpy.keys import PrivateKey
 
-from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from support.dag_process import finish_all, spawn_dag_test
 from support.dagrun import run_outcome
 
@@ -31,12 +30,9 @@ call): a busy public node answers them 6-8 s late."""
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PayoutJournal(url)
-    yield journal
-    journal.close()
+def journal(payout_journal):
+    """The payout journal (the purchase journal's database) the operators open."""
+    return payout_journal
 
 
 def hot_wallet(control, monkeypatch, *, usdt: str, staked: int) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_tronenergy.node.tokens import Token
-from airflow_provider_tronenergy.payout.by_token import amount_text, by_token, fee_split
+from airflow_provider_tronenergy.payout.by_token import by_token, fee_split
 from airflow_provider_tronenergy.payout.journal import PayoutJournal
 from airflow_provider_tronenergy.payout.receipts import batch_result
 from airflow_provider_tronenergy.payout.sent import payouts_sent
@@ -26,15 +26,6 @@ def journal(tmp_path):
     yield journal
     journal.close()
 
-
-def test_an_amount_is_shown_exactly_in_its_own_decimals():
-    assert amount_text(1, 18) == "0.000000000000000001"
-    assert amount_text(10 ** 40 - 1, 18) == "9999999999999999999999.999999999999999999"
-    assert amount_text(10 ** 20 + 1, 18) == "100.000000000000000001"
-    assert amount_text(1_500_000, 6) == "1.5"
-    assert (amount_text(7, 0), amount_text(0, 6), amount_text(300, 2)) == ("7", "0", "3")
-    with pytest.raises(ValueError, match="negative"):
-        amount_text(1, -1)
 
 
 @pytest.mark.parametrize(("token", "signatures", "fee", "net_fee", "energy_fee", "expected"), [

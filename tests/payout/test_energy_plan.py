@@ -123,3 +123,18 @@ def test_only_the_first_transfer_to_a_new_recipient_is_a_first_transfer(sandbox,
     assert plan["energy_to_buy"] == 261_000 and plan["activations"] == 1
     assert onchain_plan["total_energy"] == 261_000
     assert [o["energy_amount"] for o in onchain_plan["buy_orders"]] == [261_000]
+
+
+def test_without_a_node_trx_rows_need_no_energy_and_other_tokens_are_refused(sandbox, control):
+    client = sandbox_client(sandbox)
+    rows, checks, params = small_batch(control)
+    trx = [*rows, {"recipient": random_address(), "amount": "5", "token": "TRX"}]
+    plan = energy_plan.plan_energy(client, trx, checks, batch_of(params))
+    assert plan["recipients"][-1]["energy"] == 0 and plan["transfers"] == 4
+    assert plan["total_energy"] == energy_plan.plan_energy(
+        client, rows, checks, batch_of(params))["total_energy"]
+    assert plan["by_token"]["TRX"] == {"transfers": 1, "amount": "5", "energy": 0}
+    other = [*rows, {"recipient": random_address(), "amount": "5", "token": "DEMO"}]
+    with pytest.raises(PayoutInputError, match="payouts of token DEMO need the node's "
+                                               "pre-flight"):
+        energy_plan.plan_energy(client, other, checks, batch_of(params))

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_tronenergy.node.models import ChainAccount, ChainParameters, Resources
+from airflow_provider_tronenergy.node.chain_parameters import ChainParameters
+from airflow_provider_tronenergy.node.models import ChainAccount, Resources
 from airflow_provider_tronenergy.payout.attempts import Attempt
 from airflow_provider_tronenergy.payout.funds import (
     FeeLimitPolicy,

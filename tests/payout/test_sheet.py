@@ -73,3 +73,31 @@ def test_load_payouts_reads_a_csv_with_or_without_header(tmp_path):
         == expected
     with pytest.raises(NothingToDo):
         sheet.load_payouts("", [])
+
+
+def test_a_token_column_is_kept_and_checked_as_far_as_no_node_is_needed(tmp_path):
+    a, b, c = random_address(), random_address(), random_address()
+    path = tmp_path / "payouts.csv"
+    path.write_text(f"recipient,amount,token\n{a},1.5,\n{b},0.000000000000000001,demo\n"
+                    f"{c},2,trx\n{a},3,{c}\n")
+    assert sheet.load_payouts(str(path)) == [
+        {"recipient": a, "amount": "1.5"},
+        {"recipient": b, "amount": "0.000000000000000001", "token": "DEMO"},
+        {"recipient": c, "amount": "2", "token": "TRX"},
+        {"recipient": a, "amount": "3", "token": c}]
+    # TRX needs no energy and creates its recipient's account: not checked or activated.
+    assert sheet.recipients(sheet.load_payouts(str(path))) == [a, b]
+    with pytest.raises(PayoutInputError) as info:
+        sheet.parse_payouts([[a, "1.0000001", "TRX"], [a, "1.0000001", "USDT"],
+                             [a, "1." + "0" * 36 + "1", "DEMO"], [a, "1", "no such!"],
+                             [a, "1", "DEMO", "x"], [a, "1." + "0" * 35 + "1", "DEMO"]])
+    message = str(info.value)
+    assert all(f"line {n}:" in message for n in (1, 2, 3, 4, 5))
+    assert "line 6:" not in message  # 36 decimals: the contract's decimals() decides
+
+
+def test_rows_with_a_token_key_are_read_like_the_csv():
+    a = random_address()
+    assert sheet.load_payouts(payouts=[{"recipient": a, "amount": "1", "token": "TRX"},
+                                       {"recipient": a, "amount": "2", "token": None}]) == [
+        {"recipient": a, "amount": "1", "token": "TRX"}, {"recipient": a, "amount": "2"}]

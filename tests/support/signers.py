@@ -1,8 +1,23 @@
-"""External signers for tests: the shape a KMS or HSM adapter takes (``signer_class``)."""
+"""Signers for tests: a hot wallet whose key is the signer connection, and the shape a KMS
+or HSM adapter takes (``signer_class``)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from tronpy.keys import PrivateKey
+
+
+def signing_wallet(control: Any, monkeypatch: Any, usdt: str) -> tuple[PrivateKey, str]:
+    """A hot wallet with ``usdt``, TRX and staked energy, its key the signer connection."""
+    key = PrivateKey.random()
+    address = key.public_key.to_base58check_address()
+    control.wallet(address, trx="200", usdt=usdt, staked=2_000_000)
+    monkeypatch.setenv("AIRFLOW_CONN_TRON_SIGNER_DEFAULT", json.dumps(
+        {"conn_type": "tron_signer", "password": key.hex()}))
+    return key, address
+
 
 
 class KmsLikeSigner:

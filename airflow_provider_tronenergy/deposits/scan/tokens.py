@@ -39,20 +39,12 @@ from airflow_provider_tronenergy.node.tokens import (
 if TYPE_CHECKING:
     from airflow_provider_tronenergy.node.tokens import ConstantCalls
 
-__all__ = ["MAX_DECIMALS", "MAX_LABEL", "USDT", "ScanToken", "TokenRefused", "amount_text",
+__all__ = ["MAX_DECIMALS", "MAX_LABEL", "USDT", "ScanToken", "TokenRefused",
            "named", "resolve", "resolve_all"]
 
 MAX_LABEL: Final = 20
 """The ledger's ``token`` column holds 20 characters."""
 
-
-def amount_text(units: int, decimals: int = TRX_DECIMALS) -> str:
-    """Integer units as exact decimal text in ``decimals`` (``1500000`` -> ``"1.5"`` at 6),
-    by integer arithmetic: ``Decimal`` arithmetic rounds to its context's 28 digits, and a
-    uint256 has 78."""
-    whole, fraction = divmod(units, 10**decimals)
-    digits = str(fraction).zfill(decimals).rstrip("0") if fraction else ""
-    return f"{whole}.{digits}" if digits else str(whole)
 
 
 @dataclass(frozen=True)
