@@ -195,6 +195,12 @@ class Blocks(Database):
         """Produce blocks again, the next one a block interval from now. Returns the head."""
         head = self.head_number()
         if self.paused():
-            self.db.execute("INSERT INTO chain_segments VALUES (?, ?, NULL)",
-                            (head + 1, self.clock() + self.block_seconds))
+            next_at = self.clock() + self.block_seconds
+            if self._segments()[-1][0] == head + 1:
+                # paused again before its first block: that empty segment starts anew
+                self.db.execute("UPDATE chain_segments SET start_at = ?, end_number = NULL "
+                                "WHERE start_number = ?", (next_at, head + 1))
+            else:
+                self.db.execute("INSERT INTO chain_segments VALUES (?, ?, NULL)",
+                                (head + 1, next_at))
         return head

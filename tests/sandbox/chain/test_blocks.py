@@ -98,6 +98,20 @@ def test_paused_production_keeps_the_head_then_resumes_at_the_next_slot(chain: C
     assert resumed == int((resumed_at + 3) * 1000)  # the paused slots passed without blocks
 
 
+def test_paused_again_before_the_first_block_after_a_resume_resumes_again(chain: Chain):
+    """A resume writes the next block's slot; a pause and a resume before that block was
+    produced start that slot anew (it answered 500, a slot starting at that block twice)."""
+    head = chain.head()
+    chain.control.post("/chain/pause")
+    chain.control.post("/chain/resume")
+    chain.control.post("/chain/pause")
+    chain.blocks(2)
+    assert chain.head() == head
+    chain.control.post("/chain/resume")
+    chain.blocks(1)
+    assert chain.head() == head + 1
+
+
 def test_blocks_follow_the_time_scale():
     """At time-scale 0.01 a block comes every 30 ms of real time."""
     with running_sandbox(time_scale=0.01) as server:
