@@ -13,6 +13,7 @@ the callback receiver reads its connection through it and still runs without Air
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -81,6 +82,11 @@ def _named(conn_id: str | None, *, setting: str, needs: str, otherwise: str) -> 
 
 def _names_nothing(conn_id: str, *, setting: str, needs: str,
                    otherwise: str) -> ConnectionMissing:
+    variable = f"AIRFLOW_CONN_{conn_id.upper()}"
+    if variable in os.environ:  # Airflow 3.1 drops a connection it cannot read as unknown
+        return ConnectionMissing(
+            f"{setting} {conn_id!r}: ${variable} is set, but Airflow could not read a "
+            f"connection from it (its Extra must be a JSON object); {needs}: fix it")
     return ConnectionMissing(f"{setting} {conn_id!r} names no connection; {needs}: "
                              f"create it{_alternative(otherwise)}")
 

@@ -18,6 +18,7 @@ from airflow_provider_tronenergy.errors import NotRetryable
 from airflow_provider_tronenergy.hooks.tron_node import TronNodeConnectionError, TronNodeHook
 from airflow_provider_tronenergy.hooks.tron_signer import TronSignerConnectionError, TronSignerHook
 from airflow_provider_tronenergy.hooks.tronenergy import TronEnergyConnectionError, TronEnergyHook
+from support.airflow_compat import hands_malformed_extras
 
 SECRET = "sec-" + "5e" * 12
 KEY = "11" * 32
@@ -61,6 +62,7 @@ def _signer(monkeypatch: pytest.MonkeyPatch, extra: Any) -> object:
     ("[30, 60]", "its Extra is a JSON list, not an object; fix it to a JSON object"),
     ('"mainnet"', "its Extra is a JSON str, not an object"),
 ], ids=["not-json", "a-list", "a-string"])
+@hands_malformed_extras()
 def test_an_extra_that_is_not_a_json_object_is_refused_by_each_hook(monkeypatch, use, error,
                                                                    extra, says):
     with pytest.raises(error) as refused:
@@ -95,6 +97,7 @@ def test_an_extra_of_the_wrong_type_names_the_connection_and_the_extra(monkeypat
     assert isinstance(to_airflow(refused.value), AirflowFailException)
 
 
+@hands_malformed_extras()
 def test_the_webhook_secret_of_a_broken_extra_is_never_read_as_none(monkeypatch):
     """Airflow reads an Extra that is not JSON as empty: no webhook secret, as if none
     were set. The hook refuses instead."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 from typing import Any
 
 import pytest
@@ -43,3 +46,40 @@ def shared_streams() -> bool:
     except ImportError:
         return False
     return True
+
+
+UNREADABLE: str = "is set, but Airflow could not read a connection from it"
+"""What the provider says of a connection Airflow 3.1 dropped as unreadable (hooks.lookup)."""
+
+
+@functools.cache
+def reads_unreadable_extras() -> bool:
+    """Whether this Airflow hands a connection whose Extra is not a JSON object to the hook
+    (3.3 does; 3.1 drops it from the environment as if it were not defined)."""
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHook
+
+    name = "te_probe_unreadable_extra"
+    variable = f"AIRFLOW_CONN_{name.upper()}"
+    os.environ[variable] = json.dumps({"conn_type": "generic", "extra": "{,"})
+    try:
+        BaseHook.get_connection(name)
+        return True
+    except AirflowNotFoundException:
+        return False
+    finally:
+        del os.environ[variable]
+
+
+def malformed_says(says: str) -> str:
+    """What a task says of a connection whose Extra is not a JSON object: the hook's
+    ``says``, or, where Airflow drops such a connection before a hook sees it, the lookup's
+    word for a variable it could not read. Either way the task fails once."""
+    return says if reads_unreadable_extras() else UNREADABLE
+
+
+def hands_malformed_extras() -> pytest.MarkDecorator:
+    """Skip a hook-level test where Airflow never hands the hook such a connection."""
+    return pytest.mark.skipif(
+        not reads_unreadable_extras(),
+        reason="this Airflow drops a connection whose Extra is not a JSON object before a "
+               "hook reads it: the task-level tests prove it fails once (hooks.lookup)")

@@ -13,6 +13,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException
 
 from airflow_provider_tronenergy.operators.deposit_scan import TronNodeDepositScanOperator
 from airflow_provider_tronenergy.triggers.deposit_scan import TronNodeDepositScanTrigger
+from support.airflow_compat import malformed_says
 from tronenergy_protocol.address import random_address
 
 
@@ -64,7 +65,7 @@ def test_a_node_that_does_not_answer_is_read_again_until_the_deadline(monkeypatc
 
 @pytest.mark.parametrize(("extra", "says"), [
     (None, "says network mainnet"),  # no network extra: mainnet; the sandbox is not
-    ('{"network": "custom",', "its Extra is not valid JSON"),
+    ('{"network": "custom",', malformed_says("its Extra is not valid JSON")),
 ], ids=["another-chain", "malformed"])
 def test_a_node_on_another_chain_or_a_malformed_connection_fails_the_task_once(
         sandbox, monkeypatch, extra, says):

@@ -16,6 +16,7 @@ from airflow_provider_tronenergy.client import Order, OrderStatus
 from airflow_provider_tronenergy.orders.wait import EVENT_STATUSES, order_event
 from airflow_provider_tronenergy.triggers.order import TronEnergyOrderTrigger
 from support import orders
+from support.airflow_compat import malformed_says
 from support.control import Control
 from support.sandbox import connection_json
 from support.waiting import wait_until
@@ -263,7 +264,7 @@ def test_bad_credentials_fail_the_task_once_naming_the_connection_and_the_fix(
 
 @pytest.mark.parametrize(("extra", "says"), [
     (None, "tronenergy_conn_id 'tronenergy_wrong' names no connection"),
-    ("[1, 24]", "connection 'tronenergy_wrong': its Extra is a JSON list"),
+    ("[1, 24]", malformed_says("connection 'tronenergy_wrong': its Extra is a JSON list")),
 ], ids=["missing", "malformed"])
 def test_a_missing_or_malformed_connection_fails_the_task_once(sandbox, monkeypatch, extra,
                                                                says):

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from airflow_provider_tronenergy.triggers.payout import TronPayoutBatchTrigger
+from support.airflow_compat import malformed_says
 from support.sandbox import node_connection_json
 
 
@@ -67,7 +68,8 @@ def test_a_confirming_node_on_another_chain_ends_with_an_error_event(sandbox, mo
 
 @pytest.mark.parametrize(("fields", "says"), [
     ({"host": "ftp://nowhere"}, "host must be"),
-    ({"host": "http://127.0.0.1:9", "extra": '{"network": "nile"'}, "not valid JSON"),
+    ({"host": "http://127.0.0.1:9", "extra": '{"network": "nile"'},
+     malformed_says("not valid JSON")),
 ], ids=["bad-host", "extra-not-json"])
 def test_an_unusable_connection_ends_with_an_error_event_not_retried(monkeypatch, tmp_path,
                                                                     fields, says):
