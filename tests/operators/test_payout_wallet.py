@@ -82,6 +82,7 @@ def receipts(control, sender: str) -> list[dict[str, Any]]:
     return [(t.get("receipt") or {}).get("receipt") or {} for t in sent_from(control, sender)]
 
 
+@pytest.mark.slow  # two DAG processes against a node 5 s slow: ~50 s
 def test_two_dag_runs_on_a_wallet_worth_one_batch_pay_one_and_never_revert(
         airflow_db, control, journal, monkeypatch):
     """10 USDT and 200,000 staked energy: one batch of 6 USDT (2 x 64,285 energy), not two.
@@ -102,6 +103,7 @@ def test_two_dag_runs_on_a_wallet_worth_one_batch_pay_one_and_never_revert(
     assert {a.batch_id for a in journal.recent()} == {f"{winner}-1"}
 
 
+@pytest.mark.slow  # two DAG processes against a node 5 s slow: ~50 s
 def test_two_dag_runs_on_a_wallet_worth_both_pay_both_once(airflow_db, control, journal,
                                                            monkeypatch):
     """Enough for both: the second waits for the first's lease, then fits in what is left."""
