@@ -108,8 +108,8 @@ class Bandwidth:
     def of(cls, resources: Resources) -> Bandwidth:
         """From ``wallet/getaccountresource`` (java-tron's ``Wallet.getAccountResource``
         decays the use to the head block first, ``updateUsage``)."""
-        return cls(staked_left=resources.net_limit - resources.net_used,
-                   free_left=max(0, resources.free_net_limit - resources.free_net_used))
+        return cls(staked_left=resources.staked_bandwidth_available,
+                   free_left=resources.free_bandwidth_available)
 
 
 @dataclass(frozen=True)

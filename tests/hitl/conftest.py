@@ -7,13 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from airflow_provider_tronenergy.purchase_journal import PurchaseJournal
+from support.journals import opened
 
 
 @pytest.fixture
 def journal(tmp_path, monkeypatch) -> Iterator[PurchaseJournal]:
     """A SQLite purchase journal in tmp_path, also the one the purchase operators open."""
-    url = f"sqlite:///{tmp_path / 'journal.db'}"
-    monkeypatch.setenv("TRONENERGY_PURCHASE_JOURNAL", url)
-    journal = PurchaseJournal(url)
-    yield journal
-    journal.close()
+    yield from opened(PurchaseJournal, tmp_path, monkeypatch)

@@ -27,11 +27,9 @@ from airflow_provider_tronenergy.node.trx_costs import (
     plan_trx_transfers,
     trx_transfer_cost,
 )
-from support.chain import Chain, manual_chain
+from support.chain import USDT, Chain, manual_chain, signed_by, trx_transfer
 from support.permissions import TRANSFER_ONLY, active, permit
 from tronenergy_protocol.address import random_address
-
-USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +46,11 @@ def node(chain):
 
 def build(node: TronNodeClient, owner: str, to: str, amount_sun: int,
           permission_id: int = 0) -> UnsignedTransfer:
-    head = node.get_now_block()
-    return trx_transfer_contract(owner=owner, to=to, amount_sun=amount_sun,
-                                 ref=RefBlock(head.number, head.block_id, head.timestamp_ms),
-                                 expiration_ms=head.timestamp_ms + 60_000,
-                                 timestamp_ms=head.timestamp_ms, permission_id=permission_id)
+    return trx_transfer(node, owner, to, amount_sun, permission_id)
 
 
 def sign(tx: UnsignedTransfer, *keys: PrivateKey) -> dict:
-    return tx.signed(*[bytes.fromhex(k.sign_msg_hash(bytes.fromhex(tx.txid)).hex())
-                       for k in keys])
+    return signed_by(tx, *keys)
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,10 @@ from tronpy.keys import PrivateKey
 
 from airflow_provider_tronenergy.node.client import TronNodeClient
 from airflow_provider_tronenergy.node.models import TransactionInfo
-from airflow_provider_tronenergy.node.transactions import RefBlock, trx_transfer_contract
 from airflow_provider_tronenergy.payout.by_token import fee_split
 from airflow_provider_tronenergy.payout.receipts import outcome_of
-from support.chain import Chain, manual_chain
+from support.chain import USDT, Chain, manual_chain, signed_by, trx_transfer
 from tronenergy_protocol.address import random_address
-
-USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +32,8 @@ def node(chain):
 def send(chain: Chain, node: TronNodeClient, key: PrivateKey, owner: str,
          to: str) -> TransactionInfo:
     """One TRX transfer signed offline, broadcast and put in a block: its receipt."""
-    head = node.get_now_block()
-    tx = trx_transfer_contract(owner=owner, to=to, amount_sun=1_000_000,
-                               ref=RefBlock(head.number, head.block_id, head.timestamp_ms),
-                               expiration_ms=head.timestamp_ms + 60_000,
-                               timestamp_ms=head.timestamp_ms)
-    signed = tx.signed(bytes.fromhex(key.sign_msg_hash(bytes.fromhex(tx.txid)).hex()))
-    assert node.broadcast(signed).accepted
+    tx = trx_transfer(node, owner, to, 1_000_000)
+    assert node.broadcast(signed_by(tx, key)).accepted
     chain.blocks(1)
     info = node.get_transaction_info(tx.txid)
     assert info is not None and info.succeeded

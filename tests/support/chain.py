@@ -23,6 +23,11 @@ from tronpy.keys import PrivateKey
 from tronpy.providers import HTTPProvider
 from tronpy.tron import Transaction, TransactionBuilder
 
+from airflow_provider_tronenergy.node.transactions import (
+    RefBlock,
+    UnsignedTransfer,
+    trx_transfer_contract,
+)
 from support.control import Control
 from support.orders import ManualClock
 from support.sandbox import running_sandbox
@@ -147,3 +152,19 @@ class Chain:
                                             params=query, timeout=10)
         assert response.status_code == 200, response.text
         return list(json.loads(response.text, parse_float=Decimal)["data"])
+
+
+def trx_transfer(node: Any, owner: str, to: str, amount_sun: int,
+                 permission_id: int = 0) -> UnsignedTransfer:
+    """A TRX transfer built offline on the node's head block, valid for a minute."""
+    head = node.get_now_block()
+    return trx_transfer_contract(owner=owner, to=to, amount_sun=amount_sun,
+                                 ref=RefBlock(head.number, head.block_id, head.timestamp_ms),
+                                 expiration_ms=head.timestamp_ms + 60_000,
+                                 timestamp_ms=head.timestamp_ms, permission_id=permission_id)
+
+
+def signed_by(tx: UnsignedTransfer, *keys: PrivateKey) -> dict[str, Any]:
+    """``tx`` with a signature of each key, in order."""
+    return tx.signed(*[bytes.fromhex(k.sign_msg_hash(bytes.fromhex(tx.txid)).hex())
+                       for k in keys])
